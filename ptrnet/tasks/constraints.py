@@ -1,0 +1,106 @@
+"""Immutable decoding state shared by every decoder: what has been chosen, and what may come next.
+
+Token convention (see :mod:`ptrnet.tasks.base`): column 0 is the end symbol, column ``j >= 1``
+is input ``j - 1``. Masks have one polarity everywhere: ``True`` = allowed.
+
+Two constraint modes:
+
+* ``none`` -- the paper's decoding for hull and Delaunay: any real input or the end symbol.
+* ``task`` -- the task's legal-next-token rule (:meth:`Task.allowed_next`) on top of that.
+
+In both modes padding columns are never allowed and a finished row (one that emitted the end
+symbol) may only emit the end symbol again, so no row is ever fully masked and a softmax over the
+allowed entries never produces NaN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import torch
+
+if TYPE_CHECKING:
+    from ptrnet.tasks.base import Task
+
+MODES = ("none", "task")
+
+
+@dataclass(frozen=True)
+class DecodeState:
+    """State after ``steps`` decoding steps for a batch of B rows over inputs padded to n.
+
+    Attributes:
+        task: the task whose rules apply in ``task`` mode.
+        mode: ``none`` or ``task``.
+        lengths: (B,) real input count per row.
+        visited: (B, n+1) bool, tokens emitted so far (column 0 = end emitted).
+        first: (B,) token emitted at step 0 (0 before any step).
+        last: (B,) token emitted at the previous step (0 before any step).
+        steps: (B,) number of tokens emitted before the end symbol.
+        done: (B,) whether the end symbol has been emitted.
+    """
+
+    task: Task
+    mode: str
+    lengths: torch.Tensor
+    visited: torch.Tensor
+    first: torch.Tensor
+    last: torch.Tensor
+    steps: torch.Tensor
+    done: torch.Tensor
+
+    @classmethod
+    def start(cls, task: Task, lengths: torch.Tensor, mode: str = "task") -> DecodeState:
+        if mode not in MODES:
+            raise ValueError(f"unknown constraint mode {mode!r}; choose from {', '.join(MODES)}")
+        lengths = lengths.long()
+        batch, n = lengths.shape[0], int(lengths.max()) if lengths.numel() else 0
+        zeros = torch.zeros(batch, dtype=torch.long, device=lengths.device)
+        return cls(task, mode, lengths,
+                   torch.zeros(batch, n + 1, dtype=torch.bool, device=lengths.device),
+                   zeros, zeros, zeros, torch.zeros(batch, dtype=torch.bool, device=lengths.device))
+
+    @property
+    def n(self) -> int:
+        """Padded input count (columns of the mask minus the end column)."""
+        return self.visited.shape[1] - 1
+
+    def real_columns(self) -> torch.Tensor:
+        """(B, n+1) bool: columns that are real inputs (end column and padding excluded)."""
+        cols = torch.arange(self.n + 1, device=self.lengths.device)
+        return (cols >= 1) & (cols <= self.lengths[:, None])
+
+    def allowed(self) -> torch.Tensor:
+        """(B, n+1) bool mask of tokens allowed at the next step; never all False in a row."""
+        real = self.real_columns()
+        end = torch.zeros_like(real)
+        end[:, 0] = True
+        if self.mode == "none":
+            mask = real | end
+        else:
+            mask = self.task.allowed_next(self) & (real | end)
+        mask = torch.where(self.done[:, None], end, mask)
+        return mask | (end & ~mask.any(dim=1, keepdim=True))
+
+    def update(self, token: torch.Tensor) -> DecodeState:
+        """The state after emitting ``token`` (B,) long; rows already done stay unchanged."""
+        token = token.long()
+        live = ~self.done
+        hit = torch.zeros_like(self.visited).scatter(1, token[:, None], True)
+        ended = live & (token == 0)
+        moved = live & ~ended
+        return replace(
+            self,
+            visited=self.visited | (hit & live[:, None]),
+            first=torch.where(moved & (self.steps == 0), token, self.first),
+            last=torch.where(moved, token, self.last),
+            steps=self.steps + moved.long(),
+            done=self.done | ended,
+        )
+
+    def index(self, rows: torch.Tensor) -> DecodeState:
+        """Re-select rows (e.g. beam parents): every per-row tensor is gathered by ``rows``."""
+        return replace(self, lengths=self.lengths[rows], visited=self.visited[rows],
+                       first=self.first[rows], last=self.last[rows], steps=self.steps[rows],
+                       done=self.done[rows])
