@@ -104,8 +104,9 @@ class Task(ABC):
         """Draw one instance of size n: uniform in [0, 1)^dim.  Returns (n, dim) float64."""
         return rng.random((n, self.dim))
 
-    def generate(self, sizes: SizeRange, count: int, seed: int, stream: int = 0,
-                 start: int = 0) -> list[np.ndarray]:
+    def generate(
+        self, sizes: SizeRange, count: int, seed: int, stream: int = 0, start: int = 0
+    ) -> list[np.ndarray]:
         """Instances ``start .. start+count-1`` of ``stream`` under ``seed``; n drawn per instance."""
         self.check_sizes(sizes)
         out = []
@@ -121,8 +122,10 @@ class Task(ABC):
     def check_solver(self, solver: str | None) -> str:
         solver = solver or self.solvers[0]
         if solver not in self.solvers:
-            raise ValueError(f"unknown solver {solver!r} for task {self.name}; "
-                             f"choose from {', '.join(self.solvers)}")
+            raise ValueError(
+                f"unknown solver {solver!r} for task {self.name}; "
+                f"choose from {', '.join(self.solvers)}"
+            )
         return solver
 
     @abstractmethod
@@ -134,8 +137,9 @@ class Task(ABC):
         """Whether ``seq`` is a well-formed output for ``points`` (right indices, structure)."""
 
     @abstractmethod
-    def metrics(self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray],
-                preds: Sequence[np.ndarray]) -> dict[str, float]:
+    def metrics(
+        self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
+    ) -> dict[str, float]:
         """The paper's metrics over a dataset; keys are ``metric_keys`` plus ``count``."""
 
     @abstractmethod
@@ -160,5 +164,8 @@ class Task(ABC):
 def check_indices(seq: np.ndarray, n: int) -> bool:
     """All entries of ``seq`` are integer indices in ``0..n-1``."""
     seq = np.asarray(seq)
-    return seq.ndim == 1 and np.issubdtype(seq.dtype, np.integer) and bool(
-        np.all((seq >= 0) & (seq < n)))
+    return (
+        seq.ndim == 1
+        and np.issubdtype(seq.dtype, np.integer)
+        and bool(np.all((seq >= 0) & (seq < n)))
+    )

@@ -57,9 +57,16 @@ class DecodeState:
         lengths = lengths.long()
         batch, n = lengths.shape[0], int(lengths.max()) if lengths.numel() else 0
         zeros = torch.zeros(batch, dtype=torch.long, device=lengths.device)
-        return cls(task, mode, lengths,
-                   torch.zeros(batch, n + 1, dtype=torch.bool, device=lengths.device),
-                   zeros, zeros, zeros, torch.zeros(batch, dtype=torch.bool, device=lengths.device))
+        return cls(
+            task,
+            mode,
+            lengths,
+            torch.zeros(batch, n + 1, dtype=torch.bool, device=lengths.device),
+            zeros,
+            zeros,
+            zeros,
+            torch.zeros(batch, dtype=torch.bool, device=lengths.device),
+        )
 
     @property
     def n(self) -> int:
@@ -71,6 +78,31 @@ class DecodeState:
         cols = torch.arange(self.n + 1, device=self.lengths.device)
         return (cols >= 1) & (cols <= self.lengths[:, None])
 
+    def unvisited(self) -> torch.Tensor:
+        """(B, n+1) bool: real input columns not emitted yet."""
+        return self.real_columns() & ~self.visited
+
+    def end_if(self, ready: torch.Tensor) -> torch.Tensor:
+        """(B, n+1) bool: only the end column, in the rows where ``ready`` (B,) holds."""
+        mask = torch.zeros_like(self.visited)
+        mask[:, 0] = ready
+        return mask
+
+    def one_hot(self, token: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
+        """(B, n+1) bool: column ``token`` (B,) in the rows where ``where`` (B,) holds."""
+        hit = torch.zeros_like(self.visited).scatter(1, token[:, None], True)
+        return hit & where[:, None]
+
+    def after(self, token: torch.Tensor) -> torch.Tensor:
+        """(B, n+1) bool: real input columns with a token greater than ``token`` (B,)."""
+        cols = torch.arange(self.n + 1, device=self.lengths.device)
+        return self.real_columns() & (cols > token[:, None])
+
+    def at_most(self, token: torch.Tensor) -> torch.Tensor:
+        """(B, n+1) bool: real input columns with a token no greater than ``token`` (B,)."""
+        cols = torch.arange(self.n + 1, device=self.lengths.device)
+        return self.real_columns() & (cols <= token[:, None])
+
     def allowed(self) -> torch.Tensor:
         """(B, n+1) bool mask of tokens allowed at the next step; never all False in a row."""
         real = self.real_columns()
@@ -80,6 +112,10 @@ class DecodeState:
             mask = real | end
         else:
             mask = self.task.allowed_next(self) & (real | end)
+            # The task's output budget: a row that has used it may only end.
+            mask = torch.where(
+                (self.steps >= self.task.max_steps(self.lengths))[:, None], end, mask
+            )
         mask = torch.where(self.done[:, None], end, mask)
         return mask | (end & ~mask.any(dim=1, keepdim=True))
 
@@ -101,6 +137,12 @@ class DecodeState:
 
     def index(self, rows: torch.Tensor) -> DecodeState:
         """Re-select rows (e.g. beam parents): every per-row tensor is gathered by ``rows``."""
-        return replace(self, lengths=self.lengths[rows], visited=self.visited[rows],
-                       first=self.first[rows], last=self.last[rows], steps=self.steps[rows],
-                       done=self.done[rows])
+        return replace(
+            self,
+            lengths=self.lengths[rows],
+            visited=self.visited[rows],
+            first=self.first[rows],
+            last=self.last[rows],
+            steps=self.steps[rows],
+            done=self.done[rows],
+        )

@@ -1,0 +1,82 @@
+"""Reference solvers for the geometric tasks: convex hull and Delaunay triangulation via Qhull.
+
+Pure functions, numpy in, 0-based indices out. scipy is imported where used so that
+``import ptrnet`` stays light. Qhull runs with scipy's default options: joggling (``QJ``) would
+turn duplicated and mid-edge points into hull vertices and give wrong labels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptrnet.tasks.base import DegenerateInstanceError
+
+
+def unique_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct points and, for each, the lowest index it occurs at.
+
+    Returns ``(uniq, first)`` with ``uniq`` (m, dim) and ``first`` (m,) sorted ascending, so
+    ``points[first] == uniq``; duplicates are represented by their lowest index.
+    """
+    _, first = np.unique(points, axis=0, return_index=True)
+    first = np.sort(first)
+    return points[first], first
+
+
+def convex_hull(points: np.ndarray) -> np.ndarray:
+    """Extreme vertices of the 2-D convex hull, counter-clockwise, as indices into ``points``.
+
+    Collinear boundary points are not vertices; a duplicated vertex is represented by its lowest
+    index. The order starts anywhere (see :func:`ptrnet.tasks.convex_hull.canonical_hull`).
+
+    Raises:
+        DegenerateInstanceError: fewer than three distinct points, or all points collinear.
+    """
+    from scipy.spatial import ConvexHull, QhullError
+
+    uniq, first = unique_points(np.asarray(points, dtype=np.float64))
+    if len(uniq) < 3:
+        raise DegenerateInstanceError("convex hull needs at least 3 distinct points")
+    try:
+        hull = ConvexHull(uniq)
+    except QhullError as err:
+        raise DegenerateInstanceError("convex hull undefined: all points are collinear") from err
+    return first[hull.vertices]  # scipy: 2-D hull vertices are counter-clockwise
+
+
+def delaunay_triangles(points: np.ndarray) -> np.ndarray:
+    """Delaunay triangles as ascending index triples, (m, 3) int64, in no particular order.
+
+    Duplicated points are represented by their lowest index (Qhull would silently drop the
+    others). For cocircular points Qhull picks one of the valid triangulations; the choice is
+    deterministic for a given input.
+
+    Raises:
+        DegenerateInstanceError: fewer than three distinct points, or all points collinear.
+    """
+    from scipy.spatial import Delaunay, QhullError
+
+    uniq, first = unique_points(np.asarray(points, dtype=np.float64))
+    if len(uniq) < 3:
+        raise DegenerateInstanceError("Delaunay triangulation needs at least 3 distinct points")
+    try:
+        tri = Delaunay(uniq)
+    except QhullError as err:
+        raise DegenerateInstanceError(
+            "Delaunay triangulation undefined: all points are collinear"
+        ) from err
+    return np.sort(first[tri.simplices], axis=1).astype(np.int64)
+
+
+def incenters(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """Incenter of each triangle: (m, 3) indices -> (m, 2) coordinates.
+
+    The incenter is the side-length-weighted mean of the vertices, each vertex weighted by the
+    length of the side opposite it.
+    """
+    a, b, c = (points[triangles[:, k]] for k in range(3))
+    wa = np.linalg.norm(b - c, axis=1)
+    wb = np.linalg.norm(c - a, axis=1)
+    wc = np.linalg.norm(a - b, axis=1)
+    total = wa + wb + wc
+    return (wa[:, None] * a + wb[:, None] * b + wc[:, None] * c) / total[:, None]

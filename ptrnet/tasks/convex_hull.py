@@ -1,0 +1,124 @@
+"""Planar convex hull (paper Sec. 4.2).
+
+Task card
+    Input: n points uniform in [0, 1]^2.  Shape (n, 2).
+    Output: the extreme hull vertices (collinear boundary points excluded), counter-clockwise,
+    starting at the lowest index and closed by repeating it: e.g. ``[0, 3, 2, 0]``.
+    A duplicated vertex is represented by its lowest index.
+    Constraints (``task`` mode): no repeated vertex except the closing one, which may come after
+    at least three vertices; after it only the end symbol. The paper decodes hulls unconstrained
+    (``none`` mode).
+    Metrics: ``accuracy`` (same polygon as the truth, whatever its start and direction),
+    ``area_coverage`` (predicted area / true area, averaged over simple predictions only),
+    ``non_simple_rate`` (share of predictions that are not simple polygons) and ``fail``
+    (the paper's FAIL flag: more than 1% not simple).
+    Reference: Qhull via :func:`ptrnet.solvers.geometry.convex_hull`. Degenerate inputs (all
+    collinear, fewer than 3 distinct points) raise :class:`DegenerateInstanceError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ptrnet.solvers.geometry import convex_hull
+from ptrnet.tasks.base import Task, check_indices
+
+if TYPE_CHECKING:
+    import torch
+
+    from ptrnet.tasks.constraints import DecodeState
+
+FAIL_THRESHOLD = 0.01  # the paper reports FAIL when more than 1% of outputs are not simple
+
+
+def canonical_cycle(cycle: np.ndarray) -> np.ndarray:
+    """Rotate a cycle (no closing index) to start at its lowest index."""
+    cycle = np.asarray(cycle, dtype=np.int64)
+    return np.roll(cycle, -int(np.argmin(cycle)))
+
+
+def open_cycle(seq: np.ndarray) -> np.ndarray:
+    """Drop the closing index of a closed sequence (``[a, b, c, a]`` -> ``[a, b, c]``)."""
+    seq = np.asarray(seq, dtype=np.int64)
+    return seq[:-1] if len(seq) > 1 and seq[0] == seq[-1] else seq
+
+
+def same_cycle(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two sequences describe the same polygon, whatever their start and direction."""
+    a, b = canonical_cycle(open_cycle(a)), canonical_cycle(open_cycle(b))
+    return len(a) == len(b) and bool(
+        np.array_equal(a, b) or np.array_equal(a, canonical_cycle(b[::-1]))
+    )
+
+
+def simple_polygon_area(points: np.ndarray, seq: np.ndarray) -> float | None:
+    """Area of the polygon through ``points[seq]``, or None if it is not a simple polygon.
+
+    A simple polygon has at least three distinct vertices, visits none twice and does not
+    cross itself; a self-intersecting ring's shoelace area is meaningless (a bow-tie gives 0).
+    """
+    from shapely.geometry import LinearRing
+
+    cycle = open_cycle(seq)
+    if len(cycle) < 3 or not check_indices(cycle, len(points)) or len(set(cycle)) < len(cycle):
+        return None
+    ring = LinearRing(points[cycle])
+    if not ring.is_simple:
+        return None
+    x, y = points[cycle, 0], points[cycle, 1]
+    area = 0.5 * abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
+    return float(area) if area > 0 else None
+
+
+class ConvexHullTask(Task):
+    name = "convex_hull"
+    dim = 2
+    min_n = 3
+    metric_keys = ("accuracy", "area_coverage", "non_simple_rate", "fail")
+    solvers = ("qhull",)
+
+    def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
+        self.check_solver(solver)
+        cycle = canonical_cycle(convex_hull(points))
+        return np.append(cycle, cycle[0])
+
+    def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
+        seq = np.asarray(seq)
+        cycle = seq[:-1]
+        return (
+            len(seq) >= 4
+            and seq[0] == seq[-1]
+            and check_indices(seq, len(points))
+            and len(np.unique(cycle)) == len(cycle)
+        )
+
+    def max_steps(self, n: int) -> int:
+        return n + 1
+
+    def allowed_next(self, state: DecodeState) -> torch.Tensor:
+        closed = (state.steps >= 2) & (state.last == state.first)
+        opening = state.unvisited() & (state.steps < state.lengths)[:, None]
+        closing = state.one_hot(state.first, (state.steps >= 3) & ~closed)
+        return (opening & ~closed[:, None]) | closing | state.end_if(closed)
+
+    def metrics(
+        self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
+    ) -> dict[str, float]:
+        correct, coverages = 0, []
+        for x, ref, pred in zip(points, refs, preds, strict=True):
+            correct += same_cycle(ref, pred)
+            area = simple_polygon_area(x, pred)
+            if area is not None:
+                coverages.append(area / simple_polygon_area(x, ref))
+        count = len(refs)
+        non_simple = 1.0 - len(coverages) / count
+        return {
+            "accuracy": correct / count,
+            "area_coverage": float(np.mean(coverages)) if coverages else 0.0,
+            "non_simple_rate": non_simple,
+            "fail": bool(non_simple > FAIL_THRESHOLD),
+            "count": count,
+        }

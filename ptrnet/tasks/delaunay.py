@@ -1,0 +1,95 @@
+"""Delaunay triangulation (paper Sec. 4.3).
+
+Task card
+    Input: n points uniform in [0, 1]^2.  Shape (n, 2).
+    Output: the Delaunay triangles, each as an ascending index triple ``i < j < k``, triangles
+    ordered lexicographically by their incenter (x, then y; ties by the triple), flattened:
+    ``[i1, j1, k1, i2, j2, k2, ...]``. The paper found models learned worse without this order.
+    Duplicated points are represented by their lowest index; cocircular points get whichever
+    valid triangulation Qhull returns (deterministic for a given input); all-collinear inputs
+    raise :class:`DegenerateInstanceError`.
+    Constraints (``task`` mode): ascending indices within a triple; the end symbol only between
+    triples, after at least one. The paper decodes unconstrained (``none`` mode).
+    Metrics: ``accuracy`` (exact set of triangles) and ``triangle_coverage`` (share of true
+    triangles found, averaged over instances).
+    Reference: Qhull via :func:`ptrnet.solvers.geometry.delaunay_triangles`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ptrnet.solvers.geometry import delaunay_triangles, incenters
+from ptrnet.tasks.base import Task, check_indices
+
+if TYPE_CHECKING:
+    import torch
+
+    from ptrnet.tasks.constraints import DecodeState
+
+
+def order_by_incenter(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """Sort ascending triples (m, 3) by incenter x, then y, then the triple itself."""
+    centers = incenters(points, triangles)
+    keys = (triangles[:, 2], triangles[:, 1], triangles[:, 0], centers[:, 1], centers[:, 0])
+    return triangles[np.lexsort(keys)]
+
+
+def triangle_set(seq: np.ndarray) -> set[tuple[int, ...]]:
+    """The set of triangles (as sorted tuples) in a flattened sequence; a partial tail is dropped."""
+    seq = np.asarray(seq, dtype=np.int64)
+    triples = seq[: len(seq) // 3 * 3].reshape(-1, 3)
+    return {tuple(sorted(t)) for t in triples.tolist()}
+
+
+def torch_where_position(position, opening, second, third):
+    """Pick, per row, the mask for its position in the current triple (0, 1 or 2)."""
+    return (
+        (opening & (position == 0)[:, None])
+        | (second & (position == 1)[:, None])
+        | (third & (position == 2)[:, None])
+    )
+
+
+class DelaunayTask(Task):
+    name = "delaunay"
+    dim = 2
+    min_n = 3
+    metric_keys = ("accuracy", "triangle_coverage")
+    solvers = ("qhull",)
+
+    def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
+        self.check_solver(solver)
+        return order_by_incenter(points, delaunay_triangles(points)).reshape(-1)
+
+    def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
+        seq = np.asarray(seq)
+        if len(seq) == 0 or len(seq) % 3 or not check_indices(seq, len(points)):
+            return False
+        triples = np.sort(seq.reshape(-1, 3), axis=1)
+        return bool(np.all(np.diff(triples, axis=1) > 0))
+
+    def max_steps(self, n: int) -> int:
+        return 6 * n  # a triangulation has at most 2n - 5 triangles; works on tensors too
+
+    def allowed_next(self, state: DecodeState) -> torch.Tensor:
+        # A triple i < j < k must leave room for its larger indices: i <= n-3, j <= n-2 (0-based).
+        position = state.steps % 3
+        opening = state.at_most(state.lengths - 2) | state.end_if(state.steps > 0)
+        second = state.after(state.last) & state.at_most(state.lengths - 1)
+        third = state.after(state.last)
+        return torch_where_position(position, opening, second, third)
+
+    def metrics(
+        self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
+    ) -> dict[str, float]:
+        exact = coverage = 0.0
+        for ref, pred in zip(refs, preds, strict=True):
+            truth, found = triangle_set(ref), triangle_set(pred)
+            exact += float(truth == found and len(pred) == 3 * len(truth))
+            coverage += len(truth & found) / len(truth)
+        count = len(refs)
+        return {"accuracy": exact / count, "triangle_coverage": coverage / count, "count": count}

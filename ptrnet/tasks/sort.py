@@ -1,0 +1,71 @@
+"""Sorting: the fourth problem class the paper names (Sec. 1) but never runs.
+
+Task card
+    Input: n scalars uniform in [0, 1).  Shape (n, 1).
+    Output: a permutation of the inputs into ascending order; ties keep index order (stable).
+    Constraints (``task`` mode): each input once; the end symbol only after all n.
+    Metrics: ``exact_match`` (whole sorted order right), ``position_accuracy`` (share of output
+    positions holding the right value), ``valid_rate`` (output is a permutation).
+    Reference: ``numpy.argsort(kind="stable")``. No paper numbers exist for this task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ptrnet.tasks.base import Task, check_indices
+
+if TYPE_CHECKING:
+    import torch
+
+    from ptrnet.tasks.constraints import DecodeState
+
+
+def is_permutation(seq: np.ndarray, n: int) -> bool:
+    """``seq`` holds each of 0..n-1 exactly once."""
+    return len(seq) == n and check_indices(seq, n) and len(np.unique(seq)) == n
+
+
+class SortTask(Task):
+    name = "sort"
+    dim = 1
+    min_n = 1
+    metric_keys = ("exact_match", "position_accuracy", "valid_rate")
+    solvers = ("stable_argsort",)
+
+    def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
+        self.check_solver(solver)
+        return np.argsort(np.asarray(points)[:, 0], kind="stable").astype(np.int64)
+
+    def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
+        return is_permutation(np.asarray(seq), len(points))
+
+    def max_steps(self, n: int) -> int:
+        return n
+
+    def allowed_next(self, state: DecodeState) -> torch.Tensor:
+        return state.unvisited() | state.end_if(state.steps >= state.lengths)
+
+    def metrics(
+        self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
+    ) -> dict[str, float]:
+        exact = positions = valid = 0.0
+        for x, ref, pred in zip(points, refs, preds, strict=True):
+            values, ok = x[:, 0], self.is_valid(x, pred)
+            # Compare values, not indices: equal values may appear in either order.
+            want = values[ref]
+            got = values[pred[: len(ref)]] if check_indices(pred, len(x)) else np.full(0, np.nan)
+            hits = np.sum(got == want[: len(got)])
+            positions += hits / len(ref)
+            exact += float(ok and hits == len(ref))
+            valid += float(ok)
+        count = len(refs)
+        return {
+            "exact_match": exact / count,
+            "position_accuracy": positions / count,
+            "valid_rate": valid / count,
+            "count": count,
+        }

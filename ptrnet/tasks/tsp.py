@@ -1,0 +1,94 @@
+"""Planar symmetric travelling salesman problem (paper Sec. 4.4).
+
+Task card
+    Input: n cities uniform in [0, 1]^2.  Shape (n, 2).
+    Output: a closed tour starting at the first city (index 0) and returning to it:
+    ``[0, c1, ..., c_{n-1}, 0]``. The paper fixes no direction; ptrnet's training labels run
+    **counter-clockwise** (positive shoelace area of the tour polygon), the same sense as the
+    hull labels, so the direction is a geometric property a model can see. If that area is
+    zero (collinear cities), the direction whose second city has the lower index is used.
+    Constraints (``task`` mode, the paper's TSP beam): start at city 0, every city once, then
+    the return to city 0, then the end symbol.
+    Metrics: ``valid_rate`` (a tour through every city once), ``mean_length`` (closed tour, the
+    return edge counts; averaged over valid predictions) and ``mean_gap`` (predicted over
+    reference length minus one, averaged over valid predictions).
+    Reference: exact for n <= 20, near-exact beyond (:mod:`ptrnet.solvers.tsp`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ptrnet.solvers.tsp import TSP_SOLVERS, solve_tour, tour_length
+from ptrnet.tasks.base import Task
+from ptrnet.tasks.convex_hull import open_cycle
+from ptrnet.tasks.sort import is_permutation
+
+if TYPE_CHECKING:
+    import torch
+
+    from ptrnet.tasks.constraints import DecodeState
+
+
+def signed_area(points: np.ndarray, cycle: np.ndarray) -> float:
+    """Shoelace area of the polygon through ``points[cycle]``: > 0 when counter-clockwise."""
+    x, y = points[cycle, 0], points[cycle, 1]
+    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
+
+
+def canonical_tour(points: np.ndarray, tour: np.ndarray) -> np.ndarray:
+    """Rotate a tour (any start, any direction, optional closing index) into the label form.
+
+    Returns ``[0, ..., 0]`` (n + 1 indices) running counter-clockwise; see the module docstring.
+    """
+    cycle = open_cycle(tour)
+    cycle = np.roll(cycle, -int(np.flatnonzero(cycle == 0)[0]))
+    area = signed_area(points, cycle)
+    if area < 0 or (area == 0 and len(cycle) > 2 and cycle[1] > cycle[-1]):
+        cycle = np.append(cycle[:1], cycle[:0:-1])
+    return np.append(cycle, 0)
+
+
+class TSPTask(Task):
+    name = "tsp"
+    dim = 2
+    min_n = 2
+    metric_keys = ("valid_rate", "mean_length", "mean_gap")
+    solvers = TSP_SOLVERS
+
+    def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
+        return canonical_tour(points, solve_tour(points, self.check_solver(solver)))
+
+    def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
+        seq = np.asarray(seq)
+        closed = len(seq) == len(points) + 1 and seq[0] == seq[-1]
+        return (closed or len(seq) == len(points)) and is_permutation(open_cycle(seq), len(points))
+
+    def max_steps(self, n: int) -> int:
+        return n + 1
+
+    def allowed_next(self, state: DecodeState) -> torch.Tensor:
+        steps, lengths = state.steps, state.lengths
+        start = state.one_hot(state.first.new_ones(steps.shape), steps == 0)
+        middle = state.unvisited() & ((steps > 0) & (steps < lengths))[:, None]
+        back = state.one_hot(state.first, (steps == lengths) & (steps > 0))
+        return start | middle | back | state.end_if(steps > lengths)
+
+    def metrics(
+        self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
+    ) -> dict[str, float]:
+        lengths, gaps = [], []
+        for x, ref, pred in zip(points, refs, preds, strict=True):
+            if self.is_valid(x, pred):
+                lengths.append(tour_length(x, pred))
+                gaps.append(lengths[-1] / tour_length(x, ref) - 1.0)
+        count = len(refs)
+        return {
+            "valid_rate": len(lengths) / count,
+            "mean_length": float(np.mean(lengths)) if lengths else float("nan"),
+            "mean_gap": float(np.mean(gaps)) if gaps else float("nan"),
+            "count": count,
+        }

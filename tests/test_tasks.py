@@ -1,0 +1,205 @@
+"""Contract tests run over every task in the registry, plus per-task target conventions."""
+
+import numpy as np
+import pytest
+import torch
+
+from ptrnet.tasks import TASKS, SizeRange, from_tokens, get_task, to_tokens
+from ptrnet.tasks.tsp import canonical_tour, signed_area
+
+torch.set_num_threads(1)
+ALL = sorted(TASKS)
+SIZES = {
+    "sort": SizeRange(1, 12),
+    "convex_hull": SizeRange(3, 12),
+    "delaunay": SizeRange(3, 12),
+    "tsp": SizeRange(2, 9),
+}
+
+
+def dataset(name, count=40, seed=7):
+    task = get_task(name)
+    points = task.generate(SIZES[name], count, seed)
+    return task, points, [task.solve(p) for p in points]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_same_seed_same_data_and_streams_differ(name):
+    task = get_task(name)
+    a = task.generate(SIZES[name], 20, seed=3)
+    b = task.generate(SIZES[name], 20, seed=3)
+    c = task.generate(SIZES[name], 20, seed=3, stream=1)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not any(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a, c))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_generate_start_offset_matches_full_run(name):
+    task = get_task(name)
+    full = task.generate(SIZES[name], 10, seed=5)
+    tail = task.generate(SIZES[name], 4, seed=5, start=6)
+    assert all(np.array_equal(x, y) for x, y in zip(full[6:], tail))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_generated_points_are_in_unit_box_with_sizes_in_range(name):
+    task, points, _ = dataset(name)
+    sizes = SIZES[name]
+    for x in points:
+        assert x.shape[1] == task.dim and sizes.lo <= len(x) <= sizes.hi
+        assert np.all((x >= 0) & (x < 1))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_reference_targets_are_valid_and_score_perfectly(name):
+    task, points, refs = dataset(name)
+    assert all(task.is_valid(x, r) for x, r in zip(points, refs))
+    scores = task.metrics(points, refs, refs)
+    assert set(scores) == set(task.metric_keys) | {"count"}
+    assert scores["count"] == len(refs)
+    perfect = {
+        "exact_match": 1,
+        "position_accuracy": 1,
+        "valid_rate": 1,
+        "accuracy": 1,
+        "area_coverage": 1,
+        "non_simple_rate": 0,
+        "fail": False,
+        "triangle_coverage": 1,
+        "mean_gap": 0,
+    }
+    for key, value in scores.items():
+        if key in perfect:
+            assert value == pytest.approx(perfect[key]), key
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_random_walks_under_task_constraints_are_valid(name):
+    """Any choice among the allowed tokens yields a structurally valid output."""
+    task, points, _ = dataset(name, count=16)
+    lengths = torch.tensor([len(x) for x in points])
+    gen = torch.Generator().manual_seed(0)
+    state, tokens = task.decode_state(lengths, "task"), []
+    for _ in range(task.max_steps(int(lengths.max())) + 1):
+        allowed = state.allowed()
+        assert allowed.any(dim=1).all()
+        pick = torch.multinomial(allowed.float(), 1, generator=gen)[:, 0]
+        tokens.append(pick)
+        state = state.update(pick)
+    assert state.done.all()
+    for row, x in enumerate(points):
+        seq = from_tokens(torch.stack(tokens, 1)[row].numpy())
+        assert task.is_valid(x, seq), (name, seq)
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("mode", ["none", "task"])
+def test_padding_is_never_allowed_and_targets_pass_the_mask(name, mode):
+    task, points, refs = dataset(name, count=16)
+    lengths = torch.tensor([len(x) for x in points])
+    targets = [torch.tensor(to_tokens(r)) for r in refs]
+    state = task.decode_state(lengths, mode)
+    for t in range(max(len(s) for s in targets)):
+        allowed = state.allowed()
+        cols = torch.arange(allowed.shape[1])
+        assert not (allowed & (cols > lengths[:, None])).any()
+        step = torch.tensor([s[t] if t < len(s) else 0 for s in targets])
+        assert allowed.gather(1, step[:, None]).all(), "the reference must always be allowed"
+        state = state.update(step)
+    assert state.done.all()
+
+
+def test_finished_rows_only_allow_end_and_masks_are_not_shared():
+    task = get_task("sort")
+    state = task.decode_state(torch.tensor([2, 3]), "task")
+    first = state.allowed()
+    saved = first.clone()
+    state = (
+        state.update(torch.tensor([1, 1])).update(torch.tensor([2, 2])).update(torch.tensor([0, 3]))
+    )
+    assert torch.equal(first, saved)
+    assert state.allowed()[0].tolist() == [True, False, False, False]
+
+
+def test_unknown_mode_and_task_raise():
+    with pytest.raises(ValueError, match="constraint mode"):
+        get_task("sort").decode_state(torch.tensor([3]), "strict")
+    with pytest.raises(ValueError, match="choose from"):
+        get_task("knapsack")
+
+
+def test_size_range_parsing():
+    assert SizeRange.parse("5-50") == SizeRange(5, 50)
+    assert SizeRange.parse("7") == SizeRange(7, 7)
+    assert str(SizeRange.parse(" 5 - 20 ")) == "5-20"
+    for bad in ["", "5-", "a", "9-3", "0"]:
+        with pytest.raises(ValueError):
+            SizeRange.parse(bad)
+    with pytest.raises(ValueError, match="needs n >= 3"):
+        get_task("convex_hull").generate(SizeRange(2, 5), 1, seed=0)
+
+
+def test_sort_is_stable_on_ties():
+    points = np.array([[0.5], [0.1], [0.5], [0.1]])
+    assert get_task("sort").solve(points).tolist() == [1, 3, 0, 2]
+
+
+def test_sort_metrics_accept_tie_swaps_and_count_positions():
+    task = get_task("sort")
+    x = np.array([[0.5], [0.1], [0.5], [0.9]])
+    ref = task.solve(x)
+    swapped = np.array([1, 2, 0, 3])
+    assert task.metrics([x], [ref], [swapped])["exact_match"] == 1.0
+    wrong = np.array([1, 3, 0, 2])
+    scores = task.metrics([x], [ref], [wrong])
+    assert scores["exact_match"] == 0 and scores["position_accuracy"] == 0.5
+    assert task.metrics([x], [ref], [np.array([1, 1, 0, 2])])["valid_rate"] == 0
+
+
+def test_tsp_label_starts_at_zero_runs_ccw_and_closes():
+    task, points, refs = dataset("tsp")
+    for x, ref in zip(points, refs):
+        assert ref[0] == 0 and ref[-1] == 0 and len(ref) == len(x) + 1
+        if len(x) > 2:
+            assert signed_area(x, ref[:-1]) >= 0
+
+
+def test_canonical_tour_accepts_any_rotation_and_direction():
+    x = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], float)
+    for tour in ([2, 3, 0, 1], [1, 0, 3, 2], [3, 2, 1, 0, 3]):
+        assert canonical_tour(x, np.array(tour)).tolist() == [0, 1, 2, 3, 0]
+
+
+def test_tsp_metrics_count_the_return_edge_and_validity():
+    task = get_task("tsp")
+    x = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], float)
+    ref = np.array([0, 1, 2, 3, 0])
+    scores = task.metrics(
+        [x, x], [ref, ref], [np.array([0, 2, 1, 3, 0]), np.array([0, 1, 1, 3, 0])]
+    )
+    assert scores["valid_rate"] == 0.5
+    assert scores["mean_length"] == pytest.approx(2 + 2 * np.sqrt(2))
+    assert scores["mean_gap"] == pytest.approx((2 + 2 * np.sqrt(2)) / 4 - 1)
+
+
+def test_hull_metrics_fail_flag_and_area_on_simple_only():
+    task = get_task("convex_hull")
+    x = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5]], float)
+    ref = task.solve(x)
+    tri = np.array([0, 1, 2, 0])
+    bow = np.array([0, 2, 1, 3, 0])
+    scores = task.metrics([x] * 3, [ref] * 3, [ref[::-1], tri, bow])
+    assert scores["accuracy"] == pytest.approx(1 / 3)
+    assert scores["area_coverage"] == pytest.approx((1 + 0.5) / 2)
+    assert scores["non_simple_rate"] == pytest.approx(1 / 3) and scores["fail"] is True
+
+
+def test_delaunay_metrics_use_sets_and_coverage():
+    task = get_task("delaunay")
+    x = np.array([[0, 0], [1, 0], [0, 1], [1, 1.1]], float)
+    ref = task.solve(x)
+    shuffled = ref.reshape(-1, 3)[::-1, ::-1].reshape(-1)
+    assert task.metrics([x], [ref], [shuffled])["accuracy"] == 1.0
+    half = task.metrics([x], [ref], [ref[:3]])
+    assert half["accuracy"] == 0 and half["triangle_coverage"] == 0.5
+    assert task.metrics([x], [ref], [np.concatenate([ref, ref[:3]])])["accuracy"] == 0
