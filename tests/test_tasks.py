@@ -29,8 +29,8 @@ def test_same_seed_same_data_and_streams_differ(name):
     a = task.generate(SIZES[name], 20, seed=3)
     b = task.generate(SIZES[name], 20, seed=3)
     c = task.generate(SIZES[name], 20, seed=3, stream=1)
-    assert all(np.array_equal(x, y) for x, y in zip(a, b))
-    assert not any(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a, c))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    assert not any(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a, c, strict=True))
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -38,7 +38,7 @@ def test_generate_start_offset_matches_full_run(name):
     task = get_task(name)
     full = task.generate(SIZES[name], 10, seed=5)
     tail = task.generate(SIZES[name], 4, seed=5, start=6)
-    assert all(np.array_equal(x, y) for x, y in zip(full[6:], tail))
+    assert all(np.array_equal(x, y) for x, y in zip(full[6:], tail, strict=True))
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -53,7 +53,7 @@ def test_generated_points_are_in_unit_box_with_sizes_in_range(name):
 @pytest.mark.parametrize("name", ALL)
 def test_reference_targets_are_valid_and_score_perfectly(name):
     task, points, refs = dataset(name)
-    assert all(task.is_valid(x, r) for x, r in zip(points, refs))
+    assert all(task.is_valid(x, r) for x, r in zip(points, refs, strict=True))
     scores = task.metrics(points, refs, refs)
     assert set(scores) == set(task.metric_keys) | {"count"}
     assert scores["count"] == len(refs)
@@ -158,7 +158,7 @@ def test_sort_metrics_accept_tie_swaps_and_count_positions():
 
 def test_tsp_label_starts_at_zero_runs_ccw_and_closes():
     task, points, refs = dataset("tsp")
-    for x, ref in zip(points, refs):
+    for x, ref in zip(points, refs, strict=True):
         assert ref[0] == 0 and ref[-1] == 0 and len(ref) == len(x) + 1
         if len(x) > 2:
             assert signed_area(x, ref[:-1]) >= 0

@@ -31,7 +31,7 @@ END_TOKEN = 0
 
 
 class DegenerateInstanceError(ValueError):
-    """Raised when an instance has no well-defined reference solution (e.g. all points collinear)."""
+    """Raised when an instance has no well-defined reference solution (e.g. all collinear)."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class Task(ABC):
     def generate(
         self, sizes: SizeRange, count: int, seed: int, stream: int = 0, start: int = 0
     ) -> list[np.ndarray]:
-        """Instances ``start .. start+count-1`` of ``stream`` under ``seed``; n drawn per instance."""
+        """Instances ``start`` .. ``start+count-1`` of ``stream`` under ``seed``."""
         self.check_sizes(sizes)
         out = []
         for i in range(start, start + count):

@@ -39,7 +39,7 @@ def order_by_incenter(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
 
 
 def triangle_set(seq: np.ndarray) -> set[tuple[int, ...]]:
-    """The set of triangles (as sorted tuples) in a flattened sequence; a partial tail is dropped."""
+    """The triangles (sorted tuples) of a flattened sequence; a partial tail is dropped."""
     seq = np.asarray(seq, dtype=np.int64)
     triples = seq[: len(seq) // 3 * 3].reshape(-1, 3)
     return {tuple(sorted(t)) for t in triples.tolist()}
