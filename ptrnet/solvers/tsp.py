@@ -1,0 +1,93 @@
+"""TSP reference solvers behind one entry point, plus distances and tour length.
+
+Solvers (``TSP_SOLVERS``; details and licences in docs/solvers.md):
+
+* ``exact``: fast-tsp's Held–Karp on integer-scaled distances, n <= 20 (the paper's exact labels).
+* ``held_karp``: our numpy Held–Karp on float distances, n <= 20 (slower; the oracle).
+* ``near_exact``: fast-tsp's time-budgeted local search, any n; exact for n <= 20.
+* ``a1``, ``a2``, ``a3``: the paper's comparators (greedy edge / nearest neighbour /
+  Christofides, each with 2-opt).
+* ``lkh``: LKH-3 through the optional ``elkai`` package.
+* ``auto``: ``exact`` for n <= 20, ``near_exact`` beyond.
+
+A tour is an int64 permutation of ``0..n-1`` without the closing index, in any rotation and
+direction; the TSP task picks the canonical one. Instances of n <= 3 have only one cycle and
+get ``0..n-1`` from every solver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ptrnet.solvers import tsp_exact, tsp_heuristics
+
+TSP_SOLVERS: tuple[str, ...] = ("auto", "exact", "held_karp", "near_exact", "a1", "a2", "a3", "lkh")
+
+_SOLVERS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "exact": tsp_exact.fast_tsp_exact,
+    "held_karp": tsp_exact.held_karp,
+    "near_exact": tsp_exact.fast_tsp_near_exact,
+    "a1": tsp_heuristics.a1_tour,
+    "a2": tsp_heuristics.a2_tour,
+    "a3": tsp_heuristics.a3_tour,
+    "lkh": tsp_heuristics.lkh_tour,
+}
+
+
+def distance_matrix(points: np.ndarray) -> np.ndarray:
+    """Euclidean distances between all pairs of ``points`` (n, dim): (n, n) float64, exactly
+    symmetric with a zero diagonal."""
+    points = np.asarray(points, dtype=np.float64)
+    return np.linalg.norm(points[:, None, :] - points[None, :, :], axis=-1)
+
+
+def tour_length(points: np.ndarray, tour: np.ndarray) -> float:
+    """Length of the closed tour through ``points`` (n, dim), the return edge included.
+
+    Args:
+        points: (n, dim) coordinates.
+        tour: a permutation of ``0..n-1``, with or without the closing index repeated at the end.
+
+    Raises:
+        ValueError: if ``tour`` (closing index removed) is not a permutation of ``0..n-1``.
+    """
+    points = np.asarray(points, dtype=np.float64)
+    tour = np.asarray(tour, dtype=np.int64)
+    n = len(points)
+    if len(tour) == n + 1 and n > 0 and tour[0] == tour[-1]:
+        tour = tour[:-1]
+    if not np.array_equal(np.sort(tour), np.arange(n)):
+        raise ValueError(f"not a tour of {n} cities: {tour.tolist()}")
+    return float(np.linalg.norm(points[tour] - points[np.roll(tour, -1)], axis=1).sum())
+
+
+def solve_tour(points: np.ndarray, solver: str = "auto", *, seed: int = 0) -> np.ndarray:
+    """A tour through ``points`` by ``solver`` (one of ``TSP_SOLVERS``).
+
+    Args:
+        points: (n, dim) float coordinates, n >= 0; duplicates allowed.
+        solver: solver name; ``auto`` = ``exact`` for n <= 20, else ``near_exact``.
+        seed: reserved for solvers that draw random numbers; every current solver is
+            deterministic given its input except ``near_exact`` at n > 20, whose wall-clock
+            budget fast-tsp does not let us seed.
+
+    Returns:
+        (n,) int64 permutation of ``0..n-1``, no closing index, any rotation and direction.
+
+    Raises:
+        ValueError: on an unknown solver, malformed points, or n > 20 for ``exact``/``held_karp``.
+        ImportError: for ``lkh`` without the optional elkai package.
+    """
+    if solver not in TSP_SOLVERS:
+        raise ValueError(f"unknown TSP solver {solver!r}; choose from {', '.join(TSP_SOLVERS)}")
+    points = np.asarray(points, dtype=np.float64)
+    if points.ndim != 2 or not np.all(np.isfinite(points)):
+        raise ValueError(f"points must be a finite (n, dim) array, got shape {points.shape}")
+    n = len(points)
+    if solver == "auto":
+        solver = "exact" if n <= tsp_exact.EXACT_MAX_N else "near_exact"
+    if solver in ("exact", "held_karp"):
+        tsp_exact.check_size(solver, n, tsp_exact.EXACT_MAX_N)
+    return _SOLVERS[solver](distance_matrix(points))
