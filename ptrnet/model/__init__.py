@@ -1,0 +1,24 @@
+"""Models: the Ptr-Net and the Table 1 baselines, built from a :class:`ModelConfig`.
+
+Importing this package stays light (no torch); :func:`build_model` imports the networks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ptrnet.model.config import ModelConfig
+
+if TYPE_CHECKING:
+    from ptrnet.model.pointer import EncoderDecoder
+
+__all__ = ["ModelConfig", "build_model"]
+
+
+def build_model(config: ModelConfig) -> EncoderDecoder:
+    """The network ``config.kind`` names, freshly initialised per ``config.init``."""
+    from ptrnet.model.baselines import AttentionSeq2Seq, Seq2Seq
+    from ptrnet.model.pointer import PointerNetwork
+
+    classes = {"pointer": PointerNetwork, "seq2seq": Seq2Seq, "attention": AttentionSeq2Seq}
+    return classes[config.kind](config)

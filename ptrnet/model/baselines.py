@@ -1,0 +1,104 @@
+"""The Table 1 baselines: LSTM sequence-to-sequence (Sec. 2.1) and the same with content-based
+input attention (Sec. 2.2, Eq. 3).
+
+Both predict over a fixed output vocabulary of ``max_n + 1`` classes (class 0 = end, class j =
+input j), so they only work at the sizes they were trained on -- the point of the comparison.
+They share the Ptr-Net's encoder, decoder, start symbol and decoder input (the coordinates of the
+previous output, Sec. 2), as well as its forward/encode/step API, so the same decoding strategies
+and loss apply. For a row with n < max_n, classes n+1..max_n get logit -inf.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from ptrnet.model.config import ModelConfig
+from ptrnet.model.pointer import EncoderDecoder, Memory, additive_scores, column_mask
+
+
+class _FixedVocabulary(EncoderDecoder):
+    """Encoder-decoder whose output is a fixed softmax over ``max_n + 1`` classes."""
+
+    kind: str
+
+    def __init__(self, config: ModelConfig) -> None:
+        if config.kind != self.kind:
+            raise ValueError(f"{type(self).__name__} needs kind {self.kind!r}, got {config.kind!r}")
+        super().__init__(config)
+        self.vocab = config.max_n + 1
+
+    def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> Memory:
+        """Encode a batch: (B, n, dim), (B,) -> Memory with m = n, V = max_n+1.
+
+        Raises ValueError if n > max_n: the vocabulary has no class for those inputs.
+        """
+        if points.shape[1] > self.config.max_n:
+            raise ValueError(
+                f"{type(self).__name__} was built for n <= {self.config.max_n}, "
+                f"got n = {points.shape[1]}"
+            )
+        enc, state = self.run_encoder(points, lengths)  # (B, n, d)
+        return Memory(
+            enc=enc,
+            enc_proj=self.project(enc),
+            att_valid=column_mask(lengths, enc.shape[1], offset=0),  # (B, n)
+            out_valid=column_mask(lengths, self.vocab, offset=1),  # (B, max_n+1)
+            inputs=self.input_table(points),
+            state=state,
+        )
+
+    def project(self, enc: torch.Tensor) -> torch.Tensor | None:
+        """W1 enc for attention, or None."""
+        return None
+
+    def mask(self, memory: Memory, logits: torch.Tensor) -> torch.Tensor:
+        """(B, T, V) -> float32, -inf on classes this row does not have."""
+        return logits.float().masked_fill(~memory.out_valid[:, None], float("-inf"))
+
+
+class Seq2Seq(_FixedVocabulary):
+    """LSTM encoder-decoder (Sutskever et al. 2014; Sec. 2.1): logits = W_out d_i."""
+
+    kind = "seq2seq"
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__(config)
+        self.out = nn.Linear(config.hidden, self.vocab)
+        self.reset_parameters()
+
+    def head(self, memory: Memory, dec: torch.Tensor) -> torch.Tensor:
+        return self.mask(memory, self.out(dec))  # (B, T, max_n+1)
+
+
+class AttentionSeq2Seq(_FixedVocabulary):
+    """LSTM encoder-decoder with content-based input attention (Sec. 2.2, Eq. 3).
+
+    a^i = softmax_j(v^T tanh(W1 e_j + W2 d_i)) over the real inputs, d'_i = sum_j a^i_j e_j, and
+    logits = W_out [d_i; d'_i]. The decoder input stays the previous output's coordinates; the
+    concatenated vector is not fed back into the recurrence.
+    """
+
+    kind = "attention"
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__(config)
+        d = config.hidden
+        self.w1 = nn.Linear(d, d, bias=False)
+        self.w2 = nn.Linear(d, d, bias=False)
+        self.v = nn.Parameter(torch.empty(d))
+        nn.init.uniform_(self.v, -1 / math.sqrt(d), 1 / math.sqrt(d))
+        self.out = nn.Linear(2 * d, self.vocab)
+        self.reset_parameters()
+
+    def project(self, enc: torch.Tensor) -> torch.Tensor:
+        return self.w1(enc)  # (B, n, d)
+
+    def head(self, memory: Memory, dec: torch.Tensor) -> torch.Tensor:
+        u = additive_scores(memory.enc_proj, self.w2(dec), self.v)  # (B, T, n)
+        u = u.float().masked_fill(~memory.att_valid[:, None], float("-inf"))
+        a = torch.softmax(u, dim=-1)  # (B, T, n); every row has >= 1 real input
+        context = a.to(memory.enc.dtype) @ memory.enc  # (B, T, d): d'_i
+        return self.mask(memory, self.out(torch.cat([dec, context.to(dec.dtype)], dim=-1)))

@@ -1,0 +1,234 @@
+"""Pointer Network (Vinyals, Fortunato & Jaitly 2015, Sec. 2.3), plus the encoder-decoder core
+that the Table 1 baselines in :mod:`ptrnet.model.baselines` share.
+
+Read top to bottom: the decoder-side memory, shared helpers, the recurrent encoder-decoder core,
+then the Ptr-Net head. The model is pure: tensors in, float32 logits out. No softmax, sampling or
+task rules live here (PAPER.md trap 1: the loss applies the only softmax).
+
+Choices the paper leaves open, made here:
+
+* End symbol: an extra learned encoder vector at memory position 0, so the pointer attends over
+  n+1 positions and token 0 (pointing at it) ends the output.
+* Start symbol: a learned ``input_dim`` vector fed to the decoder at step 0. The same vector is the
+  decoder input after the end token: a row that has ended is forced to repeat the end token by the
+  decoding state and its teacher-forced steps are ignored by the loss, so that input only needs to
+  be well defined, and "token 0 -> start symbol" is one rule for both cases.
+* Padding: instances are right-padded; the encoder runs on a packed sequence, so pads never enter
+  it and the decoder starts from each row's state at its real last element. Pad columns get logit
+  -inf (in float32, so no bf16 overflow).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from ptrnet.model.config import ModelConfig
+
+State = tuple[torch.Tensor, torch.Tensor]  # LSTM (h, c), each (layers, B, d)
+
+
+@dataclass(frozen=True)
+class Memory:
+    """What the decoder reads at every step, computed once per batch by ``encode``.
+
+    Attributes:
+        enc: (B, m, d) encoder states the decoder attends over (Ptr-Net: m = n+1, end vector
+            first; attention baseline: m = n).
+        enc_proj: (B, m, d) W1 enc, precomputed for additive attention; None without attention.
+        att_valid: (B, m) bool, True = a real attention position (not padding).
+        out_valid: (B, V) bool, True = an output column that exists for this row (end or a real
+            input); V = n+1 for the Ptr-Net, max_n+1 for the baselines.
+        inputs: (B, n+1, input_dim) decoder input for each previous token: row 0 is the start
+            symbol, row j the coordinates of input j-1 (Sec. 2: the input element P_{C_{i-1}}).
+        state: initial decoder state, the encoder's final (h, c) at each row's real last step.
+    """
+
+    enc: torch.Tensor
+    enc_proj: torch.Tensor | None
+    att_valid: torch.Tensor
+    out_valid: torch.Tensor
+    inputs: torch.Tensor
+    state: State
+
+    def index(self, rows: torch.Tensor) -> Memory:
+        """Re-select batch rows, e.g. ``arange(B).repeat_interleave(k)`` to expand for beams."""
+        h, c = self.state
+        return Memory(
+            enc=self.enc[rows],
+            enc_proj=None if self.enc_proj is None else self.enc_proj[rows],
+            att_valid=self.att_valid[rows],
+            out_valid=self.out_valid[rows],
+            inputs=self.inputs[rows],
+            state=(h[:, rows], c[:, rows]),
+        )
+
+
+def column_mask(lengths: torch.Tensor, width: int, offset: int) -> torch.Tensor:
+    """(B, width) bool, True where column index < lengths + offset."""
+    cols = torch.arange(width, device=lengths.device)
+    return cols[None, :] < (lengths[:, None] + offset)
+
+
+def previous_tokens(targets: torch.Tensor) -> torch.Tensor:
+    """Teacher forcing: the token before each step, (B, T) -> (B, T); step 0 gets 0 (start).
+
+    Ignored target pads (negative) also map to 0; their outputs are never scored.
+    """
+    start = torch.zeros_like(targets[:, :1])
+    return torch.cat([start, targets[:, :-1]], dim=1).clamp(min=0)
+
+
+def additive_scores(
+    enc_proj: torch.Tensor, dec_proj: torch.Tensor, v: torch.Tensor
+) -> torch.Tensor:
+    """u_ij = v^T tanh(W1 e_j + W2 d_i) (Sec. 2.2): (B, m, d), (B, T, d), (d,) -> (B, T, m).
+
+    Computed one decoder step at a time. Measured on 1 CPU thread, d = 256, forward + backward:
+    B=128 n=20 T=21: per-step 47 ms, chunks of 4 steps 63 ms, one (B, T, n+1, d) tanh 129 ms;
+    B=64 n=50 T=51: 139 / 176 / 441 ms. The (B, n+1, d) slab of one step stays in cache, and
+    peak memory in inference is one step's slab instead of T of them.
+    """
+    steps = [
+        torch.tanh(enc_proj + dec_proj[:, t, None]) @ v  # (B, m)
+        for t in range(dec_proj.shape[1])
+    ]
+    return torch.stack(steps, dim=1)  # (B, T, m)
+
+
+class EncoderDecoder(nn.Module):
+    """LSTM encoder and decoder (Sec. 2.1) shared by the Ptr-Net and the baselines.
+
+    Subclasses define ``encode`` (building a :class:`Memory`) and ``head`` (decoder outputs to
+    masked logits). ``forward`` (teacher forcing) and ``step`` (one autoregressive step) are
+    shared so that both paths run the exact same computation.
+    """
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        d = config.hidden
+        self.encoder = nn.LSTM(config.input_dim, d, config.layers, batch_first=True)
+        self.decoder = nn.LSTM(config.input_dim, d, config.layers, batch_first=True)
+        self.start = nn.Parameter(torch.empty(config.input_dim))  # learned start symbol input
+        nn.init.uniform_(self.start, -1 / math.sqrt(d), 1 / math.sqrt(d))
+
+    def reset_parameters(self) -> None:
+        """Apply ``config.init``: ``paper`` = uniform(-0.08, 0.08) on every parameter (Sec. 4).
+
+        ``default`` keeps PyTorch's layer defaults; the extra vectors (start, end, v) use the LSTM
+        rule uniform(-1/sqrt(d), 1/sqrt(d)), set when they are created.
+        """
+        if self.config.init == "paper":
+            for p in self.parameters():
+                nn.init.uniform_(p, -0.08, 0.08)
+
+    def run_encoder(
+        self, points: torch.Tensor, lengths: torch.Tensor
+    ) -> tuple[torch.Tensor, State]:
+        """Encode right-padded inputs: (B, n, dim), (B,) -> states (B, n, d), final (h, c).
+
+        Pad positions of the returned states are zero. Raises ValueError on bad lengths.
+        """
+        batch, n, dim = points.shape
+        if dim != self.config.input_dim or lengths.shape != (batch,):
+            raise ValueError(
+                f"expected points (B, n, {self.config.input_dim}) and lengths (B,), "
+                f"got {tuple(points.shape)} and {tuple(lengths.shape)}"
+            )
+        lengths_cpu = lengths.cpu()
+        if lengths_cpu.min() < 1 or lengths_cpu.max() > n:
+            raise ValueError(f"lengths must lie in 1..{n}")
+        if bool((lengths_cpu == n).all()):  # no padding: skip the packing cost
+            return self.encoder(points)
+        packed = pack_padded_sequence(points, lengths_cpu, batch_first=True, enforce_sorted=False)
+        out, state = self.encoder(packed)  # state: each row's (h, c) at its real last step
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=n)  # (B, n, d)
+        return out, state
+
+    def input_table(self, points: torch.Tensor) -> torch.Tensor:
+        """(B, n, dim) -> (B, n+1, dim): decoder input per previous token (start symbol first)."""
+        start = self.start.to(points.dtype).expand(points.shape[0], 1, -1)  # (B, 1, dim)
+        return torch.cat([start, points], dim=1)
+
+    def decoder_inputs(self, memory: Memory, prev: torch.Tensor) -> torch.Tensor:
+        """Coordinates of each previous token (Sec. 2, P_{C_{i-1}}): (B, T) -> (B, T, dim)."""
+        index = prev[..., None].expand(-1, -1, memory.inputs.shape[-1])  # (B, T, dim)
+        return memory.inputs.gather(1, index)
+
+    def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> Memory:
+        raise NotImplementedError
+
+    def head(self, memory: Memory, dec: torch.Tensor) -> torch.Tensor:
+        """Decoder outputs (B, T, d) -> float32 logits (B, T, V), -inf where not out_valid."""
+        raise NotImplementedError
+
+    def forward(
+        self, points: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
+    ) -> torch.Tensor:
+        """Teacher-forced logits (Sec. 4, maximum likelihood).
+
+        Args:
+            points: (B, n, dim) float, right-padded. lengths: (B,) long in 1..n.
+            targets: (B, T) long tokens; negative entries (ignored pads) are allowed.
+
+        Returns:
+            (B, T, V) float32 logits; logits[:, i] scores step i given targets[:, :i].
+        """
+        memory = self.encode(points, lengths)
+        x = self.decoder_inputs(memory, previous_tokens(targets))  # (B, T, dim)
+        dec, _ = self.decoder(x, memory.state)  # (B, T, d): all T steps in one LSTM call
+        return self.head(memory, dec)
+
+    def step(
+        self, memory: Memory, prev_token: torch.Tensor, state: State
+    ) -> tuple[torch.Tensor, State]:
+        """One decoding step: previous token (B,) and decoder state -> logits (B, V), new state.
+
+        Start with ``prev_token`` all 0 and ``state = memory.state``.
+        """
+        x = self.decoder_inputs(memory, prev_token[:, None])  # (B, 1, dim)
+        dec, state = self.decoder(x, state)  # (B, 1, d)
+        return self.head(memory, dec)[:, 0], state
+
+
+class PointerNetwork(EncoderDecoder):
+    """Ptr-Net (Sec. 2.3): p(C_i | C_<i, P) = softmax(u^i), u^i_j = v^T tanh(W1 e_j + W2 d_i),
+    over j = 0 (end symbol) and the n inputs. Output width V = n+1 follows the input size.
+    """
+
+    def __init__(self, config: ModelConfig) -> None:
+        if config.kind != "pointer":
+            raise ValueError(f"PointerNetwork needs kind 'pointer', got {config.kind!r}")
+        super().__init__(config)
+        d = config.hidden
+        self.end = nn.Parameter(torch.empty(d))  # encoder vector standing for the end symbol
+        self.w1 = nn.Linear(d, d, bias=False)
+        self.w2 = nn.Linear(d, d, bias=False)
+        self.v = nn.Parameter(torch.empty(d))
+        for p in (self.end, self.v):
+            nn.init.uniform_(p, -1 / math.sqrt(d), 1 / math.sqrt(d))
+        self.reset_parameters()
+
+    def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> Memory:
+        """Encode a batch: (B, n, dim), (B,) -> Memory with m = V = n+1."""
+        out, state = self.run_encoder(points, lengths)  # (B, n, d)
+        end = self.end.to(out.dtype).expand(out.shape[0], 1, -1)  # (B, 1, d)
+        enc = torch.cat([end, out], dim=1)  # (B, n+1, d)
+        valid = column_mask(lengths, enc.shape[1], offset=1)  # (B, n+1): end and real inputs
+        return Memory(
+            enc=enc,
+            enc_proj=self.w1(enc),
+            att_valid=valid,
+            out_valid=valid,
+            inputs=self.input_table(points),
+            state=state,
+        )
+
+    def head(self, memory: Memory, dec: torch.Tensor) -> torch.Tensor:
+        u = additive_scores(memory.enc_proj, self.w2(dec), self.v)  # (B, T, n+1)
+        return u.float().masked_fill(~memory.out_valid[:, None], float("-inf"))
