@@ -1,0 +1,1 @@
+"""File formats: the paper's released text format, TSPLIB, atomic writes, and input errors."""

@@ -1,0 +1,39 @@
+"""Write a file all at once or not at all.
+
+Output goes to a temporary file in the destination's directory (same filesystem, so the final
+:func:`os.replace` is atomic) and replaces the destination only when the writer finished without
+an exception; on any error the temporary file is removed and the destination is left untouched.
+Readers therefore never see partial output under the final name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from typing import TextIO
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike[str]) -> Iterator[TextIO]:
+    """Open a text stream whose content becomes ``path`` when the ``with`` block succeeds.
+
+    Raises:
+        OSError: if the directory of ``path`` is missing or not writable; nothing is created then.
+    """
+    path = os.fspath(path)
+    directory, name = os.path.split(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
+            yield stream
+        # mkstemp creates the file private (0600); give it the permissions a plain open would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        raise

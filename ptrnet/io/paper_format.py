@@ -1,0 +1,208 @@
+"""The paper's released text format, read and written exactly (Vinyals et al. 2015, Sec. 4).
+
+One instance per line::
+
+    x1 y1 x2 y2 ... xn yn output i1 i2 ... ik
+
+* Coordinates: ``dim`` numbers per point (scalars for sort, pairs for the geometric tasks).
+* Indices: 1-based, closing index included where the task closes its output (a hull
+  ``1 3 2 1``; a TSP tour has n + 1 indices), Delaunay triangles flattened as triples.
+* A line without ``output`` is an unlabelled instance; that is also the plain point-list format
+  (one instance per line, coordinates separated by whitespace).
+* Blank lines are skipped; line numbers in errors are those of the file.
+
+In memory an instance is ``points`` (n, dim) float64 and a label is a 0-based int64 sequence
+(see :mod:`ptrnet.tasks.base`). Floats are written with ``repr``, the shortest text that reads
+back to the same float64, so a dataset written and read back is identical.
+
+How labels are checked depends on what the file is for (``labels``):
+
+* ``"reference"``: labels required and structurally valid for the task (``task.is_valid``,
+  plus n + 1 indices for TSP).
+* ``"prediction"``: labels required, integer indices in 1..n; the structure is free, since
+  a malformed output (an open hull, a tour with repeats) is what a scorer has to measure.
+* ``"optional"``: a line may lack labels (``seq`` is None); present labels are references.
+* ``"ignore"``: the ``output`` part is not read; ``seq`` is always None.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from ptrnet.io.atomic import atomic_write
+from ptrnet.io.errors import InputError
+from ptrnet.tasks.base import Task
+
+OUTPUT = "output"
+Labels = Literal["reference", "prediction", "optional", "ignore"]
+LABEL_MODES: tuple[str, ...] = ("reference", "prediction", "optional", "ignore")
+
+
+class Example(NamedTuple):
+    """One parsed line: ``points`` (n, dim) float64, ``seq`` 0-based int64 or None, ``line``."""
+
+    points: np.ndarray
+    seq: np.ndarray | None
+    line: int
+
+
+class _Problem(Exception):
+    """What is wrong with the current line; :func:`parse_line` adds the file and line number."""
+
+
+def format_line(points: np.ndarray, seq: np.ndarray | None = None) -> str:
+    """One line of the paper format (no newline); ``seq`` None writes an unlabelled instance."""
+    coords = " ".join(map(repr, np.asarray(points, dtype=np.float64).ravel().tolist()))
+    if seq is None:
+        return coords
+    indices = " ".join(map(str, (np.asarray(seq, dtype=np.int64) + 1).tolist()))
+    return f"{coords} {OUTPUT} {indices}".rstrip()
+
+
+def write_examples(
+    path: str | os.PathLike[str], examples: Iterable[tuple[np.ndarray, np.ndarray | None]]
+) -> int:
+    """Write ``(points, seq)`` pairs to ``path`` atomically (all or nothing); returns the count."""
+    count = 0
+    with atomic_write(path) as stream:
+        for points, seq, *_ in examples:
+            stream.write(format_line(points, seq) + "\n")
+            count += 1
+    return count
+
+
+def parse_line(
+    text: str, task: Task, labels: Labels, path: str | os.PathLike[str], line: int
+) -> Example:
+    """Parse one non-blank line for ``task``.
+
+    Raises:
+        InputError: ``path:line: problem`` for any malformed content (see module docstring).
+    """
+    if labels not in LABEL_MODES:
+        raise ValueError(f"labels must be one of {LABEL_MODES}, got {labels!r}")
+    tokens = text.split()
+    try:
+        if OUTPUT in tokens:
+            cut = tokens.index(OUTPUT)
+            coords, indices = tokens[:cut], tokens[cut + 1 :]
+        else:
+            coords, indices = tokens, None
+        points = _parse_points(coords, task)
+        if labels == "ignore":
+            indices = None
+        seq = None if indices is None else _parse_indices(indices, len(points))
+        if seq is None and labels in ("reference", "prediction"):
+            raise _Problem(f"no '{OUTPUT}' part: this file needs labels")
+        if seq is not None and labels in ("reference", "optional"):
+            problem = label_problem(task, points, seq)
+            if problem:
+                raise _Problem(problem)
+    except _Problem as err:
+        raise InputError(path, line, str(err)) from None
+    return Example(points, seq, line)
+
+
+def _parse_points(tokens: list[str], task: Task) -> np.ndarray:
+    """Coordinates -> (n, dim) float64, all finite, n >= ``task.min_n``."""
+    if not tokens:
+        raise _Problem("no coordinates")
+    try:
+        values = np.array(tokens, dtype=np.float64)
+    except ValueError:
+        bad = next(i for i, tok in enumerate(tokens) if not _is_float(tok))
+        raise _Problem(f"coordinate {bad + 1} is {tokens[bad]!r}, not a number") from None
+    if not np.all(np.isfinite(values)):
+        bad = int(np.flatnonzero(~np.isfinite(values))[0])
+        raise _Problem(f"coordinate {bad + 1} is {tokens[bad]!r}; coordinates must be finite")
+    if len(values) % task.dim:
+        raise _Problem(
+            f"{len(values)} coordinates, not a multiple of {task.dim} "
+            f"({task.dim}-D points for task {task.name})"
+        )
+    points = values.reshape(-1, task.dim)
+    if len(points) < task.min_n:
+        raise _Problem(f"{len(points)} points; task {task.name} needs at least {task.min_n}")
+    return points
+
+
+def _is_float(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _parse_indices(tokens: list[str], n: int) -> np.ndarray:
+    """1-based index tokens -> 0-based int64, each an integer in 1..n."""
+    for k, tok in enumerate(tokens):
+        if not (tok.isascii() and tok.isdigit()):
+            raise _Problem(f"output index {k + 1} is {tok!r}, not an integer in 1..{n}")
+    seq = np.array([int(tok) for tok in tokens], dtype=np.int64)
+    bad = np.flatnonzero((seq < 1) | (seq > n))
+    if bad.size:
+        k = int(bad[0])
+        hint = " (indices are 1-based)" if seq[k] == 0 else ""
+        raise _Problem(f"output index {k + 1} is {seq[k]}, out of range 1..{n}{hint}")
+    return seq - 1
+
+
+def label_problem(task: Task, points: np.ndarray, seq: np.ndarray) -> str | None:
+    """Why ``seq`` is not a structurally valid reference label for ``points``, or None if it is.
+
+    Structure only (``task.is_valid``, plus the paper's n + 1 indices for a TSP tour); whether
+    the label is *the* canonical or optimal one is not checked.
+    """
+    n, k = len(points), len(seq)
+    if task.name == "tsp" and k != n + 1:
+        return f"TSP output has {k} indices, expected n + 1 = {n + 1} (closing index included)"
+    if task.name == "delaunay" and k % 3:
+        return f"Delaunay output has {k} indices, not a multiple of 3"
+    if task.name == "convex_hull" and (k < 4 or seq[0] != seq[-1]):
+        return "hull output must be at least 3 vertices closed by repeating the first"
+    if not task.is_valid(points, seq):
+        return f"output is not a valid {task.name} label"
+    return None
+
+
+def iter_examples(
+    path: str | os.PathLike[str], task: Task, labels: Labels = "reference"
+) -> Iterator[Example]:
+    """Parse ``path`` line by line (see module docstring for ``labels``).
+
+    Raises:
+        InputError: on the first malformed line, an unreadable file, or a file with no instances.
+    """
+    found = False
+    for line, text in numbered_lines(path):
+        if text.strip():
+            found = True
+            yield parse_line(text, task, labels, path, line)
+    if not found:
+        raise InputError(path, 1, "empty file: no instances")
+
+
+def read_examples(
+    path: str | os.PathLike[str], task: Task, labels: Labels = "reference"
+) -> list[Example]:
+    """All examples of ``path`` as a list; see :func:`iter_examples`."""
+    return list(iter_examples(path, task, labels))
+
+
+def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` for each line, decoded as UTF-8 line by line (exact numbers)."""
+    try:
+        with open(path, "rb") as stream:
+            for line, raw in enumerate(stream, 1):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise InputError(path, line, "not UTF-8 text") from None
+                yield line, text
+    except OSError as err:
+        raise InputError(path, None, f"cannot read: {err.strerror or err}") from None

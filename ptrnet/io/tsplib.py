@@ -1,0 +1,157 @@
+"""TSPLIB ``.tsp`` files (EUC_2D), scaled into the unit square for the models.
+
+A TSPLIB instance lives in its own units (kilometres, drill-board coordinates, ...), but the
+models see points in [0, 1]^2. :func:`read_tsplib` keeps both: ``points = (coords - offset) /
+scale`` with ``offset`` the per-axis minimum and ``scale`` the largest extent of the two axes, so
+the aspect ratio is kept and the longer side spans exactly [0, 1]. A length measured on
+``points`` times ``scale`` is the length in the instance's own units.
+
+TSPLIB's published optimal lengths (``optimal.txt``: ``name : length``) use its EUC_2D rule: each
+edge is the Euclidean distance rounded to the nearest integer, ``nint(d) = int(d + 0.5)``;
+:func:`tsplib_length` computes exactly that, so an optimal tour reproduces the published integer.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptrnet.io.errors import InputError
+from ptrnet.io.paper_format import numbered_lines
+
+SUPPORTED_EDGE_WEIGHT_TYPES = ("EUC_2D",)
+
+
+@dataclass(frozen=True)
+class TSPLibInstance:
+    """One TSPLIB instance: ``coords`` (n, 2) as in the file, ``points`` (n, 2) in [0, 1]^2."""
+
+    name: str
+    coords: np.ndarray
+    points: np.ndarray
+    scale: float
+    offset: np.ndarray
+
+    def to_original(self, points: np.ndarray) -> np.ndarray:
+        """Map unit-square points back to the file's coordinates (the inverse of the scaling)."""
+        return np.asarray(points) * self.scale + self.offset
+
+    def length(self, tour: np.ndarray) -> float:
+        """Euclidean length of the closed ``tour`` in the instance's own units (unrounded)."""
+        tour = _closed(tour)
+        return float(np.linalg.norm(np.diff(self.coords[tour], axis=0), axis=1).sum())
+
+    def tsplib_length(self, tour: np.ndarray) -> int:
+        """Length of the closed ``tour`` under TSPLIB's EUC_2D rule; see :func:`tsplib_length`."""
+        return tsplib_length(self.coords, tour)
+
+
+def _closed(tour: np.ndarray) -> np.ndarray:
+    """``tour`` (0-based, with or without its closing index) with the closing index appended."""
+    tour = np.asarray(tour, dtype=np.int64)
+    return tour if len(tour) > 1 and tour[0] == tour[-1] else np.append(tour, tour[:1])
+
+
+def tsplib_length(coords: np.ndarray, tour: np.ndarray) -> int:
+    """Closed-tour length with each edge rounded by TSPLIB's ``nint(d) = int(d + 0.5)``.
+
+    Args:
+        coords: (n, 2) coordinates in the file's units.
+        tour: 0-based city order, with or without the closing index; the return edge counts.
+    """
+    tour = _closed(tour)
+    edges = np.linalg.norm(np.diff(np.asarray(coords, dtype=np.float64)[tour], axis=0), axis=1)
+    return int(np.floor(edges + 0.5).sum())
+
+
+def read_tsplib(path: str | os.PathLike[str]) -> TSPLibInstance:
+    """Read a TSPLIB ``.tsp`` file of TYPE TSP with EUC_2D coordinates.
+
+    Raises:
+        InputError: unsupported TYPE or EDGE_WEIGHT_TYPE, malformed header or node line, node ids
+            not exactly 1..DIMENSION, all cities at one point, or an unreadable file.
+    """
+    header, nodes, section_line = _parse(path)
+    kind = header.get("EDGE_WEIGHT_TYPE", "")
+    if kind not in SUPPORTED_EDGE_WEIGHT_TYPES:
+        raise InputError(
+            path,
+            None,
+            f"EDGE_WEIGHT_TYPE {kind or '(missing)'} is not supported; "
+            f"supported: {', '.join(SUPPORTED_EDGE_WEIGHT_TYPES)}",
+        )
+    if header.get("TYPE", "TSP") != "TSP":
+        raise InputError(path, None, f"TYPE {header['TYPE']} is not supported; only TSP is")
+    ids = [node_id for node_id, _ in nodes]
+    if sorted(ids) != list(range(1, len(ids) + 1)) or len(ids) < 2:
+        raise InputError(path, section_line, "node ids must be 1..n, each once, n >= 2")
+    if "DIMENSION" in header and header["DIMENSION"] != str(len(ids)):
+        raise InputError(
+            path, section_line, f"DIMENSION is {header['DIMENSION']} but {len(ids)} nodes follow"
+        )
+    coords = np.array([xy for _, xy in sorted(nodes)], dtype=np.float64)
+    offset = coords.min(axis=0)
+    scale = float((coords.max(axis=0) - offset).max())
+    if scale == 0:
+        raise InputError(path, section_line, "all cities are at the same point")
+    name = header.get("NAME", os.path.splitext(os.path.basename(path))[0])
+    return TSPLibInstance(name, coords, (coords - offset) / scale, scale, offset)
+
+
+def _parse(path: str | os.PathLike[str]) -> tuple[dict[str, str], list[tuple[int, tuple]], int]:
+    """Header ``{KEY: value}``, nodes ``[(id, (x, y))]`` and the NODE_COORD_SECTION line number."""
+    header: dict[str, str] = {}
+    nodes: list[tuple[int, tuple[float, float]]] = []
+    section_line = 0
+    for line, text in numbered_lines(path):
+        text = text.strip()
+        if not text:
+            continue
+        if text == "EOF":
+            break
+        if section_line:
+            nodes.append(_parse_node(text, path, line))
+        elif text.startswith("NODE_COORD_SECTION"):
+            section_line = line
+        elif ":" in text:
+            key, value = text.split(":", 1)
+            header[key.strip().upper()] = value.strip()
+        else:
+            raise InputError(
+                path, line, f"expected 'KEY : value' or NODE_COORD_SECTION, got {text[:40]!r}"
+            )
+    if not section_line:
+        raise InputError(path, None, "no NODE_COORD_SECTION")
+    return header, nodes, section_line
+
+
+def _parse_node(text: str, path: str | os.PathLike[str], line: int) -> tuple[int, tuple]:
+    """``id x y`` -> ``(id, (x, y))`` with finite coordinates."""
+    parts = text.split()
+    try:
+        node_id, x, y = int(parts[0]), float(parts[1]), float(parts[2])
+        ok = len(parts) == 3 and np.isfinite(x) and np.isfinite(y)
+    except (ValueError, IndexError):
+        ok = False
+    if not ok:
+        raise InputError(path, line, f"expected 'id x y' (finite numbers), got {text[:40]!r}")
+    return node_id, (x, y)
+
+
+def read_optimal(path: str | os.PathLike[str]) -> dict[str, int]:
+    """Published optimal lengths from lines ``name : length``.
+
+    Raises:
+        InputError: a line that is not ``name : integer``.
+    """
+    optimal = {}
+    for line, text in numbered_lines(path):
+        if not text.strip():
+            continue
+        name, sep, value = text.partition(":")
+        if not sep or not value.strip().isdigit():
+            raise InputError(path, line, f"expected 'name : length', got {text.strip()[:40]!r}")
+        optimal[name.strip()] = int(value)
+    return optimal
