@@ -133,9 +133,9 @@ def fast_tsp_exact(dist: np.ndarray) -> np.ndarray:
 def near_exact_budget(n: int) -> float:
     """fast-tsp time budget in seconds for n cities: ``max(2 ms, 2e-6 n^2 s)``.
 
-    That is 5 ms at n = 50 and 20 ms at n = 100, where fast-tsp's local search measured at about
-    the optimum of random uniform instances. At n <= 20 fast-tsp solves exactly and returns
-    without using the budget.
+    That is 5 ms at n = 50 and 20 ms at n = 100. Measured on 20 uniform instances at each of
+    n = 50 and 100, these budgets gave the same length as LKH (10 runs) and as a 1 s fast-tsp run
+    every time. At n <= 20 fast-tsp solves exactly and returns without using the budget.
     """
     return max(0.002, 2e-6 * n * n)
 
