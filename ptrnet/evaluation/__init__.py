@@ -1,0 +1,1 @@
+"""Evaluation: dataset-level scoring with the paper's metrics (:mod:`ptrnet.evaluation.score`)."""
