@@ -33,12 +33,12 @@ class _FixedVocabulary(EncoderDecoder):
     def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> Memory:
         """Encode a batch: (B, n, dim), (B,) -> Memory with m = n, V = max_n+1.
 
-        Raises ValueError if n > max_n: the vocabulary has no class for those inputs.
+        Raises ValueError if a row is longer than max_n: the vocabulary has no class for it.
         """
-        if points.shape[1] > self.config.max_n:
+        longest = int(lengths.max())
+        if longest > self.config.max_n:
             raise ValueError(
-                f"{type(self).__name__} was built for n <= {self.config.max_n}, "
-                f"got n = {points.shape[1]}"
+                f"{type(self).__name__} was built for n <= {self.config.max_n}, got n = {longest}"
             )
         enc, state = self.run_encoder(points, lengths)  # (B, n, d)
         return Memory(

@@ -1,0 +1,166 @@
+"""Decoding entry points: :func:`decode` (greedy, sampling, beam) and :func:`score_sequences`.
+
+Strategies are chosen by argument and run in the one loop of :mod:`ptrnet.decoding.search`; the
+model only supplies logits and the task only supplies the allowed-token masks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ptrnet.batching import Batch
+from ptrnet.decoding.beam import BeamSearch, Reranker, pick_beams
+from ptrnet.decoding.search import run_search
+from ptrnet.model.pointer import EncoderDecoder
+from ptrnet.tasks.base import Task, from_tokens
+
+STRATEGIES = ("greedy", "sample", "beam")
+
+
+@dataclass(frozen=True)
+class DecodeResult:
+    """Decoded outputs for a batch of B instances over T executed steps.
+
+    Attributes:
+        tokens: (B, T) long model tokens, end token 0 repeated after a row finished (a row may
+            lack the end token if it hit the step limit without emitting it).
+        log_prob: (B,) float32 log-likelihood of ``tokens`` under the masked step distributions
+            (temperature 1, whatever temperature sampled them).
+        sequences: B 0-based int64 arrays (:func:`ptrnet.tasks.base.from_tokens`).
+        probs: (B, T, n+1) float32 masked distribution at every step (rows sum to 1, zero on
+            disallowed tokens), or None unless requested.
+    """
+
+    tokens: torch.Tensor
+    log_prob: torch.Tensor
+    sequences: list[np.ndarray]
+    probs: torch.Tensor | None = None
+
+
+class Greedy:
+    """The most likely allowed token at every step."""
+
+    def initial_scores(self, rows: int, device: torch.device) -> torch.Tensor:
+        return torch.zeros(rows, device=device)
+
+    def select(
+        self, logp: torch.Tensor, scores: torch.Tensor
+    ) -> tuple[torch.Tensor, None, torch.Tensor]:
+        token = logp.argmax(dim=1)  # (R,)
+        return token, None, scores + logp.gather(1, token[:, None])[:, 0]
+
+
+class Sampling(Greedy):
+    """Draws from softmax(masked log-probs / temperature); disallowed tokens have probability 0."""
+
+    def __init__(self, temperature: float, generator: torch.Generator | None) -> None:
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        self.temperature, self.generator = temperature, generator
+
+    def select(
+        self, logp: torch.Tensor, scores: torch.Tensor
+    ) -> tuple[torch.Tensor, None, torch.Tensor]:
+        p = torch.softmax(logp / self.temperature, dim=1)  # (R, V), exactly 0 where masked
+        token = torch.multinomial(p, 1, generator=self.generator)[:, 0]  # (R,)
+        return token, None, scores + logp.gather(1, token[:, None])[:, 0]
+
+
+def step_limit(task: Task, lengths: torch.Tensor) -> int:
+    """Steps to run: the longest output any row may have, plus one for the end token."""
+    return max(task.max_steps(int(n)) for n in lengths.unique().tolist()) + 1
+
+
+@torch.no_grad()
+def decode(
+    model: EncoderDecoder,
+    task: Task,
+    batch: Batch,
+    strategy: str = "greedy",
+    *,
+    constraints: str = "none",
+    beam_width: int = 5,
+    temperature: float = 1.0,
+    generator: torch.Generator | None = None,
+    rerank: Reranker | None = None,
+    return_probs: bool = False,
+) -> DecodeResult:
+    """Decode every instance of ``batch`` with ``model``.
+
+    Args:
+        strategy: ``greedy``, ``sample`` (``temperature``, ``generator``) or ``beam``
+            (``beam_width``; optional ``rerank(points (n, dim), sequence) -> cost``, lower is
+            better, applied to the finished beams, e.g. tour length for TSP).
+        constraints: ``none`` (only real inputs or end; the paper's hull/Delaunay decoding) or
+            ``task`` (the task's legal-next-token rule, e.g. valid tours for TSP).
+        return_probs: also return the masked step distributions (B, T, n+1).
+
+    Raises:
+        ValueError: on an unknown strategy or constraint mode, beam_width < 1, temperature <= 0,
+            or rerank without beam search.
+    """
+    chooser = _strategy(strategy, batch.size, beam_width, temperature, generator, rerank)
+    device = next(model.parameters()).device
+    batch = batch.to(device)
+    width = beam_width if strategy == "beam" else 1
+    rows = torch.arange(batch.size, device=device).repeat_interleave(width)  # (B*k,)
+    memory = model.encode(batch.points, batch.lengths)
+    if width > 1:
+        memory = memory.index(rows)
+    dstate = task.decode_state(batch.lengths[rows], constraints)
+    limit = step_limit(task, batch.lengths)
+    trace = run_search(model, memory, dstate, limit, chooser, keep_probs=return_probs)
+    keep = rows
+    if strategy == "beam":
+        instances = _instances(batch) if rerank else None
+        keep = pick_beams(trace.scores, trace.tokens, trace.done, width, instances, rerank)
+    tokens = trace.tokens[keep]
+    probs = None if trace.probs is None else trace.probs[keep][..., : batch.points.shape[1] + 1]
+    return DecodeResult(
+        tokens=tokens,
+        log_prob=trace.scores[keep],
+        sequences=[from_tokens(t) for t in tokens.cpu().numpy()],
+        probs=probs,
+    )
+
+
+def _strategy(
+    strategy: str,
+    size: int,
+    beam_width: int,
+    temperature: float,
+    generator: torch.Generator | None,
+    rerank: Reranker | None,
+) -> Greedy | Sampling | BeamSearch:
+    """The token chooser for ``strategy``; rejects options that would be silently ignored."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    if rerank is not None and strategy != "beam":
+        raise ValueError("rerank applies to beam search only")
+    if strategy == "beam":
+        return BeamSearch(size, beam_width)
+    if strategy == "sample":
+        return Sampling(temperature, generator)
+    return Greedy()
+
+
+def _instances(batch: Batch) -> list[np.ndarray]:
+    """Each row's real points as a float64 (n_b, dim) array."""
+    points = batch.points.cpu().double().numpy()
+    return [points[b, :n] for b, n in enumerate(batch.lengths.tolist())]
+
+
+def score_sequences(model: EncoderDecoder, batch: Batch) -> torch.Tensor:
+    """(B,) teacher-forced log-likelihood of ``batch.targets`` (pads ignored), no task masks.
+
+    Differentiable; wrap in ``torch.no_grad()`` for evaluation.
+    """
+    if batch.targets is None:
+        raise ValueError("score_sequences needs a batch with targets")
+    logp = torch.log_softmax(model(batch.points, batch.lengths, batch.targets), dim=-1)
+    targets = batch.targets
+    picked = logp.gather(2, targets.clamp(min=0)[..., None])[..., 0]  # (B, T)
+    return picked.masked_fill(targets < 0, 0.0).sum(dim=1)

@@ -1,0 +1,125 @@
+"""The one autoregressive loop every decoding strategy shares, and the masked step distribution.
+
+A strategy only chooses tokens: given the masked log-probabilities of every live row it returns
+the next tokens, the row each continues (its parent; None = the same row) and the running
+scores. The loop owns the model calls, the task's :class:`DecodeState` and the history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+
+from ptrnet.model.pointer import EncoderDecoder, Memory
+from ptrnet.tasks.constraints import DecodeState
+
+
+def fit_mask(allowed: torch.Tensor, width: int) -> torch.Tensor:
+    """Widen a (R, w) allowed mask to (R, width) with False columns (w <= width).
+
+    The decoding state is as wide as the longest row + 1; the model's output can be wider
+    (extra padding columns, or a baseline's fixed vocabulary). Those columns are never allowed.
+    """
+    extra = width - allowed.shape[1]
+    if extra < 0:
+        raise ValueError(f"allowed mask has {allowed.shape[1]} columns, logits only {width}")
+    return torch.nn.functional.pad(allowed, (0, extra), value=False)
+
+
+def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """log-softmax over the allowed tokens: (R, V) logits, (R, <=V) bool -> (R, V) float32.
+
+    Disallowed entries are -inf. A new tensor is built every call; ``allowed`` is never
+    modified (PAPER.md trap 3). Every row of a DecodeState mask has an allowed entry with a
+    finite logit (end or a real input), so no row is all -inf and no NaN can appear.
+    """
+    keep = fit_mask(allowed, logits.shape[-1])
+    return torch.log_softmax(logits.float().masked_fill(~keep, float("-inf")), dim=-1)
+
+
+class Strategy(Protocol):
+    """Chooses tokens from masked log-probabilities."""
+
+    def initial_scores(self, rows: int, device: torch.device) -> torch.Tensor:
+        """(R,) float32 scores before the first step."""
+        ...
+
+    def select(
+        self, logp: torch.Tensor, scores: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+        """(R, V) log-probs, (R,) scores -> tokens (R,), parent rows (R,) or None, scores (R,)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What one decoding run produced, per row (R rows).
+
+    Attributes:
+        tokens: (R, T) long, the end token repeated after a row has finished.
+        scores: (R,) float32, the strategy's running score (total log-likelihood of ``tokens``).
+        probs: (R, T, V) float32 masked distribution at every step, or None.
+        done: (R,) bool, whether the row emitted the end token.
+    """
+
+    tokens: torch.Tensor
+    scores: torch.Tensor
+    probs: torch.Tensor | None
+    done: torch.Tensor
+
+
+def run_search(
+    model: EncoderDecoder,
+    memory: Memory,
+    dstate: DecodeState,
+    max_steps: int,
+    strategy: Strategy,
+    keep_probs: bool = False,
+) -> Trace:
+    """Decode at most ``max_steps`` tokens for every row of ``memory``, stopping early when all
+    rows are done. ``dstate`` must have the same rows as ``memory``.
+
+    When the strategy reorders rows (beam search), the decoder state and the decoding state are
+    gathered by parent; the memory is not, because a strategy only picks parents among rows that
+    share one instance's memory. Histories are rebuilt at the end by following parent pointers.
+    """
+    rows = dstate.done.shape[0]
+    device = dstate.done.device
+    prev = torch.zeros(rows, dtype=torch.long, device=device)  # token 0 -> start symbol input
+    state = memory.state
+    scores = strategy.initial_scores(rows, device)
+    history = []  # per step: (tokens (R,), parents (R,) or None, log-probs (R, V) or None)
+    for _ in range(max_steps):
+        if bool(dstate.done.all()):
+            break
+        logits, state = model.step(memory, prev, state)  # (R, V)
+        logp = masked_log_probs(logits, dstate.allowed())  # (R, V)
+        token, parent, scores = strategy.select(logp, scores)
+        if parent is not None:
+            state = (state[0][:, parent], state[1][:, parent])
+            dstate = dstate.index(parent)
+        history.append((token, parent, logp if keep_probs else None))
+        dstate = dstate.update(token)
+        prev = token
+    tokens, probs = _backtrack(history, rows, device)
+    return Trace(tokens=tokens, scores=scores, probs=probs, done=dstate.done)
+
+
+def _backtrack(
+    history: list, rows: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Follow parent pointers from the last step: -> tokens (R, T), probs (R, T, V) or None."""
+    row = torch.arange(rows, device=device)
+    tokens, probs = [], []
+    for token, parent, logp in reversed(history):
+        source = row if parent is None else parent[row]  # the row the step's input came from
+        tokens.append(token[row])
+        if logp is not None:
+            probs.append(logp[source].exp())
+        row = source
+    if not tokens:
+        return torch.zeros(rows, 0, dtype=torch.long, device=device), None
+    stacked = torch.stack(probs[::-1], dim=1) if probs else None  # (R, T, V)
+    return torch.stack(tokens[::-1], dim=1), stacked
