@@ -1,0 +1,101 @@
+"""Helpers shared by the ``ptrnet`` subcommands: arguments, task/solver lookup, progress bars."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+from ptrnet.io.errors import UsageError
+from ptrnet.tasks import TASKS, SizeRange, Task, get_task
+
+T = TypeVar("T")
+
+
+def add_task_argument(parser: argparse.ArgumentParser) -> None:
+    """The positional TASK; argparse rejects an unknown name with the list of choices."""
+    parser.add_argument(
+        "task", metavar="TASK", choices=tuple(TASKS), help=f"one of: {', '.join(TASKS)}"
+    )
+
+
+def add_solver_argument(parser: argparse.ArgumentParser) -> None:
+    solvers = "; ".join(f"{name}: {', '.join(t.solvers)}" for name, t in TASKS.items())
+    parser.add_argument(
+        "--solver", metavar="NAME", help=f"reference solver (default: the task's first). {solvers}"
+    )
+
+
+def add_output_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="output file; written atomically (complete or not at all)",
+    )
+
+
+def add_quiet_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar or summary on stderr"
+    )
+
+
+def task_and_solver(args: argparse.Namespace) -> tuple[Task, str]:
+    """The task named by ``args.task`` and the solver ``args.solver`` resolved for it.
+
+    Raises:
+        UsageError: the solver is not one of the task's (the message lists the choices).
+    """
+    task = get_task(args.task)
+    try:
+        return task, task.check_solver(args.solver)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+
+
+def size_range(text: str) -> SizeRange:
+    """argparse type for ``N`` or ``LO-HI``."""
+    try:
+        return SizeRange.parse(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def positive_int(text: str) -> int:
+    """argparse type for an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def shard(text: str) -> tuple[int, int]:
+    """argparse type for ``I/K`` with ``1 <= I <= K``."""
+    part, _, parts = text.partition("/")
+    try:
+        value = int(part), int(parts)
+    except ValueError:
+        value = (0, 0)
+    if not 1 <= value[0] <= value[1]:
+        raise argparse.ArgumentTypeError(f"expected I/K with 1 <= I <= K, got {text!r}")
+    return value
+
+
+def progress(items: Iterable[T], total: int | None, quiet: bool, desc: str) -> Iterator[T]:
+    """``items`` with a tqdm bar on stderr, shown only on a terminal and without ``--quiet``."""
+    from tqdm import tqdm
+
+    disable = quiet or not sys.stderr.isatty()
+    yield from tqdm(items, total=total, desc=desc, unit="inst", file=sys.stderr, disable=disable)
+
+
+def note(args: argparse.Namespace, message: str) -> None:
+    """A one-line summary on stderr, unless ``--quiet``."""
+    if not args.quiet:
+        print(f"ptrnet: {message}", file=sys.stderr)

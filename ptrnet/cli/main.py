@@ -1,0 +1,64 @@
+"""The ``ptrnet`` command line: one subcommand per module, each with ``register`` and ``run``.
+
+A subcommand module defines ``register(subparsers)``, which adds its parser and sets
+``run`` as the parser default, and ``run(args) -> int``. Adding a command = adding its module
+to ``COMMANDS``. Errors in user input are printed as one line, ``ptrnet: error: FILE:LINE:
+problem``, with a non-zero exit status and no traceback. Modules here import nothing heavy
+(torch is imported only inside the commands that need it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ptrnet import __version__
+from ptrnet.cli import generate, score, solve
+from ptrnet.io.errors import InputError, UsageError
+
+COMMANDS = (generate, solve, score)
+
+EXIT_INPUT_ERROR = 1
+EXIT_USAGE_ERROR = 2  # argparse's own status for bad arguments
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ptrnet",
+        description="Pointer Networks (Vinyals et al. 2015): data, training, evaluation.",
+    )
+    parser.add_argument("--version", action="version", version=f"ptrnet {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        command.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``ptrnet`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version, or an argparse error already printed
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE_ERROR
+    try:
+        return args.run(args)
+    except InputError as err:
+        return _error(err, EXIT_INPUT_ERROR)
+    except UsageError as err:
+        return _error(err, EXIT_USAGE_ERROR)
+    except OSError as err:  # e.g. the output directory does not exist
+        where = f"{err.filename}: " if err.filename else ""
+        return _error(f"{where}{err.strerror or err}", EXIT_INPUT_ERROR)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _error(message: object, status: int) -> int:
+    print(f"ptrnet: error: {message}", file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
