@@ -148,7 +148,7 @@ def _strategy(
 
 
 def _instances(batch: Batch) -> list[np.ndarray]:
-    """Each row's real points as a float64 (n_b, dim) array."""
+    """Each row's real points (the batch's float32 values) as a float64 (n_b, dim) array."""
     points = batch.points.cpu().double().numpy()
     return [points[b, :n] for b, n in enumerate(batch.lengths.tolist())]
 
