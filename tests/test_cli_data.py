@@ -140,9 +140,16 @@ def test_solver_failure_in_generate_writes_no_output(cli, tmp_path: Path) -> Non
     _assert_nothing_written(tmp_path, set())
 
 
-def test_unknown_task_lists_choices(cli) -> None:
-    status, _, err = cli("generate", "hull", "-n", 5, "--count", 1, "--seed", 0, "-o", "x")
-    assert status == 2 and "invalid choice: 'hull' (choose from 'sort', 'convex_hull'" in err
+@pytest.mark.parametrize("command", ["generate", "solve", "score"])
+def test_unknown_task_lists_choices(command: str, cli, tmp_path: Path) -> None:
+    args = {
+        "generate": ["-n", 5, "--count", 1, "--seed", 0, "-o", "x"],
+        "solve": ["in.txt", "-o", "x"],
+        "score": ["ref.txt", "pred.txt"],
+    }[command]
+    status, _, err = cli(command, "hull", *args)
+    assert status == 2
+    _assert_one_line_error(err, "unknown task 'hull'; choose from sort, convex_hull, delaunay, tsp")
 
 
 def test_unknown_solver_lists_choices(cli, tmp_path: Path) -> None:

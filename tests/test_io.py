@@ -67,6 +67,15 @@ def test_dataset_written_then_read_is_identical(task_name: str, tmp_path: Path) 
     assert (tmp_path / "again.txt").read_bytes() == path.read_bytes()
 
 
+@pytest.mark.parametrize(
+    "value", [5e-324, -2.2250738585072014e-308, 1e-300, -1.7976931348623157e308, -0.0, 0.1, 1e22]
+)
+def test_extreme_floats_round_trip(value: float) -> None:
+    points = np.array([[value, -value], [1.0, 2.0], [value / 3, 0.5]])
+    back = parse_line(format_line(points, [0, 2]), get_task("tsp"), "prediction", "f", 1)
+    assert back.points.tobytes() == points.tobytes()
+
+
 def test_format_matches_paper_layout() -> None:
     hull = get_task("convex_hull")
     points = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, 1.0]])

@@ -14,10 +14,8 @@ T = TypeVar("T")
 
 
 def add_task_argument(parser: argparse.ArgumentParser) -> None:
-    """The positional TASK; argparse rejects an unknown name with the list of choices."""
-    parser.add_argument(
-        "task", metavar="TASK", choices=tuple(TASKS), help=f"one of: {', '.join(TASKS)}"
-    )
+    """The positional TASK, checked by :func:`task_named` (a one-line error with the choices)."""
+    parser.add_argument("task", metavar="TASK", help=f"one of: {', '.join(TASKS)}")
 
 
 def add_solver_argument(parser: argparse.ArgumentParser) -> None:
@@ -43,13 +41,26 @@ def add_quiet_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def task_named(name: str) -> Task:
+    """The registered task ``name``.
+
+    Raises:
+        UsageError: an unknown name (the message lists the choices).
+    """
+    try:
+        return get_task(name)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+
+
 def task_and_solver(args: argparse.Namespace) -> tuple[Task, str]:
     """The task named by ``args.task`` and the solver ``args.solver`` resolved for it.
 
     Raises:
-        UsageError: the solver is not one of the task's (the message lists the choices).
+        UsageError: an unknown task, or a solver that is not one of the task's (the message
+            lists the choices).
     """
-    task = get_task(args.task)
+    task = task_named(args.task)
     try:
         return task, task.check_solver(args.solver)
     except ValueError as err:

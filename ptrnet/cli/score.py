@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ptrnet.cli.common import add_task_argument
+from ptrnet.cli.common import add_task_argument, task_named
 from ptrnet.evaluation.score import json_safe, score_files
 
 NAME = "score"
@@ -31,11 +31,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    metrics = score_files(args.task, args.reference, args.predictions)
+    task = task_named(args.task)
+    metrics = score_files(task, args.reference, args.predictions)
     if args.json:
         print(json.dumps(json_safe(metrics)))
     else:
-        print(format_table(args.task, metrics))
+        print(format_table(task.name, metrics))
     return 0
 
 

@@ -23,7 +23,7 @@ from ptrnet.cli.common import (
     task_and_solver,
 )
 from ptrnet.io.errors import InputError, UsageError
-from ptrnet.io.paper_format import Example, read_examples, write_examples
+from ptrnet.io.paper_format import read_examples, write_examples
 from ptrnet.io.tsplib import read_tsplib
 from ptrnet.tasks import DegenerateInstanceError, Task
 
@@ -51,26 +51,28 @@ def run(args: argparse.Namespace) -> int:
     if args.input.lower().endswith(".tsp"):
         return _solve_tsplib(args, task, solver)
     examples = read_examples(args.input, task, labels="ignore")
-    labelled = (_solve(task, solver, ex, args.input) for ex in examples)
+    labelled = (
+        (ex.points, _solve(task, solver, ex.points, args.input, ex.line)) for ex in examples
+    )
     written = write_examples(args.output, progress(labelled, len(examples), args.quiet, task.name))
     note(args, f"wrote {written} {task.name} instances to {args.output}")
     return 0
 
 
-def _solve(task: Task, solver: str, example: Example, path: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(points, label)``; a solver's refusal becomes an error at the instance's line."""
+def _solve(task: Task, solver: str, points: np.ndarray, path: str, line: int | None) -> np.ndarray:
+    """The label of ``points``; a solver's refusal becomes an error at the instance's line."""
     try:
-        return example.points, task.solve(example.points, solver)
+        return task.solve(points, solver)
     except (DegenerateInstanceError, ValueError) as err:
-        raise InputError(path, example.line, f"cannot solve: {err}") from None
+        raise InputError(path, line, f"cannot solve: {err}") from None
 
 
 def _solve_tsplib(args: argparse.Namespace, task: Task, solver: str) -> int:
     if task.name != "tsp":
         raise UsageError(f"a TSPLIB .tsp file is a tsp instance, not a {task.name} one")
     instance = read_tsplib(args.input)
-    points, tour = _solve(task, solver, Example(instance.points, None, None), args.input)
-    write_examples(args.output, [(points, tour)])
+    tour = _solve(task, solver, instance.points, args.input, None)
+    write_examples(args.output, [(instance.points, tour)])
     note(
         args,
         f"{instance.name}: tour length {instance.length(tour):.10g} "
