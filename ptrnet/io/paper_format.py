@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from ptrnet.tasks.base import Task
 
 OUTPUT = "output"
 Labels = Literal["reference", "prediction", "optional", "ignore"]
-LABEL_MODES: tuple[str, ...] = ("reference", "prediction", "optional", "ignore")
+LABEL_MODES: tuple[str, ...] = get_args(Labels)
 
 
 class Example(NamedTuple):
