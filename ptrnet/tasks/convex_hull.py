@@ -114,7 +114,7 @@ class ConvexHullTask(Task):
             if area is not None:
                 coverages.append(area / simple_polygon_area(x, ref))
         count = len(refs)
-        non_simple = 1.0 - len(coverages) / count
+        non_simple = (count - len(coverages)) / count
         return {
             "accuracy": correct / count,
             "area_coverage": float(np.mean(coverages)) if coverages else 0.0,
