@@ -37,6 +37,8 @@ FAIL_THRESHOLD = 0.01  # the paper reports FAIL when more than 1% of outputs are
 def canonical_cycle(cycle: np.ndarray) -> np.ndarray:
     """Rotate a cycle (no closing index) to start at its lowest index."""
     cycle = np.asarray(cycle, dtype=np.int64)
+    if cycle.size == 0:  # an empty prediction (the end symbol first) has no lowest index
+        return cycle
     return np.roll(cycle, -int(np.argmin(cycle)))
 
 
