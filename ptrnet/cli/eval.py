@@ -1,0 +1,83 @@
+"""``ptrnet eval``: decode a labelled dataset with a trained model and print the paper's metrics.
+
+The metrics are those of ``ptrnet score`` (same keys, same ``--json`` object), computed on the
+model's decoded outputs; no prediction file is written (``ptrnet predict`` writes one).
+Constraints default to the paper's choice per task: ``task`` for sort and TSP (valid
+permutations and tours), ``none`` for convex hull and Delaunay. ``--dry-run`` evaluates only the
+first 16 instances.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ptrnet.cli.common import add_task_argument, positive_int, task_named
+from ptrnet.cli.score import format_table
+
+NAME = "eval"
+DRY_RUN_COUNT = 16
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        NAME, help="evaluate a trained model on a labelled dataset", description=__doc__
+    )
+    add_task_argument(parser)
+    parser.add_argument("data", metavar="DATA", help="labelled instances (paper format)")
+    add_model_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--dry-run", action="store_true", help=f"only the first {DRY_RUN_COUNT} instances"
+    )
+    parser.set_defaults(run=run)
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--model`` and the decoding options shared by ``eval`` and ``predict``."""
+    add = parser.add_argument
+    add("--model", required=True, metavar="RUN_DIR_OR_CHECKPOINT", help="trained model")
+    add("--decode", choices=("greedy", "sample", "beam"), default="greedy", help="strategy")
+    add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width (5)")
+    add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
+    add("--seed", type=int, default=0, help="seed for --decode sample")
+    add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
+    add("--threads", type=positive_int, metavar="T", help="torch threads (default: all cores)")
+
+
+def decode_options(args: argparse.Namespace) -> dict[str, object]:
+    """Keyword arguments of :func:`ptrnet.inference.predict` from the parsed options."""
+    return {
+        "decode": args.decode,
+        "beam_width": args.beam_width,
+        "constraints": args.constraints,
+        "seed": args.seed,
+        "batch_size": args.batch_size,
+    }
+
+
+def set_threads(args: argparse.Namespace) -> None:
+    import torch
+
+    from ptrnet.generation import default_workers
+
+    torch.set_num_threads(args.threads or default_workers())
+
+
+def run(args: argparse.Namespace) -> int:
+    from itertools import islice
+
+    from ptrnet.evaluation.score import json_safe, score_examples
+    from ptrnet.inference import load_model, predict
+    from ptrnet.io.paper_format import Example, iter_examples
+
+    set_threads(args)
+    task = task_named(args.task)
+    loaded = load_model(args.model, task)
+    limit = DRY_RUN_COUNT if args.dry_run else None
+    refs = list(islice(iter_examples(args.data, task, "reference"), limit))
+    seqs = predict(loaded, task, [r.points for r in refs], **decode_options(args))
+    preds = [Example(r.points, s, r.line) for r, s in zip(refs, seqs, strict=True)]
+    metrics = score_examples(task, refs, preds)
+    print(json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics))
+    return 0

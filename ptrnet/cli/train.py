@@ -1,0 +1,178 @@
+"""``ptrnet train``: train a Ptr-Net (or a Table 1 baseline) with teacher forcing.
+
+Data are generated fresh on the fly (or read from ``--data``); the best checkpoint is picked on
+the task's decoded validation metric. The run directory gets ``config.json``, ``log.csv``,
+``last.safetensors``, ``best.safetensors`` and ``best.json`` (see :mod:`ptrnet.training.loop`).
+``--resume`` continues a run exactly; only the run length, threads and logging intervals may be
+changed then, every other option is taken from the saved configuration.
+
+``--dry-run`` is a tiny preset (a few steps, hidden 16, batch 8, 16 validation instances, n 5-6)
+written to ``--out`` or a temporary directory; options given explicitly still apply.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from typing import TYPE_CHECKING
+
+from ptrnet.cli.common import (
+    add_quiet_argument,
+    add_task_argument,
+    positive_int,
+    size_range,
+    task_named,
+)
+from ptrnet.io.errors import UsageError
+
+if TYPE_CHECKING:
+    from ptrnet.training.config import RunConfig
+
+NAME = "train"
+DEFAULT_STEPS = 10_000
+DEFAULT_HIDDEN, DRY_RUN_HIDDEN = 256, 16
+DRY_RUN = {
+    "sizes": "5-6",
+    "batch_size": 8,
+    "steps": 4,
+    "val_count": 16,
+    "val_every": 2,
+    "log_every": 1,
+}
+# Options that map one-to-one onto TrainConfig fields (the rest build the ModelConfig).
+TRAIN_OPTIONS = (
+    "sizes",
+    "data",
+    "labels",
+    "optimizer",
+    "lr",
+    "decay",
+    "decay_every",
+    "clip_norm",
+    "batch_size",
+    "steps",
+    "epochs",
+    "epoch_size",
+    "bucket",
+    "val_count",
+    "val_every",
+    "val_constraints",
+    "log_every",
+    "seed",
+    "threads",
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(NAME, help="train a model", description=__doc__)
+    add_task_argument(parser)
+    add = parser.add_argument
+    add("-n", "--sizes", type=size_range, metavar="N|LO-HI", help="training sizes, e.g. 5-50")
+    add("--out", metavar="RUN_DIR", help="run directory (required unless --dry-run)")
+    add("--resume", action="store_true", help="continue the run in --out exactly")
+    add("--dry-run", action="store_true", help="tiny preset that finishes in seconds")
+    add("--arch", choices=("pointer", "seq2seq", "attention"), help="model (default: pointer)")
+    add("--hidden", type=positive_int, metavar="D", help="LSTM units (default: 256)")
+    add("--layers", type=positive_int, metavar="L", help="LSTM layers (default: 1)")
+    add("--init", choices=("paper", "default"), help="paper = uniform(-0.08, 0.08) (default)")
+    add("--optimizer", choices=("sgd", "adam"), help="sgd: lr 1.0; adam: lr 1e-3 (default)")
+    add("--lr", type=float, metavar="X", help="learning rate (default: per optimizer)")
+    add("--decay", type=float, help="lr factor per --decay-every steps (sgd 1.0, adam 0.96)")
+    add("--decay-every", type=positive_int, metavar="N", help="default: 1000")
+    add("--clip-norm", type=float, metavar="X", help="gradient L2 norm limit (default: 2.0)")
+    add("--batch-size", type=positive_int, metavar="B", help="default: 128")
+    length = parser.add_mutually_exclusive_group()
+    length.add_argument("--steps", type=positive_int, help=f"default: {DEFAULT_STEPS}")
+    length.add_argument("--epochs", type=positive_int, help="passes over --data / --epoch-size")
+    add("--epoch-size", type=positive_int, metavar="N", help="generated instances per epoch")
+    add("--data", metavar="FILE", help="paper-format training file (default: generate)")
+    add("--labels", choices=("solve", "file"), help="targets: task.solve (default) or the file's")
+    add("--bucket", action="store_true", default=None, help="batch similar sizes together")
+    add("--val-count", type=positive_int, metavar="N", help="validation instances (default 1000)")
+    add("--val-every", type=positive_int, metavar="N", help="steps between validations (500)")
+    add("--val-constraints", choices=("none", "task"), help="default: the task's")
+    add("--log-every", type=positive_int, metavar="N", help="steps between log rows (50)")
+    add("--seed", type=int, help="seed for init and data (default: 0)")
+    add("--threads", type=positive_int, metavar="T", help="torch threads (default: all cores)")
+    add_quiet_argument(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ptrnet.training.loop import RunDirError, train
+
+    task_named(args.task)  # an unknown task is a one-line usage error
+    if args.out is None and (args.resume or not args.dry_run):
+        raise UsageError("--out RUN_DIR is required")
+    try:
+        config = resumed_config(args, args.out) if args.resume else fresh_config(args)
+    except ValueError as err:  # an impossible option value (the config validates them)
+        raise UsageError(str(err)) from None
+    out = args.out or tempfile.mkdtemp(prefix="ptrnet-dry-run-")
+    try:
+        result = train(
+            config, out, resume=args.resume, progress=not args.quiet and sys.stderr.isatty()
+        )
+    except RunDirError as err:
+        raise UsageError(str(err)) from None
+    best = result.best
+    print(
+        f"ptrnet: {config.train.task}: {result.step} steps, "
+        f"{result.examples_per_s:.0f} examples/s; best {best.get('metric')} "
+        f"{best.get('value')} at step {best.get('step')}; run in {out}"
+    )
+    return 0
+
+
+def explicit_options(args: argparse.Namespace) -> dict[str, object]:
+    """The TrainConfig fields given on the command line."""
+    options = {k: getattr(args, k) for k in TRAIN_OPTIONS if getattr(args, k) is not None}
+    if "sizes" in options:
+        options["sizes"] = str(options["sizes"])
+    return options
+
+
+def fresh_config(args: argparse.Namespace) -> RunConfig:
+    """A new run's configuration: preset (``--dry-run``) < explicit options."""
+    from ptrnet.model import ModelConfig
+    from ptrnet.tasks import SizeRange, get_task
+    from ptrnet.training.config import RunConfig, TrainConfig
+
+    options = {**(DRY_RUN if args.dry_run else {}), **explicit_options(args)}
+    hidden = args.hidden or (DRY_RUN_HIDDEN if args.dry_run else DEFAULT_HIDDEN)
+    if "sizes" not in options:
+        raise UsageError("-n/--sizes is required, e.g. -n 5-50")
+    if "epochs" in options:
+        options.pop("steps", None)
+    options.setdefault("steps", None if "epochs" in options else DEFAULT_STEPS)
+    kind = args.arch or "pointer"
+    max_n = None if kind == "pointer" else SizeRange.parse(options["sizes"]).hi
+    model = ModelConfig(
+        kind=kind,
+        input_dim=get_task(args.task).dim,
+        hidden=hidden,
+        layers=args.layers or 1,
+        init=args.init or "paper",
+        max_n=max_n,
+    )
+    return RunConfig(model, TrainConfig(task=args.task, **options))
+
+
+def resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
+    """The saved configuration of the run in ``out`` with the explicit resumable changes."""
+    from ptrnet.training.checkpoint import load_checkpoint
+    from ptrnet.training.config import resume_config
+    from ptrnet.training.loop import LAST
+
+    path = os.path.join(out, LAST)
+    if not os.path.exists(path):
+        raise UsageError(f"nothing to resume: {path} does not exist")
+    saved = load_checkpoint(path).config
+    if saved.train.task != args.task:
+        raise UsageError(f"the run in {out} trains {saved.train.task}, not {args.task}")
+    model_changes = [a for a in ("arch", "hidden", "layers", "init") if getattr(args, a)]
+    if model_changes:
+        raise UsageError(f"cannot change {', '.join(model_changes)} when resuming")
+    return resume_config(saved, explicit_options(args))

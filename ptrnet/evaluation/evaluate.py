@@ -1,0 +1,154 @@
+"""Decode a dataset with a model and score it with the task's metrics.
+
+The metrics are ``task.metrics`` on the decoded sequences, so the keys are exactly those of
+``ptrnet score`` on a prediction file. Instances are decoded in batches sorted by n, which keeps
+padding small when a dataset mixes sizes; predictions come back in the original order.
+
+Default decoding constraints follow the paper (Sec. 4, Inference): hull and Delaunay decoders are
+unconstrained, the TSP beam is restricted to valid tours; sort (not in the paper) is constrained
+to permutations like TSP.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ptrnet.tasks import Task
+
+if TYPE_CHECKING:
+    from torch import nn
+
+DEFAULT_CONSTRAINTS = {"sort": "task", "convex_hull": "none", "delaunay": "none", "tsp": "task"}
+# The decoded metric that picks the best checkpoint (never the teacher-forced loss, trap 7).
+PRIMARY_METRIC = {
+    "sort": "exact_match",
+    "convex_hull": "accuracy",
+    "delaunay": "triangle_coverage",
+    "tsp": "mean_length",
+}
+LOWER_IS_BETTER = frozenset({"mean_length"})
+
+
+def default_constraints(task_name: str) -> str:
+    """The paper's decoding constraints for ``task_name``: ``task`` or ``none``."""
+    return DEFAULT_CONSTRAINTS[task_name]
+
+
+def selection_key(task_name: str, metrics: dict[str, float]) -> tuple[float, ...]:
+    """Sort key of decoded validation metrics: smaller is better.
+
+    The task's primary metric decides; for TSP the share of valid tours comes first, since
+    ``mean_length`` averages over valid tours only (with ``task`` constraints every tour is).
+    """
+    name = PRIMARY_METRIC[task_name]
+    value = float(metrics[name])
+    if name in LOWER_IS_BETTER:
+        value = value if math.isfinite(value) else math.inf
+        return (-float(metrics.get("valid_rate", 1.0)), value)
+    return (-value,)
+
+
+def decode_all(
+    model: nn.Module,
+    task: Task,
+    points_list: Sequence[np.ndarray],
+    *,
+    strategy: str = "greedy",
+    beam_width: int = 5,
+    constraints: str | None = None,
+    batch_size: int = 256,
+    seed: int = 0,
+) -> list[np.ndarray]:
+    """Decode every instance; returns 0-based sequences in the order of ``points_list``.
+
+    Args:
+        model: a network taking (B, n, dim) points; put in eval mode for the call.
+        points_list: instances, each (n, dim).
+        strategy, beam_width: passed to :func:`ptrnet.decoding.decode`.
+        constraints: ``none`` or ``task``; None = :func:`default_constraints`.
+        batch_size: instances per decoding batch.
+        seed: seeds the generator of ``sample`` decoding (same seed, same samples).
+    """
+    import torch
+
+    from ptrnet.batching import collate
+    from ptrnet.decoding import decode
+
+    constraints = constraints or default_constraints(task.name)
+    generator = torch.Generator().manual_seed(seed) if strategy == "sample" else None
+    order = np.argsort([len(p) for p in points_list], kind="stable")
+    out: list[np.ndarray | None] = [None] * len(points_list)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            for lo in range(0, len(order), batch_size):
+                rows = order[lo : lo + batch_size]
+                batch = collate([points_list[i] for i in rows])
+                result = decode(
+                    model,
+                    task,
+                    batch,
+                    strategy,
+                    constraints=constraints,
+                    beam_width=beam_width,
+                    generator=generator,
+                )
+                for i, seq in zip(rows, result.sequences, strict=True):
+                    out[i] = np.asarray(seq, dtype=np.int64)
+    finally:
+        model.train(was_training)
+    return out
+
+
+def evaluate(
+    model: nn.Module,
+    task: Task,
+    points_list: Sequence[np.ndarray],
+    refs: Sequence[np.ndarray],
+    **decode_options: object,
+) -> dict[str, float]:
+    """The metrics of the decoded ``points_list`` against ``refs`` (0-based sequences).
+
+    Computed by :func:`ptrnet.evaluation.score.score_examples`, the function behind
+    ``ptrnet score``, so the keys and value types are the same. ``decode_options`` are those of
+    :func:`decode_all`.
+    """
+    from ptrnet.evaluation.score import score_examples
+    from ptrnet.io.paper_format import Example
+
+    preds = decode_all(model, task, points_list, **decode_options)
+    lines = range(1, len(points_list) + 1)
+    return score_examples(
+        task,
+        [Example(p, r, i) for p, r, i in zip(points_list, refs, lines, strict=True)],
+        [Example(p, s, i) for p, s, i in zip(points_list, preds, lines, strict=True)],
+    )
+
+
+def evaluate_file(
+    model: nn.Module,
+    task: Task,
+    path: str | os.PathLike[str],
+    *,
+    limit: int | None = None,
+    **decode_options: object,
+) -> dict[str, float]:
+    """Evaluate on a labelled paper-format file (its first ``limit`` lines if set).
+
+    Raises:
+        InputError: if the file is missing, malformed or unlabelled.
+    """
+    from itertools import islice
+
+    from ptrnet.io.paper_format import iter_examples
+
+    examples = list(islice(iter_examples(path, task, "reference"), limit))
+    return evaluate(
+        model, task, [e.points for e in examples], [e.seq for e in examples], **decode_options
+    )

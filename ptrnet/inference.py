@@ -1,0 +1,160 @@
+"""The one inference API: load a trained model, decode instances. The CLI (``ptrnet eval``,
+``ptrnet predict``) and the web page are thin shells over :func:`load_model` and :func:`predict`.
+
+A model is named by a run directory (its ``best.safetensors``, else ``last.safetensors``) or a
+checkpoint file. :func:`resolve_checkpoint` is the single place that turns a name into a file,
+so bundled default models (``path=None``) only need a branch there.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ptrnet.io.errors import InputError, UsageError
+from ptrnet.tasks import Task, get_task
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from ptrnet.training.config import RunConfig
+
+CHECKPOINT_NAMES = ("best.safetensors", "last.safetensors")
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model ready for decoding.
+
+    Attributes:
+        model: the network, in eval mode, on the CPU.
+        config: the run configuration it was trained with.
+        path: the checkpoint file it was read from.
+        step: optimiser steps it had been trained for.
+        info: the checkpoint's record (e.g. ``info["best"]``: validation metrics).
+    """
+
+    model: nn.Module
+    config: RunConfig
+    path: str
+    step: int
+    info: dict[str, Any]
+
+    @property
+    def task(self) -> str:
+        """Name of the task the model was trained on."""
+        return self.config.train.task
+
+
+def resolve_checkpoint(path: str | os.PathLike[str] | None) -> str:
+    """The checkpoint file that ``path`` (a run directory or a file) names.
+
+    Raises:
+        UsageError: no path given.
+        InputError: the path does not exist, or a directory holds no checkpoint.
+    """
+    if path is None:
+        raise UsageError("no model given: pass --model RUN_DIR_OR_CHECKPOINT")
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        for name in CHECKPOINT_NAMES:
+            if os.path.isfile(os.path.join(path, name)):
+                return os.path.join(path, name)
+        raise InputError(
+            path,
+            None,
+            f"no checkpoint in this directory (expected {' or '.join(CHECKPOINT_NAMES)})",
+        )
+    if not os.path.exists(path):
+        raise InputError(path, None, "no such model directory or checkpoint file")
+    return path
+
+
+def load_model(path: str | os.PathLike[str] | None, task: Task | str | None = None) -> LoadedModel:
+    """Load the model at ``path`` (run directory or checkpoint file) for inference.
+
+    Args:
+        task: if given, the task the model must have been trained on.
+
+    Raises:
+        UsageError: no path, or the model was trained on another task.
+        InputError: missing path, or an unreadable or inconsistent checkpoint.
+    """
+    from ptrnet.model import build_model
+    from ptrnet.training.checkpoint import CheckpointError, load_checkpoint
+
+    file = resolve_checkpoint(path)
+    ckpt = load_checkpoint(file)
+    model = build_model(ckpt.config.model)
+    try:
+        model.load_state_dict(ckpt.model_state)
+    except RuntimeError as err:
+        first = str(err).strip().splitlines()[0]
+        raise CheckpointError(file, f"weights do not fit the configuration: {first}") from None
+    model.eval()
+    loaded = LoadedModel(model, ckpt.config, file, ckpt.step, ckpt.info)
+    if task is not None:
+        check_task(loaded, task)
+    return loaded
+
+
+def check_task(loaded: LoadedModel, task: Task | str) -> Task:
+    """``task`` as a Task; raises UsageError unless the model was trained on it."""
+    task = get_task(task) if isinstance(task, str) else task
+    if task.name != loaded.task:
+        raise UsageError(
+            f"the model at {loaded.path} was trained on {loaded.task}, not {task.name}"
+        )
+    return task
+
+
+def predict(
+    loaded: LoadedModel,
+    task: Task | str,
+    points_list: Sequence[np.ndarray],
+    *,
+    decode: str = "greedy",
+    beam_width: int = 5,
+    constraints: str | None = None,
+    seed: int = 0,
+    batch_size: int = 256,
+) -> list[np.ndarray]:
+    """Decode each instance of ``points_list`` ((n, dim) arrays) with ``loaded``.
+
+    Args:
+        decode: ``greedy``, ``sample`` (seeded by ``seed``) or ``beam`` (``beam_width``).
+        constraints: ``none`` or ``task``; None = the paper's choice for the task
+            (:func:`ptrnet.evaluation.evaluate.default_constraints`).
+
+    Returns:
+        0-based index sequences in the order of ``points_list`` (paper format minus 1).
+
+    Raises:
+        UsageError: the model was trained on another task, or a baseline meets an instance
+            larger than its fixed output vocabulary (``max_n``).
+        ValueError: a bad decoding option or an instance of the wrong dimension.
+    """
+    from ptrnet.evaluation.evaluate import decode_all
+
+    task = check_task(loaded, task)
+    max_n = loaded.config.model.max_n
+    largest = max((len(p) for p in points_list), default=0)
+    if max_n is not None and largest > max_n:
+        raise UsageError(
+            f"the {loaded.config.model.kind} model at {loaded.path} handles "
+            f"n <= {max_n}; an instance has {largest} points"
+        )
+    return decode_all(
+        loaded.model,
+        task,
+        points_list,
+        strategy=decode,
+        beam_width=beam_width,
+        constraints=constraints,
+        batch_size=batch_size,
+        seed=seed,
+    )

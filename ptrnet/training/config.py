@@ -1,0 +1,224 @@
+"""Training configuration: frozen, validated dataclasses saved inside every checkpoint.
+
+A :class:`RunConfig` is everything that defines a run: the model (:class:`ModelConfig`) and the
+training recipe (:class:`TrainConfig`). Both reject unknown keys and impossible values (PAPER.md
+trap 9), and ``RunConfig.from_dict(cfg.to_dict()) == cfg``.
+
+Recipes (Sec. 4 and PAPER.md "Known"):
+
+* ``sgd``: the paper's SGD, learning rate 1.0, no schedule.
+* ``adam``: Adam, learning rate 1e-3, exponential decay ``lr * decay ** (step / decay_every)``
+  (0.96 per 1000 steps unless set), the recipe that got further than SGD in public replications.
+
+Both clip the global gradient L2 norm at 2.0 and use batch 128 unless set.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from ptrnet.model.config import ModelConfig
+from ptrnet.tasks import SizeRange, get_task
+
+OPTIMIZERS = ("sgd", "adam")
+DEFAULT_LR = {"sgd": 1.0, "adam": 1e-3}
+DEFAULT_DECAY = {"sgd": 1.0, "adam": 0.96}
+CONSTRAINTS = ("none", "task")
+LABELS = ("solve", "file")
+# Changing these on --resume leaves the data order, the optimiser and the model untouched.
+RESUMABLE = frozenset({"steps", "epochs", "threads", "val_every", "log_every"})
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How to train.
+
+    Attributes:
+        task: registry name (``sort``, ``convex_hull``, ``delaunay``, ``tsp``).
+        sizes: instance sizes, ``"5"`` or ``"5-50"``; each training instance draws n uniformly.
+        data: paper-format training file, or None to generate fresh data on the fly.
+        labels: ``solve`` = targets from ``task.solve`` (the canonical ones); ``file`` = the
+            file's own labels (e.g. the paper's A1-labelled TSP-50).
+        optimizer: ``sgd`` or ``adam``; ``lr`` and ``decay`` default per recipe (module doc).
+        lr, decay, decay_every: learning rate ``lr * decay ** (step / decay_every)``.
+        clip_norm: global gradient L2 norm limit.
+        batch_size: instances per step (B).
+        steps, epochs: run length; exactly one is set. An epoch is ``epoch_size`` generated
+            instances (all fresh) or one pass over ``data``.
+        epoch_size: instances per generated epoch (paper: 1M training pairs).
+        bucket: sort each pool of ``bucket_pool`` batches by n so a batch mixes fewer sizes
+            (less padding, faster); the order of batches within a pool is shuffled.
+        val_count, val_every: validation set size and interval in steps.
+        val_constraints: decoding constraints for validation; None = the task's default.
+        log_every: steps between CSV rows.
+        seed: seeds the model init (torch) and all data (instance keys, epoch order).
+        threads: torch CPU threads; None = all cores available to this process.
+    """
+
+    task: str
+    sizes: str
+    data: str | None = None
+    labels: str = "solve"
+    optimizer: str = "adam"
+    lr: float | None = None
+    decay: float | None = None
+    decay_every: int = 1000
+    clip_norm: float = 2.0
+    batch_size: int = 128
+    steps: int | None = None
+    epochs: int | None = None
+    epoch_size: int = 1_000_000
+    bucket: bool = False
+    bucket_pool: int = 8
+    val_count: int = 1000
+    val_every: int = 500
+    val_constraints: str | None = None
+    log_every: int = 50
+    seed: int = 0
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        task = get_task(self.task)  # raises on an unknown task
+        if not isinstance(self.sizes, str):
+            raise ValueError(f"sizes must be a string like '5-50', got {self.sizes!r}")
+        task.check_sizes(SizeRange.parse(self.sizes))
+        _choice("optimizer", self.optimizer, OPTIMIZERS)
+        _choice("labels", self.labels, LABELS)
+        if self.val_constraints is not None:
+            _choice("val_constraints", self.val_constraints, CONSTRAINTS)
+        if self.data is not None and not isinstance(self.data, str):
+            raise ValueError(f"data must be a path string, got {self.data!r}")
+        if self.labels == "file" and self.data is None:
+            raise ValueError("labels 'file' needs a training data file")
+        # Frozen: resolve the recipe defaults once so the saved config states the values used.
+        if self.lr is None:
+            object.__setattr__(self, "lr", DEFAULT_LR[self.optimizer])
+        if self.decay is None:
+            object.__setattr__(self, "decay", DEFAULT_DECAY[self.optimizer])
+        self._check_numbers()
+        if (self.steps is None) == (self.epochs is None):
+            raise ValueError("set exactly one of steps and epochs")
+        if not isinstance(self.bucket, bool):
+            raise ValueError(f"bucket must be true or false, got {self.bucket!r}")
+
+    def _check_numbers(self) -> None:
+        _positive_float("lr", self.lr)
+        _positive_float("clip_norm", self.clip_norm)
+        _positive_float("decay", self.decay)
+        if self.decay > 1:
+            raise ValueError(f"decay must be in (0, 1], got {self.decay!r}")
+        for name in (
+            "decay_every",
+            "batch_size",
+            "epoch_size",
+            "bucket_pool",
+            "val_count",
+            "val_every",
+            "log_every",
+        ):
+            _positive_int(name, getattr(self, name))
+        for name in ("steps", "epochs", "threads"):
+            if getattr(self, name) is not None:
+                _positive_int(name, getattr(self, name))
+        if not _is_int(self.seed) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+
+    @property
+    def size_range(self) -> SizeRange:
+        return SizeRange.parse(self.sizes)
+
+    @property
+    def constraints(self) -> str:
+        """Validation decoding constraints, the task's default unless set."""
+        from ptrnet.evaluation.evaluate import default_constraints
+
+        return self.val_constraints or default_constraints(self.task)
+
+    def learning_rate(self, step: int) -> float:
+        """The learning rate for optimiser step ``step`` (0-based)."""
+        return self.lr * self.decay ** (step / self.decay_every)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Model plus training recipe; the JSON in every checkpoint is :meth:`to_dict`."""
+
+    model: ModelConfig
+    train: TrainConfig
+
+    def __post_init__(self) -> None:
+        task = get_task(self.train.task)
+        if self.model.input_dim != task.dim:
+            raise ValueError(
+                f"task {task.name} has {task.dim}-D inputs, "
+                f"the model expects {self.model.input_dim}-D"
+            )
+        hi = self.train.size_range.hi
+        if self.model.max_n is not None and self.model.max_n < hi:
+            raise ValueError(
+                f"a {self.model.kind} model with max_n {self.model.max_n} "
+                f"cannot train on n up to {hi}"
+            )
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunConfig:
+        """Build from ``{"model": {...}, "train": {...}}``; unknown keys raise ValueError."""
+        if not isinstance(d, dict) or set(d) != {"model", "train"}:
+            keys = sorted(d) if isinstance(d, dict) else d
+            raise ValueError(f"run config needs exactly the keys model and train, got {keys}")
+        return cls(ModelConfig.from_dict(d["model"]), train_from_dict(d["train"]))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model.to_dict(), "train": asdict(self.train)}
+
+
+def train_from_dict(d: dict[str, Any]) -> TrainConfig:
+    """A TrainConfig from a dict; raises ValueError naming unknown keys."""
+    known = {f.name for f in fields(TrainConfig)}
+    unknown = sorted(set(d) - known)
+    if unknown:
+        raise ValueError(
+            f"unknown training config keys: {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    return TrainConfig(**d)
+
+
+def resume_config(saved: RunConfig, changes: dict[str, Any]) -> RunConfig:
+    """``saved`` with ``changes`` to its training config, all of which must be in RESUMABLE.
+
+    Raises ValueError naming the fields that would make the resumed run a different run.
+    """
+    changed = {k: v for k, v in changes.items() if getattr(saved.train, k, object()) != v}
+    fixed = sorted(set(changed) - RESUMABLE)
+    if fixed:
+        raise ValueError(
+            f"cannot change {', '.join(fixed)} when resuming; "
+            f"only {', '.join(sorted(RESUMABLE))} may change"
+        )
+    if "steps" in changed and "epochs" not in changed:
+        changed["epochs"] = None
+    if "epochs" in changed and "steps" not in changed:
+        changed["steps"] = None
+    return RunConfig(saved.model, replace(saved.train, **changed))
+
+
+def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"unknown {name} {value!r}; choose from {', '.join(choices)}")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _positive_int(name: str, value: object) -> None:
+    if not _is_int(value) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _positive_float(name: str, value: object) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number, got {value!r}")

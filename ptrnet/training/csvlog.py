@@ -1,0 +1,74 @@
+"""The run's CSV log: one row per logging interval or validation, flushed as it is written.
+
+Columns: ``step`` (optimiser steps done), ``loss`` (mean
+teacher-forced training loss over the interval), ``lr``, ``examples_per_s`` (training throughput
+over the interval, validation excluded), ``elapsed_s``, ``val_tf_loss`` (teacher-forced loss on
+the validation set, labelled so because it is *not* a decoded metric, PAPER.md trap 7), then the
+task's decoded validation metrics as ``val_<key>``. Columns without a value in a row are empty.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from typing import Any
+
+from ptrnet.io.atomic import atomic_write
+
+BASE_COLUMNS = ("step", "loss", "lr", "examples_per_s", "elapsed_s", "val_tf_loss")
+
+
+def columns_for(metric_keys: tuple[str, ...]) -> list[str]:
+    """All columns of a log for a task with ``metric_keys``."""
+    return [*BASE_COLUMNS, *(f"val_{k}" for k in metric_keys)]
+
+
+class CsvLog:
+    """Appends rows to ``path``.
+
+    On a fresh run the file is (re)created with a header. When resuming at ``resume_step`` rows
+    logged after that step (written before an interruption, then lost with the model state) are
+    dropped, so the log reads as one uninterrupted run.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], columns: list[str], resume_step: int | None = None
+    ) -> None:
+        self.path, self.columns = os.fspath(path), columns
+        kept = self._kept_rows(resume_step) if resume_step is not None else []
+        with atomic_write(self.path) as stream:
+            writer = csv.DictWriter(stream, columns)
+            writer.writeheader()
+            writer.writerows(kept)
+        self._stream = open(self.path, "a", encoding="utf-8", newline="")  # noqa: SIM115
+        self._writer = csv.DictWriter(self._stream, columns)
+
+    def _kept_rows(self, resume_step: int) -> list[dict[str, str]]:
+        if not os.path.exists(self.path):
+            return []
+        with open(self.path, encoding="utf-8", newline="") as stream:
+            rows = list(csv.DictReader(stream))
+        return [
+            {k: r.get(k, "") for k in self.columns} for r in rows if int(r["step"]) <= resume_step
+        ]
+
+    def write(self, row: dict[str, Any]) -> None:
+        """Append one row; unknown keys raise ValueError, floats are written to 6 significant
+        digits (losses, rates) and missing columns are left empty."""
+        self._writer.writerow({k: _format(v) for k, v in row.items()})
+        self._stream.flush()
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _format(value: Any) -> Any:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return value
+
+
+def read_log(path: str | os.PathLike[str]) -> list[dict[str, str]]:
+    """The rows of a log as dicts of strings (empty string = no value)."""
+    with open(path, encoding="utf-8", newline="") as stream:
+        return list(csv.DictReader(stream))

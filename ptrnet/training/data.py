@@ -1,0 +1,143 @@
+"""Training and validation data: a pure function of the configuration and the step.
+
+Every batch is determined by ``(config, step)`` alone, so a resumed run sees exactly the data
+order of an uninterrupted one and needs no data-loader state.
+
+* Generated data (no file): epoch ``e`` is instances ``e*E .. (e+1)*E - 1`` of stream
+  :data:`TRAIN_STREAM` (``E = epoch_size``), a running instance counter, so every instance is
+  fresh. Instance ``i`` is exactly line ``i`` of ``ptrnet generate --seed S`` (stream 0).
+* File data: epoch ``e`` visits the file in a permutation drawn from ``(seed, ORDER_STREAM, e)``.
+* Labels come from ``task.solve`` as each pool of batches is built (the canonical targets), or
+  from the file with ``labels="file"``. Degenerate file instances (no reference solution) are
+  dropped from their batch; generated ones are redrawn as in :mod:`ptrnet.generation`.
+* Bucketing: batches are built a pool of ``bucket_pool`` batches at a time. With ``bucket`` the
+  pool is sorted by n before it is cut into batches (less padding) and the batches are visited in
+  an order drawn from ``(seed, BUCKET_STREAM, e, pool)``; without it a batch mixes sizes freely.
+* Validation: instances ``0 .. val_count-1`` of stream :data:`VAL_STREAM` under the same seed.
+  Streams key instances separately, so no seed makes validation equal training (PAPER.md
+  trap 8); a training file is checked for validation instances before training starts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ptrnet.batching import Batch, collate
+from ptrnet.generation import labelled_instance
+from ptrnet.io.errors import InputError
+from ptrnet.io.paper_format import read_examples
+from ptrnet.tasks import DegenerateInstanceError, Task
+from ptrnet.training.config import TrainConfig
+
+TRAIN_STREAM, VAL_STREAM, ORDER_STREAM, BUCKET_STREAM = 0, 1, 2, 3
+
+Instance = tuple[np.ndarray, np.ndarray | None]  # points (n, dim), 0-based label or None
+
+
+def validation_set(task: Task, cfg: TrainConfig) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The fixed validation instances and their canonical labels: (points list, labels list)."""
+    pairs = [
+        labelled_instance(task, cfg.size_range, cfg.seed, i, stream=VAL_STREAM)
+        for i in range(cfg.val_count)
+    ]
+    return [p for p, _ in pairs], [s for _, s in pairs]
+
+
+class TrainingData:
+    """Maps a step to its batch (see module docstring).
+
+    Args:
+        task: the task being learned.
+        cfg: the training configuration (data source, sizes, batch size, seed, bucketing).
+        val_points: validation instances that a training file must not contain.
+
+    Raises:
+        InputError: the training file is unreadable, malformed, has an instance size outside
+            ``cfg.sizes``, or contains a validation instance.
+    """
+
+    def __init__(self, task: Task, cfg: TrainConfig, val_points: list[np.ndarray]) -> None:
+        self.task, self.cfg = task, cfg
+        self.file: list[Instance] | None = None
+        if cfg.data is not None:
+            self.file = _read_file(task, cfg, val_points)
+        self.epoch_length = len(self.file) if self.file is not None else cfg.epoch_size
+        self.steps_per_epoch = math.ceil(self.epoch_length / cfg.batch_size)
+        self._pool_key: tuple[int, int] | None = None
+        self._pool: list[Batch] = []
+
+    def total_steps(self) -> int:
+        """Steps in the whole run: ``steps``, or ``epochs`` full passes."""
+        return self.cfg.steps or self.cfg.epochs * self.steps_per_epoch
+
+    def batch(self, step: int) -> Batch:
+        """The training batch for optimiser step ``step`` (0-based)."""
+        epoch, k = divmod(step, self.steps_per_epoch)
+        pool, j = divmod(k, self.cfg.bucket_pool)
+        if self._pool_key != (epoch, pool):
+            self._pool = self._build_pool(epoch, pool)
+            self._pool_key = (epoch, pool)
+        return self._pool[j]
+
+    def _build_pool(self, epoch: int, pool: int) -> list[Batch]:
+        cfg, size = self.cfg, self.cfg.batch_size
+        first = pool * cfg.bucket_pool * size
+        positions = np.arange(first, min(first + cfg.bucket_pool * size, self.epoch_length))
+        instances = [self._labelled(i) for i in self._instance_ids(epoch, positions)]
+        instances = [inst for inst in instances if inst is not None]
+        if cfg.bucket:
+            instances.sort(key=lambda inst: len(inst[0]))  # stable: ties keep their order
+        chunks = [instances[lo : lo + size] for lo in range(0, len(instances), size)]
+        if cfg.bucket:
+            order = np.random.default_rng([cfg.seed, BUCKET_STREAM, epoch, pool])
+            chunks = [chunks[c] for c in order.permutation(len(chunks))]
+        return [collate([p for p, _ in c], [s for _, s in c]) for c in chunks]
+
+    def _instance_ids(self, epoch: int, positions: np.ndarray) -> np.ndarray:
+        """Generated: stream-0 instance indices; file: line positions in this epoch's order."""
+        if self.file is None:
+            return epoch * self.epoch_length + positions
+        rng = np.random.default_rng([self.cfg.seed, ORDER_STREAM, epoch])
+        return rng.permutation(self.epoch_length)[positions]
+
+    def _labelled(self, index: int) -> Instance | None:
+        """Instance ``index`` with its target, or None for a degenerate file instance."""
+        if self.file is None:
+            return labelled_instance(
+                self.task, self.cfg.size_range, self.cfg.seed, int(index), stream=TRAIN_STREAM
+            )
+        points, seq = self.file[index]
+        if seq is None:
+            try:
+                seq = self.task.solve(points)
+            except DegenerateInstanceError:
+                return None
+        return points, seq
+
+
+def _read_file(task: Task, cfg: TrainConfig, val_points: list[np.ndarray]) -> list[Instance]:
+    """The training file's instances, checked against the size range and the validation set."""
+    labels = "reference" if cfg.labels == "file" else "ignore"
+    examples = read_examples(cfg.data, task, labels)
+    sizes, held_out = cfg.size_range, {_key(p) for p in val_points}
+    for ex in examples:
+        if not sizes.lo <= len(ex.points) <= sizes.hi:
+            raise InputError(
+                cfg.data, ex.line, f"{len(ex.points)} points, outside the training sizes {sizes}"
+            )
+        if _key(ex.points) in held_out:
+            raise InputError(
+                cfg.data,
+                ex.line,
+                "instance is in the validation set (stream "
+                f"{VAL_STREAM} of seed {cfg.seed}); train with another seed",
+            )
+    return [(ex.points, ex.seq) for ex in examples]
+
+
+def _key(points: np.ndarray) -> bytes:
+    """Hashable identity of an instance (its float64 bytes and shape)."""
+    arr = np.ascontiguousarray(points, dtype=np.float64)
+    return arr.tobytes() + str(arr.shape).encode()

@@ -1,0 +1,303 @@
+"""The training loop: teacher-forced maximum likelihood (Sec. 4), validation on decoded metrics,
+atomic checkpoints, exact resume.
+
+The loop knows nothing about the network: it calls ``model(points, lengths, targets)`` for raw
+logits (B, T, n+1) and applies the only softmax inside ``F.cross_entropy`` (PAPER.md trap 1);
+target pads (-100) are ignored by the loss (trap 4).
+
+A run directory holds ``config.json`` (the RunConfig), ``log.csv`` (:mod:`ptrnet.training.
+csvlog`), ``last.safetensors`` (weights + optimiser + RNG state, written at every validation and
+at the end) and ``best.safetensors`` + ``best.json`` (weights and metrics at the validation with
+the best *decoded* primary metric, :func:`ptrnet.evaluation.evaluate.selection_key`; never the
+teacher-forced loss, trap 7). Since data depend only on the step (:mod:`ptrnet.training.data`),
+resuming from ``last`` reproduces the uninterrupted run exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ptrnet.batching import IGNORE_INDEX, Batch, collate
+from ptrnet.evaluation.evaluate import PRIMARY_METRIC, evaluate, selection_key
+from ptrnet.evaluation.score import json_safe
+from ptrnet.generation import default_workers
+from ptrnet.io.atomic import atomic_write
+from ptrnet.model import build_model
+from ptrnet.tasks import get_task
+from ptrnet.training.checkpoint import load_checkpoint, save_checkpoint
+from ptrnet.training.config import RunConfig, TrainConfig, resume_config
+from ptrnet.training.csvlog import CsvLog, columns_for
+from ptrnet.training.data import TrainingData, validation_set
+
+LAST, BEST, BEST_JSON, CONFIG_JSON, LOG_CSV = (
+    "last.safetensors",
+    "best.safetensors",
+    "best.json",
+    "config.json",
+    "log.csv",
+)
+VAL_BATCH = 256
+
+
+class RunDirError(ValueError):
+    """A run directory that cannot be started (already used) or resumed (no or other run)."""
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """Summary of a finished run: final step, best validation record, throughput."""
+
+    run_dir: str
+    step: int
+    best: dict[str, Any]
+    last_metrics: dict[str, Any] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    examples_per_s: float = 0.0
+
+
+def teacher_forced_loss(model: nn.Module, batch: Batch, reduction: str = "mean") -> torch.Tensor:
+    """Cross-entropy of ``batch.targets`` (B, T) under teacher forcing, pads ignored.
+
+    ``reduction="mean"`` averages over real target tokens; ``"sum"`` sums them.
+    """
+    logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, n+1) raw logits
+    return F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]),
+        batch.targets.reshape(-1),
+        ignore_index=IGNORE_INDEX,
+        reduction=reduction,
+    )
+
+
+def build_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+    """Plain SGD (the paper's recipe) or Adam; the learning rate is set every step."""
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    return torch.optim.Adam(model.parameters(), lr=cfg.lr)
+
+
+def train_step(
+    model: nn.Module, optimizer: torch.optim.Optimizer, batch: Batch, cfg: TrainConfig, step: int
+) -> float:
+    """One optimiser step at learning rate ``cfg.learning_rate(step)``; returns the batch loss."""
+    for group in optimizer.param_groups:
+        group["lr"] = cfg.learning_rate(step)
+    optimizer.zero_grad(set_to_none=True)
+    loss = teacher_forced_loss(model, batch)
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
+    optimizer.step()
+    return loss.item()
+
+
+def validation_loss(model: nn.Module, points: list[np.ndarray], refs: list[np.ndarray]) -> float:
+    """Teacher-forced loss per target token on a labelled set (a diagnostic, not a metric)."""
+    order = np.argsort([len(p) for p in points], kind="stable")
+    total, tokens = 0.0, 0
+    with torch.no_grad():
+        for lo in range(0, len(order), VAL_BATCH):
+            rows = order[lo : lo + VAL_BATCH]
+            batch = collate([points[i] for i in rows], [refs[i] for i in rows])
+            total += teacher_forced_loss(model, batch, reduction="sum").item()
+            tokens += int((batch.targets != IGNORE_INDEX).sum())
+    return total / tokens
+
+
+def available_cores() -> int:
+    return default_workers()
+
+
+def train(
+    config: RunConfig,
+    run_dir: str | os.PathLike[str],
+    *,
+    resume: bool = False,
+    progress: bool = True,
+) -> TrainResult:
+    """Train per ``config`` into ``run_dir`` (created if missing).
+
+    Args:
+        resume: continue from ``run_dir/last.safetensors``; ``config`` may differ from the saved
+            one only in :data:`ptrnet.training.config.RESUMABLE` fields.
+        progress: show a tqdm bar on stderr.
+
+    Raises:
+        RunDirError: resuming without a checkpoint or with a changed config, or starting over
+            an existing run without ``resume``.
+        InputError: a bad training data file or checkpoint.
+    """
+    torch.set_num_threads(config.train.threads or available_cores())
+    return Trainer(config, os.fspath(run_dir), resume).run(progress)
+
+
+class Trainer:
+    """State of one run: model, optimiser, data, validation set, log and best record."""
+
+    def __init__(self, config: RunConfig, run_dir: str, resume: bool) -> None:
+        self.config, self.cfg, self.run_dir = config, config.train, run_dir
+        self.task = get_task(self.cfg.task)
+        self.step, self.best = 0, {}
+        os.makedirs(run_dir, exist_ok=True)
+        last = os.path.join(run_dir, LAST)
+        if not resume and os.path.exists(last):
+            raise RunDirError(f"{run_dir} already holds a run; pass --resume or another --out")
+        torch.manual_seed(self.cfg.seed)
+        self.model = build_model(config.model)
+        self.optimizer = build_optimizer(self.model, self.cfg)
+        if resume:
+            self._restore(last)
+        self.val_points, self.val_refs = validation_set(self.task, self.cfg)
+        self.data = TrainingData(self.task, self.cfg, self.val_points)
+        with atomic_write(os.path.join(run_dir, CONFIG_JSON)) as stream:
+            json.dump(config.to_dict(), stream, indent=2)
+        self.log = CsvLog(
+            os.path.join(run_dir, LOG_CSV),
+            columns_for(self.task.metric_keys),
+            resume_step=self.step if resume else None,
+        )
+
+    def _restore(self, path: str) -> None:
+        if not os.path.exists(path):
+            raise RunDirError(f"nothing to resume: {path} does not exist")
+        ckpt = load_checkpoint(path)
+        if ckpt.config.model != self.config.model:
+            raise RunDirError("cannot resume with a different model configuration")
+        try:
+            resume_config(ckpt.config, asdict(self.cfg))
+        except ValueError as err:
+            raise RunDirError(str(err)) from None
+        self.model.load_state_dict(ckpt.model_state)
+        self.optimizer.load_state_dict(ckpt.optimizer_state)
+        torch.set_rng_state(ckpt.rng_state)
+        self.step, self.best = ckpt.step, ckpt.info.get("best", {})
+
+    def run(self, progress: bool) -> TrainResult:
+        from tqdm import tqdm
+
+        total, start_time = self.data.total_steps(), time.perf_counter()
+        bar = tqdm(
+            total=total,
+            initial=min(self.step, total),
+            unit="step",
+            file=sys.stderr,
+            disable=not progress,
+            dynamic_ncols=True,
+        )
+        meter = Meter()
+        metrics: dict[str, Any] = {}
+        try:
+            while self.step < total:
+                tic = time.perf_counter()
+                batch = self.data.batch(self.step)
+                loss = train_step(self.model, self.optimizer, batch, self.cfg, self.step)
+                self.step += 1
+                meter.add(loss, batch.size, time.perf_counter() - tic)
+                bar.update(1)
+                if self.step % self.cfg.val_every == 0 or self.step == total:
+                    metrics = self._validate(meter, start_time)
+                    bar.set_postfix(loss=f"{loss:.4f}", **{self._primary: metrics[self._primary]})
+                elif self.step % self.cfg.log_every == 0:
+                    self.log.write(meter.row(self.step, self.cfg, start_time))
+        except KeyboardInterrupt:
+            self._save_last()  # resumable from exactly here
+            raise
+        finally:
+            bar.close()
+            self.log.close()
+        return TrainResult(
+            self.run_dir,
+            self.step,
+            self.best,
+            metrics,
+            time.perf_counter() - start_time,
+            meter.overall_rate(),
+        )
+
+    @property
+    def _primary(self) -> str:
+        return PRIMARY_METRIC[self.task.name]
+
+    def _validate(self, meter: Meter, start_time: float) -> dict[str, Any]:
+        """Decode the validation set, log, save ``last`` and (if improved) ``best``."""
+        metrics = evaluate(
+            self.model, self.task, self.val_points, self.val_refs, constraints=self.cfg.constraints
+        )
+        tf_loss = validation_loss(self.model, self.val_points, self.val_refs)
+        row = meter.row(self.step, self.cfg, start_time)
+        row.update(val_tf_loss=tf_loss, **{f"val_{k}": metrics[k] for k in self.task.metric_keys})
+        self.log.write(row)
+        record = {
+            "step": self.step,
+            "metric": self._primary,
+            "value": metrics[self._primary],
+            "constraints": self.cfg.constraints,
+            "metrics": json_safe(metrics),
+            "val_tf_loss": tf_loss,
+        }
+        if not self.best or selection_key(self.task.name, metrics) < selection_key(
+            self.task.name, self.best["metrics"]
+        ):
+            self.best = json_safe(record)
+            save_checkpoint(
+                os.path.join(self.run_dir, BEST),
+                self.config,
+                self.step,
+                self.model,
+                info={"best": self.best},
+            )
+            with atomic_write(os.path.join(self.run_dir, BEST_JSON)) as stream:
+                json.dump({**self.best, "config": self.config.to_dict()}, stream, indent=2)
+        self._save_last()
+        return metrics
+
+    def _save_last(self) -> None:
+        save_checkpoint(
+            os.path.join(self.run_dir, LAST),
+            self.config,
+            self.step,
+            self.model,
+            self.optimizer,
+            info={"best": self.best},
+        )
+
+
+class Meter:
+    """Training loss and throughput over the current logging interval and the whole session."""
+
+    def __init__(self) -> None:
+        self.losses: list[float] = []
+        self.examples = self.seconds = 0.0
+        self.total_examples = self.total_seconds = 0.0
+
+    def add(self, loss: float, examples: int, seconds: float) -> None:
+        self.losses.append(loss)
+        self.examples += examples
+        self.seconds += seconds
+        self.total_examples += examples
+        self.total_seconds += seconds
+
+    def row(self, step: int, cfg: TrainConfig, start_time: float) -> dict[str, Any]:
+        """A CSV row for the interval since the last row; resets the interval."""
+        row = {
+            "step": step,
+            "loss": float(np.mean(self.losses)) if self.losses else "",
+            "lr": cfg.learning_rate(step - 1),
+            "elapsed_s": time.perf_counter() - start_time,
+            "examples_per_s": self.examples / self.seconds if self.seconds else "",
+        }
+        self.losses, self.examples, self.seconds = [], 0.0, 0.0
+        return row
+
+    def overall_rate(self) -> float:
+        """Training examples per second over this session (validation excluded)."""
+        return self.total_examples / self.total_seconds if self.total_seconds else 0.0

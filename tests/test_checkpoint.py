@@ -1,0 +1,214 @@
+"""Checkpoints: round trip, atomic writes, exact resume, best-checkpoint selection."""
+
+import json
+import os
+from dataclasses import replace
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from ptrnet.inference import load_model
+from ptrnet.io.paper_format import write_examples
+from ptrnet.model import ModelConfig, build_model
+from ptrnet.tasks import get_task
+from ptrnet.training import loop
+from ptrnet.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from ptrnet.training.config import RunConfig, TrainConfig
+from ptrnet.training.csvlog import read_log
+from ptrnet.training.data import TrainingData
+from ptrnet.training.loop import build_optimizer, train, train_step
+
+torch.set_num_threads(1)
+
+
+def run_config(**changes) -> RunConfig:
+    base = {
+        "task": "sort",
+        "sizes": "4-6",
+        "steps": 8,
+        "batch_size": 8,
+        "val_count": 16,
+        "val_every": 4,
+        "log_every": 2,
+        "threads": 1,
+    }
+    return RunConfig(ModelConfig(input_dim=1, hidden=16), TrainConfig(**{**base, **changes}))
+
+
+def trained_state(config: RunConfig, steps: int):
+    torch.manual_seed(0)
+    model = build_model(config.model)
+    optimizer = build_optimizer(model, config.train)
+    data = TrainingData(get_task("sort"), config.train, [])
+    for step in range(steps):
+        train_step(model, optimizer, data.batch(step), config.train, step)
+    return model, optimizer
+
+
+def test_round_trip_restores_config_weights_optimizer_and_rng(tmp_path):
+    config = run_config()
+    model, optimizer = trained_state(config, 3)
+    path = tmp_path / "ckpt.safetensors"
+    torch.manual_seed(123)
+    save_checkpoint(path, config, 3, model, optimizer, info={"best": {"step": 2}})
+    ckpt = load_checkpoint(path)
+    assert ckpt.config == config and ckpt.step == 3 and ckpt.info == {"best": {"step": 2}}
+    assert ckpt.model_state.keys() == model.state_dict().keys()
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in ckpt.model_state.items())
+    assert torch.equal(ckpt.rng_state, torch.get_rng_state())
+    rebuilt = build_optimizer(build_model(ckpt.config.model), config.train)
+    rebuilt.load_state_dict(ckpt.optimizer_state)
+    want, got = optimizer.state_dict()["state"], rebuilt.state_dict()["state"]
+    assert want.keys() == got.keys()
+    assert all(torch.equal(want[i][k], got[i][k]) for i in want for k in want[i])
+    # The config JSON alone rebuilds the model (ModelConfig.from_dict).
+    assert ModelConfig.from_dict(ckpt.config.model.to_dict()) == config.model
+
+
+def test_weights_only_checkpoint_loads_for_inference(tmp_path):
+    config = run_config()
+    model, _ = trained_state(config, 1)
+    save_checkpoint(tmp_path / "best.safetensors", config, 1, model)
+    loaded = load_model(tmp_path, "sort")
+    assert loaded.task == "sort" and loaded.step == 1 and not loaded.model.training
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in loaded.model.state_dict().items())
+    assert load_checkpoint(tmp_path / "best.safetensors").optimizer_state is None
+
+
+def test_write_is_atomic(tmp_path, monkeypatch):
+    config = run_config()
+    model, optimizer = trained_state(config, 1)
+    path = tmp_path / "last.safetensors"
+    save_checkpoint(path, config, 1, model, optimizer)
+    before = path.read_bytes()
+
+    def crash(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="disk full"):
+        save_checkpoint(path, config, 2, model, optimizer)
+    assert path.read_bytes() == before  # the old checkpoint is intact ...
+    assert os.listdir(tmp_path) == ["last.safetensors"]  # ... and no temporary file is left
+
+
+def test_unreadable_checkpoints_give_one_line_errors(tmp_path):
+    config = run_config()
+    model, _ = trained_state(config, 0)
+    cases = {"missing.safetensors": None, "garbage.safetensors": b"not a checkpoint"}
+    for name, data in cases.items():
+        if data is not None:
+            (tmp_path / name).write_bytes(data)
+    save_file({"w": torch.zeros(2)}, tmp_path / "foreign.safetensors")
+    tampered = tmp_path / "tampered.safetensors"
+    save_checkpoint(tampered, config, 0, model)
+    raw = tampered.read_bytes().replace(b'\\"seed\\": 0', b'\\"sead\\": 0')
+    tampered.write_bytes(raw)
+    expected = {
+        "missing.safetensors": "cannot read checkpoint",
+        "garbage.safetensors": "not a ptrnet checkpoint",
+        "foreign.safetensors": "not a ptrnet checkpoint",
+        "tampered.safetensors": "invalid configuration: unknown training config keys: sead",
+    }
+    for name, message in expected.items():
+        with pytest.raises(CheckpointError, match=message) as err:
+            load_checkpoint(tmp_path / name)
+        assert str(err.value).startswith(str(tmp_path / name)) and "\n" not in str(err.value)
+
+
+def weights(run_dir):
+    return load_checkpoint(os.path.join(run_dir, "last.safetensors"))
+
+
+def comparable(rows):
+    """Log rows without the wall-clock columns."""
+    return [{k: v for k, v in r.items() if k not in ("examples_per_s", "elapsed_s")} for r in rows]
+
+
+@pytest.mark.parametrize("variant", ["adam-generated", "sgd-file-bucketed"])
+def test_resume_continues_exactly(tmp_path, variant):
+    config = run_config()
+    if variant == "sgd-file-bucketed":
+        path = tmp_path / "train.txt"
+        points = get_task("sort").generate(config.train.size_range, 20, seed=42)
+        write_examples(path, [(p, None) for p in points])
+        train_cfg = replace(
+            config.train,
+            optimizer="sgd",
+            lr=0.5,
+            decay=0.9,
+            decay_every=3,
+            data=str(path),
+            bucket=True,
+            bucket_pool=2,
+            steps=None,
+            epochs=3,
+        )
+        config = RunConfig(config.model, train_cfg)
+    straight = train(config, tmp_path / "straight", progress=False)
+    half = straight.step // 2
+    first = replace(config.train, steps=half, epochs=None)
+    train(RunConfig(config.model, first), tmp_path / "split", progress=False)
+    resumed = train(config, tmp_path / "split", resume=True, progress=False)
+    a, b = weights(tmp_path / "straight"), weights(tmp_path / "split")
+    assert resumed.step == straight.step == a.step == b.step
+    assert all(torch.equal(a.model_state[k], b.model_state[k]) for k in a.model_state)
+    for i, state in a.optimizer_state["state"].items():
+        assert all(torch.equal(v, b.optimizer_state["state"][i][k]) for k, v in state.items())
+    assert torch.equal(a.rng_state, b.rng_state)
+    assert a.info == b.info  # the same best record
+    log_a = comparable(read_log(tmp_path / "straight" / "log.csv"))
+    assert log_a == comparable(read_log(tmp_path / "split" / "log.csv"))
+
+
+def test_resume_refuses_a_different_run(tmp_path):
+    config = run_config(steps=2, val_every=2)
+    with pytest.raises(ValueError, match="nothing to resume"):
+        train(config, tmp_path, resume=True, progress=False)
+    train(config, tmp_path, progress=False)
+    with pytest.raises(ValueError, match="already holds a run"):
+        train(config, tmp_path, progress=False)
+    changed = RunConfig(config.model, replace(config.train, batch_size=4))
+    with pytest.raises(ValueError, match="cannot change batch_size"):
+        train(changed, tmp_path, resume=True, progress=False)
+
+
+def test_best_checkpoint_follows_the_decoded_metric_not_the_loss(tmp_path, monkeypatch):
+    # Scripted validations where the teacher-forced loss and the decoded metric disagree.
+    decoded = iter([0.2, 0.6, 0.4])
+    tf_loss = iter([0.5, 0.9, 0.1])
+
+    def fake_evaluate(model, task, points, refs, **options):
+        value = next(decoded)
+        return {
+            "exact_match": value,
+            "position_accuracy": value,
+            "valid_rate": 1.0,
+            "count": len(points),
+        }
+
+    monkeypatch.setattr(loop, "evaluate", fake_evaluate)
+    monkeypatch.setattr(loop, "validation_loss", lambda *args: next(tf_loss))
+    result = train(run_config(steps=6, val_every=2), tmp_path, progress=False)
+    best = json.loads((tmp_path / "best.json").read_text())
+    assert (best["step"], best["metric"], best["value"]) == (4, "exact_match", 0.6)
+    assert best["val_tf_loss"] == 0.9 and best["constraints"] == "task"
+    assert result.best["step"] == 4 == load_checkpoint(tmp_path / "best.safetensors").step
+    rows = [r for r in read_log(tmp_path / "log.csv") if r["val_exact_match"]]
+    assert [(r["step"], r["val_exact_match"], r["val_tf_loss"]) for r in rows] == [
+        ("2", "0.2", "0.5"),
+        ("4", "0.6", "0.9"),
+        ("6", "0.4", "0.1"),
+    ]
+
+
+def test_real_run_records_the_best_decoded_metric(tmp_path):
+    train(run_config(steps=12, val_every=3), tmp_path, progress=False)
+    rows = [r for r in read_log(tmp_path / "log.csv") if r["val_position_accuracy"]]
+    best = json.loads((tmp_path / "best.json").read_text())
+    values = [float(r["val_exact_match"]) for r in rows]
+    first_best = next(r for r in rows if float(r["val_exact_match"]) == max(values))
+    assert best["value"] == pytest.approx(max(values), abs=1e-6)
+    assert best["step"] == int(first_best["step"])
+    assert RunConfig.from_dict(best["config"]) == run_config(steps=12, val_every=3)

@@ -1,0 +1,206 @@
+"""Smoke tests of ``ptrnet train``, ``eval`` and ``predict`` (dry-run presets, end to end)."""
+
+import json
+
+import pytest
+import torch
+
+from ptrnet.cli.main import main
+from ptrnet.io.paper_format import read_examples
+from ptrnet.tasks import get_task
+from ptrnet.training.csvlog import read_log
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """Labelled test files (5-6 points) per task, made with ``ptrnet generate``."""
+    root = tmp_path_factory.mktemp("data")
+    files = {}
+    for task in ("sort", "convex_hull", "tsp"):
+        files[task] = root / f"{task}.txt"
+        args = ["generate", task, "-n", "5-6", "--count", "20", "--seed", "7", "--stream", "9"]
+        assert main([*args, "--workers", "1", "-q", "-o", str(files[task])]) == 0
+    return files
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """A dry-run model per task."""
+    root = tmp_path_factory.mktemp("runs")
+    for task in ("sort", "convex_hull", "tsp"):
+        assert (
+            main(["train", task, "--dry-run", "--threads", "1", "-q", "--out", str(root / task)])
+            == 0
+        )
+    return root
+
+
+def test_train_dry_run_writes_a_complete_run(runs, capsys):
+    run = runs / "tsp"
+    names = {"config.json", "log.csv", "last.safetensors", "best.safetensors", "best.json"}
+    assert names <= {p.name for p in run.iterdir()}
+    config = json.loads((run / "config.json").read_text())
+    assert config["model"]["hidden"] == 16 and config["train"]["steps"] == 4
+    rows = read_log(run / "log.csv")
+    assert [r["step"] for r in rows] == ["1", "2", "3", "4"]
+    assert rows[1]["val_mean_length"] and rows[1]["val_tf_loss"] and not rows[0]["val_tf_loss"]
+    assert json.loads((run / "best.json").read_text())["metric"] == "mean_length"
+
+
+def test_train_dry_run_without_out_uses_a_temporary_directory(capsys):
+    assert main(["train", "sort", "--dry-run", "--steps", "2", "--threads", "1", "-q"]) == 0
+    assert "ptrnet-dry-run-" in capsys.readouterr().out
+
+
+def test_resume_extends_a_run(runs, capsys):
+    assert (
+        main(["train", "sort", "--resume", "--steps", "6", "-q", "--out", str(runs / "sort")]) == 0
+    )
+    assert "sort: 6 steps" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("task", ["sort", "convex_hull", "tsp"])
+def test_eval_prints_the_score_keys(runs, data, task, capsys):
+    assert (
+        main(["eval", task, str(data[task]), "--model", str(runs / task), "--json", "--dry-run"])
+        == 0
+    )
+    metrics = json.loads(capsys.readouterr().out)
+    assert list(metrics) == [*get_task(task).metric_keys, "count"]
+    assert metrics["count"] == 16
+
+
+@pytest.mark.parametrize("decode", ["greedy", "beam", "sample"])
+def test_predict_then_score_round_trip(runs, data, tmp_path, decode, capsys):
+    pred = tmp_path / "pred.txt"
+    args = [
+        "predict",
+        "tsp",
+        str(data["tsp"]),
+        "-o",
+        str(pred),
+        "--model",
+        str(runs / "tsp"),
+        "--decode",
+        decode,
+        "--beam-width",
+        "3",
+        "-q",
+    ]
+    assert main(args) == 0
+    assert len(read_examples(pred, get_task("tsp"), "prediction")) == 20
+    assert main(["score", "tsp", str(data["tsp"]), str(pred), "--json"]) == 0
+    scored = json.loads(capsys.readouterr().out)
+    assert (
+        main(
+            [
+                "eval",
+                "tsp",
+                str(data["tsp"]),
+                "--model",
+                str(runs / "tsp"),
+                "--decode",
+                decode,
+                "--beam-width",
+                "3",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out) == scored  # eval = predict + score
+    assert scored["valid_rate"] == 1.0  # TSP decodes with task constraints by default
+
+
+def test_predict_reads_plain_point_lists(runs, tmp_path):
+    plain = tmp_path / "points.txt"
+    plain.write_text("0.1 0.5 0.3 0.2 0.9\n0.4 0.8 0.7 0.6 0.2 0.05\n")
+    pred = tmp_path / "pred.txt"
+    assert (
+        main(
+            [
+                "predict",
+                "sort",
+                str(plain),
+                "-o",
+                str(pred),
+                "--model",
+                str(runs / "sort" / "best.safetensors"),
+                "-q",
+            ]
+        )
+        == 0
+    )
+    preds = read_examples(pred, get_task("sort"), "prediction")
+    assert [sorted(e.seq.tolist()) for e in preds] == [list(range(5)), list(range(6))]
+
+
+def error_of(args, capsys):
+    status = main(args)
+    err = capsys.readouterr().err
+    assert status != 0
+    assert err.startswith("ptrnet: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    return err
+
+
+def test_errors_are_one_line(runs, data, tmp_path, capsys):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0.1 0.2 0.3 output 1 2 x\n")
+    cases = [
+        (
+            ["eval", "sort", str(data["sort"]), "--model", str(tmp_path / "none")],
+            "no such model directory",
+        ),
+        (["eval", "sort", str(data["sort"]), "--model", str(tmp_path)], "no checkpoint in"),
+        (
+            ["eval", "tsp", str(data["tsp"]), "--model", str(runs / "sort")],
+            "trained on sort, not tsp",
+        ),
+        (["eval", "sort", str(bad), "--model", str(runs / "sort")], "bad.txt:1:"),
+        (
+            [
+                "predict",
+                "sort",
+                str(tmp_path / "missing.txt"),
+                "-o",
+                str(tmp_path / "o.txt"),
+                "--model",
+                str(runs / "sort"),
+            ],
+            "missing.txt",
+        ),
+        (["eval", "sort", str(data["sort"]), "--model", str(bad)], "not a ptrnet checkpoint"),
+        (
+            ["train", "sort", "-n", "5", "--lr", "-1", "--out", str(tmp_path / "r")],
+            "lr must be a positive number",
+        ),
+        (["train", "knapsack", "-n", "5", "--out", str(tmp_path / "r")], "unknown task"),
+        (["train", "convex_hull", "-n", "2", "--out", str(tmp_path / "r")], "needs n >= 3"),
+        (["train", "sort", "--out", str(tmp_path / "r")], "-n/--sizes is required"),
+        (["train", "sort", "-n", "5"], "--out RUN_DIR is required"),
+        (
+            [
+                "train",
+                "sort",
+                "-n",
+                "5",
+                "--data",
+                str(bad),
+                "--steps",
+                "1",
+                "--out",
+                str(tmp_path / "r"),
+            ],
+            "bad.txt:1:",
+        ),
+        (
+            ["train", "sort", "--resume", "--lr", "0.1", "--out", str(runs / "sort")],
+            "cannot change lr when resuming",
+        ),
+        (["train", "tsp", "--resume", "--out", str(runs / "sort")], "trains sort, not tsp"),
+    ]
+    for args, message in cases:
+        assert message in error_of(args, capsys)
