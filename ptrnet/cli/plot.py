@@ -1,0 +1,126 @@
+"""``ptrnet plot``: pictures of one instance (with a model's pointer heatmap) or of training curves.
+
+Two forms::
+
+    ptrnet plot MODEL_OR_TASK INPUT [--index I] -o FILE.png
+    ptrnet plot curves RUN_DIR -o FILE.png
+
+The first draws instance ``I`` (0-based, blank lines skipped) of the paper-format file ``INPUT``
+with its exact solution; given a model (run directory or checkpoint) instead of a task name, the
+model's output is drawn over it and the pointer heatmap beside it. The reference is the line's
+own label when it has one, else the task's exact solver. The second form draws loss, decoded
+validation metrics and throughput from ``RUN_DIR/log.csv``; ``curves`` is therefore a reserved
+word in the first position (write ``./curves`` for a model directory of that name).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from itertools import islice
+
+from ptrnet.cli.common import add_output_argument
+from ptrnet.io.errors import InputError, UsageError
+from ptrnet.tasks import TASKS, DegenerateInstanceError, Task
+
+CURVES = "curves"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "plot",
+        help="draw an instance, a model's output and pointer heatmap, or training curves",
+        description=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "source",
+        metavar="MODEL_OR_TASK",
+        help=f"a model (run directory or checkpoint), a task ({', '.join(TASKS)}), or 'curves'",
+    )
+    parser.add_argument("input", metavar="INPUT", help="paper-format file, or RUN_DIR for curves")
+    parser.add_argument("--index", type=int, default=0, metavar="I", help="instance (default 0)")
+    parser.add_argument("--decode", choices=("greedy", "beam"), default="greedy")
+    parser.add_argument("--beam-width", type=int, default=5, metavar="K")
+    parser.add_argument(
+        "--constraints",
+        choices=("none", "task"),
+        help="decoding mask (default: the paper's choice for the task)",
+    )
+    add_output_argument(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ptrnet.viz.figures import save_png
+
+    fig = curves_figure_for(args.input) if args.source == CURVES else instance_figure(args)
+    save_png(fig, args.output)
+    return 0
+
+
+def curves_figure_for(run_dir: str):
+    """The curves figure of ``run_dir``; a missing or malformed log is an InputError."""
+    from ptrnet.viz.curves import LOG_NAME, curves_figure, read_log
+
+    path = os.path.join(run_dir, LOG_NAME) if os.path.isdir(run_dir) else run_dir
+    if not os.path.isfile(path):
+        raise InputError(path, None, "no training log here (expected RUN_DIR/log.csv)")
+    try:
+        log = read_log(path)
+    except ValueError as err:
+        raise InputError(path, None, str(err).removeprefix(f"{path}: ")) from None
+    return curves_figure(log, title=os.path.basename(os.path.abspath(run_dir)))
+
+
+def instance_figure(args: argparse.Namespace):
+    """The figure for ``MODEL_OR_TASK INPUT``: instance, exact solution, model output, heatmap."""
+    from ptrnet.inference import load_model
+    from ptrnet.tasks import get_task
+    from ptrnet.viz.figures import prediction_figure
+    from ptrnet.viz.trace import decode_trace
+
+    loaded = None
+    if args.source in TASKS:
+        task = get_task(args.source)
+    elif os.path.exists(args.source):
+        loaded = load_model(args.source)
+        task = get_task(loaded.task)
+    else:
+        raise UsageError(f"{args.source!r} is neither a task ({', '.join(TASKS)}) nor a model path")
+    points, ref, line = pick_instance(task, args.input, args.index)
+    title = f"{task.name}, n = {len(points)}, {args.input}:{line}"
+    if loaded is None:
+        return prediction_figure(task, points, ref, title=title)
+    trace = decode_trace(
+        loaded,
+        task,
+        points,
+        decode=args.decode,
+        beam_width=args.beam_width,
+        constraints=args.constraints,
+    )
+    title += f" -- {loaded.path}, {args.decode}, constraints {trace.constraints}"
+    return prediction_figure(task, points, ref, trace.sequence, trace.probs, trace.tokens, title)
+
+
+def pick_instance(task: Task, path: str, index: int):
+    """Instance ``index`` of ``path``: points, reference sequence and its line number.
+
+    Raises:
+        UsageError: ``index`` is negative or past the end of the file.
+        InputError: the file is unreadable or malformed, or the instance has no exact solution.
+    """
+    from ptrnet.io.paper_format import iter_examples
+
+    if index < 0:
+        raise UsageError(f"--index must be >= 0, got {index}")
+    example = next(islice(iter_examples(path, task, "optional"), index, None), None)
+    if example is None:
+        raise UsageError(f"--index {index}: {path} has fewer than {index + 1} instances")
+    if example.seq is not None:
+        return example.points, example.seq, example.line
+    try:
+        return example.points, task.solve(example.points), example.line
+    except DegenerateInstanceError as err:
+        raise InputError(path, example.line, str(err)) from None

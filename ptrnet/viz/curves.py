@@ -1,0 +1,98 @@
+"""Training curves from a run directory's ``log.csv``.
+
+The log (written by :mod:`ptrnet.training.csvlog`) has one row per logged step and a header
+naming the columns. Three panels are drawn
+against ``step``, each from the columns present:
+
+* loss -- every column whose name contains ``loss`` (``loss``, ``val_tf_loss``: teacher-forced);
+* decoded metrics -- every other ``val_`` column (e.g. ``val_accuracy``, ``val_mean_gap``),
+  measured on decoded outputs (PAPER.md trap 7: the metric that picks checkpoints);
+* throughput -- ``examples_per_s``.
+
+Empty cells (a metric logged only every few steps) are skipped, not drawn as zeros.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from ptrnet.training import csvlog
+
+LOG_NAME = "log.csv"
+STEP = "step"
+THROUGHPUT = "examples_per_s"
+FLAGS = {"True": 1.0, "False": 0.0}
+
+
+def read_log(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """Columns of a ``log.csv`` (or of ``RUN_DIR/log.csv``) as float arrays.
+
+    Empty cells become NaN and ``True``/``False`` (flags such as ``val_fail``) 1/0.
+
+    Raises:
+        FileNotFoundError: no log at ``path``.
+        ValueError: no ``step`` column, no rows, or a cell that is not a number.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / LOG_NAME
+    rows = csvlog.read_log(path)
+    if not rows or STEP not in rows[0]:
+        raise ValueError(f"{path}: need a header with a {STEP!r} column and at least one row")
+    return {name: np.array([_number(path, row[name]) for row in rows]) for name in rows[0]}
+
+
+def _number(path: Path, cell: str | None) -> float:
+    if cell is None or not cell.strip():
+        return math.nan
+    try:
+        return float(FLAGS.get(cell.strip(), cell))
+    except ValueError:
+        raise ValueError(f"{path}: {cell!r} is not a number") from None
+
+
+def panel_columns(log: dict[str, np.ndarray]) -> dict[str, list[str]]:
+    """Which columns go in which panel (title -> column names), by the rules above."""
+    numeric = [c for c in log if c != STEP and not np.all(np.isnan(log[c]))]
+    losses = [c for c in numeric if "loss" in c]
+    metrics = [c for c in numeric if c.startswith("val_") and c not in losses]
+    return {
+        "loss": losses,
+        "decoded validation metrics": metrics,
+        "throughput (examples/s)": [c for c in numeric if c == THROUGHPUT],
+    }
+
+
+def _panel(ax: Axes, log: dict[str, np.ndarray], title: str, columns: list[str]) -> None:
+    for name in columns:
+        keep = ~np.isnan(log[name])
+        ax.plot(
+            log[STEP][keep], log[name][keep], marker="." if keep.sum() < 30 else None, label=name
+        )
+    if columns:
+        ax.legend(fontsize="small")
+    else:
+        ax.text(0.5, 0.5, "not in log.csv", ha="center", va="center", transform=ax.transAxes)
+    ax.set_title(title)
+    ax.set_xlabel(STEP)
+    ax.grid(alpha=0.3)
+
+
+def curves_figure(log: dict[str, np.ndarray], title: str = "") -> Figure:
+    """A figure with the three panels side by side; the loss axis is logarithmic when positive."""
+    fig = Figure(figsize=(15, 4.2), layout="constrained")
+    axes = fig.subplots(1, 3)
+    for ax, (name, columns) in zip(axes, panel_columns(log).items(), strict=True):
+        _panel(ax, log, name, columns)
+    losses = [log[c] for c in panel_columns(log)["loss"]]
+    if losses and all(np.nanmin(v) > 0 for v in losses):
+        axes[0].set_yscale("log")
+    if title:
+        fig.suptitle(title)
+    return fig

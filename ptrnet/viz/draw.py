@@ -1,0 +1,156 @@
+"""Draw one instance with its exact solution and, optionally, a model's output over it.
+
+One drawer per task, chosen by :func:`draw_solution`:
+
+* ``convex_hull`` -- the true hull as a shaded polygon, the output as the path it traces.
+* ``tsp`` -- the optimal tour, the output tour over it.
+* ``delaunay`` -- the true triangles; output triangles that are Delaunay in one colour, the
+  others dashed in a second.
+* ``sort`` -- bars: the sorted values, and the values in the order the model emitted them.
+
+Sequences are 0-based index arrays (see :mod:`ptrnet.tasks.base`); a prediction is drawn as
+emitted, so an open hull or a tour with repeats shows as such. Point labels are 1-based, the
+numbering of the paper's files and of the model's tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Polygon
+
+from ptrnet.tasks.delaunay import triangle_set
+
+EXACT = "#2ca02c"
+MODEL = "#1f77b4"
+WRONG = "#d62728"
+LABEL_LIMIT = 60  # more points than this: no index labels (they would overlap)
+
+
+def draw_solution(
+    ax: Axes, task: str, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | None = None
+) -> None:
+    """Draw ``points`` (n, dim) with the exact sequence ``ref`` and the model's ``pred``.
+
+    Raises:
+        ValueError: for a task without a drawer.
+    """
+    try:
+        drawer = DRAWERS[task]
+    except KeyError:
+        raise ValueError(
+            f"no drawing for task {task!r}; choose from {', '.join(DRAWERS)}"
+        ) from None
+    drawer(ax, np.asarray(points, dtype=np.float64), np.asarray(ref), _optional(pred))
+    ax.legend(handles=_legend(task, pred is not None), loc="best", fontsize="small")
+
+
+def _optional(seq: np.ndarray | None) -> np.ndarray | None:
+    return None if seq is None else np.asarray(seq, dtype=np.int64)
+
+
+def _legend(task: str, with_model: bool) -> list:
+    if task == "sort":
+        handles = [Patch(color=EXACT, alpha=0.35, label="exact (sorted)")]
+        if with_model:
+            handles += [
+                Patch(facecolor="none", edgecolor=MODEL, label="model, right value"),
+                Patch(facecolor="none", edgecolor=WRONG, label="model, wrong value"),
+            ]
+        return handles
+    handles = [Line2D([], [], color=EXACT, lw=4, alpha=0.5, label="exact")]
+    if with_model:
+        handles.append(Line2D([], [], color=MODEL, lw=1.5, label="model"))
+        if task == "delaunay":
+            handles.append(
+                Line2D([], [], color=WRONG, lw=1.2, ls="--", label="model, not Delaunay")
+            )
+    return handles
+
+
+def _plane(ax: Axes, points: np.ndarray) -> None:
+    """Scatter the points with 1-based labels on an equal-aspect unit square."""
+    ax.scatter(points[:, 0], points[:, 1], s=14, color="black", zorder=5)
+    if len(points) <= LABEL_LIMIT:
+        for i, (x, y) in enumerate(points):
+            ax.annotate(str(i + 1), (x, y), xytext=(3, 3), textcoords="offset points", fontsize=7)
+    lo = min(0.0, float(points.min())) - 0.05
+    hi = max(1.0, float(points.max())) + 0.05
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_aspect("equal")
+
+
+def _path(ax: Axes, points: np.ndarray, seq: np.ndarray, **style) -> None:
+    """The polyline through ``points[seq]`` in order (closed only if ``seq`` repeats its start)."""
+    if len(seq):
+        ax.plot(points[seq, 0], points[seq, 1], **style)
+
+
+def draw_hull(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | None) -> None:
+    """True hull shaded, predicted vertex path drawn over it."""
+    ax.add_patch(Polygon(points[ref], closed=True, color=EXACT, alpha=0.25, lw=0))
+    _path(ax, points, ref, color=EXACT, lw=4, alpha=0.5)
+    if pred is not None:
+        _path(ax, points, pred, color=MODEL, lw=1.5, marker="o", ms=3)
+    _plane(ax, points)
+
+
+def draw_tour(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | None) -> None:
+    """Optimal tour thick and pale, predicted tour thin over it."""
+    _path(ax, points, ref, color=EXACT, lw=4, alpha=0.5)
+    if pred is not None:
+        _path(ax, points, pred, color=MODEL, lw=1.5)
+    _plane(ax, points)
+
+
+def _triangle_edges(points: np.ndarray, triangles: set[tuple[int, ...]]) -> np.ndarray:
+    """(3m, 2, 2) segments of the given triangles' edges."""
+    tri = np.array(sorted(triangles), dtype=np.int64).reshape(-1, 3)
+    corners = points[tri]  # (m, 3, 2)
+    return np.stack([corners, np.roll(corners, -1, axis=1)], axis=2).reshape(-1, 2, 2)
+
+
+def draw_triangles(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | None) -> None:
+    """True triangles thick and pale; predicted ones thin, dashed red where not Delaunay."""
+    truth = triangle_set(ref)
+    ax.add_collection(LineCollection(_triangle_edges(points, truth), color=EXACT, lw=4, alpha=0.4))
+    if pred is not None:
+        found = triangle_set(pred)
+        for triangles, style in (
+            (found & truth, {"color": MODEL, "lw": 1.5}),
+            (found - truth, {"color": WRONG, "lw": 1.2, "ls": "--"}),
+        ):
+            if triangles:
+                ax.add_collection(LineCollection(_triangle_edges(points, triangles), **style))
+    _plane(ax, points)
+
+
+def draw_sort(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | None) -> None:
+    """Bars per output position: sorted values shaded, emitted values outlined.
+
+    An outlined bar is blue where it holds the right value for its position, red otherwise.
+    """
+    values = points[:, 0]
+    ax.bar(np.arange(1, len(ref) + 1), values[ref], width=0.9, color=EXACT, alpha=0.35)
+    if pred is not None and len(pred):
+        got = values[pred]
+        want = np.append(values[ref], np.full(max(0, len(pred) - len(ref)), np.nan))[: len(pred)]
+        colors = [MODEL if ok else WRONG for ok in got == want]
+        ax.bar(
+            np.arange(1, len(pred) + 1), got, width=0.6, facecolor="none", edgecolor=colors, lw=1.5
+        )
+    ax.set_xlabel("output position (1-based)")
+    ax.set_ylabel("value")
+
+
+DRAWERS: dict[str, Callable[[Axes, np.ndarray, np.ndarray, np.ndarray | None], None]] = {
+    "convex_hull": draw_hull,
+    "tsp": draw_tour,
+    "delaunay": draw_triangles,
+    "sort": draw_sort,
+}

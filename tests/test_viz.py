@@ -1,0 +1,163 @@
+"""Pictures: drawing per task, the heatmap's error marks, training curves, ``ptrnet plot``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from ptrnet.inference import LoadedModel
+from ptrnet.io.paper_format import write_examples
+from ptrnet.model import ModelConfig, build_model
+from ptrnet.tasks import TASKS, get_task, to_tokens
+from ptrnet.training.checkpoint import save_checkpoint
+from ptrnet.training.config import RunConfig, TrainConfig
+from ptrnet.viz.curves import curves_figure, panel_columns, read_log
+from ptrnet.viz.figures import prediction_figure, save_png
+from ptrnet.viz.heatmap import wrong_steps
+from ptrnet.viz.trace import allowed_masks, decode_trace, trim_steps
+
+torch.set_num_threads(1)
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def tiny_model(task_name: str) -> LoadedModel:
+    """A randomly initialised Ptr-Net posing as a trained model of ``task_name``."""
+    torch.manual_seed(0)
+    task = get_task(task_name)
+    config = RunConfig(
+        ModelConfig(input_dim=task.dim, hidden=8), TrainConfig(task=task_name, sizes="5", steps=1)
+    )
+    return LoadedModel(build_model(config.model).eval(), config, "<tiny>", 0, {})
+
+
+def instance(task_name: str, n: int = 8, seed: int = 0) -> np.ndarray:
+    return get_task(task_name).sample_points(np.random.default_rng(seed), n)
+
+
+def test_matplotlib_is_not_imported_by_the_package():
+    import subprocess
+    import sys
+
+    code = "import ptrnet, ptrnet.viz, sys; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_wrong_steps_compares_step_by_step_and_past_the_reference():
+    assert wrong_steps(np.array([2, 1, 3, 0]), np.array([2, 3, 1, 0])).tolist() == [
+        False,
+        True,
+        True,
+        False,
+    ]
+    assert wrong_steps(np.array([1, 2, 0]), np.array([1, 0])).tolist() == [False, True, True]
+
+
+def test_trim_steps_stops_after_the_first_end_token():
+    assert trim_steps(np.array([3, 1, 0, 0, 0])) == 3
+    assert trim_steps(np.array([3, 1])) == 2
+
+
+@pytest.mark.parametrize("task_name", list(TASKS))
+def test_trace_matches_the_decoded_sequence_and_its_mask(task_name):
+    task, points = get_task(task_name), instance(task_name)
+    trace = decode_trace(tiny_model(task_name), task, points, constraints="task")
+    assert np.array_equal(trace.tokens[: len(trace.sequence)] - 1, trace.sequence)
+    assert trace.probs.shape == trace.allowed.shape == (len(trace.tokens), len(points) + 1)
+    np.testing.assert_allclose(trace.probs.sum(axis=1), 1.0, rtol=1e-5)
+    assert not np.any(trace.probs[~trace.allowed] > 0)  # masked tokens get no probability
+    assert trace.allowed[np.arange(len(trace.tokens)), trace.tokens].all()
+
+
+def test_allowed_masks_grey_out_already_chosen_sort_inputs():
+    masks = allowed_masks(get_task("sort"), np.array([2, 1, 3, 0]), 3, "task")
+    assert masks.tolist() == [
+        [False, True, True, True],
+        [False, True, False, True],
+        [False, False, False, True],
+        [True, False, False, False],
+    ]
+
+
+@pytest.mark.parametrize("task_name", list(TASKS))
+def test_prediction_figure_renders_for_every_task(task_name, tmp_path):
+    task, points = get_task(task_name), instance(task_name)
+    trace = decode_trace(tiny_model(task_name), task, points)
+    ref = task.solve(points)
+    fig = prediction_figure(task, points, ref, trace.sequence, trace.probs, trace.tokens, "t")
+    assert len(fig.axes) == 3  # instance, heatmap, colorbar
+    heat = fig.axes[1]
+    wrong = wrong_steps(trace.tokens, to_tokens(ref))
+    marks = [c.get_offsets() for c in heat.collections]
+    assert [len(m) for m in marks] == [int((~wrong).sum()), int(wrong.sum())]
+    save_png(fig, tmp_path / "p.png")
+    assert (tmp_path / "p.png").read_bytes().startswith(PNG)
+
+
+def test_exact_only_figure_has_one_panel():
+    task, points = get_task("tsp"), instance("tsp")
+    fig = prediction_figure(task, points, task.solve(points))
+    assert len(fig.axes) == 1
+
+
+def write_log(path, rows: list[str]) -> None:
+    header = "step,examples,loss,lr,examples_per_s,elapsed_s,val_tf_loss,val_accuracy,val_fail"
+    path.write_text("\n".join([header, *rows]) + "\n")
+
+
+def test_curves_read_blanks_as_gaps_and_flags_as_numbers(tmp_path):
+    write_log(
+        tmp_path / "log.csv",
+        ["50,6400,2.1,0.001,900,7,,,", "100,12800,1.5,0.001,950,14,1.4,0.25,False"],
+    )
+    log = read_log(tmp_path)
+    assert np.isnan(log["val_accuracy"][0]) and log["val_accuracy"][1] == 0.25
+    assert log["val_fail"][1] == 0.0
+    panels = panel_columns(log)
+    assert panels["loss"] == ["loss", "val_tf_loss"]
+    assert panels["decoded validation metrics"] == ["val_accuracy", "val_fail"]
+    assert panels["throughput (examples/s)"] == ["examples_per_s"]
+    assert len(curves_figure(log).axes) == 3
+
+
+def test_curves_reject_a_log_without_steps(tmp_path):
+    (tmp_path / "log.csv").write_text("loss\n1.0\n")
+    with pytest.raises(ValueError, match="step"):
+        read_log(tmp_path / "log.csv")
+
+
+@pytest.fixture
+def hull_file(tmp_path):
+    task = get_task("convex_hull")
+    points = [instance("convex_hull", 6, seed) for seed in range(3)]
+    path = tmp_path / "hull.txt"
+    write_examples(path, zip(points, [task.solve(points[0]), None, None], strict=True))
+    return path
+
+
+def plot(*argv: str) -> int:
+    from ptrnet.cli.main import main
+
+    return main(["plot", *map(str, argv)])
+
+
+def test_plot_cli_task_model_and_curves(tmp_path, hull_file, capsys):
+    assert plot("convex_hull", hull_file, "--index", 1, "-o", tmp_path / "a.png") == 0
+    loaded = tiny_model("convex_hull")
+    save_checkpoint(tmp_path / "m.safetensors", loaded.config, 0, loaded.model)
+    out = tmp_path / "b.png"
+    assert plot(tmp_path / "m.safetensors", hull_file, "--decode", "beam", "-o", out) == 0
+    write_log(tmp_path / "log.csv", ["50,6400,2.1,0.001,900,7,1.9,0.1,False"])
+    assert plot("curves", tmp_path, "-o", tmp_path / "c.png") == 0
+    for name in ("a", "b", "c"):
+        assert (tmp_path / f"{name}.png").read_bytes().startswith(PNG)
+
+
+def test_plot_cli_errors_are_one_line(tmp_path, hull_file, capsys):
+    assert plot("hull", hull_file, "-o", tmp_path / "x.png") == 2
+    assert plot("convex_hull", hull_file, "--index", 3, "-o", tmp_path / "x.png") == 2
+    assert plot("curves", tmp_path, "-o", tmp_path / "x.png") == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 3 and all(line.startswith("ptrnet: error: ") for line in lines)
+    assert "neither a task" in lines[0] and "fewer than 4" in lines[1] and "log.csv" in lines[2]
