@@ -1,0 +1,93 @@
+"""``ptrnet serve``: the local web page (FastAPI + uvicorn), see docs/web.md.
+
+Models are loaded once, at start, from the command line (``--model TASK=PATH``, PATH a run
+directory or checkpoint) and, for tasks without one, from the bundled defaults in
+``ptrnet/bundled/<task>/`` when that folder holds a checkpoint. A task without a model still
+gets the exact solution on the page. The server never loads a path that came from a request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ptrnet.io.errors import UsageError
+from ptrnet.tasks import TASKS
+
+BUNDLED = Path(__file__).resolve().parent.parent / "bundled"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="local web page: draw instances, see the model's answer, train live",
+        description=__doc__.split("\n\n", 1)[1],
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="TASK=PATH",
+        help="model for TASK (repeatable); overrides the bundled default",
+    )
+    parser.set_defaults(run=run)
+
+
+def parse_model_spec(spec: str) -> tuple[str, str]:
+    """``TASK=PATH`` -> (task, path). Raises UsageError on a bad form or an unknown task."""
+    task, sep, path = spec.partition("=")
+    if not sep or not path:
+        raise UsageError(f"--model {spec!r}: expected TASK=PATH, e.g. convex_hull=runs/hull")
+    if task not in TASKS:
+        raise UsageError(f"--model {spec!r}: unknown task {task!r}; choose from {', '.join(TASKS)}")
+    return task, path
+
+
+def bundled_path(task: str) -> str | None:
+    """``ptrnet/bundled/<task>/`` if it exists and holds a file, else None."""
+    folder = BUNDLED / task
+    return str(folder) if folder.is_dir() and any(folder.iterdir()) else None
+
+
+def load_models(specs: list[str]) -> dict:
+    """Task -> LoadedModel: the ``--model`` ones, then bundled defaults for the other tasks.
+
+    Raises:
+        UsageError: a bad spec, two models for one task, or a model of another task.
+        InputError: a missing or unreadable model.
+    """
+    from ptrnet.inference import load_model
+
+    paths: dict[str, str] = {}
+    for spec in specs:
+        task, path = parse_model_spec(spec)
+        if task in paths:
+            raise UsageError(f"--model given twice for {task}")
+        paths[task] = path
+    for task in TASKS:
+        if task not in paths and (bundled := bundled_path(task)) is not None:
+            paths[task] = bundled
+    return {task: load_model(path, task) for task, path in paths.items()}
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from ptrnet.web.app import create_app
+    except ImportError as err:
+        raise UsageError(
+            f"the web page needs the 'web' extra ({err.name} is missing): pip install 'ptrnet[web]'"
+        ) from None
+    models = load_models(args.model)
+    for task in TASKS:
+        where = os.path.relpath(models[task].path) if task in models else "none (exact only)"
+        print(f"ptrnet: {task}: model {where}", file=sys.stderr)
+    app = create_app(models)
+    print(f"ptrnet: serving on http://{args.host}:{args.port} (Ctrl-C stops)", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0

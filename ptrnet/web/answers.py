@@ -1,0 +1,107 @@
+"""What ``POST /api/predict`` answers: the exact solution, the model's output, its trace, metrics.
+
+Everything returned is plain JSON: sequences are 0-based index lists (the page labels points
+1-based, like the paper's files), NaN becomes null, probabilities are rounded to 4 decimals.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ptrnet.inference import LoadedModel
+from ptrnet.solvers.tsp import tour_length
+from ptrnet.tasks import Task
+from ptrnet.viz.trace import Trace, decode_trace
+from ptrnet.web.schemas import TRACE_LIMIT, DecodeOptions
+
+
+def json_number(value: float | bool) -> float | bool | None:
+    """A metric as JSON: booleans kept, NaN and infinities as null."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def metrics_for(task: Task, points: np.ndarray, ref: np.ndarray, pred: np.ndarray) -> dict:
+    """The task's metrics for one prediction (``count`` dropped), plus ``valid``; for TSP also
+    ``optimal_length`` (``mean_length`` is then the predicted tour's length)."""
+    values = task.metrics([points], [ref], [pred])
+    out = {key: json_number(values[key]) for key in task.metric_keys}
+    out["valid"] = bool(task.is_valid(points, pred))
+    if task.name == "tsp":
+        out["optimal_length"] = json_number(tour_length(points, ref))
+    return out
+
+
+def model_info(loaded: LoadedModel) -> dict[str, Any]:
+    """What the page says about a loaded model."""
+    return {
+        "path": loaded.path,
+        "kind": loaded.config.model.kind,
+        "hidden": loaded.config.model.hidden,
+        "trained_sizes": loaded.config.train.sizes,
+        "step": loaded.step,
+    }
+
+
+def trace_json(trace: Trace) -> dict[str, Any]:
+    """The per-step view: tokens, distributions and masks (T rows, n+1 columns, 0 = end)."""
+    return {
+        "tokens": trace.tokens.tolist(),
+        "probs": np.round(trace.probs.astype(np.float64), 4).tolist(),
+        "allowed": trace.allowed.astype(int).tolist(),
+    }
+
+
+def model_answer(
+    task: Task, points: np.ndarray, loaded: LoadedModel, options: DecodeOptions
+) -> dict[str, Any]:
+    """The model's output for ``points``; the step trace only up to :data:`TRACE_LIMIT` points."""
+    trace = decode_trace(
+        loaded,
+        task,
+        points,
+        decode=options.strategy,
+        beam_width=options.beam_width,
+        constraints=options.constraints,
+    )
+    return {
+        "sequence": trace.sequence.tolist(),
+        "log_prob": json_number(trace.log_prob),
+        "strategy": options.strategy,
+        "beam_width": options.beam_width if options.strategy == "beam" else None,
+        "constraints": trace.constraints,
+        "trace": trace_json(trace) if len(points) <= TRACE_LIMIT else None,
+        "info": model_info(loaded),
+    }
+
+
+def answer(
+    task: Task, points: np.ndarray, loaded: LoadedModel | None, options: DecodeOptions
+) -> dict[str, Any]:
+    """The full answer for one instance.
+
+    Raises:
+        DegenerateInstanceError: the instance has no exact solution (e.g. all points collinear).
+    """
+    ref = task.solve(points)
+    out: dict[str, Any] = {
+        "task": task.name,
+        "n": len(points),
+        "reference": ref.tolist(),
+        "model": None,
+        "metrics": None,
+        "message": f"no model loaded for {task.name}: showing the exact solution only",
+    }
+    if loaded is not None:
+        out["model"] = model_answer(task, points, loaded, options)
+        pred = np.asarray(out["model"]["sequence"], dtype=np.int64)
+        out["metrics"] = metrics_for(task, points, ref, pred)
+        out["message"] = None
+        if out["model"]["trace"] is None:
+            out["message"] = f"step-through is shown for up to {TRACE_LIMIT} points"
+    return out

@@ -1,0 +1,182 @@
+"""The web app: a FastAPI factory serving the page and its JSON API.
+
+Routes:
+
+* ``GET /`` -- the page (``static/index.html``); ``/static/*`` its scripts and styles.
+* ``GET /api/tasks`` -- the tasks, which have a model loaded, and the request limits.
+* ``POST /api/predict`` -- exact solution, the model's output and trace, metrics
+  (:class:`~ptrnet.web.schemas.PredictRequest`).
+* ``POST /api/train`` -- start a live sorting run (:class:`~ptrnet.web.schemas.TrainRequest`);
+  ``POST /api/train/cancel`` stops it; ``GET /api/train/events`` streams its events as
+  server-sent events (resuming after ``Last-Event-ID``); ``POST /api/train/test`` measures
+  length generalisation (:class:`~ptrnet.web.schemas.LengthTestRequest`).
+
+Models come only from the factory's ``models`` argument (the command line, bundled defaults);
+no request names a file. Every bad request is answered 4xx with ``{"detail": message}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+
+from ptrnet.evaluation.evaluate import default_constraints
+from ptrnet.inference import LoadedModel
+from ptrnet.tasks import TASKS, DegenerateInstanceError
+from ptrnet.web.answers import answer, model_info
+from ptrnet.web.live_train import JobBusy, LiveTrainer, TrainJob
+from ptrnet.web.schemas import (
+    MAX_BEAM,
+    MAX_POINTS,
+    MAX_TEST_LENGTH,
+    TRACE_LIMIT,
+    LengthTestRequest,
+    PredictRequest,
+    TrainRequest,
+)
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY = 256 * 1024  # bytes; 300 points need about 15 KB
+POLL_S = 0.2  # how often the event stream looks for new training events
+
+
+def create_app(
+    models: Mapping[str, LoadedModel] | None = None, trainer: LiveTrainer | None = None
+) -> FastAPI:
+    """The app, serving ``models`` (task name -> loaded model; tasks may lack one).
+
+    Raises:
+        ValueError: a model registered under a task it was not trained on.
+    """
+    models = dict(models or {})
+    for name, loaded in models.items():
+        if name not in TASKS or loaded.task != name:
+            raise ValueError(f"model {loaded.path} was trained on {loaded.task}, not {name!r}")
+    trainer = trainer or LiveTrainer()
+    app = FastAPI(title="ptrnet", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.models, app.state.trainer = models, trainer
+    add_error_handlers(app)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    @app.get("/api/tasks")
+    def tasks() -> dict[str, Any]:
+        return {"tasks": [task_entry(name, models.get(name)) for name in TASKS], "limits": LIMITS}
+
+    @app.post("/api/predict")
+    def predict(request: PredictRequest) -> dict[str, Any]:
+        task = TASKS[request.task]
+        points = np.asarray(request.points, dtype=np.float64)
+        try:
+            return answer(task, points, models.get(task.name), request.decoding)
+        except DegenerateInstanceError as err:
+            raise HTTPException(422, f"no exact solution: {err}") from None
+
+    add_training_routes(app, trainer)
+    return app
+
+
+LIMITS = {
+    "max_points": MAX_POINTS,
+    "trace_limit": TRACE_LIMIT,
+    "max_beam": MAX_BEAM,
+    "max_test_length": MAX_TEST_LENGTH,
+}
+
+
+def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:
+    task = TASKS[name]
+    return {
+        "name": name,
+        "dim": task.dim,
+        "min_n": task.min_n,
+        "metric_keys": list(task.metric_keys),
+        "default_constraints": default_constraints(name),
+        "model": None if loaded is None else model_info(loaded),
+    }
+
+
+def add_training_routes(app: FastAPI, trainer: LiveTrainer) -> None:
+    """The live-training endpoints (one job at a time)."""
+
+    @app.post("/api/train", status_code=202)
+    def train(request: TrainRequest) -> dict[str, str]:
+        try:
+            trainer.start(request)
+        except JobBusy as err:
+            raise HTTPException(409, str(err)) from None
+        return {"status": "started"}
+
+    @app.post("/api/train/cancel")
+    def cancel() -> dict[str, bool]:
+        return {"cancelled": trainer.cancel()}
+
+    @app.post("/api/train/test")
+    def test(request: LengthTestRequest) -> dict[str, Any]:
+        try:
+            return trainer.test(request)
+        except (JobBusy, LookupError) as err:
+            raise HTTPException(409, str(err.args[0])) from None
+
+    @app.get("/api/train/events")
+    def events(request: Request) -> StreamingResponse:
+        job = trainer.job
+        if job is None:
+            raise HTTPException(404, "no training job has been started")
+        start = last_event_id(request) + 1
+        return StreamingResponse(
+            event_stream(job, start, request),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache"},
+        )
+
+
+def last_event_id(request: Request) -> int:
+    """The ``Last-Event-ID`` an EventSource sends on reconnecting; -1 when absent or bad."""
+    value = request.headers.get("last-event-id", "")
+    return int(value) if value.isdigit() else -1
+
+
+async def event_stream(job: TrainJob, index: int, request: Request) -> AsyncIterator[str]:
+    """Server-sent events from ``index`` on, until the job's ``end`` event has been sent."""
+    while True:
+        ended = job.ended()  # read first: then every event up to the end is in ``events``
+        events = job.events_from(index)
+        for event in events:
+            yield f"id: {event['id']}\ndata: {json.dumps(event)}\n\n"
+        index += len(events)
+        if ended or await request.is_disconnected():
+            return
+        await asyncio.sleep(POLL_S)
+
+
+def add_error_handlers(app: FastAPI) -> None:
+    """4xx answers with one readable ``detail`` line; oversized bodies are refused unread."""
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, err: RequestValidationError) -> JSONResponse:
+        errors = [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in err.errors()]
+        detail = "; ".join(f"{'.'.join(e['loc'][1:]) or 'body'}: {e['msg']}" for e in errors)
+        return JSONResponse({"detail": detail, "errors": errors}, status_code=422)
+
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next):
+        length = request.headers.get("content-length", "0")
+        if not length.isdigit() or int(length) > MAX_BODY:
+            return JSONResponse(
+                {"detail": f"request body over {MAX_BODY} bytes or bad Content-Length"},
+                status_code=413,
+            )
+        return await call_next(request)

@@ -1,0 +1,212 @@
+"""Live training of a small sorting Ptr-Net for the web page: the length-generalisation demo.
+
+One job at a time runs in a background thread with one torch thread (``torch.set_num_threads``
+is process-wide, so the server's own predictions then use one thread too). The job appends
+events to a list that the server streams as server-sent events:
+
+* ``start`` -- the request it runs;
+* ``progress`` -- every :data:`LOG_EVERY` steps: ``step``, mean ``loss`` since the last one;
+* ``eval`` -- every :data:`EVAL_EVERY` steps and at the end: decoded ``accuracy`` (exact match)
+  and ``valid_rate`` on fixed validation lists of the training lengths;
+* ``end`` -- ``status`` ``done``, ``cancelled`` or ``error`` (with ``message``); always last.
+
+Once a job has finished, :meth:`LiveTrainer.test` decodes fresh lists of other (longer) lengths
+with and without the mask and reports accuracy and invalid-output rate per length.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ptrnet.batching import IGNORE_INDEX, Batch, collate
+from ptrnet.evaluation.evaluate import evaluate
+from ptrnet.model import ModelConfig, build_model
+from ptrnet.model.pointer import EncoderDecoder
+from ptrnet.tasks import SizeRange, get_task
+from ptrnet.web.schemas import LengthTestRequest, TrainRequest
+
+LOG_EVERY = 5
+EVAL_EVERY = 25
+VAL_COUNT = 200
+TRAIN_STREAM, VAL_STREAM, TEST_STREAM = 0, 1, 2
+SORT = get_task("sort")
+
+
+class JobBusy(RuntimeError):
+    """A job is already running (one at a time)."""
+
+
+def step_masks(batch: Batch, mode: str) -> torch.Tensor:
+    """(B, T, n+1) allowed-token masks along the teacher-forced targets (True = allowed)."""
+    state = SORT.decode_state(batch.lengths, mode)
+    masks = []
+    for t in range(batch.targets.shape[1]):
+        masks.append(state.allowed())
+        state = state.update(batch.targets[:, t].clamp(min=0))  # pads: finished rows, ignored
+    return torch.stack(masks, dim=1)
+
+
+def loss_on(model: EncoderDecoder, batch: Batch, masked: bool) -> torch.Tensor:
+    """Teacher-forced cross-entropy; with ``masked`` the softmax runs over allowed tokens only."""
+    logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, n+1)
+    if masked:
+        logits = logits.masked_fill(~step_masks(batch, "task"), float("-inf"))
+    return F.cross_entropy(logits.transpose(1, 2), batch.targets, ignore_index=IGNORE_INDEX)
+
+
+def sort_batch(sizes: SizeRange, count: int, seed: int, stream: int, start: int = 0) -> Batch:
+    """Lists ``start .. start+count-1`` of ``stream`` with their sorting targets."""
+    points = SORT.generate(sizes, count, seed, stream, start)
+    return collate(points, [SORT.solve(p) for p in points])
+
+
+class TrainJob:
+    """One training run in its own thread; read its ``events`` with :meth:`events_from`."""
+
+    def __init__(self, request: TrainRequest) -> None:
+        self.request = request
+        self.events: list[dict[str, Any]] = []
+        self.model: EncoderDecoder | None = None
+        self.status = "running"
+        self._cancel = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="ptrnet-live-train", daemon=True)
+
+    @property
+    def running(self) -> bool:
+        return self.status == "running"
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def cancel(self) -> None:
+        """Ask the job to stop after the current step."""
+        self._cancel.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    def ended(self) -> bool:
+        """Whether the ``end`` event has been emitted (it is always the last)."""
+        with self._lock:
+            return bool(self.events) and self.events[-1]["type"] == "end"
+
+    def events_from(self, index: int) -> list[dict[str, Any]]:
+        """Events ``index ..`` so far (each with its position as ``id``)."""
+        with self._lock:
+            return self.events[index:]
+
+    def _emit(self, kind: str, **fields: Any) -> None:
+        with self._lock:
+            self.events.append({"id": len(self.events), "type": kind, **fields})
+
+    def _run(self) -> None:
+        torch.set_num_threads(1)
+        self._emit("start", config=self.request.model_dump())
+        try:
+            self._train()
+            self.status = "cancelled" if self._cancel.is_set() else "done"
+            self._emit("end", status=self.status)
+        except Exception as err:  # reported to the page; the server keeps running
+            self.status = "error"
+            self._emit("end", status="error", message=f"{type(err).__name__}: {err}")
+
+    def _train(self) -> None:
+        req = self.request
+        torch.manual_seed(req.seed)
+        model = build_model(ModelConfig(input_dim=1, hidden=req.hidden, init="default"))
+        optimizer = torch.optim.Adam(model.parameters(), lr=req.lr)
+        sizes = SizeRange(req.min_len, req.max_len)
+        val = SORT.generate(sizes, VAL_COUNT, req.seed, VAL_STREAM)
+        val_refs = [SORT.solve(p) for p in val]
+        losses, started = [], time.perf_counter()
+        for step in range(1, req.steps + 1):
+            if self._cancel.is_set():
+                break
+            batch = sort_batch(
+                sizes, req.batch_size, req.seed, TRAIN_STREAM, (step - 1) * req.batch_size
+            )
+            loss = loss_on(model, batch, req.masked)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)
+            optimizer.step()
+            losses.append(loss.item())
+            if step % LOG_EVERY == 0 or step == req.steps:
+                self._emit(
+                    "progress",
+                    step=step,
+                    loss=float(np.mean(losses)),
+                    elapsed_s=round(time.perf_counter() - started, 2),
+                )
+                losses = []
+            if step % EVAL_EVERY == 0 or step == req.steps:
+                self._emit("eval", step=step, **self._score(model, val, val_refs))
+        self.model = model
+
+    def _score(self, model: EncoderDecoder, val: list, refs: list) -> dict[str, float]:
+        metrics = evaluate(model, SORT, val, refs, constraints=self._mode())
+        return {"accuracy": metrics["exact_match"], "valid_rate": metrics["valid_rate"]}
+
+    def _mode(self) -> str:
+        return "task" if self.request.masked else "none"
+
+
+class LiveTrainer:
+    """Holds the current job; starts a new one only when none is running."""
+
+    def __init__(self) -> None:
+        self.job: TrainJob | None = None
+        self._lock = threading.Lock()
+
+    def start(self, request: TrainRequest) -> TrainJob:
+        """Start a job. Raises JobBusy if one is running."""
+        with self._lock:
+            if self.job is not None and self.job.running:
+                raise JobBusy("a training job is already running; cancel it or wait")
+            self.job = TrainJob(request)
+            self.job.start()
+            return self.job
+
+    def cancel(self) -> bool:
+        """Cancel the running job; False if none was running."""
+        job = self.job
+        if job is None or not job.running:
+            return False
+        job.cancel()
+        return True
+
+    def test(self, request: LengthTestRequest) -> dict[str, Any]:
+        """Accuracy and invalid-output rate per length, decoded with and without the mask.
+
+        Raises:
+            JobBusy: a job is running (its weights are changing).
+            LookupError: no job has produced a model yet.
+        """
+        job = self.job
+        if job is not None and job.running:
+            raise JobBusy("training is still running; test when it has finished")
+        if job is None or job.model is None:
+            raise LookupError("no trained model yet: train one first")
+        lengths = sorted(set(request.lengths))
+        results = {mode: {"accuracy": [], "invalid_rate": []} for mode in ("task", "none")}
+        for n in lengths:
+            points = SORT.generate(SizeRange(n, n), request.count, request.seed, TEST_STREAM)
+            refs = [SORT.solve(p) for p in points]
+            for mode, series in results.items():
+                metrics = evaluate(job.model, SORT, points, refs, constraints=mode)
+                series["accuracy"].append(metrics["exact_match"])
+                series["invalid_rate"].append(1.0 - metrics["valid_rate"])
+        trained = f"{job.request.min_len}-{job.request.max_len}"
+        return {
+            "lengths": lengths,
+            "trained_on": trained,
+            "masked_training": job.request.masked,
+            "decoding": results,
+        }

@@ -1,0 +1,100 @@
+"""Request bodies of the web API: every field typed, bounded and checked before any work is done.
+
+Each model forbids unknown fields, so a request cannot smuggle in options (or a file path: the
+server loads models only from the command line and the bundled folder). Numbers must be finite;
+sizes are capped so one request stays a fraction of a second of CPU.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
+
+from ptrnet.tasks import TASKS, get_task
+
+MAX_POINTS = 300  # points per instance on the page
+TRACE_LIMIT = 100  # instances up to this size also get the per-step pointer distributions
+COORD_LIMIT = 1e6  # |coordinate| bound: keeps float32 activations finite
+MAX_BEAM = 16
+MAX_TEST_LENGTH = 100
+
+Coordinate = Annotated[FiniteFloat, Field(ge=-COORD_LIMIT, le=COORD_LIMIT)]
+
+
+class Strict(BaseModel):
+    """Base: unknown fields are errors (PAPER.md trap 9, and no smuggled options)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class DecodeOptions(Strict):
+    """How to decode: greedy or beam search of ``beam_width``, with or without the task's mask.
+
+    ``constraints`` None means the task's default (:mod:`ptrnet.evaluation.evaluate`).
+    """
+
+    strategy: Literal["greedy", "beam"] = "greedy"
+    beam_width: int = Field(5, ge=1, le=MAX_BEAM)
+    constraints: Literal["none", "task"] | None = None
+
+
+class PredictRequest(Strict):
+    """One instance of a task: ``points`` is n rows of ``task.dim`` numbers (``[[v], ...]`` for
+    sort), n between the task's minimum and :data:`MAX_POINTS`."""
+
+    task: str
+    points: list[list[Coordinate]] = Field(min_length=1, max_length=MAX_POINTS)
+    decoding: DecodeOptions = DecodeOptions()
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, name: str) -> str:
+        get_task(name)  # raises ValueError listing the known names
+        return name
+
+    @model_validator(mode="after")
+    def _shape(self) -> PredictRequest:
+        task = TASKS[self.task]
+        bad = next((i for i, p in enumerate(self.points) if len(p) != task.dim), None)
+        if bad is not None:
+            raise ValueError(
+                f"task {task.name} needs {task.dim} number(s) per point; "
+                f"point {bad} has {len(self.points[bad])}"
+            )
+        if len(self.points) < task.min_n:
+            raise ValueError(f"task {task.name} needs at least {task.min_n} points")
+        return self
+
+
+class TrainRequest(Strict):
+    """A live sorting run: a small Ptr-Net trained on lists of ``min_len..max_len`` numbers.
+
+    ``masked`` applies the task's rule (each input once, end only after all) both in the loss
+    (softmax over the allowed inputs only) and when decoding validation lists.
+    """
+
+    hidden: int = Field(64, ge=8, le=128)
+    steps: int = Field(300, ge=1, le=3000)
+    batch_size: int = Field(64, ge=1, le=256)
+    min_len: int = Field(5, ge=1, le=30)
+    max_len: int = Field(10, ge=1, le=30)
+    masked: bool = True
+    lr: FiniteFloat = Field(3e-3, gt=0, le=0.1)
+    seed: int = Field(0, ge=0, le=2**31 - 1)
+
+    @model_validator(mode="after")
+    def _range(self) -> TrainRequest:
+        if self.min_len > self.max_len:
+            raise ValueError(f"min_len {self.min_len} is above max_len {self.max_len}")
+        return self
+
+
+class LengthTestRequest(Strict):
+    """Test the last trained model on ``count`` fresh lists of each length in ``lengths``."""
+
+    lengths: list[Annotated[int, Field(ge=1, le=MAX_TEST_LENGTH)]] = Field(
+        min_length=1, max_length=12
+    )
+    count: int = Field(100, ge=1, le=500)
+    seed: int = Field(1, ge=0, le=2**31 - 1)

@@ -1,0 +1,237 @@
+// The playground: edit an instance, ask the server for the exact and the model's answer,
+// show metrics, and step through the decoding one pointer at a time.
+
+import { fromPx, percent, render, SIZE } from "./board.js";
+import { metricRows } from "./metrics.js";
+import { initTraining } from "./train.js";
+
+const $ = (id) => document.getElementById(id);
+const DEBOUNCE_MS = 150;
+
+const state = {
+  tasks: {}, // name -> entry of GET /api/tasks
+  limits: {},
+  task: "convex_hull",
+  points: [], // [[x, y]] in the unit square, or [[v]] for sort
+  result: null, // last answer of POST /api/predict
+  step: null, // decoding step shown; null = the whole output
+};
+
+// ---- server ---------------------------------------------------------------------------------
+
+let timer = null;
+let inflight = null;
+
+/** Ask for a prediction DEBOUNCE_MS after the last change; only the newest answer is shown. */
+function schedulePredict() {
+  clearTimeout(timer);
+  timer = setTimeout(predict, DEBOUNCE_MS);
+}
+
+function decodingOptions() {
+  const options = { strategy: $("strategy").value, beam_width: Number($("beam-width").value) };
+  if ($("constraints").value) options.constraints = $("constraints").value;
+  return options;
+}
+
+async function predict() {
+  if (inflight) inflight.abort();
+  const task = state.tasks[state.task];
+  if (state.points.length < task.min_n) {
+    state.result = null;
+    showError(`Add at least ${task.min_n} points.`);
+    return redraw();
+  }
+  inflight = new AbortController();
+  const body = { task: state.task, points: state.points, decoding: decodingOptions() };
+  try {
+    const response = await fetch("/api/predict", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      signal: inflight.signal,
+    });
+    const data = await response.json();
+    if (!response.ok) throw new Error(data.detail || response.statusText);
+    state.result = data;
+    state.step = null;
+    showError(null);
+  } catch (err) {
+    if (err.name === "AbortError") return;
+    state.result = null;
+    showError(err.message);
+  }
+  redraw();
+}
+
+function showError(message) {
+  $("error").textContent = message || "";
+  $("error").classList.toggle("hidden", !message);
+}
+
+// ---- drawing --------------------------------------------------------------------------------
+
+function redraw() {
+  const marks = render($("board"), { ...state });
+  showMetrics();
+  showStepper(marks);
+}
+
+function showMetrics() {
+  const table = $("metrics");
+  table.replaceChildren();
+  for (const [name, value, cls] of metricRows(state.task, state.points, state.result)) {
+    const row = table.insertRow();
+    row.insertCell().textContent = name;
+    const cell = row.insertCell();
+    cell.textContent = value;
+    if (cls) cell.className = cls;
+  }
+  const entry = state.tasks[state.task];
+  const model = entry && entry.model;
+  $("model-status").textContent = model
+    ? `Model: ${model.kind}, hidden ${model.hidden}, trained on n = ${model.trained_sizes} (${model.path})`
+    : `No model loaded for ${state.task}: showing the exact solution only.`;
+}
+
+function showStepper(marks) {
+  const trace = state.result && state.result.model && state.result.model.trace;
+  $("stepper").classList.toggle("hidden", !trace);
+  if (!trace) return;
+  const total = trace.tokens.length;
+  const step = state.step === null ? total : state.step;
+  $("step-slider").max = total;
+  $("step-slider").value = step;
+  if (!marks) {
+    $("step-info").textContent = `Whole output: ${total} pointers, the last one to the end symbol ⇐.`;
+    $("end-prob").textContent = "";
+    return;
+  }
+  const chose = marks.current < 0 ? "the end symbol ⇐" : `input ${marks.current + 1}`;
+  const p = trace.probs[step][trace.tokens[step]];
+  $("step-info").textContent =
+    `Step ${step + 1} of ${total}: the pointer chose ${chose} (p = ${percent(p)}). ` +
+    "Halo = probability; grey = masked; ringed = chosen before.";
+  const masked = marks.endAllowed ? "" : " (masked)";
+  $("end-prob").textContent = `⇐ end symbol: ${percent(marks.endProb)}${masked}`;
+  $("end-prob").classList.toggle("current", marks.current < 0);
+}
+
+function setStep(step) {
+  const trace = state.result && state.result.model && state.result.model.trace;
+  if (!trace) return;
+  const total = trace.tokens.length;
+  const clamped = Math.max(0, Math.min(total, step));
+  state.step = clamped >= total ? null : clamped;
+  redraw();
+}
+
+const currentStep = () => {
+  const trace = state.result.model.trace;
+  return state.step === null ? trace.tokens.length : state.step;
+};
+
+// ---- editing --------------------------------------------------------------------------------
+
+function svgPoint(event) {
+  const box = $("board").getBoundingClientRect();
+  return [((event.clientX - box.left) * SIZE) / box.width, ((event.clientY - box.top) * SIZE) / box.height];
+}
+
+let dragging = null; // index of the point being dragged
+
+function onPointerDown(event) {
+  if (state.task === "sort" || event.button !== 0) return;
+  const index = event.target.dataset.index;
+  if (index !== undefined) {
+    dragging = Number(index);
+    $("board").setPointerCapture(event.pointerId);
+  } else if (state.points.length < state.limits.max_points) {
+    state.points.push(fromPx(...svgPoint(event)));
+    changed();
+  }
+}
+
+function onPointerMove(event) {
+  if (dragging === null) return;
+  state.points[dragging] = fromPx(...svgPoint(event));
+  changed();
+}
+
+function onContextMenu(event) {
+  const index = event.target.dataset.index;
+  if (state.task === "sort" || index === undefined) return;
+  event.preventDefault();
+  state.points.splice(Number(index), 1);
+  changed();
+}
+
+function changed() {
+  state.step = null;
+  redraw();
+  schedulePredict();
+}
+
+function randomise() {
+  const limit = state.limits.max_points || 300;
+  const count = Math.max(1, Math.min(limit, Number($("random-count").value) || 10));
+  const round = (v) => Math.round(v * 1000) / 1000;
+  if (state.task === "sort") {
+    $("numbers").value = Array.from({ length: count }, () => round(Math.random())).join(" ");
+    return readNumbers();
+  }
+  state.points = Array.from({ length: count }, () => [round(Math.random()), round(Math.random())]);
+  changed();
+}
+
+function readNumbers() {
+  const values = $("numbers").value.split(/[\s,;]+/).filter(Boolean).map(Number);
+  if (values.some((v) => !Number.isFinite(v))) return showError("Numbers only, please.");
+  state.points = values.map((v) => [v]);
+  changed();
+}
+
+function switchTask() {
+  state.task = $("task").value;
+  state.result = null;
+  const sort = state.task === "sort";
+  $("sort-controls").classList.toggle("hidden", !sort);
+  $("board-hint").classList.toggle("hidden", sort);
+  $("clear").disabled = sort;
+  if (sort) readNumbers();
+  else {
+    if (state.points.length && state.points[0].length !== 2) state.points = [];
+    if (!state.points.length) return randomise();
+    changed();
+  }
+}
+
+// ---- start ----------------------------------------------------------------------------------
+
+async function start() {
+  const response = await fetch("/api/tasks");
+  const data = await response.json();
+  state.limits = data.limits;
+  for (const entry of data.tasks) state.tasks[entry.name] = entry;
+  const board = $("board");
+  board.addEventListener("pointerdown", onPointerDown);
+  board.addEventListener("pointermove", onPointerMove);
+  board.addEventListener("pointerup", () => (dragging = null));
+  board.addEventListener("contextmenu", onContextMenu);
+  $("task").addEventListener("change", switchTask);
+  for (const id of ["strategy", "beam-width", "constraints"]) $(id).addEventListener("change", schedulePredict);
+  $("strategy").addEventListener("change", () => $("beam-label").classList.toggle("hidden", $("strategy").value !== "beam"));
+  $("beam-label").classList.add("hidden");
+  $("clear").addEventListener("click", () => { state.points = []; changed(); });
+  $("randomise").addEventListener("click", randomise);
+  $("numbers").addEventListener("input", readNumbers);
+  $("step-first").addEventListener("click", () => setStep(0));
+  $("step-prev").addEventListener("click", () => setStep(currentStep() - 1));
+  $("step-next").addEventListener("click", () => setStep(currentStep() + 1));
+  $("step-last").addEventListener("click", () => setStep(Infinity));
+  $("step-slider").addEventListener("input", (e) => setStep(Number(e.target.value)));
+  initTraining();
+  switchTask();
+}
+
+start();

@@ -1,0 +1,170 @@
+// The board: draws an instance, the exact answer, the model's answer and one decoding step.
+// Sequences from the server are 0-based; labels on the page are 1-based, like the paper's files.
+// Model tokens: 0 = end symbol, j = input j-1 (ptrnet/tasks/base.py).
+
+export const SIZE = 600;
+const PAD = 30;
+const SPAN = SIZE - 2 * PAD;
+const NS = "http://www.w3.org/2000/svg";
+
+/** Unit-square coordinates -> SVG pixels (y points up in the data, down on screen). */
+export function toPx([x, y]) {
+  return [PAD + x * SPAN, SIZE - PAD - y * SPAN];
+}
+
+/** SVG pixels -> unit-square coordinates, clamped to [0, 1]. */
+export function fromPx(px, py) {
+  const clamp = (v) => Math.min(1, Math.max(0, v));
+  return [clamp((px - PAD) / SPAN), clamp((SIZE - PAD - py) / SPAN)];
+}
+
+/** Create an SVG element with attributes and append it to parent. */
+function add(parent, tag, attrs = {}, text = null) {
+  const el = document.createElementNS(NS, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (text !== null) el.textContent = text;
+  parent.appendChild(el);
+  return el;
+}
+
+const pathData = (points, seq) =>
+  seq.map((i, k) => `${k ? "L" : "M"}${toPx(points[i]).join(",")}`).join(" ");
+
+/** Triangles (sorted index triples as "i,j,k" keys) of a flattened sequence; tail dropped. */
+export function triangleKeys(seq) {
+  const keys = [];
+  for (let k = 0; k + 2 < seq.length; k += 3) {
+    keys.push(seq.slice(k, k + 3).sort((a, b) => a - b).join(","));
+  }
+  return keys;
+}
+
+/** What the model has emitted before step `step` (0-based inputs), or its whole output. */
+export function emitted(model, step) {
+  if (step === null || !model.trace || step >= model.trace.tokens.length) return model.sequence;
+  return model.trace.tokens.slice(0, step).filter((t) => t > 0).map((t) => t - 1);
+}
+
+/** Whether every index of a sequence is a point we still have (results can be stale). */
+const fits = (seq, n) => seq.every((i) => i >= 0 && i < n);
+
+function drawReference(g, task, points, ref) {
+  if (task === "convex_hull") {
+    add(g, "path", { d: pathData(points, ref) + " Z", class: "ref hull" });
+  } else if (task === "tsp") {
+    add(g, "path", { d: pathData(points, ref), class: "ref tour" });
+  } else if (task === "delaunay") {
+    for (const key of triangleKeys(ref)) {
+      add(g, "path", { d: pathData(points, key.split(",").map(Number)) + " Z", class: "ref tri" });
+    }
+  }
+}
+
+function drawModel(g, task, points, seq, ref) {
+  if (task !== "delaunay") {
+    if (seq.length) add(g, "path", { d: pathData(points, seq), class: "model model-path" });
+    return;
+  }
+  const truth = new Set(triangleKeys(ref));
+  for (const key of triangleKeys(seq)) {
+    const cls = truth.has(key) ? "model tri" : "model tri wrong";
+    add(g, "path", { d: pathData(points, key.split(",").map(Number)) + " Z", class: cls });
+  }
+  const tail = seq.slice(seq.length - (seq.length % 3));
+  if (tail.length > 1) add(g, "path", { d: pathData(points, tail), class: "model partial" });
+}
+
+/** Per-point decoration for a decoding step: probability, mask, already chosen, current. */
+export function stepMarks(model, step, n) {
+  const trace = model && model.trace;
+  if (!trace || step === null || step >= trace.tokens.length) return null;
+  const chosen = new Set(emitted(model, step));
+  return {
+    prob: trace.probs[step].slice(1, n + 1),
+    allowed: trace.allowed[step].slice(1, n + 1).map(Boolean),
+    chosen,
+    current: trace.tokens[step] - 1, // -1: the end symbol
+    endProb: trace.probs[step][0],
+    endAllowed: Boolean(trace.allowed[step][0]),
+  };
+}
+
+function drawPoint(g, i, [x, y], marks, labels) {
+  const cls = ["point"];
+  if (marks && !marks.allowed[i]) cls.push("masked");
+  if (marks && marks.chosen.has(i)) cls.push("chosen");
+  if (marks && marks.current === i) cls.push("current");
+  const p = marks ? marks.prob[i] : 0;
+  if (p > 0) add(g, "circle", { cx: x, cy: y, r: 5 + 18 * Math.sqrt(p), class: "halo" });
+  add(g, "circle", { cx: x, cy: y, r: 5, class: cls.join(" "), "data-index": i });
+  if (labels) add(g, "text", { x: x + 7, y: y - 7, class: "label" }, String(i + 1));
+  if (p >= 0.005) add(g, "text", { x: x + 7, y: y + 14, class: "prob" }, percent(p));
+}
+
+export const percent = (p) => `${(100 * p).toFixed(p < 0.1 ? 1 : 0)}%`;
+
+function drawPlane(svg, view, marks) {
+  const { task, points, result } = view;
+  add(svg, "rect", { x: PAD, y: PAD, width: SPAN, height: SPAN, class: "frame" });
+  const px = points.map(toPx);
+  if (result && fits(result.reference, points.length)) {
+    drawReference(add(svg, "g"), task, points, result.reference);
+    const model = result.model;
+    if (model && fits(model.sequence, points.length)) {
+      drawModel(add(svg, "g"), task, points, emitted(model, view.step), result.reference);
+    }
+  }
+  const g = add(svg, "g", { class: "points" });
+  px.forEach((p, i) => drawPoint(g, i, p, marks, points.length <= 60));
+}
+
+/** Bars: inputs in the given order (top), sorted output (bottom). */
+function drawBars(svg, view, marks) {
+  const values = view.points.map((p) => p[0]);
+  const lo = Math.min(0, ...values);
+  const hi = Math.max(lo + 1e-9, ...values);
+  const width = SPAN / Math.max(values.length, 1);
+  const bar = (g, k, v, top, cls, i = null) => {
+    const h = ((v - lo) / (hi - lo)) * (SIZE / 2 - 2 * PAD);
+    const attrs = { x: PAD + k * width + width * 0.1, y: top - h, width: width * 0.8, height: h };
+    if (i !== null) attrs["data-index"] = i;
+    return add(g, "rect", { ...attrs, class: cls });
+  };
+  const inputs = add(svg, "g", { class: "points" });
+  add(svg, "text", { x: PAD, y: PAD - 10, class: "caption" }, "input, in the given order");
+  values.forEach((v, i) => {
+    const cls = ["point", "bar"];
+    if (marks && !marks.allowed[i]) cls.push("masked");
+    if (marks && marks.current === i) cls.push("current");
+    bar(inputs, i, v, SIZE / 2 - PAD, cls.join(" "), i);
+    const x = PAD + (i + 0.5) * width;
+    if (values.length <= 60) add(inputs, "text", { x, y: SIZE / 2 - 12, class: "label mid" }, String(i + 1));
+    if (marks && marks.prob[i] >= 0.005) {
+      add(inputs, "text", { x, y: PAD + 8, class: "prob mid" }, percent(marks.prob[i]));
+    }
+  });
+  drawSortedOutput(svg, view, values, bar);
+}
+
+function drawSortedOutput(svg, view, values, bar) {
+  const { result } = view;
+  add(svg, "text", { x: PAD, y: SIZE / 2 + 20, class: "caption" }, "output: exact (filled) and model (outlined)");
+  if (!result || !fits(result.reference, values.length)) return;
+  const g = add(svg, "g");
+  result.reference.forEach((i, k) => bar(g, k, values[i], SIZE - PAD, "ref bar"));
+  const model = result.model;
+  if (!model || !fits(model.sequence, values.length)) return;
+  emitted(model, view.step).forEach((i, k) => {
+    const right = k < result.reference.length && values[result.reference[k]] === values[i];
+    bar(g, k, values[i], SIZE - PAD, right ? "model bar model-path" : "model bar wrong model-path");
+  });
+}
+
+/** Redraw the board for view = {task, points, result, step}. Returns the step marks. */
+export function render(svg, view) {
+  svg.replaceChildren();
+  const marks = view.result ? stepMarks(view.result.model, view.step, view.points.length) : null;
+  if (view.task === "sort") drawBars(svg, view, marks);
+  else drawPlane(svg, view, marks);
+  return marks;
+}

@@ -1,0 +1,63 @@
+// Metric rows for the side panel: [name, value, css class] per task, from a predict answer.
+
+const yes = (ok) => [ok ? "yes" : "no", ok ? "good" : "bad"];
+const pct = (v) => (v === null || v === undefined ? "—" : `${(100 * v).toFixed(1)}%`);
+const num = (v) => (v === null || v === undefined ? "—" : v.toFixed(3));
+
+function tourLength(points, seq) {
+  let total = 0;
+  for (let k = 1; k < seq.length; k++) {
+    const [a, b] = [points[seq[k - 1]], points[seq[k]]];
+    total += Math.hypot(a[0] - b[0], a[1] - b[1]);
+  }
+  return total;
+}
+
+/** Facts about the exact answer alone (no model loaded). */
+function exactRows(task, points, ref) {
+  const rows = [["points", String(points.length)]];
+  if (task === "convex_hull") rows.push(["hull vertices", String(ref.length - 1)]);
+  if (task === "tsp") rows.push(["optimal tour length", num(tourLength(points, ref))]);
+  if (task === "delaunay") rows.push(["triangles", String(ref.length / 3)]);
+  if (task === "sort") rows.push(["smallest, largest", `${points[ref[0]][0]}, ${points[ref[ref.length - 1]][0]}`]);
+  return rows;
+}
+
+const TASK_ROWS = {
+  convex_hull: (m) => [
+    ["hull correct?", ...yes(m.accuracy === 1)],
+    ["area coverage", m.non_simple_rate === 0 ? pct(m.area_coverage) : "not a simple polygon",
+      m.non_simple_rate === 0 ? "" : "bad"],
+    ["closed polygon, no repeats", ...yes(m.valid)],
+  ],
+  tsp: (m) => [
+    ["valid tour?", ...yes(m.valid)],
+    ["tour length", num(m.mean_length)],
+    ["optimal length", num(m.optimal_length)],
+    ["gap to optimal", pct(m.mean_gap)],
+  ],
+  delaunay: (m, result) => [
+    ["exact triangulation?", ...yes(m.accuracy === 1)],
+    ["triangle coverage", pct(m.triangle_coverage)],
+    ["triangles, model / exact",
+      `${Math.floor(result.model.sequence.length / 3)} / ${result.reference.length / 3}`],
+  ],
+  sort: (m) => [
+    ["sorted correctly?", ...yes(m.exact_match === 1)],
+    ["positions right", pct(m.position_accuracy)],
+    ["valid permutation?", ...yes(m.valid)],
+  ],
+};
+
+/** Rows for the metrics table; empty without an answer. */
+export function metricRows(task, points, result) {
+  if (!result || result.task !== task) return [];
+  if (!result.model) return exactRows(task, points, result.reference);
+  const m = result.model;
+  const decoding = m.strategy === "beam" ? `beam, width ${m.beam_width}` : "greedy";
+  return [
+    ...TASK_ROWS[task](result.metrics, result),
+    ["decoding", `${decoding}, mask ${m.constraints === "task" ? "on" : "off"}`],
+    ["log-likelihood", m.log_prob === null ? "—" : m.log_prob.toFixed(2)],
+  ];
+}

@@ -1,0 +1,191 @@
+"""The web API through FastAPI's TestClient, with tiny random models injected into the factory."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("fastapi", reason="the web extra is not installed")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from ptrnet.tasks import get_task  # noqa: E402
+from ptrnet.web.app import MAX_BODY, create_app  # noqa: E402
+from ptrnet.web.schemas import MAX_POINTS, TRACE_LIMIT  # noqa: E402
+from tests.test_viz import instance, tiny_model  # noqa: E402
+
+torch.set_num_threads(1)
+TINY_RUN = {"hidden": 8, "steps": 6, "batch_size": 4, "min_len": 2, "max_len": 4}
+
+
+@pytest.fixture(scope="module")
+def client():
+    models = {name: tiny_model(name) for name in ("convex_hull", "tsp", "delaunay")}
+    with TestClient(create_app(models)) as c:  # sort: no model, exact answers only
+        yield c
+
+
+def body(task="convex_hull", n=8, **extra):
+    return {"task": task, "points": instance(task, n).tolist(), **extra}
+
+
+def test_page_and_static_files(client):
+    page = client.get("/")
+    assert page.status_code == 200 and '<svg id="board"' in page.text
+    for name in ("app.js", "board.js", "chart.js", "metrics.js", "train.js", "style.css"):
+        assert client.get(f"/static/{name}").status_code == 200
+
+
+def test_tasks_lists_models_and_limits(client):
+    data = client.get("/api/tasks").json()
+    models = {t["name"]: t["model"] for t in data["tasks"]}
+    assert models["sort"] is None and models["tsp"]["hidden"] == 8
+    assert data["limits"]["max_points"] == MAX_POINTS
+
+
+@pytest.mark.parametrize("task", ["convex_hull", "tsp", "delaunay"])
+@pytest.mark.parametrize(
+    "decoding", [{}, {"strategy": "beam", "beam_width": 3, "constraints": "task"}]
+)
+def test_predict_answers_model_exact_metrics_and_trace(client, task, decoding):
+    response = client.post("/api/predict", json=body(task, decoding=decoding))
+    assert response.status_code == 200, response.text
+    data = response.json()
+    points = np.array(body(task)["points"])
+    assert data["reference"] == get_task(task).solve(points).tolist()
+    model = data["model"]
+    trace = model["trace"]
+    assert len(trace["probs"]) == len(trace["allowed"]) == len(trace["tokens"])
+    assert all(len(row) == 9 for row in trace["probs"])
+    assert set(data["metrics"]) >= set(get_task(task).metric_keys) | {"valid"}
+    if decoding:
+        assert model["constraints"] == "task" and model["beam_width"] == 3
+        assert data["metrics"]["valid"] is True
+
+
+def test_predict_without_a_model_still_gives_the_exact_answer(client):
+    response = client.post("/api/predict", json={"task": "sort", "points": [[0.5], [0.1], [0.9]]})
+    data = response.json()
+    assert data["reference"] == [1, 0, 2] and data["model"] is None
+    assert "no model loaded for sort" in data["message"]
+
+
+def test_large_instances_skip_the_trace_and_json_has_no_nan(client):
+    data = client.post("/api/predict", json=body("tsp", TRACE_LIMIT + 1)).json()
+    assert data["model"]["trace"] is None and "step-through" in data["message"]
+    assert "NaN" not in json.dumps(data)
+
+
+def bad_point(value):
+    points = instance("convex_hull").tolist()
+    points[2][1] = value
+    return {"task": "convex_hull", "points": points}
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({"task": "knapsack", "points": [[0, 0]] * 5}, "unknown task"),
+        (body(n=MAX_POINTS + 1), "at most 300"),
+        ({"task": "tsp", "points": [[0.1, 0.2, 0.3]] * 5}, "2 number(s) per point"),
+        ({"task": "sort", "points": [[0.1, 0.2]]}, "1 number(s) per point"),
+        ({"task": "tsp", "points": [0.1, 0.2]}, "valid list"),
+        ({"task": "convex_hull", "points": [[0, 0], [1, 1]]}, "at least 3 points"),
+        ({"task": "tsp", "points": []}, "at least 1 item"),
+        ({"task": "tsp"}, "points: Field required"),
+        (bad_point(1e300), "less than or equal to 1000000"),
+        (body(decoding={"strategy": "sample"}), "decoding.strategy"),
+        (body(decoding={"strategy": "beam", "beam_width": 0}), "greater than or equal to 1"),
+        (body(decoding={"strategy": "beam", "beam_width": 99}), "less than or equal to 16"),
+        (body(decoding={"constraints": "yes"}), "decoding.constraints"),
+        (body(model="/etc/passwd"), "model: Extra inputs are not permitted"),
+        (body(decoding={"path": "x"}), "Extra inputs are not permitted"),
+    ],
+)
+def test_bad_predict_bodies_are_422_with_a_message(client, payload, message):
+    response = client.post("/api/predict", json=payload)
+    assert response.status_code == 422
+    assert message in response.json()["detail"]
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
+def test_non_finite_numbers_are_refused(client, token):
+    text = json.dumps(bad_point(0.5)).replace("0.5", token, 1)
+    response = client.post(
+        "/api/predict", content=text, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422 and "finite number" in response.json()["detail"]
+
+
+def test_malformed_oversized_and_degenerate_bodies(client):
+    broken = client.post("/api/predict", content="{", headers={"content-type": "application/json"})
+    assert broken.status_code == 422 and "JSON" in broken.json()["detail"]
+    huge = client.post(
+        "/api/predict", content=b" " * (MAX_BODY + 1), headers={"content-type": "application/json"}
+    )
+    assert huge.status_code == 413
+    line = {"task": "convex_hull", "points": [[0.1, 0.1], [0.2, 0.2], [0.3, 0.3]]}
+    response = client.post("/api/predict", json=line)
+    assert response.status_code == 422 and "collinear" in response.json()["detail"]
+
+
+def test_factory_refuses_a_model_under_another_task():
+    with pytest.raises(ValueError, match="trained on tsp"):
+        create_app({"convex_hull": tiny_model("tsp")})
+
+
+def events_of(client) -> list[dict]:
+    with client.stream("GET", "/api/train/events") as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        lines = [line for line in response.iter_lines() if line.startswith("data: ")]
+    return [json.loads(line[6:]) for line in lines]
+
+
+def test_live_training_streams_events_then_tests_lengths():
+    with TestClient(create_app()) as client:
+        assert client.get("/api/train/events").status_code == 404
+        assert client.post("/api/train/test", json={"lengths": [5]}).status_code == 409
+        assert client.post("/api/train", json=TINY_RUN).status_code == 202
+        events = events_of(client)
+        kinds = [e["type"] for e in events]
+        assert kinds[0] == "start" and kinds[-1] == "end" and events[-1]["status"] == "done"
+        assert "progress" in kinds and "eval" in kinds
+        assert [e["id"] for e in events] == list(range(len(events)))
+        resumed = client.get("/api/train/events", headers={"Last-Event-ID": str(len(events) - 2)})
+        assert resumed.text.count("data: ") == 1
+        result = client.post("/api/train/test", json={"lengths": [6, 3], "count": 5}).json()
+        assert result["lengths"] == [3, 6] and result["trained_on"] == "2-4"
+        for series in result["decoding"].values():
+            assert len(series["accuracy"]) == len(series["invalid_rate"]) == 2
+        assert result["decoding"]["task"]["invalid_rate"] == [0.0, 0.0]
+
+
+def test_one_job_at_a_time_and_cancel():
+    with TestClient(create_app()) as client:
+        assert client.post("/api/train/cancel").json() == {"cancelled": False}
+        assert client.post("/api/train", json={**TINY_RUN, "steps": 3000}).status_code == 202
+        busy = client.post("/api/train", json=TINY_RUN)
+        assert busy.status_code == 409 and "already running" in busy.json()["detail"]
+        assert client.post("/api/train/test", json={"lengths": [5]}).status_code == 409
+        assert client.post("/api/train/cancel").json() == {"cancelled": True}
+        assert events_of(client)[-1]["status"] == "cancelled"
+
+
+@pytest.mark.parametrize(
+    ("url", "payload", "message"),
+    [
+        ("/api/train", {"hidden": 4096}, "less than or equal to 128"),
+        ("/api/train", {"min_len": 9, "max_len": 3}, "above max_len"),
+        ("/api/train", {"lr": "NaN"}, "finite number"),
+        ("/api/train", {"data": "/etc/passwd"}, "Extra inputs"),
+        ("/api/train/test", {"lengths": []}, "at least 1 item"),
+        ("/api/train/test", {"lengths": [1000]}, "less than or equal to 100"),
+        ("/api/train/test", {"lengths": [5], "count": 10**6}, "less than or equal to 500"),
+    ],
+)
+def test_bad_training_bodies_are_422(url, payload, message):
+    with TestClient(create_app()) as client:
+        response = client.post(url, json=payload)
+    assert response.status_code == 422 and message in response.json()["detail"]

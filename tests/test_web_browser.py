@@ -1,0 +1,139 @@
+"""End to end in a real headless Chromium: uvicorn in a thread, the page driven by Playwright.
+
+Uses the system's Chromium (Debian's ``chromium`` package); Playwright never downloads a browser.
+Skipped, saying why, only when no Chromium or no Playwright is installed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+import time
+
+import pytest
+import torch
+
+pytest.importorskip("fastapi", reason="the web extra is not installed")
+CHROMIUM = shutil.which("chromium")
+if CHROMIUM is None:
+    pytest.skip(
+        "no browser: install Debian's chromium (apt-get install chromium)", allow_module_level=True
+    )
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+
+import uvicorn  # noqa: E402
+
+from ptrnet.web.app import create_app  # noqa: E402
+from tests.test_viz import tiny_model  # noqa: E402
+
+torch.set_num_threads(1)
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TIMEOUT_MS = 20_000
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The app with a tiny convex-hull model, served by uvicorn on a free port in a thread."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    app = create_app({"convex_hull": tiny_model("convex_hull")})
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    server.should_exit = True
+    thread.join(timeout=10)
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(server)
+    page.wait_for_selector("#board .point")  # the page starts with random points
+    yield page
+    page.close()
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def click_points(page, coords):
+    box = page.locator("#board").bounding_box()
+    for x, y in coords:  # unit square, y up; the board has a 30 px margin in 600 px
+        px = box["x"] + (30 + 540 * x) * box["width"] / 600
+        py = box["y"] + (570 - 540 * y) * box["height"] / 600
+        page.mouse.click(px, py)
+
+
+def test_click_predict_step_and_drag(page, tmp_path):
+    page.click("#clear")
+    with page.expect_response("**/api/predict"):
+        click_points(page, [(0.1, 0.1), (0.9, 0.15), (0.85, 0.9), (0.2, 0.8), (0.5, 0.5)])
+    page.wait_for_function("document.querySelectorAll('#board circle.point').length === 5")
+    page.wait_for_selector("#board path.model-path", state="attached")
+    page.wait_for_selector("#board path.ref.hull")
+    assert "hull correct?" in page.inner_text("#metrics")
+    assert "area coverage" in page.inner_text("#metrics")
+    page.click("#step-first")
+    assert "end symbol" in page.inner_text("#end-prob")
+    assert page.locator("#board .halo").count() >= 1
+    page.click("#step-next")
+    assert page.inner_text("#step-info").startswith("Step 2 of")
+    point = page.locator("#board circle.point").nth(4).bounding_box()
+    with page.expect_response("**/api/predict"):
+        page.mouse.move(point["x"] + 5, point["y"] + 5)
+        page.mouse.down()
+        page.mouse.move(point["x"] + 60, point["y"] - 40, steps=5)
+        page.mouse.up()
+    page.screenshot(path=str(tmp_path / "hull.png"), full_page=True)
+    assert (tmp_path / "hull.png").stat().st_size > 10_000
+
+
+def test_task_without_model_shows_the_exact_answer(page):
+    page.select_option("#task", "tsp")
+    page.wait_for_selector("#board path.ref.tour")
+    assert "No model loaded for tsp" in page.inner_text("#model-status")
+    assert "optimal tour length" in page.inner_text("#metrics")
+
+
+def test_live_training_then_length_test(page, tmp_path):
+    for field, value in {
+        "#tr-hidden": "8",
+        "#tr-steps": "30",
+        "#tr-max": "4",
+        "#tr-min": "2",
+    }.items():
+        page.fill(field, value)
+    page.click("#tr-start")
+    page.wait_for_function("document.querySelector('#tr-status').textContent.includes('done')")
+    assert page.locator("#chart-loss path.series").count() >= 1
+    page.fill("#te-lengths", "3 6")
+    page.fill("#te-count", "10")
+    page.click("#te-run")
+    page.wait_for_function("document.querySelector('#te-status').textContent.includes('tested on')")
+    assert page.locator("#chart-gen-acc path.series").count() >= 2
+    page.screenshot(path=str(tmp_path / "training.png"), full_page=True)
