@@ -15,8 +15,9 @@ import math
 import torch
 from torch import nn
 
+from ptrnet.model.attention import additive_scores
 from ptrnet.model.config import ModelConfig
-from ptrnet.model.pointer import EncoderDecoder, Memory, additive_scores, column_mask
+from ptrnet.model.pointer import EncoderDecoder, Memory, column_mask
 
 
 class _FixedVocabulary(EncoderDecoder):

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from ptrnet.model.attention import additive_scores
 from ptrnet.model.config import ModelConfig
 
 State = tuple[torch.Tensor, torch.Tensor]  # LSTM (h, c), each (layers, B, d)
@@ -81,23 +82,6 @@ def previous_tokens(targets: torch.Tensor) -> torch.Tensor:
     """
     start = torch.zeros_like(targets[:, :1])
     return torch.cat([start, targets[:, :-1]], dim=1).clamp(min=0)
-
-
-def additive_scores(
-    enc_proj: torch.Tensor, dec_proj: torch.Tensor, v: torch.Tensor
-) -> torch.Tensor:
-    """u_ij = v^T tanh(W1 e_j + W2 d_i) (Sec. 2.2): (B, m, d), (B, T, d), (d,) -> (B, T, m).
-
-    Computed one decoder step at a time: on 1 CPU thread (d = 256, forward + backward of the
-    whole Ptr-Net, B = 128) this beat one (B, T, n+1, d) tanh and chunks of 4 steps: n = 20:
-    135 / 176 / 136 ms; n = 50: 0.51 / 2.43 / 0.63 s. One step's (B, n+1, d) slab stays in
-    cache, and inference peak memory is one slab instead of T. Not measured on a GPU.
-    """
-    steps = [
-        torch.tanh(enc_proj + dec_proj[:, t, None]) @ v  # (B, m)
-        for t in range(dec_proj.shape[1])
-    ]
-    return torch.stack(steps, dim=1)  # (B, T, m)
 
 
 class EncoderDecoder(nn.Module):

@@ -1,0 +1,157 @@
+"""Precision choice, bf16 training steps, and the fused pointer scores against plain autograd
+and against the step-by-step reference network of benchmarks/reference_ptrnet.py."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ptrnet import precision
+from ptrnet.batching import collate
+from ptrnet.model import ModelConfig, build_model
+from ptrnet.model.attention import additive_scores
+from ptrnet.precision import autocast, resolve_precision
+
+torch.set_num_threads(1)
+
+REFERENCE = Path(__file__).parent.parent / "benchmarks" / "reference_ptrnet.py"
+
+
+def load_reference():
+    spec = importlib.util.spec_from_file_location("reference_ptrnet", REFERENCE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.ReferencePointerNetwork
+
+
+def make_batch(sizes=(6, 3, 5, 6), seed=0):
+    rng = np.random.default_rng(seed)
+    points = [rng.random((n, 2)) for n in sizes]
+    return collate(points, [rng.permutation(n) for n in sizes])
+
+
+def make_model(hidden=32, seed=0):
+    torch.manual_seed(seed)
+    return build_model(ModelConfig(hidden=hidden, init="default"))
+
+
+# --- choosing the precision ---
+
+
+@pytest.mark.parametrize(("flags", "want"), [({"avx512_bf16"}, "bf16"), ({"amx_bf16"}, "bf16")])
+def test_auto_picks_bf16_on_cpus_with_native_bf16(monkeypatch, flags, want):
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset(flags | {"avx2"}))
+    assert resolve_precision("auto", "cpu") == want
+
+
+def test_auto_picks_fp32_without_native_bf16(monkeypatch):
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx2", "avx512f"}))
+    assert resolve_precision("auto", "cpu") == "fp32"
+    assert resolve_precision("auto", "meta") == "fp32"  # unknown device kinds: fp32
+
+
+@pytest.mark.parametrize("flags", [set(), {"avx512_bf16"}])
+def test_explicit_precision_overrides_the_hardware(monkeypatch, flags):
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset(flags))
+    assert resolve_precision("fp32", "cpu") == "fp32"
+    assert resolve_precision("bf16", "cpu") == "bf16"
+
+
+@pytest.mark.parametrize("bad", ["fp16", "BF16", "", None])
+def test_unknown_precision_raises(bad):
+    with pytest.raises(ValueError, match="precision"):
+        resolve_precision(bad)
+
+
+def test_autocast_context_sets_the_matmul_dtype():
+    a = torch.ones(2, 2)
+    with autocast("bf16"):
+        assert (a @ a).dtype == torch.bfloat16
+    with autocast("fp32"):
+        assert (a @ a).dtype == torch.float32
+
+
+# --- the fused pointer scores ---
+
+
+def plain_scores(enc_proj, dec_proj, v):
+    """u_ij = v^T tanh(e_j + d_i), the textbook way: (B, m, d), (B, T, d), (d,) -> (B, T, m)."""
+    return torch.tanh(enc_proj[:, None] + dec_proj[:, :, None]) @ v
+
+
+@pytest.mark.parametrize(("b", "m", "t", "d"), [(3, 5, 4, 8), (1, 1, 1, 1), (2, 7, 1, 16)])
+def test_fused_scores_match_plain_autograd(b, m, t, d):
+    gen = torch.Generator().manual_seed(0)
+    args = [torch.randn(shape, generator=gen) * 2 for shape in ((b, m, d), (b, t, d), (d,))]
+    grad = torch.randn(b, t, m, generator=gen)
+    fused_in = [x.clone().requires_grad_() for x in args]
+    plain_in = [x.double().requires_grad_() for x in args]
+    fused, plain = additive_scores(*fused_in), plain_scores(*plain_in)
+    fused.backward(grad)
+    plain.backward(grad.double())
+    assert fused.dtype == torch.float32
+    torch.testing.assert_close(fused.double(), plain, atol=1e-5, rtol=1e-5)
+    for x, y in zip(fused_in, plain_in, strict=True):
+        torch.testing.assert_close(x.grad.double(), y.grad, atol=1e-5, rtol=1e-5)
+
+
+def test_fused_scores_are_float32_under_autocast_with_bf16_gradients():
+    enc = torch.randn(2, 5, 8, dtype=torch.bfloat16, requires_grad=True)
+    dec = torch.randn(2, 3, 8, dtype=torch.bfloat16, requires_grad=True)
+    v = torch.randn(8, requires_grad=True)
+    with autocast("bf16"):
+        u = additive_scores(enc, dec, v)
+        u.sum().backward()  # backward inside autocast must not change the kernels' dtypes
+    assert u.dtype == torch.float32 and enc.grad.dtype == torch.bfloat16
+    assert v.grad.dtype == torch.float32
+    want = plain_scores(enc.detach().float(), dec.detach().float(), v.detach())
+    torch.testing.assert_close(u, want, atol=1e-5, rtol=1e-5)
+
+
+# --- whole model against the step-by-step reference ---
+
+
+def test_model_matches_step_by_step_reference_forward_and_backward():
+    model, batch = make_model(), make_batch()
+    ref = load_reference().from_model(model)
+    fast = model(batch.points, batch.lengths, batch.targets)
+    slow = ref(batch.points, batch.lengths, batch.targets)
+    assert torch.equal(torch.isneginf(fast), torch.isneginf(slow))
+    torch.testing.assert_close(fast, slow, atol=1e-5, rtol=1e-5)
+    real = torch.isfinite(fast)
+    weights = torch.randn(fast.shape, generator=torch.Generator().manual_seed(1))
+    (fast[real] * weights[real]).sum().backward()
+    (slow[real] * weights[real]).sum().backward()
+    grads = dict(ref.named_parameters())
+    for name, p in model.named_parameters():
+        other = name.replace("decoder.", "cell.").removesuffix("_l0") if "decoder" in name else name
+        torch.testing.assert_close(p.grad, grads[other].grad, atol=1e-5, rtol=1e-4)
+
+
+# --- bf16 training ---
+
+
+def train_steps(precision_name, steps=5):
+    model, batch = make_model(seed=1), make_batch()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(steps):
+        with autocast(precision_name):
+            logits = model(batch.points, batch.lengths, batch.targets)
+        loss = F.cross_entropy(logits.flatten(0, 1), batch.targets.flatten(), ignore_index=-100)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, model
+
+
+def test_bf16_training_steps_are_finite_and_close_to_fp32():
+    fp32, _ = train_steps("fp32")
+    bf16, model = train_steps("bf16")
+    assert all(np.isfinite(bf16)) and bf16[-1] < bf16[0]
+    np.testing.assert_allclose(bf16, fp32, rtol=0.03)
+    assert all(p.dtype == torch.float32 and torch.isfinite(p).all() for p in model.parameters())
