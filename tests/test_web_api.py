@@ -100,6 +100,7 @@ def bad_point(value):
         (body(decoding={"strategy": "beam", "beam_width": 0}), "greater than or equal to 1"),
         (body(decoding={"strategy": "beam", "beam_width": 99}), "less than or equal to 16"),
         (body(decoding={"constraints": "yes"}), "decoding.constraints"),
+        (body("delaunay", 100, decoding={"strategy": "beam", "beam_width": 16}), "too much"),
         (body(model="/etc/passwd"), "model: Extra inputs are not permitted"),
         (body(decoding={"path": "x"}), "Extra inputs are not permitted"),
     ],
@@ -189,3 +190,36 @@ def test_bad_training_bodies_are_422(url, payload, message):
     with TestClient(create_app()) as client:
         response = client.post(url, json=payload)
     assert response.status_code == 422 and message in response.json()["detail"]
+
+
+def test_serve_loads_command_line_models_then_bundled_defaults(tmp_path, monkeypatch):
+    from ptrnet.cli import serve
+    from ptrnet.training.checkpoint import save_checkpoint
+
+    for task in ("tsp", "convex_hull"):
+        loaded = tiny_model(task)
+        (tmp_path / "bundled" / task).mkdir(parents=True)
+        save_checkpoint(
+            tmp_path / "bundled" / task / "best.safetensors", loaded.config, 0, loaded.model
+        )
+    (tmp_path / "bundled" / "sort").mkdir()  # an empty folder is no model
+    monkeypatch.setattr(serve, "BUNDLED", tmp_path / "bundled")
+    explicit = tmp_path / "bundled" / "tsp" / "best.safetensors"
+    models = serve.load_models([f"tsp={explicit}"])
+    assert sorted(models) == ["convex_hull", "tsp"] and models["tsp"].path == str(explicit)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("tsp", "expected TASK=PATH"),
+        ("knapsack=x", "unknown task"),
+        ("tsp=/nonexistent/model", "no such model"),
+    ],
+)
+def test_serve_refuses_bad_model_options_before_serving(spec, message, capsys):
+    from ptrnet.cli.main import main
+
+    assert main(["serve", "--model", spec]) in (1, 2)
+    err = capsys.readouterr().err
+    assert err.startswith("ptrnet: error: ") and message in err

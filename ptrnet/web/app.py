@@ -38,6 +38,7 @@ from ptrnet.web.schemas import (
     MAX_BEAM,
     MAX_POINTS,
     MAX_TEST_LENGTH,
+    STEP_BUDGET,
     TRACE_LIMIT,
     LengthTestRequest,
     PredictRequest,
@@ -47,6 +48,13 @@ from ptrnet.web.schemas import (
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 256 * 1024  # bytes; 300 points need about 15 KB
 POLL_S = 0.2  # how often the event stream looks for new training events
+LIMITS = {
+    "max_points": MAX_POINTS,
+    "trace_limit": TRACE_LIMIT,
+    "max_beam": MAX_BEAM,
+    "step_budget": STEP_BUDGET,
+    "max_test_length": MAX_TEST_LENGTH,
+}
 
 
 def create_app(
@@ -63,7 +71,6 @@ def create_app(
             raise ValueError(f"model {loaded.path} was trained on {loaded.task}, not {name!r}")
     trainer = trainer or LiveTrainer()
     app = FastAPI(title="ptrnet", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.models, app.state.trainer = models, trainer
     add_error_handlers(app)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
@@ -86,14 +93,6 @@ def create_app(
 
     add_training_routes(app, trainer)
     return app
-
-
-LIMITS = {
-    "max_points": MAX_POINTS,
-    "trace_limit": TRACE_LIMIT,
-    "max_beam": MAX_BEAM,
-    "max_test_length": MAX_TEST_LENGTH,
-}
 
 
 def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:

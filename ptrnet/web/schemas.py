@@ -2,7 +2,8 @@
 
 Each model forbids unknown fields, so a request cannot smuggle in options (or a file path: the
 server loads models only from the command line and the bundled folder). Numbers must be finite;
-sizes are capped so one request stays a fraction of a second of CPU.
+sizes are capped, and so is the decoding work (beam width times output steps), so one request
+stays within seconds of CPU.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ MAX_POINTS = 300  # points per instance on the page
 TRACE_LIMIT = 100  # instances up to this size also get the per-step pointer distributions
 COORD_LIMIT = 1e6  # |coordinate| bound: keeps float32 activations finite
 MAX_BEAM = 16
+STEP_BUDGET = 4000  # beam width x decoding steps per request (Delaunay emits about 6n tokens)
 MAX_TEST_LENGTH = 100
 
 Coordinate = Annotated[FiniteFloat, Field(ge=-COORD_LIMIT, le=COORD_LIMIT)]
@@ -64,6 +66,14 @@ class PredictRequest(Strict):
             )
         if len(self.points) < task.min_n:
             raise ValueError(f"task {task.name} needs at least {task.min_n} points")
+        beam = self.decoding.strategy == "beam"
+        work = (self.decoding.beam_width if beam else 1) * task.max_steps(len(self.points))
+        if work > STEP_BUDGET:
+            raise ValueError(
+                f"too much decoding work: beam width x up to {task.max_steps(len(self.points))} "
+                f"steps for {len(self.points)} points is over {STEP_BUDGET}; "
+                "use a smaller beam or fewer points"
+            )
         return self
 
 

@@ -20,9 +20,11 @@ const state = {
 // ---- server ---------------------------------------------------------------------------------
 
 let timer = null;
-let inflight = null;
+let busy = false; // a request is in flight
+let again = false; // the instance changed while it was
 
-/** Ask for a prediction DEBOUNCE_MS after the last change; only the newest answer is shown. */
+/** Ask for a prediction DEBOUNCE_MS after the last change. One request at a time: changes made
+ * while one is in flight are sent when it returns, so the server never queues stale work. */
 function schedulePredict() {
   clearTimeout(timer);
   timer = setTimeout(predict, DEBOUNCE_MS);
@@ -35,21 +37,35 @@ function decodingOptions() {
 }
 
 async function predict() {
-  if (inflight) inflight.abort();
+  if (busy) {
+    again = true;
+    return;
+  }
+  busy = true;
+  try {
+    await fetchAnswer();
+  } finally {
+    busy = false;
+  }
+  if (again) {
+    again = false;
+    predict();
+  }
+}
+
+async function fetchAnswer() {
   const task = state.tasks[state.task];
   if (state.points.length < task.min_n) {
     state.result = null;
     showError(`Add at least ${task.min_n} points.`);
     return redraw();
   }
-  inflight = new AbortController();
   const body = { task: state.task, points: state.points, decoding: decodingOptions() };
   try {
     const response = await fetch("/api/predict", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify(body),
-      signal: inflight.signal,
     });
     const data = await response.json();
     if (!response.ok) throw new Error(data.detail || response.statusText);
@@ -57,7 +73,6 @@ async function predict() {
     state.step = null;
     showError(null);
   } catch (err) {
-    if (err.name === "AbortError") return;
     state.result = null;
     showError(err.message);
   }

@@ -1,7 +1,7 @@
 // A small SVG line chart: axes with ticks, one polyline per series, a legend. No dependencies.
 
 const NS = "http://www.w3.org/2000/svg";
-const M = { left: 48, right: 190, top: 26, bottom: 40 }; // legend in the right margin
+const M = { left: 48, right: 165, top: 26, bottom: 40 }; // legend in the right margin
 
 function add(parent, tag, attrs = {}, text = null) {
   const el = document.createElementNS(NS, tag);

@@ -103,11 +103,12 @@ async function runTest() {
   drawTestCharts();
 }
 
-/** One series per (run, decoding): colour = run, dashes = decoded without the mask. */
+/** One series per (run, decoding): colour = run, dashes = decoded without the mask ("free").
+ * Labels: run number, whether it trained with the mask, how it was decoded. */
 function testSeries(metric) {
   return tests.flatMap((t, k) =>
     ["task", "none"].map((mode) => ({
-      label: `#${t.run} train ${t.masked_training ? "mask" : "no mask"}, decode ${mode === "task" ? "mask" : "no mask"}`,
+      label: `#${t.run} ${t.masked_training ? "masked" : "unmasked"}, decode ${mode === "task" ? "masked" : "free"}`,
       color: COLORS[k % COLORS.length],
       dash: mode === "task" ? "" : "5 3",
       points: t.lengths.map((n, i) => [n, t.decoding[mode][metric][i]]),
