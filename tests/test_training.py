@@ -217,6 +217,11 @@ def test_best_checkpoint_key_is_the_decoded_metric():
     long = {"valid_rate": 1.0, "mean_length": 2.5}
     invalid = {"valid_rate": 0.9, "mean_length": 2.0}
     assert selection_key("tsp", short) < selection_key("tsp", long) < selection_key("tsp", invalid)
+    none_valid = {"valid_rate": 0.0, "mean_length": None}  # NaN as stored in best.json
+    assert selection_key("tsp", invalid) < selection_key("tsp", none_valid)
+    assert selection_key("sort", {"exact_match": float("nan")}) > selection_key(
+        "sort", {"exact_match": 0.0}
+    )
     assert selection_key("delaunay", {"triangle_coverage": 0.9}) < selection_key(
         "delaunay", {"triangle_coverage": 0.8}
     )

@@ -44,13 +44,14 @@ def selection_key(task_name: str, metrics: dict[str, float]) -> tuple[float, ...
 
     The task's primary metric decides; for TSP the share of valid tours comes first, since
     ``mean_length`` averages over valid tours only (with ``task`` constraints every tour is).
+    An undefined value (NaN, or None in a JSON record) ranks last.
     """
     name = PRIMARY_METRIC[task_name]
-    value = float(metrics[name])
+    raw = metrics[name]  # None stands for NaN in JSON-safe records
+    value = math.nan if raw is None else float(raw)
     if name in LOWER_IS_BETTER:
-        value = value if math.isfinite(value) else math.inf
-        return (-float(metrics.get("valid_rate", 1.0)), value)
-    return (-value,)
+        return (-float(metrics.get("valid_rate", 1.0)), value if math.isfinite(value) else math.inf)
+    return (-value if math.isfinite(value) else math.inf,)
 
 
 def decode_all(

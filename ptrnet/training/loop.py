@@ -113,10 +113,6 @@ def validation_loss(model: nn.Module, points: list[np.ndarray], refs: list[np.nd
     return total / tokens
 
 
-def available_cores() -> int:
-    return default_workers()
-
-
 def train(
     config: RunConfig,
     run_dir: str | os.PathLike[str],
@@ -136,7 +132,7 @@ def train(
             an existing run without ``resume``.
         InputError: a bad training data file or checkpoint.
     """
-    torch.set_num_threads(config.train.threads or available_cores())
+    torch.set_num_threads(config.train.threads or default_workers())
     return Trainer(config, os.fspath(run_dir), resume).run(progress)
 
 
@@ -208,9 +204,6 @@ class Trainer:
                     bar.set_postfix(loss=f"{loss:.4f}", **{self._primary: metrics[self._primary]})
                 elif self.step % self.cfg.log_every == 0:
                     self.log.write(meter.row(self.step, self.cfg, start_time))
-        except KeyboardInterrupt:
-            self._save_last()  # resumable from exactly here
-            raise
         finally:
             bar.close()
             self.log.close()
@@ -236,31 +229,8 @@ class Trainer:
         row = meter.row(self.step, self.cfg, start_time)
         row.update(val_tf_loss=tf_loss, **{f"val_{k}": metrics[k] for k in self.task.metric_keys})
         self.log.write(row)
-        record = {
-            "step": self.step,
-            "metric": self._primary,
-            "value": metrics[self._primary],
-            "constraints": self.cfg.constraints,
-            "metrics": json_safe(metrics),
-            "val_tf_loss": tf_loss,
-        }
-        if not self.best or selection_key(self.task.name, metrics) < selection_key(
-            self.task.name, self.best["metrics"]
-        ):
-            self.best = json_safe(record)
-            save_checkpoint(
-                os.path.join(self.run_dir, BEST),
-                self.config,
-                self.step,
-                self.model,
-                info={"best": self.best},
-            )
-            with atomic_write(os.path.join(self.run_dir, BEST_JSON)) as stream:
-                json.dump({**self.best, "config": self.config.to_dict()}, stream, indent=2)
-        self._save_last()
-        return metrics
-
-    def _save_last(self) -> None:
+        self._keep_if_best(metrics, tf_loss)
+        # Only here, between steps: an interrupted run resumes from its last validation.
         save_checkpoint(
             os.path.join(self.run_dir, LAST),
             self.config,
@@ -269,6 +239,27 @@ class Trainer:
             self.optimizer,
             info={"best": self.best},
         )
+        return metrics
+
+    def _keep_if_best(self, metrics: dict[str, Any], tf_loss: float) -> None:
+        """Save ``best`` if the decoded primary metric improved (ties keep the earlier one)."""
+        name = self.task.name
+        if self.best and selection_key(name, metrics) >= selection_key(name, self.best["metrics"]):
+            return
+        self.best = json_safe(
+            {
+                "step": self.step,
+                "metric": self._primary,
+                "value": metrics[self._primary],
+                "constraints": self.cfg.constraints,
+                "metrics": json_safe(metrics),
+                "val_tf_loss": tf_loss,
+            }
+        )
+        path = os.path.join(self.run_dir, BEST)
+        save_checkpoint(path, self.config, self.step, self.model, info={"best": self.best})
+        with atomic_write(os.path.join(self.run_dir, BEST_JSON)) as stream:
+            json.dump({**self.best, "config": self.config.to_dict()}, stream, indent=2)
 
 
 class Meter:
