@@ -6,8 +6,9 @@ decoder steps with an ``nn.LSTMCell`` and the pointer u = v^T tanh(W1 e + W2 d) 
 in float32. It is a fair baseline, not a strawman: W1 e is computed once per batch (as in the
 better public code), masks are built once, and decoding is batched across instances.
 
-Beam search is the usual per-instance loop (k hypotheses of one instance as a batch of k),
-as public implementations write it.
+Decoding uses the task's :class:`DecodeState` masks, so both implementations decode exactly the
+same tokens and steps. Greedy decoding is batched across instances; beam search is the usual
+per-instance loop (the k hypotheses of one instance as a batch of k).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ptrnet.model.pointer import PointerNetwork
+from ptrnet.model.pointer import PointerNetwork, State
+from ptrnet.tasks.constraints import DecodeState
 
 
 class ReferencePointerNetwork(nn.Module):
@@ -45,18 +47,16 @@ class ReferencePointerNetwork(nn.Module):
 
     def encode(
         self, points: torch.Tensor, lengths: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+    ) -> tuple[torch.Tensor, torch.Tensor, State]:
         """(B, n, dim), (B,) -> enc (B, n+1, d) with the end vector first, W1 enc, (h, c)."""
-        packed = pack_padded_sequence(points, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        out, (h, c) = self.encoder(packed)
-        out, _ = pad_packed_sequence(out, batch_first=True, total_length=points.shape[1])
+        if bool((lengths == points.shape[1]).all()):  # no padding: no packing
+            out, (h, c) = self.encoder(points)
+        else:
+            packed = pack_padded_sequence(points, lengths.cpu(), True, enforce_sorted=False)
+            out, (h, c) = self.encoder(packed)
+            out, _ = pad_packed_sequence(out, batch_first=True, total_length=points.shape[1])
         enc = torch.cat([self.end.expand(out.shape[0], 1, -1), out], dim=1)
         return enc, self.w1(enc), (h[0], c[0])
-
-    def pointer(self, enc_proj: torch.Tensor, h: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-        """One step's masked scores: (B, n+1, d), (B, d), (B, n+1) -> (B, n+1)."""
-        u = torch.tanh(enc_proj + self.w2(h)[:, None]) @ self.v
-        return u.masked_fill(~valid, float("-inf"))
 
     def forward(
         self, points: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
@@ -65,55 +65,57 @@ class ReferencePointerNetwork(nn.Module):
         enc, enc_proj, (h, c) = self.encode(points, lengths)
         valid = torch.arange(enc.shape[1])[None] <= lengths[:, None]  # (B, n+1)
         table = torch.cat([self.start.expand(points.shape[0], 1, -1), points], dim=1)
-        prev = torch.zeros_like(lengths)
-        logits = []
+        prev, state, logits = torch.zeros_like(lengths), (h, c), []
         for t in range(targets.shape[1]):
-            h, c = self.cell(table[torch.arange(len(prev)), prev], (h, c))
-            logits.append(self.pointer(enc_proj, h, valid))
+            scores, state = self.step(table, enc_proj, prev, state)
+            logits.append(scores.masked_fill(~valid, float("-inf")))
             prev = targets[:, t].clamp(min=0)
         return torch.stack(logits, dim=1)
 
-    @torch.no_grad()
-    def greedy(self, points: torch.Tensor, lengths: torch.Tensor, steps: int) -> torch.Tensor:
-        """Batched unconstrained greedy decoding: (B, <= steps) tokens, 0 = end (then repeated).
+    def step(
+        self, table: torch.Tensor, enc_proj: torch.Tensor, prev: torch.Tensor, state: State
+    ) -> tuple[torch.Tensor, State]:
+        """One decoding step: decoder input table (R, n+1, dim), previous tokens (R,) ->
+        unmasked scores (R, n+1) and the new (h, c)."""
+        h, c = self.cell(table[torch.arange(len(prev)), prev], state)
+        return torch.tanh(enc_proj + self.w2(h)[:, None]) @ self.v, (h, c)
 
-        Stops early once every row has emitted the end token.
+    @torch.no_grad()
+    def greedy(self, points: torch.Tensor, lengths: torch.Tensor, dstate: DecodeState, steps: int):
+        """Batched greedy decoding under the masks of ``dstate``: (B, <= steps) tokens.
+
+        Stops once every row has emitted the end token.
         """
-        enc, enc_proj, (h, c) = self.encode(points, lengths)
-        valid = torch.arange(enc.shape[1])[None] <= lengths[:, None]  # (B, n+1)
+        enc, enc_proj, state = self.encode(points, lengths)
         table = torch.cat([self.start.expand(points.shape[0], 1, -1), points], dim=1)
-        prev, rows, out = torch.zeros_like(lengths), torch.arange(len(lengths)), []
-        done = torch.zeros(len(lengths), dtype=torch.bool)
+        prev, out = torch.zeros_like(lengths), []
         for _ in range(steps):
-            h, c = self.cell(table[rows, prev], (h, c))
-            prev = self.pointer(enc_proj, h, valid).argmax(dim=1).masked_fill(done, 0)
-            done = done | (prev == 0)
-            out.append(prev)
-            if bool(done.all()):
+            if bool(dstate.done.all()):
                 break
+            scores, state = self.step(table, enc_proj, prev, state)
+            prev = scores.masked_fill(~dstate.allowed(), float("-inf")).argmax(dim=1)
+            dstate = dstate.update(prev)
+            out.append(prev)
         return torch.stack(out, dim=1)
 
     @torch.no_grad()
-    def beam(self, points: torch.Tensor, steps: int, width: int) -> torch.Tensor:
-        """Unconstrained beam search for one instance (n, dim): the most likely of ``width``
-        beams as (<= steps,) tokens. A beam that has ended may only repeat the end token."""
+    def beam(self, points: torch.Tensor, dstate: DecodeState, steps: int) -> torch.Tensor:
+        """Beam search for one instance (n, dim), ``dstate`` holding one row per beam: the most
+        likely beam's tokens (<= steps,)."""
+        width = dstate.done.shape[0]
         enc, enc_proj, (h, c) = self.encode(points[None], torch.tensor([points.shape[0]]))
-        enc_proj, h, c = enc_proj.expand(width, -1, -1), h.expand(width, -1), c.expand(width, -1)
-        valid = torch.ones(width, enc.shape[1], dtype=torch.bool)
-        end_only = torch.zeros_like(valid)
-        end_only[:, 0] = True
-        table = torch.cat([self.start[None], points], dim=0)  # (n+1, dim)
+        enc_proj, state = enc_proj.expand(width, -1, -1), (h.expand(width, -1), c.expand(width, -1))
+        table = torch.cat([self.start[None], points], dim=0).expand(width, -1, -1)
         scores = torch.full((width,), float("-inf"))
         scores[0] = 0.0
         prev, history = torch.zeros(width, dtype=torch.long), []
-        for step in range(steps):
-            h, c = self.cell(table[prev], (h, c))
-            allowed = torch.where((prev == 0)[:, None] & (step > 0), end_only, valid)
-            logp = torch.log_softmax(self.pointer(enc_proj, h, allowed), dim=1)
+        for _ in range(steps):
+            if bool(dstate.done.all()):
+                break
+            u, (h, c) = self.step(table, enc_proj, prev, state)
+            logp = torch.log_softmax(u.masked_fill(~dstate.allowed(), float("-inf")), dim=1)
             scores, flat = (scores[:, None] + logp).view(-1).topk(width)
             parent, prev = flat // logp.shape[1], flat % logp.shape[1]
-            h, c = h[parent], c[parent]
+            state, dstate = (h[parent], c[parent]), dstate.index(parent).update(prev)
             history = [seq[parent] for seq in history] + [prev]
-            if bool((prev == 0).all()):
-                break
         return torch.stack(history, dim=1)[0]

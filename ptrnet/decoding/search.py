@@ -25,6 +25,8 @@ def fit_mask(allowed: torch.Tensor, width: int) -> torch.Tensor:
     extra = width - allowed.shape[1]
     if extra < 0:
         raise ValueError(f"allowed mask has {allowed.shape[1]} columns, logits only {width}")
+    if extra == 0:  # the usual Ptr-Net case: no copy at every step
+        return allowed
     return torch.nn.functional.pad(allowed, (0, extra), value=False)
 
 

@@ -1,0 +1,306 @@
+"""Training and decoding speed of ptrnet against the step-by-step reference, side by side.
+
+Usage: ``python benchmarks/bench_speed.py [--quick] [--threads N] [--repeats R]``
+
+For each (task, n, hidden) of the grid (batch 128) it prints:
+
+1. Training examples/s of one optimiser step (teacher-forced forward, cross-entropy, backward,
+   gradient clipping, Adam) for the reference (fp32) and ptrnet (fp32 and bf16 autocast), the
+   speed-ups, and model FLOP utilisation: analytic matmul FLOPs of the step (:func:`step_flops`)
+   per second over the dense-matmul peak of the same precision, measured in the same run.
+2. Greedy and beam (k = 5) decoding instances/s, unconstrained, for both; the reference beam
+   search runs one instance at a time, as public implementations do.
+3. Peak memory of one training step and one beam search: the rise of the process's peak RSS
+   (VmHWM, reset through /proc/self/clear_refs) over its RSS before the call.
+
+Timings interleave the variants round by round and report medians, so the ratios hold under
+background load. Targets: random closed tours for TSP (speed does not depend on which tour),
+exact hulls for convex hull. Models are untrained (the same weights in both implementations), so
+decoding runs to the step limit shown; trained hull models stop far earlier.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).parent))
+from reference_ptrnet import ReferencePointerNetwork  # noqa: E402
+
+from ptrnet.batching import IGNORE_INDEX, Batch, collate  # noqa: E402
+from ptrnet.decoding import decode  # noqa: E402
+from ptrnet.decoding.decode import step_limit  # noqa: E402
+from ptrnet.model import ModelConfig, build_model  # noqa: E402
+from ptrnet.precision import autocast  # noqa: E402
+from ptrnet.tasks import get_task  # noqa: E402
+
+GRID = (("tsp", 10, 128), ("tsp", 10, 256), ("tsp", 20, 128), ("tsp", 20, 256))
+GRID += (("convex_hull", 50, 128), ("convex_hull", 50, 256))
+BATCH, BEAM, PEAK_SIZE = 128, 5, 1536
+
+
+def make_batch(task_name: str, n: int, seed: int = 0) -> Batch:
+    """B instances of size n with targets (random closed tours for TSP, exact hulls)."""
+    rng = np.random.default_rng([seed, n])
+    points = [rng.random((n, 2)) for _ in range(BATCH)]
+    if task_name == "tsp":
+        tours = [np.r_[0, 1 + rng.permutation(n - 1), 0] for _ in points]
+        return collate(points, tours)
+    task = get_task(task_name)
+    return collate(points, [task.solve(p) for p in points])
+
+
+def step_flops(n: int, steps: int, d: int, dim: int = 2) -> float:
+    """Matmul FLOPs of one training example: forward (encoder and decoder LSTM, W1 over n+1
+    encoder states, W2 over T decoder states, v over T x (n+1) positions), x3 for backward."""
+    lstm = 2 * 4 * d * (dim + d)  # one LSTM step: input and recurrent gate matmuls
+    forward = n * lstm + steps * lstm + (n + 1) * 2 * d * d + steps * 2 * d * d
+    forward += steps * (n + 1) * 2 * d
+    return 3.0 * forward
+
+
+def matmul_fn(dtype: torch.dtype, size: int = PEAK_SIZE) -> Callable[[], torch.Tensor]:
+    """A dense square matmul in ``dtype``; its FLOP/s is the peak the utilisation refers to."""
+    a, b = torch.randn(size, size).to(dtype), torch.randn(size, size).to(dtype)
+    return lambda: a @ b
+
+
+def interleaved(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """Median seconds per call of each function, timed round-robin after one warm-up call."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def train_step_fn(model: torch.nn.Module, batch: Batch, precision: str) -> Callable[[], None]:
+    """One optimiser step as ptrnet's training loop takes it (Adam, clipping at 2.0)."""
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    params = list(model.parameters())
+    targets = batch.targets.reshape(-1)
+
+    def step() -> None:
+        with autocast(precision):
+            logits = model(batch.points, batch.lengths, batch.targets)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets, ignore_index=IGNORE_INDEX)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 2.0)
+        opt.step()
+
+    return step
+
+
+def models(d: int) -> tuple[torch.nn.Module, ReferencePointerNetwork]:
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(hidden=d))
+    return model, ReferencePointerNetwork.from_model(model)
+
+
+def training_row(task: str, n: int, d: int, repeats: int) -> list:
+    """Training speed, and utilisation against dense-matmul peaks timed in the same rounds."""
+    batch = make_batch(task, n)
+    steps = batch.targets.shape[1]
+    model, ref = models(d)
+    fns = {
+        "ref": train_step_fn(ref, batch, "fp32"),
+        "fp32": train_step_fn(model, batch, "fp32"),
+        "bf16": train_step_fn(model, batch, "bf16"),
+        "peak_fp32": matmul_fn(torch.float32),
+        "peak_bf16": matmul_fn(torch.bfloat16),
+    }
+    secs = interleaved(fns, repeats)
+    peak = {k: 2 * PEAK_SIZE**3 / secs[f"peak_{k}"] for k in ("fp32", "bf16")}
+    rate = {k: BATCH / secs[k] for k in ("ref", "fp32", "bf16")}
+    achieved = {k: rate[k] * step_flops(n, steps, d) for k in rate}
+    util = {k: achieved[k] / peak["bf16" if k == "bf16" else "fp32"] for k in rate}
+    return [
+        task,
+        n,
+        d,
+        steps,
+        f"{rate['ref']:.0f}",
+        f"{rate['fp32']:.0f}",
+        f"{rate['bf16']:.0f}",
+        f"{rate['fp32'] / rate['ref']:.2f}x",
+        f"{rate['bf16'] / rate['ref']:.2f}x",
+        f"{util['ref']:.0%}",
+        f"{util['fp32']:.0%}",
+        f"{util['bf16']:.0%}",
+        f"{peak['fp32'] / 1e9:.0f} / {peak['bf16'] / 1e9:.0f}",
+    ]
+
+
+def decoding_row(task_name: str, n: int, d: int, repeats: int, ref_beam_count: int) -> list:
+    task, batch = get_task(task_name), make_batch(task_name, n)
+    inputs, lengths = Batch(batch.points, batch.lengths), batch.lengths
+    limit = step_limit(task, lengths)
+    model, ref = models(d)
+    beams = [task.decode_state(lengths[i].repeat(BEAM), "task") for i in range(ref_beam_count)]
+    fns = {
+        "ref_greedy": lambda: ref.greedy(batch.points, lengths, task.decode_state(lengths), limit),
+        "greedy": lambda: decode(model, task, inputs, "greedy", constraints="task"),
+        "beam": lambda: decode(model, task, inputs, "beam", constraints="task", beam_width=BEAM),
+        "ref_beam": lambda: [ref.beam(batch.points[i], s, limit) for i, s in enumerate(beams)],
+    }
+    secs = interleaved(fns, repeats)
+    rate = {k: BATCH / s for k, s in secs.items()}
+    rate["ref_beam"] = ref_beam_count / secs["ref_beam"]
+    executed = decode(model, task, inputs, "greedy", constraints="task").tokens.shape[1]
+    return [
+        task_name,
+        n,
+        d,
+        executed,
+        f"{rate['ref_greedy']:.0f}",
+        f"{rate['greedy']:.0f}",
+        f"{rate['greedy'] / rate['ref_greedy']:.2f}x",
+        f"{rate['ref_beam']:.1f}",
+        f"{rate['beam']:.0f}",
+        f"{rate['beam'] / rate['ref_beam']:.0f}x",
+        f"{rate['greedy'] / rate['beam']:.2f}",
+    ]
+
+
+def peak_rss_delta(fn: Callable[[], object]) -> float:
+    """MiB by which the process's peak RSS rises above its current RSS while ``fn`` runs.
+
+    Freed heap memory is returned to the system first (glibc ``malloc_trim``) so earlier runs
+    do not hide this one's allocations. NaN where /proc/self/clear_refs is unavailable.
+    """
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        with open("/proc/self/clear_refs", "w") as stream:
+            stream.write("5")  # reset VmHWM to the current RSS
+        before = _status_kib("VmRSS")
+        fn()
+        return (_status_kib("VmHWM") - before) / 1024
+    except OSError:
+        return math.nan
+
+
+def _status_kib(key: str) -> int:
+    with open("/proc/self/status") as stream:
+        for line in stream:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise OSError(f"{key} not in /proc/self/status")
+
+
+def memory_row(task_name: str, n: int, d: int) -> list:
+    task, batch = get_task(task_name), make_batch(task_name, n)
+    inputs = Batch(batch.points, batch.lengths)
+    model, ref = models(d)
+    steps = {
+        "ref": train_step_fn(ref, batch, "fp32"),
+        "fp32": train_step_fn(model, batch, "fp32"),
+        "bf16": train_step_fn(model, batch, "bf16"),
+    }
+    for step in steps.values():
+        step()  # optimiser state and lazy initialisation are not part of the step
+    mib = {k: peak_rss_delta(step) for k, step in steps.items()}
+    mib["greedy"] = peak_rss_delta(lambda: decode(model, task, inputs, constraints="task"))
+    mib["beam"] = peak_rss_delta(
+        lambda: decode(model, task, inputs, "beam", constraints="task", beam_width=BEAM)
+    )
+    return [task_name, n, d] + [f"{mib[k]:.0f}" for k in ("ref", "fp32", "bf16", "greedy", "beam")]
+
+
+def markdown(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(x) for x in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+TRAIN_HEADER = (
+    "task",
+    "n",
+    "d",
+    "T",
+    "ref fp32 ex/s",
+    "fp32 ex/s",
+    "bf16 ex/s",
+    "fp32 vs ref",
+    "bf16 vs ref",
+    "ref util",
+    "fp32 util",
+    "bf16 util",
+)
+DECODE_HEADER = (
+    "task",
+    "n",
+    "d",
+    "steps",
+    "ref greedy inst/s",
+    "greedy inst/s",
+    "greedy vs ref",
+    "ref beam5 inst/s",
+    "beam5 inst/s",
+    "beam vs ref",
+    "beam5 cost / greedy",
+)
+MEMORY_HEADER = (
+    "task",
+    "n",
+    "d",
+    "ref train MiB",
+    "fp32 train MiB",
+    "bf16 train MiB",
+    "greedy MiB",
+    "beam5 MiB",
+)
+
+
+def machine(threads: int) -> str:
+    """CPU model, torch version, threads and current load, for the header of the output."""
+    with open("/proc/cpuinfo") as stream:
+        names = [line.split(":", 1)[1].strip() for line in stream if line.startswith("model name")]
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{names[0] if names else 'unknown CPU'}, torch {torch.__version__}, {threads} threads, "
+        f"capability {torch.backends.cpu.get_cpu_capability()}, load average {load}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller grid")
+    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--repeats", type=int, default=None, help="timed rounds per variant")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    repeats = args.repeats or (3 if args.quick else 9)
+    grid = GRID[::3] if args.quick else GRID
+    print(
+        f"`python benchmarks/bench_speed.py {' '.join(argv or sys.argv[1:])}`: "
+        f"{machine(args.threads)}\n",
+        flush=True,
+    )
+    rows = [training_row(*cfg, repeats) for cfg in grid]
+    print("Training, batch 128\n\n" + markdown(TRAIN_HEADER, rows) + "\n", flush=True)
+    count = 8 if args.quick else 32
+    rows = [decoding_row(*cfg, max(2, repeats // 2), count) for cfg in grid]
+    print("Decoding, batch 128, fp32\n\n" + markdown(DECODE_HEADER, rows) + "\n", flush=True)
+    rows = [memory_row(*cfg) for cfg in grid]
+    print("Peak RSS rise per call\n\n" + markdown(MEMORY_HEADER, rows), flush=True)
+    print(f"\nload average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
