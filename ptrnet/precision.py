@@ -11,7 +11,8 @@
   (bf16 on other CPUs is emulated and slower than fp32) -- and ``fp32`` everywhere else.
 
 benchmarks/bench_time_to_quality.py compares the decoded quality of both under one training
-budget (docs/speed.md).
+budget (docs/speed.md). Importing this module does not import torch (the CLI reads
+:data:`PRECISIONS`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 PRECISIONS = ("auto", "fp32", "bf16")
 CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -41,6 +44,8 @@ def cpu_flags() -> frozenset[str]:
 
 def native_bf16(device: torch.device | str) -> bool:
     """Whether ``device`` multiplies bf16 matrices natively (see module docstring)."""
+    import torch
+
     device = torch.device(device)
     if device.type == "cuda":
         return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
@@ -65,6 +70,8 @@ def resolve_precision(precision: str, device: torch.device | str = "cpu") -> str
 @contextlib.contextmanager
 def autocast(precision: str, device: torch.device | str = "cpu") -> Iterator[None]:
     """Run the enclosed forward pass in ``precision`` (``auto`` is resolved for ``device``)."""
+    import torch
+
     dtype = torch.bfloat16 if resolve_precision(precision, device) == "bf16" else None
     with torch.autocast(torch.device(device).type, dtype=dtype, enabled=dtype is not None):
         yield

@@ -3,8 +3,8 @@
 Data are generated fresh on the fly (or read from ``--data``); the best checkpoint is picked on
 the task's decoded validation metric. The run directory gets ``config.json``, ``log.csv``,
 ``last.safetensors``, ``best.safetensors`` and ``best.json`` (see :mod:`ptrnet.training.loop`).
-``--resume`` continues a run exactly; only the run length, threads and logging intervals may be
-changed then, every other option is taken from the saved configuration.
+``--resume`` continues a run exactly; only the run length, threads, workers, precision and logging
+intervals may be changed then, every other option is taken from the saved configuration.
 
 ``--dry-run`` is a tiny preset (a few steps, hidden 16, batch 8, 16 validation instances, n 5-6)
 written to ``--out`` or a temporary directory; options given explicitly still apply.
@@ -26,6 +26,7 @@ from ptrnet.cli.common import (
     task_named,
 )
 from ptrnet.io.errors import UsageError
+from ptrnet.precision import PRECISIONS
 
 if TYPE_CHECKING:
     from ptrnet.training.config import RunConfig
@@ -62,6 +63,8 @@ TRAIN_OPTIONS = (
     "log_every",
     "seed",
     "threads",
+    "workers",
+    "precision",
 )
 
 
@@ -95,7 +98,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--val-constraints", choices=("none", "task"), help="default: the task's")
     add("--log-every", type=positive_int, metavar="N", help="steps between log rows (50)")
     add("--seed", type=int, help="seed for init and data (default: 0)")
-    add("--threads", type=positive_int, metavar="T", help="torch threads (default: all cores)")
+    add(
+        "--threads",
+        type=positive_int,
+        metavar="T",
+        help="torch threads (default: the cores left by --workers)",
+    )
+    add(
+        "--workers",
+        type=int,
+        metavar="W",
+        help="data worker processes (default: one per 4 cores; 0 = label batches between steps)",
+    )
+    add(
+        "--precision",
+        choices=PRECISIONS,
+        help="auto (default): bf16 autocast where the hardware has native bf16, else fp32",
+    )
     add_quiet_argument(parser)
     parser.set_defaults(run=run)
 

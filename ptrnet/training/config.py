@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from ptrnet.model.config import ModelConfig
+from ptrnet.precision import PRECISIONS
 from ptrnet.tasks import SizeRange, get_task
 
 OPTIMIZERS = ("sgd", "adam")
@@ -28,7 +29,9 @@ DEFAULT_DECAY = {"sgd": 1.0, "adam": 0.96}
 CONSTRAINTS = ("none", "task")
 LABELS = ("solve", "file")
 # Changing these on --resume leaves the data order, the optimiser and the model untouched.
-RESUMABLE = frozenset({"steps", "epochs", "threads", "val_every", "log_every"})
+RESUMABLE = frozenset(
+    {"steps", "epochs", "threads", "workers", "precision", "val_every", "log_every"}
+)
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,13 @@ class TrainConfig:
         val_constraints: decoding constraints for validation; None = the task's default.
         log_every: steps between CSV rows.
         seed: seeds the model init (torch) and all data (instance keys, epoch order).
-        threads: torch CPU threads; None = all cores available to this process.
+        threads: torch CPU threads; None = the cores available to this process minus one per
+            data worker (at least 1), so workers and torch threads do not compete for cores.
+        workers: processes that build training batches ahead of the step; 0 = build them in
+            this process between steps; None = :func:`default_workers`. The data do not depend
+            on it.
+        precision: ``auto``, ``fp32`` or ``bf16`` (:mod:`ptrnet.precision`); ``auto`` = bf16
+            autocast where the device computes bf16 natively.
     """
 
     task: str
@@ -78,6 +87,8 @@ class TrainConfig:
     log_every: int = 50
     seed: int = 0
     threads: int | None = None
+    workers: int | None = None
+    precision: str = "auto"
 
     def __post_init__(self) -> None:
         task = get_task(self.task)  # raises on an unknown task
@@ -86,6 +97,7 @@ class TrainConfig:
         task.check_sizes(SizeRange.parse(self.sizes))
         _choice("optimizer", self.optimizer, OPTIMIZERS)
         _choice("labels", self.labels, LABELS)
+        _choice("precision", self.precision, PRECISIONS)
         if self.val_constraints is not None:
             _choice("val_constraints", self.val_constraints, CONSTRAINTS)
         if self.data is not None and not isinstance(self.data, str):
@@ -122,6 +134,8 @@ class TrainConfig:
         for name in ("steps", "epochs", "threads"):
             if getattr(self, name) is not None:
                 _positive_int(name, getattr(self, name))
+        if self.workers is not None and (not _is_int(self.workers) or self.workers < 0):
+            raise ValueError(f"workers must be a non-negative integer, got {self.workers!r}")
         if not _is_int(self.seed) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
 

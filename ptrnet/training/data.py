@@ -21,8 +21,10 @@ order of an uninterrupted one and needs no data-loader state.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
+from torch.utils.data import DataLoader, Dataset
 
 from ptrnet.batching import Batch, collate
 from ptrnet.generation import labelled_instance
@@ -74,12 +76,51 @@ class TrainingData:
 
     def batch(self, step: int) -> Batch:
         """The training batch for optimiser step ``step`` (0-based)."""
-        epoch, k = divmod(step, self.steps_per_epoch)
-        pool, j = divmod(k, self.cfg.bucket_pool)
+        epoch, pool, j = self._locate(step)
         if self._pool_key != (epoch, pool):
             self._pool = self._build_pool(epoch, pool)
             self._pool_key = (epoch, pool)
         return self._pool[j]
+
+    def batches(self, start: int, workers: int = 0) -> Iterator[Batch]:
+        """The batches of steps ``start .. total_steps() - 1`` in order, each ``batch(step)``.
+
+        With ``workers > 0``, that many worker processes (one torch thread each) build the
+        pools ahead of use, up to two pools per worker in flight, so the training step does not
+        wait for labels. Pools are pure functions of their key, so the batches do not depend on
+        the number of workers.
+        """
+        if workers == 0:
+            yield from (self.batch(step) for step in range(start, self.total_steps()))
+            return
+        loader = DataLoader(
+            _Pools(self),
+            batch_size=None,
+            sampler=self._pool_keys(start),
+            num_workers=workers,
+            collate_fn=_as_is,
+            prefetch_factor=2,
+        )
+        pools, key, pool = iter(loader), None, []
+        for step in range(start, self.total_steps()):
+            epoch, index, j = self._locate(step)
+            if key != (epoch, index):
+                key, pool = (epoch, index), next(pools)
+            yield pool[j]
+
+    def _locate(self, step: int) -> tuple[int, int, int]:
+        """Step -> (epoch, pool within the epoch, batch within the pool)."""
+        epoch, k = divmod(step, self.steps_per_epoch)
+        return epoch, *divmod(k, self.cfg.bucket_pool)
+
+    def _pool_keys(self, start: int) -> list[tuple[int, int]]:
+        """(epoch, pool) of every pool from the one holding step ``start`` to the last step's."""
+        per_epoch = math.ceil(self.steps_per_epoch / self.cfg.bucket_pool)
+        first, last = (
+            epoch * per_epoch + pool
+            for epoch, pool, _ in map(self._locate, (start, self.total_steps() - 1))
+        )
+        return [divmod(index, per_epoch) for index in range(first, last + 1)]
 
     def _build_pool(self, epoch: int, pool: int) -> list[Batch]:
         cfg, size = self.cfg, self.cfg.batch_size
@@ -115,6 +156,21 @@ class TrainingData:
             except DegenerateInstanceError:
                 return None
         return points, seq
+
+
+class _Pools(Dataset):
+    """Map-style view of a TrainingData's pools for the DataLoader: key (epoch, pool) -> pool."""
+
+    def __init__(self, data: TrainingData) -> None:
+        self.data = data
+
+    def __getitem__(self, key: tuple[int, int]) -> list[Batch]:
+        return self.data._build_pool(*key)
+
+
+def _as_is(pool: list[Batch]) -> list[Batch]:
+    """The DataLoader's collate function: pools are already batched."""
+    return pool
 
 
 def _read_file(task: Task, cfg: TrainConfig, val_points: list[np.ndarray]) -> list[Instance]:

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -30,12 +31,13 @@ from torch import nn
 from ptrnet.batching import IGNORE_INDEX, Batch, collate
 from ptrnet.evaluation.evaluate import PRIMARY_METRIC, evaluate, selection_key
 from ptrnet.evaluation.score import json_safe
-from ptrnet.generation import default_workers
 from ptrnet.io.atomic import atomic_write
 from ptrnet.model import build_model
+from ptrnet.precision import autocast
 from ptrnet.tasks import get_task
 from ptrnet.training.checkpoint import load_checkpoint, save_checkpoint
 from ptrnet.training.config import RunConfig, TrainConfig, resume_config
+from ptrnet.training.cpu import cpu_plan
 from ptrnet.training.csvlog import CsvLog, columns_for
 from ptrnet.training.data import TrainingData, validation_set
 
@@ -47,6 +49,8 @@ LAST, BEST, BEST_JSON, CONFIG_JSON, LOG_CSV = (
     "log.csv",
 )
 VAL_BATCH = 256
+# Called after each validation with the trainer and the decoded metrics; True ends the run.
+ValidationHook = Callable[["Trainer", dict[str, Any]], bool]
 
 
 class RunDirError(ValueError):
@@ -89,11 +93,13 @@ def build_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer
 def train_step(
     model: nn.Module, optimizer: torch.optim.Optimizer, batch: Batch, cfg: TrainConfig, step: int
 ) -> float:
-    """One optimiser step at learning rate ``cfg.learning_rate(step)``; returns the batch loss."""
+    """One optimiser step at learning rate ``cfg.learning_rate(step)`` in ``cfg.precision``;
+    returns the batch loss."""
     for group in optimizer.param_groups:
         group["lr"] = cfg.learning_rate(step)
     optimizer.zero_grad(set_to_none=True)
-    loss = teacher_forced_loss(model, batch)
+    with autocast(cfg.precision, next(model.parameters()).device):
+        loss = teacher_forced_loss(model, batch)
     loss.backward()
     nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
     optimizer.step()
@@ -119,6 +125,7 @@ def train(
     *,
     resume: bool = False,
     progress: bool = True,
+    on_validation: ValidationHook | None = None,
 ) -> TrainResult:
     """Train per ``config`` into ``run_dir`` (created if missing).
 
@@ -126,14 +133,17 @@ def train(
         resume: continue from ``run_dir/last.safetensors``; ``config`` may differ from the saved
             one only in :data:`ptrnet.training.config.RESUMABLE` fields.
         progress: show a tqdm bar on stderr.
+        on_validation: called after every validation with the trainer and the decoded
+            metrics; returning True ends the run there (e.g. once a target is reached).
 
     Raises:
         RunDirError: resuming without a checkpoint or with a changed config, or starting over
             an existing run without ``resume``.
         InputError: a bad training data file or checkpoint.
     """
-    torch.set_num_threads(config.train.threads or default_workers())
-    return Trainer(config, os.fspath(run_dir), resume).run(progress)
+    threads, workers = cpu_plan(config.train.threads, config.train.workers)
+    torch.set_num_threads(threads)
+    return Trainer(config, os.fspath(run_dir), resume).run(progress, workers, on_validation)
 
 
 class Trainer:
@@ -177,7 +187,11 @@ class Trainer:
         torch.set_rng_state(ckpt.rng_state)
         self.step, self.best = ckpt.step, ckpt.info.get("best", {})
 
-    def run(self, progress: bool) -> TrainResult:
+    def run(
+        self, progress: bool, workers: int = 0, on_validation: ValidationHook | None = None
+    ) -> TrainResult:
+        """Train to the last step, or until ``on_validation`` returns True; ``workers`` data
+        processes build batches ahead (:meth:`TrainingData.batches`)."""
         from tqdm import tqdm
 
         total, start_time = self.data.total_steps(), time.perf_counter()
@@ -189,12 +203,11 @@ class Trainer:
             disable=not progress,
             dynamic_ncols=True,
         )
-        meter = Meter()
-        metrics: dict[str, Any] = {}
+        meter, metrics = Meter(), {}
+        batches = self.data.batches(self.step, workers)
         try:
-            while self.step < total:
-                tic = time.perf_counter()
-                batch = self.data.batch(self.step)
+            tic = time.perf_counter()  # the step's time includes any wait for its batch
+            for batch in batches:
                 loss = train_step(self.model, self.optimizer, batch, self.cfg, self.step)
                 self.step += 1
                 meter.add(loss, batch.size, time.perf_counter() - tic)
@@ -202,19 +215,17 @@ class Trainer:
                 if self.step % self.cfg.val_every == 0 or self.step == total:
                     metrics = self._validate(meter, start_time)
                     bar.set_postfix(loss=f"{loss:.4f}", **{self._primary: metrics[self._primary]})
+                    if on_validation is not None and on_validation(self, metrics):
+                        break
                 elif self.step % self.cfg.log_every == 0:
                     self.log.write(meter.row(self.step, self.cfg, start_time))
+                tic = time.perf_counter()
         finally:
+            batches.close()  # ends the data worker processes
             bar.close()
             self.log.close()
-        return TrainResult(
-            self.run_dir,
-            self.step,
-            self.best,
-            metrics,
-            time.perf_counter() - start_time,
-            meter.overall_rate(),
-        )
+        elapsed, rate = time.perf_counter() - start_time, meter.overall_rate()
+        return TrainResult(self.run_dir, self.step, self.best, metrics, elapsed, rate)
 
     @property
     def _primary(self) -> str:

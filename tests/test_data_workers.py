@@ -1,0 +1,82 @@
+"""Training speed options: batches built ahead in worker processes (same data for any worker
+count), the split of cores between torch threads and workers, precision and early stopping."""
+
+import pytest
+import torch
+
+from ptrnet.model import ModelConfig
+from ptrnet.tasks import get_task
+from ptrnet.training.config import RunConfig, TrainConfig
+from ptrnet.training.cpu import cpu_plan
+from ptrnet.training.data import TrainingData
+from ptrnet.training.loop import train
+
+torch.set_num_threads(1)
+
+
+def small(**changes) -> TrainConfig:
+    base = {"task": "convex_hull", "sizes": "4-9", "steps": 11, "batch_size": 4, "val_count": 8}
+    return TrainConfig(**{**base, "bucket_pool": 3, **changes})
+
+
+def same(a, b) -> bool:
+    return torch.equal(a.points, b.points) and torch.equal(a.targets, b.targets)
+
+
+@pytest.mark.parametrize("workers", [0, 1, 2])
+@pytest.mark.parametrize("changes", [{}, {"bucket": True}, {"steps": None, "epochs": 2}])
+def test_batches_equal_batch_per_step_for_any_worker_count(workers, changes):
+    cfg = small(**{"epoch_size": 20, **changes})
+    data = TrainingData(get_task(cfg.task), cfg, [])
+    want = [data.batch(step) for step in range(data.total_steps())]
+    for start in (0, 4, len(want) - 1, len(want)):
+        got = list(TrainingData(get_task(cfg.task), cfg, []).batches(start, workers))
+        assert len(got) == len(want) - start
+        assert all(same(a, b) for a, b in zip(got, want[start:], strict=True))
+
+
+@pytest.mark.parametrize(
+    ("threads", "workers", "cores", "plan"),
+    [
+        (None, None, 2, (2, 0)),  # two cores: no worker takes a core from the step
+        (None, None, 8, (6, 2)),
+        (3, None, 8, (3, 2)),
+        (None, 1, 2, (1, 1)),
+        (None, 4, 2, (1, 4)),  # at least one torch thread
+        (2, 0, 2, (2, 0)),
+    ],
+)
+def test_cpu_plan_never_oversubscribes_by_default(threads, workers, cores, plan):
+    assert cpu_plan(threads, workers, cores) == plan
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"workers": -1}, "workers"),
+        ({"workers": 1.5}, "workers"),
+        ({"precision": "fp16"}, "precision"),
+    ],
+)
+def test_config_rejects_bad_speed_options(changes, message):
+    with pytest.raises(ValueError, match=message):
+        small(**changes)
+
+
+def run_config(**changes) -> RunConfig:
+    cfg = small(task="sort", sizes="4-6", steps=6, val_every=2, threads=1, **changes)
+    return RunConfig(ModelConfig(input_dim=1, hidden=16), cfg)
+
+
+def test_training_is_the_same_with_a_worker_and_stops_when_the_hook_says(tmp_path):
+    inline = train(run_config(workers=0, precision="fp32"), tmp_path / "a", progress=False)
+    ahead = train(run_config(workers=1, precision="fp32"), tmp_path / "b", progress=False)
+    assert inline.best == ahead.best and inline.step == ahead.step == 6
+    steps = []
+    stopped = train(
+        run_config(workers=1),
+        tmp_path / "c",
+        progress=False,
+        on_validation=lambda trainer, metrics: steps.append(trainer.step) or True,
+    )
+    assert stopped.step == 2 and steps == [2]
