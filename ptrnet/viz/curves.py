@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
 from ptrnet.training import csvlog
 
@@ -93,6 +94,9 @@ def curves_figure(log: dict[str, np.ndarray], title: str = "") -> Figure:
     losses = [log[c] for c in panel_columns(log)["loss"]]
     if losses and all(np.nanmin(v) > 0 for v in losses):
         axes[0].set_yscale("log")
+        axes[0].yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axes[0].yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        axes[0].yaxis.set_minor_formatter(NullFormatter())
     if title:
         fig.suptitle(title)
     return fig

@@ -1,7 +1,7 @@
 // A small SVG line chart: axes with ticks, one polyline per series, a legend. No dependencies.
 
 const NS = "http://www.w3.org/2000/svg";
-const M = { left: 48, right: 165, top: 26, bottom: 40 }; // legend in the right margin
+const M = { left: 48, right: 185, top: 26, bottom: 40 }; // legend in the right margin
 
 function add(parent, tag, attrs = {}, text = null) {
   const el = document.createElementNS(NS, tag);
@@ -21,7 +21,7 @@ function ticks(lo, hi) {
   return out;
 }
 
-const fmt = (v) => (Math.abs(v) >= 1000 || (v !== 0 && Math.abs(v) < 0.01) ? v.toExponential(0) : String(v));
+const fmt = (v) => (Math.abs(v) >= 1e5 || (v !== 0 && Math.abs(v) < 0.01) ? v.toExponential(0) : String(v));
 
 /**
  * Draw `series` = [{label, color, dash?, points: [[x, y], ...]}] on `svg`.

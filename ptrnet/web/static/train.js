@@ -103,12 +103,12 @@ async function runTest() {
   drawTestCharts();
 }
 
-/** One series per (run, decoding): colour = run, dashes = decoded without the mask ("free").
- * Labels: run number, whether it trained with the mask, how it was decoded. */
+/** One series per (run, decoding): colour = run, dashes = decoded without the mask.
+ * Labels: run number, trained with the mask ("masked") or without ("free"), then the decoding. */
 function testSeries(metric) {
   return tests.flatMap((t, k) =>
     ["task", "none"].map((mode) => ({
-      label: `#${t.run} ${t.masked_training ? "masked" : "unmasked"}, decode ${mode === "task" ? "masked" : "free"}`,
+      label: `#${t.run} ${t.masked_training ? "masked" : "free"}, decoded ${mode === "task" ? "masked" : "free"}`,
       color: COLORS[k % COLORS.length],
       dash: mode === "task" ? "" : "5 3",
       points: t.lengths.map((n, i) => [n, t.decoding[mode][metric][i]]),
