@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ptrnet import precision
 from ptrnet.batching import collate
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.attention import additive_scores
+from ptrnet.model.ragged import ragged_lstm
 from ptrnet.precision import autocast, resolve_precision
 
 torch.set_num_threads(1)
@@ -109,6 +111,36 @@ def test_fused_scores_are_float32_under_autocast_with_bf16_gradients():
     assert v.grad.dtype == torch.float32
     want = plain_scores(enc.detach().float(), dec.detach().float(), v.detach())
     torch.testing.assert_close(u, want, atol=1e-5, rtol=1e-5)
+
+
+# --- the encoder over rows of different lengths ---
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_ragged_lstm_matches_a_packed_sequence(layers):
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(2, 8, layers, batch_first=True)
+    lengths = torch.tensor([3, 7, 1, 7, 5, 3])
+    points = torch.randn(6, 9, 2)
+    points[torch.arange(9)[None] >= lengths[:, None]] = float("nan")  # pads never enter
+    got_out, (got_h, got_c) = ragged_lstm(lstm, points, lengths)
+    _backward(got_out, got_h, got_c)
+    got = [p.grad.clone() for p in lstm.parameters()]
+    lstm.zero_grad()
+    packed = pack_padded_sequence(points, lengths, batch_first=True, enforce_sorted=False)
+    want_out, (want_h, want_c) = lstm(packed)
+    want_out, _ = pad_packed_sequence(want_out, batch_first=True, total_length=9)
+    _backward(want_out, want_h, want_c)
+    for a, b in ((got_out, want_out), (got_h, want_h), (got_c, want_c)):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
+    for a, b in zip(got, [p.grad for p in lstm.parameters()], strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+def _backward(out, h, c):
+    """Backward of a fixed weighted sum of everything the encoder returns."""
+    gen = torch.Generator().manual_seed(2)
+    sum((t * torch.randn(t.shape, generator=gen)).sum() for t in (out, h, c)).backward()
 
 
 # --- whole model against the step-by-step reference ---

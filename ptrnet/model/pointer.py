@@ -13,9 +13,9 @@ Choices the paper leaves open, made here:
   decoder input after the end token: a row that has ended is forced to repeat the end token by the
   decoding state and its teacher-forced steps are ignored by the loss, so that input only needs to
   be well defined, and "token 0 -> start symbol" is one rule for both cases.
-* Padding: instances are right-padded; the encoder runs on a packed sequence, so pads never enter
-  it and the decoder starts from each row's state at its real last element. Pad columns get logit
-  -inf (in float32, so no bf16 overflow).
+* Padding: instances are right-padded; the encoder runs each row over its real length only
+  (:mod:`ptrnet.model.ragged`), so pads never enter it and the decoder starts from each row's
+  state at its real last element. Pad columns get logit -inf (in float32, so no bf16 overflow).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ptrnet.model.attention import additive_scores
 from ptrnet.model.config import ModelConfig
+from ptrnet.model.ragged import ragged_lstm
 
 State = tuple[torch.Tensor, torch.Tensor]  # LSTM (h, c), each (layers, B, d)
 
@@ -127,12 +127,9 @@ class EncoderDecoder(nn.Module):
         lengths_cpu = lengths.cpu()
         if lengths_cpu.min() < 1 or lengths_cpu.max() > n:
             raise ValueError(f"lengths must lie in 1..{n}")
-        if bool((lengths_cpu == n).all()):  # no padding: skip the packing cost
+        if bool((lengths_cpu == n).all()):  # no padding: one fused LSTM call
             return self.encoder(points)
-        packed = pack_padded_sequence(points, lengths_cpu, batch_first=True, enforce_sorted=False)
-        out, state = self.encoder(packed)  # state: each row's (h, c) at its real last step
-        out, _ = pad_packed_sequence(out, batch_first=True, total_length=n)  # (B, n, d)
-        return out, state
+        return ragged_lstm(self.encoder, points, lengths_cpu)  # each row's own final (h, c)
 
     def input_table(self, points: torch.Tensor) -> torch.Tensor:
         """(B, n, dim) -> (B, n+1, dim): decoder input per previous token (start symbol first)."""
