@@ -2,8 +2,9 @@
 ``ptrnet predict``) and the web page are thin shells over :func:`load_model` and :func:`predict`.
 
 A model is named by a run directory (its ``best.safetensors``, else ``last.safetensors``) or a
-checkpoint file. :func:`resolve_checkpoint` is the single place that turns a name into a file,
-so bundled default models (``path=None``) only need a branch there.
+checkpoint file; no name (``None``) means the task's bundled default model, shipped inside the
+package in ``ptrnet/bundled/<task>/``. :func:`resolve_checkpoint` is the single place that turns a
+name into a file.
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ if TYPE_CHECKING:
     from ptrnet.training.config import RunConfig
 
 CHECKPOINT_NAMES = ("best.safetensors", "last.safetensors")
+BUNDLED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bundled")
+
+
+def bundled_model_dir(task: Task | str) -> str:
+    """The folder of the bundled default model for ``task`` (it may not exist)."""
+    return os.path.join(BUNDLED_DIR, task if isinstance(task, str) else task.name)
 
 
 @dataclass(frozen=True)
@@ -50,15 +57,20 @@ class LoadedModel:
         return self.config.train.task
 
 
-def resolve_checkpoint(path: str | os.PathLike[str] | None) -> str:
+def resolve_checkpoint(path: str | os.PathLike[str] | None, task: Task | str | None = None) -> str:
     """The checkpoint file that ``path`` (a run directory or a file) names.
 
+    With ``path`` None, the bundled default model of ``task``.
+
     Raises:
-        UsageError: no path given.
+        UsageError: no path given and no bundled model for ``task``.
         InputError: the path does not exist, or a directory holds no checkpoint.
     """
     if path is None:
-        raise UsageError("no model given: pass --model RUN_DIR_OR_CHECKPOINT")
+        bundled = None if task is None else bundled_model_dir(task)
+        if bundled is None or not os.path.isdir(bundled):
+            raise UsageError("no bundled model for this task: pass --model RUN_DIR_OR_CHECKPOINT")
+        path = bundled
     path = os.fspath(path)
     if os.path.isdir(path):
         for name in CHECKPOINT_NAMES:
@@ -78,6 +90,7 @@ def load_model(path: str | os.PathLike[str] | None, task: Task | str | None = No
     """Load the model at ``path`` (run directory or checkpoint file) for inference.
 
     Args:
+        path: run directory or checkpoint file; None = the bundled default model for ``task``.
         task: if given, the task the model must have been trained on.
 
     Raises:
@@ -87,7 +100,7 @@ def load_model(path: str | os.PathLike[str] | None, task: Task | str | None = No
     from ptrnet.model import build_model
     from ptrnet.training.checkpoint import CheckpointError, load_checkpoint
 
-    file = resolve_checkpoint(path)
+    file = resolve_checkpoint(path, task)
     ckpt = load_checkpoint(file)
     model = build_model(ckpt.config.model)
     try:

@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """``--model`` and the decoding options shared by ``eval`` and ``predict``."""
     add = parser.add_argument
-    add("--model", required=True, metavar="RUN_DIR_OR_CHECKPOINT", help="trained model")
+    add("--model", metavar="RUN_DIR_OR_CHECKPOINT", help="trained model (default: the bundled one)")
     add("--decode", choices=("greedy", "sample", "beam"), default="greedy", help="strategy")
     add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width (5)")
     add("--constraints", choices=("none", "task"), help="default: the task's (see above)")

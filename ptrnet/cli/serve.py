@@ -16,8 +16,6 @@ from pathlib import Path
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import TASKS
 
-BUNDLED = Path(__file__).resolve().parent.parent / "bundled"
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -49,7 +47,9 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
 
 def bundled_path(task: str) -> str | None:
     """``ptrnet/bundled/<task>/`` if it exists and holds a file, else None."""
-    folder = BUNDLED / task
+    from ptrnet.inference import bundled_model_dir
+
+    folder = Path(bundled_model_dir(task))
     return str(folder) if folder.is_dir() and any(folder.iterdir()) else None
 
 

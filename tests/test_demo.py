@@ -1,0 +1,59 @@
+"""``ptrnet demo`` and the bundled-model lookup behind ``--model`` being optional."""
+
+import pytest
+import torch
+
+from ptrnet import inference
+from ptrnet.cli.main import main
+from ptrnet.demo import DemoRow, format_table
+from ptrnet.io.errors import UsageError
+from ptrnet.model import ModelConfig, build_model
+from ptrnet.tasks import get_task
+from ptrnet.training.checkpoint import save_checkpoint
+from ptrnet.training.config import RunConfig, TrainConfig
+
+torch.set_num_threads(1)
+
+
+def bundle_tiny_models(root, tasks):
+    """Write randomly initialised tiny models where the bundled ones would be."""
+    torch.manual_seed(0)
+    for name in tasks:
+        config = RunConfig(
+            ModelConfig(input_dim=get_task(name).dim, hidden=8),
+            TrainConfig(task=name, sizes="5", steps=1),
+        )
+        (root / name).mkdir(parents=True)
+        save_checkpoint(root / name / "best.safetensors", config, 0, build_model(config.model))
+
+
+def test_no_model_and_no_bundle_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path))
+    with pytest.raises(UsageError, match="no bundled model"):
+        inference.load_model(None, "sort")
+
+
+def test_missing_model_falls_back_to_the_bundled_one(tmp_path, monkeypatch):
+    bundle_tiny_models(tmp_path, ["tsp"])
+    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path))
+    loaded = inference.load_model(None, "tsp")
+    assert loaded.task == "tsp" and loaded.path == str(tmp_path / "tsp" / "best.safetensors")
+
+
+def test_demo_writes_table_and_gallery(tmp_path, monkeypatch, capsys):
+    bundle_tiny_models(tmp_path / "bundled", ["sort", "convex_hull", "delaunay", "tsp"])
+    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path / "bundled"))
+    out = tmp_path / "out"
+    assert main(["demo", "--dry-run", "--out", str(out)]) == 0
+    table = (out / "demo.md").read_text()
+    assert table == capsys.readouterr().out
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 1 + 2 * (3 + 3 + 2 + 3)  # header + greedy/beam per task and n
+    assert "| convex_hull | 5 | greedy |" in table and "92.0% / 99.6%" in table
+    assert (out / "gallery.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_table_marks_missing_numbers():
+    row = DemoRow("sort", 5, "greedy", {"exact_match": 0.5, "valid_rate": 1.0}, "exact", {}, 0.1)
+    line = format_table([row]).splitlines()[-1]
+    assert "exact_match 50.0% / valid_rate 100.0%" in line and "| — |" in line
