@@ -4,19 +4,23 @@ Usage: ``python benchmarks/bench_speed.py [--quick] [--threads N] [--repeats R]`
 
 For each (task, n, hidden) of the grid (batch 128) it prints:
 
-1. Training examples/s of one optimiser step (teacher-forced forward, cross-entropy, backward,
-   gradient clipping, Adam) for the reference (fp32) and ptrnet (fp32 and bf16 autocast), the
-   speed-ups, and model FLOP utilisation: analytic matmul FLOPs of the step (:func:`step_flops`)
-   per second over the dense-matmul peak of the same precision, measured in the same run.
-2. Greedy and beam (k = 5) decoding instances/s, unconstrained, for both; the reference beam
-   search runs one instance at a time, as public implementations do.
-3. Peak memory of one training step and one beam search: the rise of the process's peak RSS
+1. Training examples/s of one step of ptrnet's training loop (``train_step``: teacher-forced
+   forward, cross-entropy, backward, clipping, Adam from ``build_optimizer``; the same function
+   and optimiser for both models) for the reference (fp32, benchmarks/reference_ptrnet.py) and
+   ptrnet (fp32 and bf16 autocast), the speed-ups, and model FLOP utilisation: the analytic
+   matmul FLOPs of the step (:func:`step_flops`) per second over the FLOP/s of a dense 1536^3
+   matmul of the same precision, timed in the same rounds.
+2. Greedy and beam (k = 5) decoding instances/s for both, under the task's decoding masks
+   (``constraints="task"``); the reference beam search runs one instance at a time, as public
+   implementations do.
+3. Peak memory of one training step and one decoding call: the rise of the process's peak RSS
    (VmHWM, reset through /proc/self/clear_refs) over its RSS before the call.
 
 Timings interleave the variants round by round and report medians, so the ratios hold under
 background load. Targets: random closed tours for TSP (speed does not depend on which tour),
-exact hulls for convex hull. Models are untrained (the same weights in both implementations), so
-decoding runs to the step limit shown; trained hull models stop far earlier.
+exact hulls for convex hull. The models are untrained (the same weights in both
+implementations), so decoding runs as many steps as the task's masks let an untrained model run
+(column ``steps``), the same for both.
 """
 
 from __future__ import annotations
@@ -33,17 +37,17 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).parent))
 from reference_ptrnet import ReferencePointerNetwork  # noqa: E402
 
-from ptrnet.batching import IGNORE_INDEX, Batch, collate  # noqa: E402
+from ptrnet.batching import Batch, collate  # noqa: E402
 from ptrnet.decoding import decode  # noqa: E402
 from ptrnet.decoding.decode import step_limit  # noqa: E402
 from ptrnet.model import ModelConfig, build_model  # noqa: E402
-from ptrnet.precision import autocast  # noqa: E402
 from ptrnet.tasks import get_task  # noqa: E402
+from ptrnet.training.config import TrainConfig  # noqa: E402
+from ptrnet.training.loop import build_optimizer, train_step  # noqa: E402
 
 GRID = (("tsp", 10, 128), ("tsp", 10, 256), ("tsp", 20, 128), ("tsp", 20, 256))
 GRID += (("convex_hull", 50, 128), ("convex_hull", 50, 256))
@@ -89,22 +93,12 @@ def interleaved(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str,
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
-def train_step_fn(model: torch.nn.Module, batch: Batch, precision: str) -> Callable[[], None]:
-    """One optimiser step as ptrnet's training loop takes it (Adam, clipping at 2.0)."""
-    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-    params = list(model.parameters())
-    targets = batch.targets.reshape(-1)
-
-    def step() -> None:
-        with autocast(precision):
-            logits = model(batch.points, batch.lengths, batch.targets)
-        loss = F.cross_entropy(logits.flatten(0, 1), targets, ignore_index=IGNORE_INDEX)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 2.0)
-        opt.step()
-
-    return step
+def train_step_fn(model: torch.nn.Module, batch: Batch, precision: str) -> Callable[[], float]:
+    """One step of ptrnet's training loop (``train_step``: teacher-forced cross-entropy,
+    backward, clipping at 2.0, Adam as ``build_optimizer`` makes it) for either model."""
+    cfg = TrainConfig(task="tsp", sizes="5", steps=1, lr=1e-4, precision=precision)
+    optimizer = build_optimizer(model, cfg)
+    return lambda: train_step(model, optimizer, batch, cfg, 0)
 
 
 def models(d: int) -> tuple[torch.nn.Module, ReferencePointerNetwork]:
