@@ -14,10 +14,10 @@ import sys
 from collections.abc import Sequence
 
 from ptrnet import __version__
-from ptrnet.cli import demo, eval, generate, plot, predict, score, serve, solve, train
+from ptrnet.cli import demo, eval, generate, plot, predict, reproduce, score, serve, solve, train
 from ptrnet.io.errors import InputError, UsageError
 
-COMMANDS = (demo, generate, solve, score, train, eval, predict, plot, serve)
+COMMANDS = (demo, generate, solve, score, train, eval, predict, plot, serve, reproduce)
 
 EXIT_INPUT_ERROR = 1
 EXIT_USAGE_ERROR = 2  # argparse's own status for bad arguments

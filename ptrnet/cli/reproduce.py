@@ -1,0 +1,91 @@
+"""``ptrnet reproduce``: train (or reuse) the models of one of the paper's tables, evaluate them
+with the paper's decoding and write DIR/TABLE.md (the paper's numbers beside ours) and
+DIR/TABLE.json (raw metrics and the compute of every row).
+
+Tables: table1 (convex hull, Ptr-Net and the LSTM baselines), table2 (TSP, with the A1/A2/A3
+comparators), delaunay. Scales: dry-run (seconds; hidden 16, 4 steps, 20 test instances),
+cpu (hours on a 2-core CPU; hidden 256, a step budget per model), paper (10 epochs of 1M pairs
+per model). Runs already in DIR are reused when finished and resumed when not. See
+docs/reproduce.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ptrnet.cli.common import add_quiet_argument, positive_int
+from ptrnet.io.errors import UsageError
+
+DEFAULT_PAPER_DATA = os.path.join("..", "shared", "data", "paper")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "reproduce",
+        help="reproduce a table of the paper",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add = parser.add_argument
+    add("table", metavar="TABLE", help="table1, table2 or delaunay")
+    add("--scale", default="cpu", help="dry-run, cpu or paper (default: %(default)s)")
+    add("--out", metavar="DIR", help="output folder (default: reproduce-SCALE)")
+    add("--threads", type=positive_int, metavar="T", help="torch threads and labelling processes")
+    add(
+        "--paper-data",
+        metavar="DIR",
+        help=f"folder with the paper's released test files (default: {DEFAULT_PAPER_DATA} "
+        "if it exists; else generated test sets, noted in the table)",
+    )
+    add_quiet_argument(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ptrnet.reproduce.plans import get_scale, get_table
+    from ptrnet.reproduce.run import Reproduction
+
+    try:
+        plan, scale = get_table(args.table), get_scale(args.scale)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    out = args.out or f"reproduce-{scale.name}"
+    writable_folder(out)
+    log = (lambda _: None) if args.quiet else _note
+    report = Reproduction(
+        plan,
+        scale,
+        out,
+        threads=args.threads,
+        paper_data=paper_data_folder(args.paper_data),
+        log=log,
+        progress=not args.quiet and sys.stderr.isatty(),
+    ).run()
+    base = os.path.join(out, plan.name)
+    log(f"{len(report['rows'])} rows; wrote {base}.md and {base}.json")
+    return 0
+
+
+def writable_folder(path: str) -> None:
+    """Create ``path`` if missing; raises UsageError unless it is a writable folder."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"cannot use {path} as the output folder: {err.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot use {path} as the output folder: not writable")
+
+
+def paper_data_folder(path: str | None) -> str | None:
+    """The folder of the paper's files: ``path`` (must exist), else the default if present."""
+    if path is None:
+        return DEFAULT_PAPER_DATA if os.path.isdir(DEFAULT_PAPER_DATA) else None
+    if not os.path.isdir(path):
+        raise UsageError(f"--paper-data {path}: no such folder")
+    return path
+
+
+def _note(message: str) -> None:
+    print(f"ptrnet: {message}", file=sys.stderr)

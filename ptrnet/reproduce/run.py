@@ -1,0 +1,349 @@
+"""Reproduce one of the paper's tables: train (or reuse) its models, evaluate them with the
+paper's decoding, write ``DIR/<table>.md`` and ``DIR/<table>.json``.
+
+Layout of the output folder ``DIR``:
+
+* ``DIR/<model>/``: a training run (:mod:`ptrnet.training.loop`) plus ``compute.json``, the
+  compute it used (wall time summed over sessions, steps, examples, threads, device), updated at
+  every validation so an interrupted run keeps its count.
+* ``DIR/data/``: solver-labelled training files (e.g. TSP-50 with A1 labels), made once.
+* ``DIR/testsets/``: generated test sets with their reference labels, made once, and
+  ``comparators.json``, the TSP comparators' mean lengths per test set
+  (:mod:`ptrnet.reproduce.testsets`).
+
+Train or reuse: a run whose ``last.safetensors`` has the same configuration (up to the fields a
+resume may change, e.g. threads or the step budget) is reused when it has taken its steps and
+resumed exactly otherwise; a run with another configuration is an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from ptrnet.evaluation.score import json_safe
+from ptrnet.generation import default_workers, generate_dataset
+from ptrnet.io.atomic import atomic_write
+from ptrnet.io.errors import UsageError
+from ptrnet.io.paper_format import write_examples
+from ptrnet.reproduce.plans import (
+    TEST_SEED,
+    TEST_STREAM,
+    TRAIN_SEED,
+    ModelPlan,
+    RowPlan,
+    Scale,
+    TablePlan,
+    describe_budget,
+    epoch_length,
+    paper_numbers,
+    run_config,
+    total_steps,
+)
+from ptrnet.reproduce.testsets import (
+    TestSet,
+    generated_test_set,
+    mean_tour_lengths,
+    paper_test_set,
+)
+from ptrnet.tasks import get_task
+from ptrnet.training.config import RunConfig, resume_config
+
+COMPUTE_JSON = "compute.json"
+DEVICE = "cpu"  # the training loop and the decoders run on the CPU
+
+
+class Reproduction:
+    """One table at one scale into ``out``.
+
+    Args:
+        plan, scale: what to train and evaluate, and how big.
+        out: the output folder (created if missing).
+        threads: torch threads (None: the scale's, else the cores,
+            :func:`ptrnet.training.cpu.cpu_plan`); also the labelling processes.
+        paper_data: folder with the paper's released test files, or None.
+        log: receives one-line progress notes.
+        progress: show the training loop's progress bar.
+    """
+
+    def __init__(
+        self,
+        plan: TablePlan,
+        scale: Scale,
+        out: str,
+        *,
+        threads: int | None = None,
+        paper_data: str | None = None,
+        log: Callable[[str], None] = lambda _: None,
+        progress: bool = False,
+    ) -> None:
+        self.plan, self.scale, self.out = plan, scale, out
+        self.threads = threads or scale.threads
+        self.paper_data, self.log, self.progress = paper_data, log, progress
+        self.task = get_task(plan.task)
+        self.workers = (self.threads or default_workers()) if scale.parallel else 1
+        self.notes: list[str] = []
+        self._tests: dict[tuple[int, str | None], TestSet] = {}
+        self._comparators: dict[tuple[int, str | None], dict[str, float]] = {}
+
+    def run(self) -> dict[str, Any]:
+        """Train or reuse every model, evaluate every row; write and return the JSON report."""
+        import torch
+
+        from ptrnet.reproduce.tables import format_table
+        from ptrnet.training.cpu import cpu_plan
+
+        computes = {m.name: self.prepare(m) for m in self.plan.models}
+        torch.set_num_threads(cpu_plan(self.threads, 0)[0])
+        rows = [self.evaluate_row(r, computes[r.model]) for r in self.plan.rows]
+        report = self.report(rows)
+        base = os.path.join(self.out, self.plan.name)
+        with atomic_write(f"{base}.json") as stream:
+            json.dump(report, stream, indent=2)
+        with atomic_write(f"{base}.md") as stream:
+            stream.write(format_table(report))
+        return report
+
+    def prepare(self, model: ModelPlan) -> dict[str, Any]:
+        """Train ``model``, resume it, or reuse the finished run; returns its compute record."""
+        run_dir = os.path.join(self.out, model.name)
+        data = self.training_file_path(model)
+        config = run_config(model, self.scale, data, self.threads)
+        step = saved_step(run_dir, config)
+        if step is not None and step >= total_steps(model, self.scale):
+            self.log(f"{model.name}: reusing the finished run in {run_dir} ({step:,} steps)")
+            return {**read_compute(run_dir), "reused": True}
+        if data is not None and not os.path.exists(data):
+            self.make_training_file(model, data)
+        self.log(f"{model.name}: training, {describe_budget(model, self.scale)}")
+        self.train(model, config, run_dir, resume=step is not None)
+        return {**read_compute(run_dir), "reused": False}
+
+    def train(self, model: ModelPlan, config: RunConfig, run_dir: str, resume: bool) -> None:
+        """Run the training loop, keeping ``compute.json`` current at every validation."""
+        from ptrnet.evaluation.evaluate import PRIMARY_METRIC
+        from ptrnet.training.loop import RunDirError, train
+
+        prior = read_compute(run_dir).get("train_wall_s", 0.0) if resume else 0.0
+        start, total = time.perf_counter(), total_steps(model, self.scale)
+        primary = PRIMARY_METRIC[model.task]
+
+        def record(step: int) -> None:
+            wall = prior + time.perf_counter() - start
+            write_compute(run_dir, model, self.scale, config, step, wall)
+
+        def on_validation(trainer: Any, metrics: dict[str, Any]) -> bool:
+            record(trainer.step)
+            self.log(f"{model.name}: step {trainer.step:,}/{total:,}, {primary} {metrics[primary]}")
+            return False
+
+        try:
+            result = train(
+                config, run_dir, resume=resume, progress=self.progress, on_validation=on_validation
+            )
+        except RunDirError as err:
+            raise UsageError(str(err)) from None
+        record(result.step)
+
+    def training_file_path(self, model: ModelPlan) -> str | None:
+        """Where the solver-labelled training file of ``model`` lives; None for generated data."""
+        if model.labels is None:
+            return None
+        name = f"{model.task}-{model.sizes}-{model.labels}-{self.scale.file_count}.txt"
+        return os.path.abspath(os.path.join(self.out, "data", name))
+
+    def make_training_file(self, model: ModelPlan, path: str) -> None:
+        """Label ``scale.file_count`` training pairs (stream 0, the training stream) with the
+        model's solver, e.g. the paper's A1-labelled TSP-50."""
+        self.log(f"{model.name}: labelling {self.scale.file_count:,} pairs with {model.labels}")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        pairs = generate_dataset(
+            self.task,
+            model.sizes,
+            self.scale.file_count,
+            TRAIN_SEED,
+            solver=model.labels,
+            workers=self.workers,
+        )
+        write_examples(path, pairs)
+
+    def evaluate_row(self, row: RowPlan, compute: dict[str, Any]) -> dict[str, Any]:
+        """Decode the row's test set with the table's decoding; the row of the JSON report."""
+        from ptrnet.evaluation.evaluate import evaluate
+        from ptrnet.inference import load_model
+
+        model, test, decoding = self.plan.model(row.model), self.test_set(row), self.plan.decoding
+        loaded = load_model(os.path.join(self.out, model.name), self.task)
+        start = time.perf_counter()
+        metrics = evaluate(
+            loaded.model,
+            self.task,
+            test.points,
+            test.refs,
+            strategy=decoding.strategy,
+            beam_width=decoding.beam_width,
+            constraints=decoding.constraints,
+        )
+        compute = {
+            **compute,
+            "best_step": loaded.step,
+            "eval_s": round(time.perf_counter() - start, 2),
+        }
+        self.log(f"{row.label}: {json_safe(metrics)}")
+        return self.row_record(row, model, test, json_safe(metrics), compute)
+
+    def row_record(
+        self, row: RowPlan, model: ModelPlan, test: TestSet, metrics: dict, compute: dict
+    ) -> dict[str, Any]:
+        """One row of the JSON report: what was trained and tested, ours, the paper's, compute."""
+        record = {
+            "label": row.label,
+            "model": model.name,
+            "arch": model.arch,
+            "trained_sizes": model.sizes,
+            "labels": model.labels or "reference",
+            "n": row.n,
+            "scale": self.scale.name,
+            "budget": describe_budget(model, self.scale),
+            "test": {"source": test.source, "count": len(test.points)},
+            "metrics": metrics,
+            "paper": paper_numbers(self.plan.task, row.paper_model, row.n),
+            "compute": compute,
+        }
+        if self.plan.comparators:
+            names = ("optimal", *self.plan.comparators)
+            record["comparators"] = self.comparators(row)
+            record["paper_comparators"] = {
+                name: paper_numbers(self.plan.task, name, row.n).get("mean_length")
+                for name in names
+            }
+        return record
+
+    def test_set(self, row: RowPlan) -> TestSet:
+        """The row's test set: the paper's released file if available, else generated."""
+        key = (row.n, row.paper_file)
+        if key not in self._tests:
+            path = self.paper_file_path(row.paper_file)
+            if path is not None:
+                test = paper_test_set(path, self.task, self.scale.paper_file_count)
+            else:
+                folder = os.path.join(self.out, "testsets")
+                count = self.scale.test_count
+                test = generated_test_set(self.task, row.n, count, folder, self.workers, self.log)
+            self._tests[key] = test
+        return self._tests[key]
+
+    def paper_file_path(self, name: str | None) -> str | None:
+        """The released file ``name`` in ``paper_data``; None (with a note) when absent."""
+        if name is None:
+            return None
+        path = None if self.paper_data is None else os.path.join(self.paper_data, name)
+        if path is not None and os.path.isfile(path):
+            return path
+        where = f"in {self.paper_data}" if self.paper_data else "(no --paper-data folder)"
+        note = f"The paper's {name} was not found {where}; its rows use a generated test set."
+        if note not in self.notes:
+            self.notes.append(note)
+        return None
+
+    def comparators(self, row: RowPlan) -> dict[str, float]:
+        """Mean tour lengths on the row's test set: reference tours and the table's solvers."""
+        key = (row.n, row.paper_file)
+        if key not in self._comparators:
+            test, folder = self.test_set(row), os.path.join(self.out, "testsets")
+            os.makedirs(folder, exist_ok=True)
+            cache = os.path.join(folder, "comparators.json")
+            solvers = self.plan.comparators
+            self._comparators[key] = mean_tour_lengths(test, solvers, self.workers, cache)
+        return self._comparators[key]
+
+    def report(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """The JSON report: the table's setting, its notes and its rows."""
+        return {
+            "table": self.plan.name,
+            "title": self.plan.title,
+            "task": self.plan.task,
+            "scale": self.scale.name,
+            "metrics": list(self.plan.metrics),
+            "decoding": {**asdict(self.plan.decoding), "text": self.plan.decoding.describe()},
+            "test_data": {"seed": TEST_SEED, "stream": TEST_STREAM, "paper_data": self.paper_data},
+            "notes": self.notes,
+            "rows": rows,
+        }
+
+
+def saved_step(run_dir: str, config: RunConfig) -> int | None:
+    """Steps taken by the run in ``run_dir``; None when there is none.
+
+    Raises:
+        UsageError: the run there has another configuration (beyond resumable fields).
+    """
+    from ptrnet.training.checkpoint import load_checkpoint
+    from ptrnet.training.loop import LAST
+
+    last = os.path.join(run_dir, LAST)
+    if not os.path.exists(last):
+        return None
+    saved = load_checkpoint(last)
+    try:
+        if saved.config.model != config.model:
+            raise ValueError(f"model {saved.config.model} instead of {config.model}")
+        resume_config(saved.config, asdict(config.train))
+    except ValueError as err:
+        raise UsageError(
+            f"{run_dir} holds a run with another configuration ({err}); "
+            "remove it or choose another --out"
+        ) from None
+    return saved.step
+
+
+def examples_seen(steps: int, per_epoch: int, batch_size: int) -> int:
+    """Training pairs in the first ``steps`` batches when an epoch of ``per_epoch`` pairs is
+    cut into batches of ``batch_size`` (the last batch of an epoch may be short)."""
+    per_step_epoch = -(-per_epoch // batch_size)
+    epochs, rest = divmod(steps, per_step_epoch)
+    return epochs * per_epoch + min(rest * batch_size, per_epoch)
+
+
+def read_compute(run_dir: str) -> dict[str, Any]:
+    """The run's compute record, or {} when it has none."""
+    path = os.path.join(run_dir, COMPUTE_JSON)
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as stream:
+        return json.load(stream)
+
+
+def write_compute(
+    run_dir: str, model: ModelPlan, scale: Scale, config: RunConfig, step: int, wall_s: float
+) -> None:
+    """Record the compute a run has used after ``step`` steps and ``wall_s`` seconds."""
+    from ptrnet.training.cpu import cpu_plan
+
+    threads, workers = cpu_plan(config.train.threads, config.train.workers)
+    record = {
+        "train_wall_s": round(wall_s, 1),
+        "steps": step,
+        "examples": examples_seen(step, epoch_length(model, scale), config.train.batch_size),
+        "threads": threads,
+        "data_workers": workers,
+        "device": DEVICE,
+        "processor": processor(),
+    }
+    with atomic_write(os.path.join(run_dir, COMPUTE_JSON)) as stream:
+        json.dump(record, stream, indent=2)
+
+
+def processor() -> str:
+    """The CPU's model name (Linux), else the machine type."""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as stream:
+        for line in stream:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.machine()

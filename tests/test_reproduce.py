@@ -1,0 +1,259 @@
+"""``ptrnet reproduce``: the plans match the paper's rows; dry runs of every table end to end,
+reuse and resume of trained runs, test sets disjoint from training data, one-line errors."""
+
+import json
+import os
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from ptrnet.cli.main import main
+from ptrnet.evaluation.paper_numbers import PAPER_RESULTS
+from ptrnet.io.errors import UsageError
+from ptrnet.io.paper_format import read_examples, write_examples
+from ptrnet.reproduce.plans import (
+    HULL_FILE,
+    SCALES,
+    TABLES,
+    TEST_STREAM,
+    Decoding,
+    ModelPlan,
+    RowPlan,
+    TablePlan,
+    describe_budget,
+    get_scale,
+    get_table,
+    paper_numbers,
+    run_config,
+    total_steps,
+)
+from ptrnet.reproduce.run import Reproduction, examples_seen
+from ptrnet.reproduce.tables import format_table
+from ptrnet.tasks import SizeRange, get_task
+from ptrnet.training.data import BUCKET_STREAM, ORDER_STREAM, TRAIN_STREAM, VAL_STREAM, TrainingData
+
+torch.set_num_threads(1)
+DRY = SCALES["dry-run"]
+
+
+def keys(points_list):
+    return {np.asarray(p, dtype=np.float32).tobytes() for p in points_list}
+
+
+# --- plans -----------------------------------------------------------------------------------
+
+
+def rows_of(table):
+    return [(r.label, r.model, r.n) for r in TABLES[table].rows]
+
+
+def test_table1_plan_has_the_papers_rows_with_baselines_at_their_n():
+    plan = TABLES["table1"]
+    tested = {(plan.model(r.model).arch, plan.model(r.model).sizes, r.n) for r in plan.rows}
+    assert tested == {
+        ("seq2seq", "50", 50),
+        ("attention", "50", 50),
+        ("pointer", "50", 50),
+        ("seq2seq", "5", 5),
+        ("seq2seq", "10", 10),
+        *{("pointer", "5-50", n) for n in (5, 10, 50, 100, 200, 500)},
+    }
+    for row in plan.rows:
+        model = plan.model(row.model)
+        assert model.max_n in (None, row.n)  # baselines: fixed vocabulary = the tested n
+        config = run_config(model, SCALES["cpu"], None)
+        assert config.model.kind == model.arch and config.model.max_n == model.max_n
+        assert paper_numbers("convex_hull", row.paper_model, row.n)["accuracy"] > 0
+    assert {r.n for r in plan.rows if r.paper_file == HULL_FILE} == {5}
+    assert paper_numbers("convex_hull", "lstm n", 10) == {"accuracy": 0.299, "fail": True}
+
+
+def test_table2_plan_has_a1_a3_label_models_and_the_5_20_generalisation_rows():
+    plan = TABLES["table2"]
+    assert plan.decoding == Decoding("beam", "task", 5) and plan.comparators == ("a1", "a2", "a3")
+    labelled = {m.labels: (m.sizes, m.arch) for m in plan.models if m.labels in ("a1", "a3")}
+    assert labelled == {"a1": ("50", "pointer"), "a3": ("50", "pointer")}
+    assert [r.n for r in plan.rows if r.model == "tsp-ptr-5-20"] == [5, 10, 20, 25, 30, 40, 50]
+    assert paper_numbers("tsp", "ptr n a1", 50) == {"mean_length": 6.42}
+    assert paper_numbers("tsp", "ptr n a3", 50) == {"mean_length": 6.09}
+    assert paper_numbers("tsp", "a3", 25) == {"mean_length": 4.24}
+    assert paper_numbers("tsp", "optimal", 20) == PAPER_RESULTS[("tsp", "optimal", 20)]
+    file_model = plan.model("tsp-ptr-50-a1")
+    config = run_config(file_model, SCALES["cpu"], "a1.txt")
+    assert config.train.labels == "file" and config.train.data == "a1.txt"
+
+
+def test_every_row_has_a_model_and_model_names_are_unique():
+    names = [m.name for t in TABLES.values() for m in t.models]
+    assert len(names) == len(set(names))
+    for table in TABLES.values():
+        assert {r.model for r in table.rows} == {m.name for m in table.models}
+    assert rows_of("delaunay") == [
+        (f"Ptr-Net {n}→{n}", f"delaunay-ptr-{n}", n) for n in (5, 10, 50)
+    ]
+
+
+def test_budgets_per_scale():
+    hull = TABLES["table1"].model("hull-ptr-5-50")
+    assert total_steps(hull, SCALES["cpu"]) == hull.cpu_steps
+    assert total_steps(hull, SCALES["paper"]) == 10 * 7813  # 10 epochs of 1M at batch 128
+    assert total_steps(hull, DRY) == 4
+    assert describe_budget(hull, SCALES["cpu"]) == "cpu: 20,000 steps × 128, hidden 256"
+    config = run_config(hull, SCALES["paper"], None)
+    assert (config.train.epochs, config.train.epoch_size, config.model.hidden) == (10, 10**6, 256)
+    assert (
+        config.train.bucket and not run_config(TABLES["table1"].models[0], DRY, None).train.bucket
+    )
+    assert examples_seen(3, 10, 4) == 10 and examples_seen(4, 10, 4) == 14
+    assert examples_seen(5, 1000, 128) == 640
+
+
+def test_unknown_names_list_the_choices():
+    with pytest.raises(ValueError, match="unknown table 'table3'; choose from table1, table2"):
+        get_table("table3")
+    with pytest.raises(ValueError, match="unknown scale 'gpu'; choose from dry-run, cpu, paper"):
+        get_scale("gpu")
+
+
+# --- dry runs end to end ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def paper_data(tmp_path_factory):
+    """Stand-ins for the released n = 5 files (30 labelled lines each)."""
+    folder = tmp_path_factory.mktemp("paper")
+    for task, name in ((get_task("convex_hull"), HULL_FILE), (get_task("tsp"), "tsp5_test.txt")):
+        points = task.generate(SizeRange(5, 5), 30, seed=99)
+        write_examples(folder / name, [(p, task.solve(p)) for p in points])
+    return folder
+
+
+def reproduce(table, out, paper_data):
+    argv = ["reproduce", table, "--scale", "dry-run", "--out", str(out), "-q"]
+    return main([*argv, "--threads", "1", "--paper-data", str(paper_data)])
+
+
+def last_mtimes(out):
+    return {
+        p: os.stat(out / p / "last.safetensors").st_mtime_ns
+        for p in os.listdir(out)
+        if (out / p / "last.safetensors").exists()
+    }
+
+
+@pytest.mark.parametrize("table", ["table1", "table2", "delaunay"])
+def test_dry_run_writes_tables_and_reuses_runs(table, paper_data, tmp_path):
+    out = tmp_path / "out"
+    assert reproduce(table, out, paper_data) == 0
+    report = json.loads((out / f"{table}.json").read_text())
+    markdown = (out / f"{table}.md").read_text()
+    assert markdown == format_table(report)
+    plan = TABLES[table]
+    assert [r["label"] for r in report["rows"]] == [r.label for r in plan.rows]
+    for row in report["rows"]:
+        compute = row["compute"]
+        assert compute["steps"] == 4 and compute["examples"] == 32 and compute["threads"] == 1
+        assert compute["device"] == "cpu" and compute["train_wall_s"] >= 0
+        assert row["scale"] == "dry-run" and row["budget"].startswith("dry-run: 4 steps × 8")
+        assert row["test"]["count"] == 20 and not compute["reused"]
+        assert row["paper"] and set(row["metrics"]) >= set(report["metrics"])
+        assert f"| {row['label']} | {row['n']} |" in markdown
+    first = {"convex_hull": "92.0% / 99.6%", "tsp": "2.12 / ", "delaunay": "80.7% / 93.0%"}
+    assert first[plan.task] in markdown and "dry-run: 4 steps × 8" in markdown
+    before = last_mtimes(out)
+    assert len(before) == len(plan.models)
+    assert reproduce(table, out, paper_data) == 0
+    again = json.loads((out / f"{table}.json").read_text())
+    assert last_mtimes(out) == before
+    assert all(r["compute"]["reused"] and r["compute"]["steps"] == 4 for r in again["rows"])
+    assert [r["metrics"] for r in again["rows"]] == [r["metrics"] for r in report["rows"]]
+    if table == "table2":
+        check_tsp_data_disjoint(out)
+
+
+def check_tsp_data_disjoint(out):
+    """Training files and test sets of the TSP dry run share no instance; the n = 5 rows use
+    the paper's file."""
+    report = json.loads((out / "table2.json").read_text())
+    assert {r["test"]["source"] for r in report["rows"] if r["n"] == 5} == {
+        "paper file tsp5_test.txt"
+    }
+    task = get_task("tsp")
+    train = {
+        f: keys(e.points for e in read_examples(out / "data" / f, task))
+        for f in os.listdir(out / "data")
+    }
+    assert set(train) == {"tsp-5-20-auto-64.txt", "tsp-50-a1-64.txt", "tsp-50-a3-64.txt"}
+    tests = [name for name in os.listdir(out / "testsets") if name.endswith(".txt")]
+    assert len(tests) == 6  # n = 10, 20, 25, 30, 40, 50; n = 5 is the paper's file
+    cached = json.loads((out / "testsets" / "comparators.json").read_text())
+    assert len(cached) == 7  # one entry per test set, the paper's file included
+    assert all(set(v) == {"optimal", "a1", "a2", "a3"} for v in cached.values())
+    for name in tests:
+        test = keys(e.points for e in read_examples(out / "testsets" / name, task))
+        assert all(not (test & seen) for seen in train.values())
+
+
+def test_generated_training_batches_never_hold_test_instances(tmp_path):
+    assert TEST_STREAM not in (TRAIN_STREAM, VAL_STREAM, ORDER_STREAM, BUCKET_STREAM)
+    model = TABLES["table1"].model("hull-ptr-5-50")
+    config = run_config(model, replace(DRY, batch_size=64), None)
+    data = TrainingData(get_task("convex_hull"), config.train, [])
+    seen = set()
+    for step in range(4):
+        batch = data.batch(step)
+        seen |= keys(
+            p[:n] for p, n in zip(batch.points.numpy(), batch.lengths.tolist(), strict=True)
+        )
+    plan = Reproduction(TABLES["table1"], DRY, str(tmp_path), paper_data=None)
+    for n in (5, 10, 50):
+        test = plan.test_set(RowPlan("r", "hull-ptr-5-50", n, "ptr 5-50"))
+        assert len(test.points) == 20 and not keys(test.points) & seen
+
+
+# --- reuse, resume, errors -------------------------------------------------------------------
+
+
+def tiny_plan():
+    model = ModelPlan("hull-tiny", "convex_hull", "pointer", "5", cpu_steps=1)
+    row = RowPlan("Ptr-Net 5→5", "hull-tiny", 5, "ptr 5-50", HULL_FILE)
+    decoding = Decoding("greedy", "none")
+    return TablePlan("tiny", "Tiny", "convex_hull", decoding, ("accuracy",), (model,), (row,))
+
+
+def test_resume_extends_a_run_and_another_config_is_an_error(tmp_path):
+    scale = replace(DRY, steps=2, val_every=1, test_count=5)
+    first = Reproduction(tiny_plan(), scale, str(tmp_path)).run()
+    assert first["rows"][0]["compute"]["steps"] == 2
+    assert "convex_hull_5_test.txt was not found (no --paper-data folder)" in first["notes"][0]
+    assert "not found" in (tmp_path / "tiny.md").read_text()
+    longer = Reproduction(tiny_plan(), replace(scale, steps=3), str(tmp_path)).run()
+    compute = longer["rows"][0]["compute"]
+    assert compute["steps"] == 3 and not compute["reused"]
+    assert compute["train_wall_s"] >= first["rows"][0]["compute"]["train_wall_s"]
+    with pytest.raises(UsageError, match="holds a run with another configuration"):
+        Reproduction(tiny_plan(), replace(scale, hidden=8), str(tmp_path)).run()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["table3"], "ptrnet: error: unknown table 'table3'; choose from table1, table2, delaunay"),
+        (["table1", "--scale", "huge"], "ptrnet: error: unknown scale 'huge'"),
+        (["table1", "--paper-data", "/nonexistent"], "ptrnet: error: --paper-data /nonexistent"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors(argv, message, capsys, tmp_path):
+    assert main(["reproduce", *argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
+
+
+def test_unwritable_out_is_a_one_line_error(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["reproduce", "delaunay", "--scale", "dry-run", "--out", str(blocker / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ptrnet: error: cannot use {blocker / 'x'} as the output folder")
