@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add = parser.add_argument
     add("table", metavar="TABLE", help="table1, table2 or delaunay")
     add("--scale", default="cpu", help="dry-run, cpu or paper (default: %(default)s)")
-    add("--out", metavar="DIR", help="output folder (default: reproduce-SCALE)")
+    add("--out", metavar="DIR", help="output folder (default: runs/reproduce-SCALE)")
     add("--threads", type=positive_int, metavar="T", help="torch threads and labelling processes")
     add(
         "--paper-data",
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         plan, scale = get_table(args.table), get_scale(args.scale)
     except ValueError as err:
         raise UsageError(str(err)) from None
-    out = args.out or f"reproduce-{scale.name}"
+    out = args.out or os.path.join("runs", f"reproduce-{scale.name}")
     writable_folder(out)
     log = (lambda _: None) if args.quiet else _note
     report = Reproduction(
