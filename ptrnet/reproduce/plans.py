@@ -97,6 +97,7 @@ class TablePlan:
     comparators: tuple[str, ...] = ()
 
     def model(self, name: str) -> ModelPlan:
+        """The model called ``name`` (every row's model is one of ``models``, tested)."""
         return next(m for m in self.models if m.name == name)
 
 
