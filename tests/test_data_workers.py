@@ -36,18 +36,21 @@ def test_batches_equal_batch_per_step_for_any_worker_count(workers, changes):
 
 
 @pytest.mark.parametrize(
-    ("threads", "workers", "cores", "plan"),
+    ("threads", "workers", "cores", "busy", "plan"),
     [
-        (None, None, 2, (2, 0)),  # two cores: no worker takes a core from the step
-        (None, None, 8, (6, 2)),
-        (3, None, 8, (3, 2)),
-        (None, 1, 2, (1, 1)),
-        (None, 4, 2, (1, 4)),  # at least one torch thread
-        (2, 0, 2, (2, 0)),
+        (None, None, 2, 0, (2, 0)),  # two idle cores: no worker takes a core from the step
+        (None, None, 8, 0, (6, 2)),
+        (None, None, 2, 1, (1, 0)),  # another job keeps a core busy: one torch thread
+        (None, None, 2, 5, (1, 0)),  # always at least one thread
+        (None, None, 8, 3, (4, 1)),
+        (3, None, 8, 0, (3, 2)),
+        (None, 1, 2, 0, (1, 1)),
+        (None, 4, 2, 0, (1, 4)),
+        (2, 0, 2, 3, (2, 0)),  # explicit values are kept
     ],
 )
-def test_cpu_plan_never_oversubscribes_by_default(threads, workers, cores, plan):
-    assert cpu_plan(threads, workers, cores) == plan
+def test_cpu_plan_never_oversubscribes_by_default(threads, workers, cores, busy, plan):
+    assert cpu_plan(threads, workers, cores, busy) == plan
 
 
 @pytest.mark.parametrize(

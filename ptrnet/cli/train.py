@@ -102,13 +102,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--threads",
         type=positive_int,
         metavar="T",
-        help="torch threads (default: the cores left by --workers)",
+        help="torch threads (default: the idle cores left by --workers)",
     )
     add(
         "--workers",
         type=int,
         metavar="W",
-        help="data worker processes (default: one per 4 cores; 0 = label batches between steps)",
+        help="data worker processes (default: one per 4 idle cores; 0 = label between steps)",
     )
     add(
         "--precision",

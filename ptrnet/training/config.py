@@ -57,11 +57,12 @@ class TrainConfig:
         val_constraints: decoding constraints for validation; None = the task's default.
         log_every: steps between CSV rows.
         seed: seeds the model init (torch) and all data (instance keys, epoch order).
-        threads: torch CPU threads; None = the cores available to this process minus one per
-            data worker (at least 1), so workers and torch threads do not compete for cores.
+        threads: torch CPU threads; None = the cores that other processes leave idle minus
+            one per data worker, at least 1 (:func:`ptrnet.training.cpu.cpu_plan`), so nothing
+            competes for a core with a torch thread.
         workers: processes that build training batches ahead of the step; 0 = build them in
-            this process between steps; None = :func:`default_workers`. The data do not depend
-            on it.
+            this process between steps; None = one per 4 idle cores. The data do not depend on
+            it.
         precision: ``auto``, ``fp32`` or ``bf16`` (:mod:`ptrnet.precision`); ``auto`` = bf16
             autocast where the device computes bf16 natively.
     """
