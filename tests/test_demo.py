@@ -2,29 +2,14 @@
 
 import pytest
 import torch
+from tiny_models import bundle_tiny_models
 
 from ptrnet import inference
 from ptrnet.cli.main import main
 from ptrnet.demo import DemoRow, format_table
 from ptrnet.io.errors import UsageError
-from ptrnet.model import ModelConfig, build_model
-from ptrnet.tasks import get_task
-from ptrnet.training.checkpoint import save_checkpoint
-from ptrnet.training.config import RunConfig, TrainConfig
 
 torch.set_num_threads(1)
-
-
-def bundle_tiny_models(root, tasks):
-    """Write randomly initialised tiny models where the bundled ones would be."""
-    torch.manual_seed(0)
-    for name in tasks:
-        config = RunConfig(
-            ModelConfig(input_dim=get_task(name).dim, hidden=8),
-            TrainConfig(task=name, sizes="5", steps=1),
-        )
-        (root / name).mkdir(parents=True)
-        save_checkpoint(root / name / "best.safetensors", config, 0, build_model(config.model))
 
 
 def test_no_model_and_no_bundle_is_a_usage_error(tmp_path, monkeypatch):

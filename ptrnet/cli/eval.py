@@ -5,6 +5,11 @@ model's decoded outputs; no prediction file is written (``ptrnet predict`` write
 Constraints default to the paper's choice per task: ``task`` for sort and TSP (valid
 permutations and tours), ``none`` for convex hull and Delaunay. ``--dry-run`` evaluates only the
 first 16 instances.
+
+For task tsp, DATA may instead be one or more TSPLIB ``.tsp`` files: each is decoded on its points
+scaled into the unit square and its tour measured under TSPLIB's EUC_2D rule against the proven
+optimum from ``--optimal`` (default: ``optimal.txt`` beside the first file); ``--two-opt``
+improves the model's tour by 2-opt first.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import json
 
 from ptrnet.cli.common import add_task_argument, positive_int, task_named
 from ptrnet.cli.score import format_table
+from ptrnet.io.errors import UsageError
 
 NAME = "eval"
 DRY_RUN_COUNT = 16
@@ -24,7 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         NAME, help="evaluate a trained model on a labelled dataset", description=__doc__
     )
     add_task_argument(parser)
-    parser.add_argument("data", metavar="DATA", help="labelled instances (paper format)")
+    parser.add_argument(
+        "data", metavar="DATA", nargs="+", help="labelled instances (paper format) or TSPLIB .tsp"
+    )
+    parser.add_argument("--optimal", metavar="FILE", help="TSPLIB optima, 'name : length' lines")
+    parser.add_argument("--two-opt", action="store_true", help="TSPLIB: 2-opt the model's tour")
     add_model_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -69,15 +79,42 @@ def run(args: argparse.Namespace) -> int:
 
     from ptrnet.evaluation.score import json_safe, score_examples
     from ptrnet.inference import load_model, predict
+    from ptrnet.io.instances import is_tsplib
     from ptrnet.io.paper_format import Example, iter_examples
 
     set_threads(args)
     task = task_named(args.task)
     loaded = load_model(args.model, task)
+    if any(is_tsplib(path) for path in args.data):
+        return run_tsplib(args, loaded)
+    if len(args.data) != 1:
+        raise UsageError("give one paper-format DATA file (several files only for TSPLIB)")
+    args.data = args.data[0]
     limit = DRY_RUN_COUNT if args.dry_run else None
     refs = list(islice(iter_examples(args.data, task, "reference"), limit))
     seqs = predict(loaded, task, [r.points for r in refs], **decode_options(args))
     preds = [Example(r.points, s, r.line) for r, s in zip(refs, seqs, strict=True)]
     metrics = score_examples(task, refs, preds)
     print(json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics))
+    return 0
+
+
+def run_tsplib(args: argparse.Namespace, loaded) -> int:
+    """``eval tsp FILE.tsp ...``: gaps to the proven optima, one row per file."""
+    import os
+
+    from ptrnet.evaluation.tsplib_eval import evaluate_tsplib, format_results
+    from ptrnet.io.instances import is_tsplib
+    from ptrnet.io.tsplib import read_optimal
+
+    if args.task != "tsp" or not all(is_tsplib(path) for path in args.data):
+        raise UsageError("TSPLIB .tsp files are tsp instances; do not mix them with other files")
+    optimal_path = args.optimal or os.path.join(os.path.dirname(args.data[0]), "optimal.txt")
+    results = evaluate_tsplib(
+        loaded, args.data, read_optimal(optimal_path), improve=args.two_opt, **decode_options(args)
+    )
+    if args.json:
+        print(json.dumps({"instances": [r.to_dict() for r in results]}))
+    else:
+        print(format_results(results))
     return 0

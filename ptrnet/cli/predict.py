@@ -1,10 +1,11 @@
 """``ptrnet predict``: decode instances with a trained model and write the predictions.
 
-INPUT is the paper format (any ``output`` part is ignored) or plain point lists, one instance
-per line. The output file is the paper format with the predicted 1-based indices, written
-atomically, so ``ptrnet score TASK REFERENCE PREDICTIONS`` can score it. Constraints default to
-the paper's choice per task (see ``ptrnet eval --help``). ``--dry-run`` predicts only the first
-16 instances.
+INPUT is the paper format (any ``output`` part is ignored), plain point lists, one instance
+per line, or a TSPLIB ``.tsp`` file (task tsp; its points scaled into the unit square). The
+output file is the paper format with the predicted 1-based indices, written atomically, so
+``ptrnet score TASK REFERENCE PREDICTIONS`` can score it. Constraints default to the paper's
+choice per task (see ``ptrnet eval --help``). ``--dry-run`` predicts only the first 16
+instances.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         NAME, help="write a trained model's predictions (paper format)", description=__doc__
     )
     add_task_argument(parser)
-    parser.add_argument("input", metavar="INPUT", help="instances (paper format or point lists)")
+    parser.add_argument(
+        "input", metavar="INPUT", help="instances (paper format, point lists or TSPLIB .tsp)"
+    )
     add_output_argument(parser)
     add_model_arguments(parser)
     parser.add_argument(
@@ -39,16 +42,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from itertools import islice
-
     from ptrnet.inference import load_model, predict
-    from ptrnet.io.paper_format import iter_examples, write_examples
+    from ptrnet.io.instances import read_points
+    from ptrnet.io.paper_format import write_examples
 
     set_threads(args)
     task = task_named(args.task)
     loaded = load_model(args.model, task)
     limit = DRY_RUN_COUNT if args.dry_run else None
-    points = [ex.points for ex in islice(iter_examples(args.input, task, "ignore"), limit)]
+    points = read_points(args.input, task)[:limit]
     seqs = predict(loaded, task, points, **decode_options(args))
     written = write_examples(args.output, zip(points, seqs, strict=True))
     note(args, f"wrote {written} {task.name} predictions to {args.output}")

@@ -1,0 +1,61 @@
+"""A TSP model on TSPLIB files: ``ptrnet eval tsp FILE.tsp`` and ``ptrnet predict`` on .tsp."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from tiny_models import bundle_tiny_models
+
+from ptrnet.cli.main import main
+from ptrnet.io.paper_format import read_examples
+from ptrnet.tasks import get_task
+
+torch.set_num_threads(1)
+TSPLIB = Path(__file__).resolve().parents[2] / "shared" / "data" / "tsplib"
+FILES = [str(TSPLIB / "eil51.tsp"), str(TSPLIB / "berlin52.tsp")]
+
+
+@pytest.fixture()
+def model(tmp_path):
+    bundle_tiny_models(tmp_path, ["tsp"])
+    return str(tmp_path / "tsp")
+
+
+def eval_json(capsys, *args):
+    assert main(["eval", "tsp", *FILES, "--model", *args, "--json", "--threads", "1"]) == 0
+    return json.loads(capsys.readouterr().out)["instances"]
+
+
+def test_gaps_against_proven_optima_and_two_opt_helps(model, capsys):
+    plain = eval_json(capsys, model)
+    improved = eval_json(capsys, model, "--two-opt")
+    assert [r["name"] for r in plain] == ["eil51", "berlin52"]
+    assert [r["optimum"] for r in plain] == [426, 7542]
+    for before, after in zip(plain, improved, strict=True):
+        assert before["n"] == after["n"] and before["length"] >= after["length"] >= after["optimum"]
+        assert after["gap"] == pytest.approx(after["length"] / after["optimum"] - 1)
+
+
+def test_markdown_table_with_mean(model, capsys):
+    assert main(["eval", "tsp", FILES[0], "--model", model, "--decode", "beam"]) == 0
+    out = capsys.readouterr().out
+    assert "| eil51 | 51 | 426 |" in out and "**mean**" in out
+
+
+def test_predict_writes_the_scaled_instance(model, tmp_path):
+    out = tmp_path / "pred.txt"
+    assert main(["predict", "tsp", FILES[0], "-o", str(out), "--model", model, "-q"]) == 0
+    ((points, seq, _),) = read_examples(str(out), get_task("tsp"), "prediction")
+    assert points.shape == (51, 2) and points.min() == 0 and points.max() == 1
+    assert get_task("tsp").is_valid(points, seq)
+
+
+def test_errors_are_one_line(model, tmp_path, capsys):
+    optima = tmp_path / "optimal.txt"
+    optima.write_text("berlin52 : 7542\n")
+    assert main(["eval", "tsp", FILES[0], "--model", model, "--optimal", str(optima)]) == 1
+    assert "no optimum for 'eil51'" in capsys.readouterr().err
+    assert main(["predict", "sort", FILES[0], "-o", str(tmp_path / "x"), "--model", model]) != 0
+    err = capsys.readouterr().err
+    assert err.startswith("ptrnet: error: ") and "not sort" in err
