@@ -13,8 +13,6 @@ import pytest
 from ptrnet.cli.main import main
 from ptrnet.tasks import TASKS, get_task
 
-TSPLIB = Path("/work/shared/data/tsplib")
-
 
 @pytest.fixture
 def cli(capsys, monkeypatch, tmp_path):

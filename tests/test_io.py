@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from shared_data import PAPER_DATA, TSPLIB
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
@@ -23,8 +24,7 @@ from ptrnet.io.tsplib import read_optimal, read_tsplib, tsplib_length
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import TASKS, SizeRange, get_task
 
-PAPER = Path("/work/shared/data/paper")
-TSPLIB = Path("/work/shared/data/tsplib")
+PAPER = PAPER_DATA
 FLOATS = st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=True)
 
 

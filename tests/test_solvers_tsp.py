@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
+from shared_data import PAPER_DATA
 
 from ptrnet.solvers.tsp import TSP_SOLVERS, distance_matrix, solve_tour, tour_length
 from ptrnet.solvers.tsp_exact import (
@@ -27,7 +27,7 @@ from ptrnet.solvers.tsp_heuristics import (
     two_opt,
 )
 
-PAPER_TSP5 = Path("/work/shared/data/paper/tsp5_test.txt")
+PAPER_TSP5 = PAPER_DATA / "tsp5_test.txt"
 HAVE_ELKAI = importlib.util.find_spec("elkai") is not None
 AVAILABLE = tuple(s for s in TSP_SOLVERS if s != "lkh" or HAVE_ELKAI)
 EXACT_NAMES = ("auto", "exact", "held_karp")

@@ -1,10 +1,10 @@
 """A TSP model on TSPLIB files: ``ptrnet eval tsp FILE.tsp`` and ``ptrnet predict`` on .tsp."""
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
+from shared_data import TSPLIB
 from tiny_models import bundle_tiny_models
 
 from ptrnet.cli.main import main
@@ -12,7 +12,6 @@ from ptrnet.io.paper_format import read_examples
 from ptrnet.tasks import get_task
 
 torch.set_num_threads(1)
-TSPLIB = Path(__file__).resolve().parents[2] / "shared" / "data" / "tsplib"
 FILES = [str(TSPLIB / "eil51.tsp"), str(TSPLIB / "berlin52.tsp")]
 
 
