@@ -3,8 +3,9 @@
 Data are generated fresh on the fly (or read from ``--data``); the best checkpoint is picked on
 the task's decoded validation metric. The run directory gets ``config.json``, ``log.csv``,
 ``last.safetensors``, ``best.safetensors`` and ``best.json`` (see :mod:`ptrnet.training.loop`).
-``--resume`` continues a run exactly; only the run length, threads, workers, precision and logging
-intervals may be changed then, every other option is taken from the saved configuration.
+``--resume`` continues a run exactly; only the run length, threads, workers, precision, device
+and logging intervals may be changed then, every other option is taken from the saved
+configuration.
 
 ``--dry-run`` is a tiny preset (a few steps, hidden 16, batch 8, 16 validation instances, n 5-6)
 written to ``--out`` or a temporary directory; options given explicitly still apply.
@@ -65,6 +66,7 @@ TRAIN_OPTIONS = (
     "threads",
     "workers",
     "precision",
+    "device",
 )
 
 
@@ -115,6 +117,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=PRECISIONS,
         help="auto (default): bf16 autocast where the hardware has native bf16, else fp32",
     )
+    add("--device", help="auto (default: a CUDA GPU if torch sees one), cpu, cuda or cuda:N")
     add_quiet_argument(parser)
     parser.set_defaults(run=run)
 

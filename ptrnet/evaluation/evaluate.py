@@ -81,7 +81,8 @@ def decode_all(
     from ptrnet.decoding import decode
 
     constraints = constraints or default_constraints(task.name)
-    generator = torch.Generator().manual_seed(seed) if strategy == "sample" else None
+    device = next(model.parameters()).device
+    generator = torch.Generator(device).manual_seed(seed) if strategy == "sample" else None
     order = np.argsort([len(p) for p in points_list], kind="stable")
     out: list[np.ndarray | None] = [None] * len(points_list)
     was_training = model.training
@@ -90,7 +91,7 @@ def decode_all(
         with torch.no_grad():
             for lo in range(0, len(order), batch_size):
                 rows = order[lo : lo + batch_size]
-                batch = collate([points_list[i] for i in rows])
+                batch = collate([points_list[i] for i in rows]).to(device)
                 result = decode(
                     model,
                     task,

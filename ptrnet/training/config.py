@@ -19,6 +19,7 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from ptrnet.devices import check_device_name
 from ptrnet.model.config import ModelConfig
 from ptrnet.precision import PRECISIONS
 from ptrnet.tasks import SizeRange, get_task
@@ -30,7 +31,7 @@ CONSTRAINTS = ("none", "task")
 LABELS = ("solve", "file")
 # Changing these on --resume leaves the data order, the optimiser and the model untouched.
 RESUMABLE = frozenset(
-    {"steps", "epochs", "threads", "workers", "precision", "val_every", "log_every"}
+    {"device", "steps", "epochs", "threads", "workers", "precision", "val_every", "log_every"}
 )
 
 
@@ -63,6 +64,8 @@ class TrainConfig:
         workers: processes that build training batches ahead of the step; 0 = build them in
             this process between steps; None = one per 4 idle cores. The data do not depend on
             it.
+        device: ``auto`` (a CUDA GPU if torch sees one, else the CPU), ``cpu``, ``cuda`` or
+            ``cuda:N`` (:mod:`ptrnet.devices`).
         precision: ``auto``, ``fp32`` or ``bf16`` (:mod:`ptrnet.precision`); ``auto`` = bf16
             autocast where the device computes bf16 natively.
     """
@@ -90,6 +93,7 @@ class TrainConfig:
     threads: int | None = None
     workers: int | None = None
     precision: str = "auto"
+    device: str = "auto"
 
     def __post_init__(self) -> None:
         task = get_task(self.task)  # raises on an unknown task
@@ -98,6 +102,7 @@ class TrainConfig:
         task.check_sizes(SizeRange.parse(self.sizes))
         _choice("optimizer", self.optimizer, OPTIMIZERS)
         _choice("labels", self.labels, LABELS)
+        check_device_name(self.device)
         _choice("precision", self.precision, PRECISIONS)
         if self.val_constraints is not None:
             _choice("val_constraints", self.val_constraints, CONSTRAINTS)

@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ptrnet.batching import IGNORE_INDEX, Batch, collate
+from ptrnet.devices import resolve_device
 from ptrnet.evaluation.evaluate import PRIMARY_METRIC, evaluate, selection_key
 from ptrnet.evaluation.score import json_safe
 from ptrnet.io.atomic import atomic_write
@@ -122,6 +123,7 @@ def validation_loss(model: nn.Module, points: list[np.ndarray], refs: list[np.nd
         for lo in range(0, len(order), VAL_BATCH):
             rows = order[lo : lo + VAL_BATCH]
             batch = collate([points[i] for i in rows], [refs[i] for i in rows])
+            batch = batch.to(next(model.parameters()).device)
             total += teacher_forced_loss(model, batch, reduction="sum").item()
             tokens += int((batch.targets != IGNORE_INDEX).sum())
     return total / tokens
@@ -166,7 +168,8 @@ class Trainer:
         if not resume and os.path.exists(last):
             raise RunDirError(f"{run_dir} already holds a run; pass --resume or another --out")
         torch.manual_seed(self.cfg.seed)
-        self.model = build_model(config.model)
+        self.device = resolve_device(self.cfg.device)
+        self.model = build_model(config.model).to(self.device)
         self.optimizer = build_optimizer(self.model, self.cfg)
         if resume:
             self._restore(last)
@@ -216,6 +219,7 @@ class Trainer:
         try:
             tic = time.perf_counter()  # the step's time includes any wait for its batch
             for batch in batches:
+                batch = batch.to(self.device)
                 loss = train_step(self.model, self.optimizer, batch, self.cfg, self.step)
                 self.step += 1
                 meter.add(loss, batch.size, time.perf_counter() - tic)
