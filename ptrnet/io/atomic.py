@@ -12,7 +12,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
-from typing import TextIO
+from typing import IO, TextIO
 
 
 @contextlib.contextmanager
@@ -22,11 +22,27 @@ def atomic_write(path: str | os.PathLike[str]) -> Iterator[TextIO]:
     Raises:
         OSError: if the directory of ``path`` is missing or not writable; nothing is created then.
     """
+    with _atomic_stream(path, binary=False) as stream:
+        yield stream
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` all at once or not at all, synced to disk before the rename."""
+    with _atomic_stream(path, binary=True) as stream:
+        stream.write(data)
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+@contextlib.contextmanager
+def _atomic_stream(path: str | os.PathLike[str], binary: bool) -> Iterator[IO]:
+    """The temporary stream behind both writers; replaces ``path`` only on success."""
     path = os.fspath(path)
     directory, name = os.path.split(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
+        text = {} if binary else {"encoding": "utf-8", "newline": "\n"}
+        with os.fdopen(fd, "wb" if binary else "w", **text) as stream:
             yield stream
         # mkstemp creates the file private (0600); give it the permissions a plain open would.
         umask = os.umask(0)

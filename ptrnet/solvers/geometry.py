@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptrnet.tasks.base import DegenerateInstanceError
+from ptrnet.solvers.errors import DegenerateInstanceError
 
 
 def unique_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -32,15 +32,9 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
     Raises:
         DegenerateInstanceError: fewer than three distinct points, or all points collinear.
     """
-    from scipy.spatial import ConvexHull, QhullError
+    from scipy.spatial import ConvexHull
 
-    uniq, first = unique_points(np.asarray(points, dtype=np.float64))
-    if len(uniq) < 3:
-        raise DegenerateInstanceError("convex hull needs at least 3 distinct points")
-    try:
-        hull = ConvexHull(uniq)
-    except QhullError as err:
-        raise DegenerateInstanceError("convex hull undefined: all points are collinear") from err
+    hull, first = _qhull(ConvexHull, points, "convex hull")
     return first[hull.vertices]  # scipy: 2-D hull vertices are counter-clockwise
 
 
@@ -54,18 +48,29 @@ def delaunay_triangles(points: np.ndarray) -> np.ndarray:
     Raises:
         DegenerateInstanceError: fewer than three distinct points, or all points collinear.
     """
-    from scipy.spatial import Delaunay, QhullError
+    from scipy.spatial import Delaunay
+
+    tri, first = _qhull(Delaunay, points, "Delaunay triangulation")
+    return np.sort(first[tri.simplices], axis=1).astype(np.int64)
+
+
+def _qhull(build, points: np.ndarray, what: str):
+    """Run the Qhull structure ``build`` on the distinct points; returns (result, first).
+
+    ``first`` maps the distinct points back to their lowest indices (see :func:`unique_points`).
+
+    Raises:
+        DegenerateInstanceError: fewer than three distinct points, or all points collinear.
+    """
+    from scipy.spatial import QhullError
 
     uniq, first = unique_points(np.asarray(points, dtype=np.float64))
     if len(uniq) < 3:
-        raise DegenerateInstanceError("Delaunay triangulation needs at least 3 distinct points")
+        raise DegenerateInstanceError(f"{what} needs at least 3 distinct points")
     try:
-        tri = Delaunay(uniq)
+        return build(uniq), first
     except QhullError as err:
-        raise DegenerateInstanceError(
-            "Delaunay triangulation undefined: all points are collinear"
-        ) from err
-    return np.sort(first[tri.simplices], axis=1).astype(np.int64)
+        raise DegenerateInstanceError(f"{what} undefined: all points are collinear") from err
 
 
 def incenters(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:

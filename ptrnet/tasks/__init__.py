@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ptrnet.solvers.errors import DegenerateInstanceError
 from ptrnet.tasks.base import (
     END_TOKEN,
-    DegenerateInstanceError,
     SizeRange,
     Task,
     from_tokens,

@@ -30,10 +30,6 @@ if TYPE_CHECKING:
 END_TOKEN = 0
 
 
-class DegenerateInstanceError(ValueError):
-    """Raised when an instance has no well-defined reference solution (e.g. all collinear)."""
-
-
 @dataclass(frozen=True)
 class SizeRange:
     """Inclusive range of instance sizes ``lo..hi``; each instance draws its n uniformly."""

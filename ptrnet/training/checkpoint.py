@@ -15,11 +15,9 @@ moved over the old one with :func:`os.replace`, so a reader (or a crash) never s
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import struct
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +26,7 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 from torch import nn
 
+from ptrnet.io.atomic import atomic_write_bytes
 from ptrnet.io.errors import InputError
 from ptrnet.training.config import RunConfig
 
@@ -83,7 +82,7 @@ def save_checkpoint(
         tensors.update(optim_tensors)
         tensors["rng.torch"] = torch.get_rng_state()
     data = save_tensors(tensors, metadata={"ptrnet": json.dumps(meta)})
-    _atomic_write_bytes(path, data)
+    atomic_write_bytes(path, data)
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
@@ -148,23 +147,3 @@ def _unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict[str, Any])
         index, key = name.split(".", 1)
         state.setdefault(int(index), {})[key] = value
     return {"state": state, "param_groups": meta["param_groups"]}
-
-
-def _atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file and :func:`os.replace` (all or nothing)."""
-    directory, name = os.path.split(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        # mkstemp creates the file private (0600); give it the permissions a plain open would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(tmp)
-        raise
