@@ -71,21 +71,21 @@ TEST_COUNT = {"tsp": 10_000, "convex_hull": 2_000}
 
 
 def run_config(target: Target, args: argparse.Namespace, **changes: object) -> RunConfig:
-    train_cfg = TrainConfig(
-        task=target.task,
-        sizes=target.sizes,
-        steps=args.max_steps,
-        val_count=args.test_count or TEST_COUNT[target.task],
-        val_every=args.eval_every,
-        log_every=args.eval_every,
-        threads=args.threads,
-        workers=args.workers,
-        lr=args.lr,
-        decay=args.decay,
-        decay_every=args.decay_every,
-        **changes,
-    )
-    return RunConfig(ModelConfig(hidden=args.hidden), train_cfg)
+    """The run for ``target`` from the command line; ``changes`` override TrainConfig fields."""
+    options = {
+        "task": target.task,
+        "sizes": target.sizes,
+        "steps": args.max_steps,
+        "val_count": args.test_count or TEST_COUNT[target.task],
+        "val_every": args.eval_every,
+        "log_every": args.eval_every,
+        "threads": args.threads,
+        "workers": args.workers,
+        "lr": args.lr,
+        "decay": args.decay,
+        "decay_every": args.decay_every,
+    }
+    return RunConfig(ModelConfig(hidden=args.hidden), TrainConfig(**{**options, **changes}))
 
 
 def beam_mean_length(trainer: Trainer, rerank: Reranker | None) -> float:
