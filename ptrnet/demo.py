@@ -117,7 +117,7 @@ def evaluate_rows(
 
 def run_demo(
     tasks: Sequence[str] = tuple(TASKS),
-    count: int = 200,
+    count: int = 100,
     seed: int = 2026,
     beam_width: int = 5,
     models: dict[str, str | None] | None = None,

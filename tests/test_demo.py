@@ -42,3 +42,18 @@ def test_table_marks_missing_numbers():
     row = DemoRow("sort", 5, "greedy", {"exact_match": 0.5, "valid_rate": 1.0}, "exact", {}, 0.1)
     line = format_table([row]).splitlines()[-1]
     assert "exact_match 50.0% / valid_rate 100.0%" in line and "| — |" in line
+
+
+@pytest.mark.parametrize("task", ["sort", "convex_hull", "delaunay", "tsp"])
+def test_shipped_models_load_and_decode_valid_outputs(task):
+    """The package ships one trained model per task, each with the command that made it."""
+    import os
+
+    from ptrnet.tasks import SizeRange, get_task
+
+    loaded = inference.load_model(None, task)
+    assert loaded.task == task
+    assert os.path.isfile(os.path.join(inference.bundled_model_dir(task), "COMMAND.md"))
+    points = get_task(task).generate(SizeRange(5, 8), 8, seed=1, stream=9)
+    preds = inference.predict(loaded, task, points, constraints="task")
+    assert all(get_task(task).is_valid(x, p) for x, p in zip(points, preds, strict=True))

@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--count",
         type=positive_int,
-        default=200,
+        default=100,
         help="fresh instances per task and n (default: %(default)s)",
     )
     parser.add_argument("--seed", type=int, default=2026, help="seed of the fresh instances")
