@@ -1,13 +1,15 @@
 """Training speed options: batches built ahead in worker processes (same data for any worker
 count), the split of cores between torch threads and workers, precision and early stopping."""
 
+import os
+
 import pytest
 import torch
 
 from ptrnet.model import ModelConfig
 from ptrnet.tasks import get_task
 from ptrnet.training.config import RunConfig, TrainConfig
-from ptrnet.training.cpu import cpu_plan
+from ptrnet.training.cpu import busy_cores, cpu_plan
 from ptrnet.training.data import TrainingData
 from ptrnet.training.loop import train
 
@@ -51,6 +53,10 @@ def test_batches_equal_batch_per_step_for_any_worker_count(workers, changes):
 )
 def test_cpu_plan_never_oversubscribes_by_default(threads, workers, cores, busy, plan):
     assert cpu_plan(threads, workers, cores, busy) == plan
+
+
+def test_busy_cores_is_a_core_count():
+    assert 0 <= busy_cores(0.05) <= (os.cpu_count() or 1)
 
 
 @pytest.mark.parametrize(

@@ -7,14 +7,16 @@ descheduled. Measured on a shared 2-core machine with other jobs running (docs/s
 training at hidden 256 ran 2,817 examples/s with one torch thread and 41 with two; a single
 (128 x 256) @ (256 x 1024) matmul ran at 105 GFLOP/s on one thread and 4-6 GFLOP/s on two.
 
-So the automatic choice counts the cores other processes keep busy (the 1-minute load average,
-rounded) as taken: a conservative estimate whose worst case costs a factor of the thread
-count, against a factor of up to 70 for oversubscribing.
+So the automatic choice counts the cores other processes keep busy (sampled over 0.2 s when the
+run starts) as taken: a snapshot, whose worst case (a job that starts later) costs what
+oversubscription costs, and whose error the other way costs at most a factor of the thread
+count; ``--threads`` overrides it.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 from ptrnet.generation import default_workers as available_cores
 
@@ -29,12 +31,30 @@ def auto_workers(cores: int) -> int:
     return cores // CORES_PER_WORKER
 
 
-def busy_cores() -> int:
-    """Cores other processes keep busy now: the 1-minute load average, rounded (0 if unknown)."""
+def busy_cores(interval: float = 0.2) -> int:
+    """Cores other processes keep busy now, rounded: the share of CPU time not idle over
+    ``interval`` seconds (/proc/stat), times the CPU count. Sampled rather than read from the
+    1-minute load average, which still counts a job that ended a minute ago; the load average is
+    the fallback where /proc/stat is missing, then 0.
+    """
     try:
-        return round(os.getloadavg()[0])
-    except OSError:  # not available on this platform
-        return 0
+        first = _cpu_times()
+        time.sleep(interval)
+        second = _cpu_times()
+    except OSError:
+        try:
+            return round(os.getloadavg()[0])
+        except OSError:
+            return 0
+    total = sum(second) - sum(first)
+    idle = sum(second[3:5]) - sum(first[3:5])  # idle and iowait jiffies
+    return round((os.cpu_count() or 1) * (1 - idle / total)) if total > 0 else 0
+
+
+def _cpu_times() -> list[int]:
+    """The aggregate CPU time counters of /proc/stat (user, nice, system, idle, iowait, ...)."""
+    with open("/proc/stat") as stream:
+        return [int(x) for x in stream.readline().split()[1:]]
 
 
 def cpu_plan(
