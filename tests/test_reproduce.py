@@ -104,7 +104,8 @@ def test_budgets_per_scale():
     config = run_config(hull, SCALES["paper"], None)
     assert (config.train.epochs, config.train.epoch_size, config.model.hidden) == (10, 10**6, 256)
     assert (
-        config.train.bucket and not run_config(TABLES["table1"].models[0], DRY, None).train.bucket
+        config.train.bucket
+        and not run_config(TABLES["table1"].model("hull-lstm-50"), DRY, None).train.bucket
     )
     assert examples_seen(3, 10, 4) == 10 and examples_seen(4, 10, 4) == 14
     assert examples_seen(5, 1000, 128) == 640
