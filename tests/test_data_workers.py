@@ -89,3 +89,21 @@ def test_training_is_the_same_with_a_worker_and_stops_when_the_hook_says(tmp_pat
         on_validation=lambda trainer, metrics: steps.append(trainer.step) or True,
     )
     assert stopped.step == 2 and steps == [2]
+
+
+def test_decoding_commands_take_the_idle_cores_unless_told(monkeypatch):
+    from ptrnet.cli.common import set_threads
+
+    before = torch.get_num_threads()
+    try:
+        monkeypatch.setattr("ptrnet.training.cpu.busy_cores", lambda: 64)  # a fully busy machine
+        set_threads(None)
+        assert torch.get_num_threads() == 1
+        set_threads(2)
+        assert torch.get_num_threads() == 2
+        monkeypatch.setattr("ptrnet.training.cpu.busy_cores", lambda: 0)
+        monkeypatch.setattr("ptrnet.training.cpu.available_cores", lambda: 2)
+        set_threads(None)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

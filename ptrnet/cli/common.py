@@ -41,6 +41,22 @@ def add_quiet_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_threads_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--threads", type=positive_int, metavar="T", help="torch threads (default: the idle cores)"
+    )
+
+
+def set_threads(threads: int | None) -> None:
+    """Torch threads for decoding: ``threads``, else the cores other processes leave idle
+    (:func:`ptrnet.training.cpu.cpu_plan`), so decoding never oversubscribes a busy machine."""
+    import torch
+
+    from ptrnet.training.cpu import cpu_plan
+
+    torch.set_num_threads(cpu_plan(threads, 0)[0])
+
+
 def task_named(name: str) -> Task:
     """The registered task ``name``.
 

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from ptrnet.cli.common import positive_int
+from ptrnet.cli.common import add_threads_argument, positive_int, set_threads
 from ptrnet.io.atomic import atomic_write
 from ptrnet.tasks import TASKS
 
@@ -28,12 +28,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=2026, help="seed of the fresh instances")
     parser.add_argument("--beam-width", type=positive_int, default=5)
     parser.add_argument("--dry-run", action="store_true", help="5 instances per task and n")
+    add_threads_argument(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ptrnet.demo import format_table, run_demo
 
+    set_threads(args.threads)
     count = 5 if args.dry_run else args.count
     os.makedirs(args.out, exist_ok=True)
     gallery = os.path.join(args.out, "gallery.png")

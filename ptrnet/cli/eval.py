@@ -17,7 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from ptrnet.cli.common import add_task_argument, positive_int, task_named
+from ptrnet.cli.common import (
+    add_task_argument,
+    add_threads_argument,
+    positive_int,
+    set_threads,
+    task_named,
+)
 from ptrnet.cli.score import format_table
 from ptrnet.io.errors import UsageError
 
@@ -52,7 +58,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
     add("--seed", type=int, default=0, help="seed for --decode sample")
     add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
-    add("--threads", type=positive_int, metavar="T", help="torch threads (default: all cores)")
+    add_threads_argument(parser)
 
 
 def decode_options(args: argparse.Namespace) -> dict[str, object]:
@@ -66,14 +72,6 @@ def decode_options(args: argparse.Namespace) -> dict[str, object]:
     }
 
 
-def set_threads(args: argparse.Namespace) -> None:
-    import torch
-
-    from ptrnet.generation import default_workers
-
-    torch.set_num_threads(args.threads or default_workers())
-
-
 def run(args: argparse.Namespace) -> int:
     from itertools import islice
 
@@ -82,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.paper_format import Example, iter_examples
 
-    set_threads(args)
+    set_threads(args.threads)
     task = task_named(args.task)
     loaded = load_model(args.model, task)
     if any(is_tsplib(path) for path in args.data):

@@ -17,9 +17,10 @@ from ptrnet.cli.common import (
     add_quiet_argument,
     add_task_argument,
     note,
+    set_threads,
     task_named,
 )
-from ptrnet.cli.eval import DRY_RUN_COUNT, add_model_arguments, decode_options, set_threads
+from ptrnet.cli.eval import DRY_RUN_COUNT, add_model_arguments, decode_options
 
 NAME = "predict"
 
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from ptrnet.io.instances import read_points
     from ptrnet.io.paper_format import write_examples
 
-    set_threads(args)
+    set_threads(args.threads)
     task = task_named(args.task)
     loaded = load_model(args.model, task)
     limit = DRY_RUN_COUNT if args.dry_run else None
