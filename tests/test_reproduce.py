@@ -244,6 +244,7 @@ def test_resume_extends_a_run_and_another_config_is_an_error(tmp_path):
         (["table3"], "ptrnet: error: unknown table 'table3'; choose from table1, table2, delaunay"),
         (["table1", "--scale", "huge"], "ptrnet: error: unknown scale 'huge'"),
         (["table1", "--paper-data", "/nonexistent"], "ptrnet: error: --paper-data /nonexistent"),
+        (["table1", "--device", "tpu"], "ptrnet: error: unknown device 'tpu'; choose auto, cpu"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(argv, message, capsys, tmp_path):
@@ -258,3 +259,30 @@ def test_unwritable_out_is_a_one_line_error(capsys, tmp_path):
     assert main(["reproduce", "delaunay", "--scale", "dry-run", "--out", str(blocker / "x")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"ptrnet: error: cannot use {blocker / 'x'} as the output folder")
+
+
+def test_partial_report_trains_nothing_and_marks_unfinished_and_missing_runs(tmp_path):
+    model = ModelPlan("hull-tiny", "convex_hull", "pointer", "5", cpu_steps=1)
+    other = ModelPlan("hull-other", "convex_hull", "pointer", "5", cpu_steps=1)
+    rows = (
+        RowPlan("Ptr-Net 5→5", "hull-tiny", 5, "ptr 5-50"),
+        RowPlan("Other 5→5", "hull-other", 5, "ptr 5-50"),
+    )
+    plan = TablePlan(
+        "tiny", "Tiny", "convex_hull", Decoding("greedy", "none"), ("accuracy",), (model,), rows[:1]
+    )
+    scale = replace(DRY, steps=2, val_every=1, test_count=5)
+    Reproduction(plan, scale, str(tmp_path)).run()  # a finished 2-step run of hull-tiny
+    both = replace(plan, models=(model, other), rows=rows)
+    report = Reproduction(both, replace(scale, steps=3), str(tmp_path), partial=True).run()
+    assert not (tmp_path / "hull-other").exists()  # nothing trained
+    ran, empty = report["rows"]
+    assert ran["compute"]["steps"] == 2 and ran["compute"]["planned_steps"] == 3
+    assert 0 <= ran["metrics"]["accuracy"] <= 1
+    assert empty["metrics"] == {} and empty["compute"] == {"trained": False}
+    markdown = (tmp_path / "tiny.md").read_text()
+    assert "| 2 of 3 |" in markdown and "| not trained |" in markdown
+    assert "Partial report: 1 of 2 models have a run" in markdown
+    assert "| Other 5→5 | 5 | 92.0% | — |" in markdown
+    again = Reproduction(both, replace(scale, steps=3), str(tmp_path), partial=True).run()
+    assert again["rows"][0]["metrics"] == ran["metrics"]  # the same run, evaluated again

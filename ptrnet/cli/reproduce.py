@@ -5,8 +5,9 @@ DIR/TABLE.json (raw metrics and the compute of every row).
 Tables: table1 (convex hull, Ptr-Net and the LSTM baselines), table2 (TSP, with the A1/A2/A3
 comparators), delaunay. Scales: dry-run (seconds; hidden 16, 4 steps, 20 test instances),
 cpu (hours on a 2-core CPU; hidden 256, a step budget per model), paper (10 epochs of 1M pairs
-per model). Runs already in DIR are reused when finished and resumed when not. See
-docs/reproduce.md.
+per model). Runs already in DIR are reused when finished and resumed when not; --partial
+writes the table from the runs there are, training nothing (e.g. while they train elsewhere).
+See docs/reproduce.md.
 """
 
 from __future__ import annotations
@@ -39,16 +40,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"folder with the paper's released test files (default: {DEFAULT_PAPER_DATA} "
         "if it exists; else generated test sets, noted in the table)",
     )
+    add(
+        "--partial",
+        action="store_true",
+        help="train nothing: write the table from the runs DIR holds now (unfinished ones at "
+        "their best checkpoint so far; rows without a run stay empty)",
+    )
+    add("--device", default="auto", help="auto (a CUDA GPU if torch sees one), cpu, cuda or cuda:N")
     add_quiet_argument(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ptrnet.devices import resolve_device
     from ptrnet.reproduce.plans import get_scale, get_table
     from ptrnet.reproduce.run import Reproduction
 
     try:
         plan, scale = get_table(args.table), get_scale(args.scale)
+        resolve_device(args.device)
     except ValueError as err:
         raise UsageError(str(err)) from None
     out = args.out or os.path.join("runs", f"reproduce-{scale.name}")
@@ -62,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
         paper_data=paper_data_folder(args.paper_data),
         log=log,
         progress=not args.quiet and sys.stderr.isatty(),
+        partial=args.partial,
+        device=args.device,
     ).run()
     base = os.path.join(out, plan.name)
     log(f"{len(report['rows'])} rows; wrote {base}.md and {base}.json")

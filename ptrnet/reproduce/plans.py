@@ -281,13 +281,18 @@ def describe_budget(model: ModelPlan, scale: Scale) -> str:
 
 
 def run_config(
-    model: ModelPlan, scale: Scale, data: str | None, threads: int | None = None
+    model: ModelPlan,
+    scale: Scale,
+    data: str | None,
+    threads: int | None = None,
+    device: str = "auto",
 ) -> RunConfig:
     """The training configuration of ``model`` at ``scale``.
 
     Args:
         data: the solver-labelled training file (``model.labels`` set), else None.
         threads: torch threads (None: :func:`ptrnet.training.cpu.cpu_plan`'s choice).
+        device: the training device (``auto``: a CUDA GPU if torch sees one, else the CPU).
     """
     net = ModelConfig(
         kind=model.arch,
@@ -311,6 +316,7 @@ def run_config(
         steps=None if scale.epochs else total_steps(model, scale),
         epochs=scale.epochs,
         workers=None if scale.parallel else 0,
+        device=device,
     )
     return RunConfig(net, train)
 

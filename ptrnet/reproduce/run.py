@@ -14,6 +14,11 @@ Layout of the output folder ``DIR``:
 Train or reuse: a run whose ``last.safetensors`` has the same configuration (up to the fields a
 resume may change, e.g. threads or the step budget) is reused when it has taken its steps and
 resumed exactly otherwise; a run with another configuration is an error.
+
+Partial reports (``partial=True``, ``ptrnet reproduce --partial``): nothing is trained or
+labelled for training; every row whose model has a run with a best checkpoint is evaluated, a
+run still short of its budget included (its steps column says how far it got, e.g. while the
+training runs in another process), and the other rows keep empty cells.
 """
 
 from __future__ import annotations
@@ -56,7 +61,6 @@ from ptrnet.tasks import get_task
 from ptrnet.training.config import RunConfig, resume_config
 
 COMPUTE_JSON = "compute.json"
-DEVICE = "cpu"  # the training loop and the decoders run on the CPU
 
 
 class Reproduction:
@@ -70,6 +74,8 @@ class Reproduction:
         paper_data: folder with the paper's released test files, or None.
         log: receives one-line progress notes.
         progress: show the training loop's progress bar.
+        partial: train nothing; report the runs there are (see the module docstring).
+        device: where training and decoding run (:func:`ptrnet.devices.resolve_device`).
     """
 
     def __init__(
@@ -82,8 +88,11 @@ class Reproduction:
         paper_data: str | None = None,
         log: Callable[[str], None] = lambda _: None,
         progress: bool = False,
+        partial: bool = False,
+        device: str = "auto",
     ) -> None:
         self.plan, self.scale, self.out = plan, scale, out
+        self.partial, self.device = partial, device
         self.threads = threads or scale.threads
         self.paper_data, self.log, self.progress = paper_data, log, progress
         self.task = get_task(plan.task)
@@ -99,10 +108,19 @@ class Reproduction:
         from ptrnet.reproduce.tables import format_table
         from ptrnet.training.cpu import cpu_plan
 
-        computes = {m.name: self.prepare(m) for m in self.plan.models}
+        prepare = self.existing if self.partial else self.prepare
+        computes = {m.name: prepare(m) for m in self.plan.models}
         torch.set_num_threads(cpu_plan(self.threads, 0)[0])
         rows = [self.evaluate_row(r, computes[r.model]) for r in self.plan.rows]
         report = self.report(rows)
+        if self.partial:
+            trained = sum(c is not None for c in computes.values())
+            report["partial"] = True
+            report["notes"].append(
+                f"Partial report: {trained} of {len(computes)} models have a run; a row of an "
+                "unfinished run evaluates its best checkpoint so far (steps: taken of planned); "
+                "rows without a run are empty."
+            )
         base = os.path.join(self.out, self.plan.name)
         with atomic_write(f"{base}.json") as stream:
             json.dump(report, stream, indent=2)
@@ -114,7 +132,7 @@ class Reproduction:
         """Train ``model``, resume it, or reuse the finished run; returns its compute record."""
         run_dir = os.path.join(self.out, model.name)
         data = self.training_file_path(model)
-        config = run_config(model, self.scale, data, self.threads)
+        config = run_config(model, self.scale, data, self.threads, self.device)
         step = saved_step(run_dir, config)
         if step is not None and step >= total_steps(model, self.scale):
             self.log(f"{model.name}: reusing the finished run in {run_dir} ({step:,} steps)")
@@ -124,6 +142,19 @@ class Reproduction:
         self.log(f"{model.name}: training, {describe_budget(model, self.scale)}")
         self.train(model, config, run_dir, resume=step is not None)
         return {**read_compute(run_dir), "reused": False}
+
+    def existing(self, model: ModelPlan) -> dict[str, Any] | None:
+        """The compute record of ``model``'s run as it is now (``planned_steps`` added); None
+        when there is no run with a best checkpoint yet. Trains nothing."""
+        from ptrnet.training.loop import BEST
+
+        run_dir = os.path.join(self.out, model.name)
+        config = run_config(model, self.scale, self.training_file_path(model), self.threads)
+        if saved_step(run_dir, config) is None or not os.path.exists(os.path.join(run_dir, BEST)):
+            self.log(f"{model.name}: no run with a checkpoint in {run_dir}; its rows stay empty")
+            return None
+        planned = total_steps(model, self.scale)
+        return {**read_compute(run_dir), "reused": True, "planned_steps": planned}
 
     def train(self, model: ModelPlan, config: RunConfig, run_dir: str, resume: bool) -> None:
         """Run the training loop, keeping ``compute.json`` current at every validation."""
@@ -173,16 +204,20 @@ class Reproduction:
         )
         write_examples(path, pairs)
 
-    def evaluate_row(self, row: RowPlan, compute: dict[str, Any]) -> dict[str, Any]:
-        """Decode the row's test set with the table's decoding; the row of the JSON report."""
+    def evaluate_row(self, row: RowPlan, compute: dict[str, Any] | None) -> dict[str, Any]:
+        """Decode the row's test set with the table's decoding; the row of the JSON report.
+        ``compute`` None (a partial report without this model's run): empty metrics."""
+        from ptrnet.devices import resolve_device
         from ptrnet.evaluation.evaluate import evaluate
         from ptrnet.inference import load_model
 
         model, test, decoding = self.plan.model(row.model), self.test_set(row), self.plan.decoding
+        if compute is None:
+            return self.row_record(row, model, test, {}, {"trained": False})
         loaded = load_model(os.path.join(self.out, model.name), self.task)
         start = time.perf_counter()
         metrics = evaluate(
-            loaded.model,
+            loaded.model.to(resolve_device(self.device)),
             self.task,
             test.points,
             test.refs,
@@ -324,6 +359,7 @@ def write_compute(
     run_dir: str, model: ModelPlan, scale: Scale, config: RunConfig, step: int, wall_s: float
 ) -> None:
     """Record the compute a run has used after ``step`` steps and ``wall_s`` seconds."""
+    from ptrnet.devices import resolve_device
     from ptrnet.training.cpu import cpu_plan
 
     threads, workers = cpu_plan(config.train.threads, config.train.workers)
@@ -333,7 +369,7 @@ def write_compute(
         "examples": examples_seen(step, epoch_length(model, scale), config.train.batch_size),
         "threads": threads,
         "data_workers": workers,
-        "device": DEVICE,
+        "device": str(resolve_device(config.train.device)),
         "processor": processor(),
     }
     with atomic_write(os.path.join(run_dir, COMPUTE_JSON)) as stream:

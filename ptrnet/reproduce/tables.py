@@ -45,9 +45,9 @@ def _tour_table(report: dict[str, Any], rows: Sequence[dict]) -> list[str]:
     lines = [_line(header), _line(["---"] * len(header))]
     for r in rows:
         lengths = [(r["paper_comparators"][s], r["comparators"][s]) for s in solvers]
-        lengths.append((r["paper"].get("mean_length"), r["metrics"]["mean_length"]))
+        lengths.append((r["paper"].get("mean_length"), r["metrics"].get("mean_length")))
         cells = [f"{_length(paper, 2)} / {_length(ours, 3)}" for paper, ours in lengths]
-        valid = _rate(r["metrics"]["valid_rate"])
+        valid = _rate(r["metrics"].get("valid_rate"))
         lines.append(_line([r["label"], r["n"], *cells, valid, _test(r), *_compute(r)]))
     return lines
 
@@ -68,7 +68,11 @@ def _notes(report: dict[str, Any], rows: Sequence[dict]) -> list[str]:
             "Christofides + 2-opt (ptrnet's solvers). Ptr-Net lengths average valid tours."
         )
     devices = sorted(
-        {f"{r['compute'].get('device')}: {r['compute'].get('processor')}" for r in rows}
+        {
+            f"{c['device']}: {c.get('processor')}"
+            for c in (r["compute"] for r in rows)
+            if "device" in c
+        }
     )
     notes.append(
         f"Train time is wall-clock over all sessions of the run, validation included; "
@@ -98,13 +102,18 @@ def _test(row: dict[str, Any]) -> str:
 
 
 def _compute(row: dict[str, Any]) -> list[str]:
-    """The compute cells: budget, train time (``(reused)`` if not trained now), steps, ..."""
+    """The compute cells: budget, train time (``(reused)`` if not trained now, ``not trained``
+    in a partial report), steps (``taken of planned`` for an unfinished run), ..."""
     c = row["compute"]
+    if c.get("trained") is False:
+        return [row["budget"], "not trained", "—", "—", "—"]
     reused = " (reused)" if c.get("reused") else ""
+    steps, planned = c.get("steps"), c.get("planned_steps")
+    unfinished = steps is not None and planned is not None and steps < planned
     return [
         row["budget"],
         f"{_duration(c.get('train_wall_s'))}{reused}",
-        _count(c.get("steps")),
+        f"{_count(steps)} of {_count(planned)}" if unfinished else _count(steps),
         _count(c.get("examples")),
         str(c.get("threads", "—")),
     ]
