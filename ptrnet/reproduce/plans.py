@@ -200,8 +200,8 @@ TABLES: dict[str, TablePlan] = {
             ("accuracy", "area_coverage"),
             (
                 ModelPlan("hull-ptr-5-50", "convex_hull", "pointer", "5-50", 20_000),
-                ModelPlan("hull-lstm-5", "convex_hull", "seq2seq", "5", 5_000),
-                ModelPlan("hull-lstm-10", "convex_hull", "seq2seq", "10", 5_000),
+                ModelPlan("hull-lstm-5", "convex_hull", "seq2seq", "5", 20_000),
+                ModelPlan("hull-lstm-10", "convex_hull", "seq2seq", "10", 20_000),
                 ModelPlan("hull-ptr-50", "convex_hull", "pointer", "50", 10_000),
                 ModelPlan("hull-lstm-50", "convex_hull", "seq2seq", "50", 10_000),
                 ModelPlan("hull-attention-50", "convex_hull", "attention", "50", 10_000),
@@ -215,8 +215,8 @@ TABLES: dict[str, TablePlan] = {
             Decoding("beam", "task", beam_width=5),
             ("mean_length",),
             (
-                ModelPlan("tsp-ptr-5", "tsp", "pointer", "5", 5_000),
-                ModelPlan("tsp-ptr-10", "tsp", "pointer", "10", 5_000),
+                ModelPlan("tsp-ptr-5", "tsp", "pointer", "5", 20_000),
+                ModelPlan("tsp-ptr-10", "tsp", "pointer", "10", 20_000),
                 ModelPlan("tsp-ptr-5-20", "tsp", "pointer", "5-20", 20_000, labels="auto"),
                 ModelPlan("tsp-ptr-50-a1", "tsp", "pointer", "50", 6_000, labels="a1"),
                 ModelPlan("tsp-ptr-50-a3", "tsp", "pointer", "50", 6_000, labels="a3"),
@@ -231,8 +231,8 @@ TABLES: dict[str, TablePlan] = {
             Decoding("greedy", "none"),
             ("accuracy", "triangle_coverage"),
             (
-                ModelPlan("delaunay-ptr-5", "delaunay", "pointer", "5", 5_000),
-                ModelPlan("delaunay-ptr-10", "delaunay", "pointer", "10", 5_000),
+                ModelPlan("delaunay-ptr-5", "delaunay", "pointer", "5", 20_000),
+                ModelPlan("delaunay-ptr-10", "delaunay", "pointer", "10", 15_000),
                 ModelPlan("delaunay-ptr-50", "delaunay", "pointer", "50", 2_000),
             ),
             tuple(
