@@ -8,19 +8,7 @@
   elementwise part in float32 (:mod:`ptrnet.model.attention`), so no loss scaling is needed.
 * ``auto``: ``bf16`` on a device with native bf16 matrix arithmetic -- a CUDA GPU that reports
   bf16 support, or a CPU with the ``avx512_bf16`` or ``amx_bf16`` instruction set extension
-  (bf16 on other CPUs is emulated and slower than fp32) -- and ``fp32`` everywhere else, and
-  for tasks whose answers hinge on input differences below bf16's resolution
-  (``Task.bf16_inputs``).
-
-Why a task can rule bf16 out: autocast rounds the inputs themselves to bf16 before the first
-LSTM layer (8 significant bits: steps of 2^-8 on [0.5, 1)). That loses information no later
-layer can recover, unlike the rounding of weights (a fixed, smooth perturbation) or of hidden
-states (spread over d redundant units). For sorting, 40% of n = 20 instances of uniform [0, 1)
-values hold two values that round to the same bf16 number (2.5% at n = 5, 11% at n = 10), which
-capped a bf16-trained sorter near its measured 58% exact at n = 20. For the geometric tasks the
-rounding changes the reference answer far less often than the models err today (hull labels:
-1.5% of instances at n = 5, 12% at n = 50; Delaunay 2.4% at n = 5, 11% at n = 10;
-docs/speed.md), so they keep bf16's speed.
+  (bf16 on other CPUs is emulated and slower than fp32) -- and ``fp32`` everywhere else.
 
 benchmarks/bench_time_to_quality.py compares the decoded quality of both under one training
 budget (docs/speed.md). Importing this module does not import torch (the CLI reads
@@ -66,11 +54,8 @@ def native_bf16(device: torch.device | str) -> bool:
     return False
 
 
-def resolve_precision(
-    precision: str, device: torch.device | str = "cpu", bf16_inputs: bool = True
-) -> str:
-    """``fp32`` or ``bf16``: ``precision`` itself, or for ``auto`` the choice for ``device``
-    (and ``fp32`` when ``bf16_inputs`` is False: the task needs its inputs unrounded).
+def resolve_precision(precision: str, device: torch.device | str = "cpu") -> str:
+    """``fp32`` or ``bf16``: ``precision`` itself, or for ``auto`` the choice for ``device``.
 
     Raises:
         ValueError: ``precision`` is not one of :data:`PRECISIONS`.
@@ -78,19 +63,15 @@ def resolve_precision(
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}")
     if precision == "auto":
-        return "bf16" if bf16_inputs and native_bf16(device) else "fp32"
+        return "bf16" if native_bf16(device) else "fp32"
     return precision
 
 
 @contextlib.contextmanager
-def autocast(
-    precision: str, device: torch.device | str = "cpu", bf16_inputs: bool = True
-) -> Iterator[None]:
-    """Run the enclosed forward pass in ``precision`` (``auto`` resolved as by
-    :func:`resolve_precision`)."""
+def autocast(precision: str, device: torch.device | str = "cpu") -> Iterator[None]:
+    """Run the enclosed forward pass in ``precision`` (``auto`` is resolved for ``device``)."""
     import torch
 
-    resolved = resolve_precision(precision, device, bf16_inputs)
-    dtype = torch.bfloat16 if resolved == "bf16" else None
+    dtype = torch.bfloat16 if resolve_precision(precision, device) == "bf16" else None
     with torch.autocast(torch.device(device).type, dtype=dtype, enabled=dtype is not None):
         yield

@@ -16,8 +16,6 @@ from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.attention import additive_scores
 from ptrnet.model.ragged import ragged_lstm
 from ptrnet.precision import autocast, resolve_precision
-from ptrnet.tasks import TASKS, SizeRange, get_task
-from ptrnet.training.config import TrainConfig
 
 torch.set_num_threads(1)
 
@@ -55,47 +53,6 @@ def test_auto_picks_fp32_without_native_bf16(monkeypatch):
     monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx2", "avx512f"}))
     assert resolve_precision("auto", "cpu") == "fp32"
     assert resolve_precision("auto", "meta") == "fp32"  # unknown device kinds: fp32
-
-
-def test_auto_keeps_fp32_for_tasks_that_need_unrounded_inputs(monkeypatch):
-    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx512_bf16"}))
-    assert resolve_precision("auto", "cpu", bf16_inputs=False) == "fp32"
-    assert resolve_precision("bf16", "cpu", bf16_inputs=False) == "bf16"  # asked for: given
-    assert [t.name for t in TASKS.values() if not t.bf16_inputs] == ["sort"]
-
-
-def test_bf16_rounding_turns_close_sort_inputs_into_ties():
-    """Why sort opts out: bf16 keeps 8 significant bits, so many n = 20 instances of uniform
-    values hold two values that become equal, and no model can order them from its input."""
-    values = torch.rand(4000, 20, generator=torch.Generator().manual_seed(0))
-    rounded = values.bfloat16().float().sort(dim=1).values
-    tied = (rounded.diff(dim=1) == 0).any(dim=1).float().mean().item()
-    assert 0.3 < tied < 0.5  # measured 0.40 (0.025 at n = 5, 0.11 at n = 10)
-    assert (values.sort(dim=1).values.diff(dim=1) == 0).sum() == 0  # float32: no ties
-
-
-def test_train_step_runs_sort_unrounded_under_auto(monkeypatch):
-    """Under ``auto`` on a bf16 CPU a sort step sees float32 inputs, a hull step bf16."""
-    from ptrnet.training import loop
-
-    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx512_bf16"}))
-    seen = {}
-    model = build_model(ModelConfig(input_dim=1, hidden=8))
-    original = model.encoder.forward
-
-    def spy(x, *args, **kwargs):
-        seen["autocast"] = torch.is_autocast_enabled("cpu")
-        return original(x, *args, **kwargs)
-
-    model.encoder.forward = spy
-    task = get_task("sort")
-    points = task.generate(SizeRange(5, 5), 4, seed=0)
-    batch = collate(points, [task.solve(p) for p in points])
-    opt = torch.optim.Adam(model.parameters())
-    for name, want in (("sort", False), ("convex_hull", True)):
-        cfg = TrainConfig(task=name, sizes="5", steps=1, precision="auto")
-        loop.train_step(model, opt, batch, cfg, 0)
-        assert seen["autocast"] is want
 
 
 @pytest.mark.parametrize("flags", [set(), {"avx512_bf16"}])

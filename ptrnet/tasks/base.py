@@ -95,9 +95,6 @@ class Task(ABC):
     min_n: ClassVar[int]
     metric_keys: ClassVar[tuple[str, ...]]
     solvers: ClassVar[tuple[str, ...]] = ("default",)
-    # Whether precision ``auto`` may train in bf16, which rounds the inputs to 8 significant
-    # bits; False where answers hinge on finer differences (ptrnet.precision).
-    bf16_inputs: ClassVar[bool] = True
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Draw one instance of size n: uniform in [0, 1)^dim.  Returns (n, dim) float64."""

@@ -7,8 +7,6 @@ Task card
     Metrics: ``exact_match`` (whole sorted order right), ``position_accuracy`` (share of output
     positions holding the right value), ``valid_rate`` (output is a permutation).
     Reference: ``numpy.argsort(kind="stable")``. No paper numbers exist for this task.
-    Precision: ``auto`` trains in fp32 (``bf16_inputs = False``): bf16 would round 40% of n = 20
-    instances into ties (:mod:`ptrnet.precision`).
 """
 
 from __future__ import annotations
@@ -37,7 +35,6 @@ class SortTask(Task):
     min_n = 1
     metric_keys = ("exact_match", "position_accuracy", "valid_rate")
     solvers = ("stable_argsort",)
-    bf16_inputs = False
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         self.check_solver(solver)

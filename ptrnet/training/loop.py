@@ -107,8 +107,7 @@ def train_step(
     for group in optimizer.param_groups:
         group["lr"] = cfg.learning_rate(step)
     optimizer.zero_grad(set_to_none=True)
-    device, bf16_inputs = next(model.parameters()).device, get_task(cfg.task).bf16_inputs
-    with autocast(cfg.precision, device, bf16_inputs):
+    with autocast(cfg.precision, next(model.parameters()).device):
         loss = teacher_forced_loss(model, batch)
     loss.backward()
     nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
