@@ -135,11 +135,14 @@ def predict(
     constraints: str | None = None,
     seed: int = 0,
     batch_size: int = 256,
+    pick: str = "likely",
 ) -> list[np.ndarray]:
     """Decode each instance of ``points_list`` ((n, dim) arrays) with ``loaded``.
 
     Args:
         decode: ``greedy``, ``sample`` (seeded by ``seed``) or ``beam`` (``beam_width``).
+        pick: with ``beam``, ``likely`` (the most likely beam) or, for TSP, ``shortest`` (the
+            shortest finished tour among the beams).
         constraints: ``none`` or ``task``; None = the paper's choice for the task
             (:func:`ptrnet.evaluation.evaluate.default_constraints`).
 
@@ -170,4 +173,5 @@ def predict(
         constraints=constraints,
         batch_size=batch_size,
         seed=seed,
+        pick=pick,
     )

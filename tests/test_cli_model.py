@@ -146,6 +146,24 @@ def error_of(args, capsys):
     return err
 
 
+def test_pick_shortest_never_returns_a_longer_tour_than_the_most_likely_beam():
+    """The most likely beam is among those ``shortest`` chooses from, so per instance its tour
+    can only be as long or shorter (the bundled TSP model, 40 fresh instances of n = 10)."""
+    from ptrnet.inference import load_model, predict
+    from ptrnet.solvers.tsp import tour_length
+    from ptrnet.tasks import SizeRange
+
+    task = get_task("tsp")
+    loaded, points = load_model(None, task), task.generate(SizeRange(10, 10), 40, seed=3)
+    lengths = {}
+    for pick in ("likely", "shortest"):
+        tours = predict(loaded, task, points, decode="beam", pick=pick)
+        lengths[pick] = [tour_length(p, t) for p, t in zip(points, tours, strict=True)]
+    pairs = zip(lengths["shortest"], lengths["likely"], strict=True)
+    assert all(short <= likely + 1e-12 for short, likely in pairs)
+    assert sum(lengths["shortest"]) < sum(lengths["likely"])  # beams differ on some instance
+
+
 def test_errors_are_one_line(runs, data, tmp_path, capsys):
     bad = tmp_path / "bad.txt"
     bad.write_text("0.1 0.2 0.3 output 1 2 x\n")
@@ -173,6 +191,14 @@ def test_errors_are_one_line(runs, data, tmp_path, capsys):
             "missing.txt",
         ),
         (["eval", "sort", str(data["sort"]), "--model", str(bad)], "not a ptrnet checkpoint"),
+        (
+            ["eval", "tsp", str(data["tsp"]), "--model", str(runs / "tsp"), "--pick", "shortest"],
+            "--pick shortest: pick 'shortest' needs beam search on the tsp task",
+        ),
+        (
+            ["eval", "sort", str(data["sort"]), "--decode", "beam", "--pick", "shortest"],
+            "--pick shortest: pick 'shortest' needs beam search",
+        ),
         (
             ["train", "sort", "-n", "5", "--lr", "-1", "--out", str(tmp_path / "r")],
             "lr must be a positive number",

@@ -26,6 +26,7 @@ from ptrnet.cli.common import (
 )
 from ptrnet.cli.score import format_table
 from ptrnet.io.errors import UsageError
+from ptrnet.tasks import Task, get_task
 
 NAME = "eval"
 DRY_RUN_COUNT = 16
@@ -55,20 +56,38 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     add("--model", metavar="RUN_DIR_OR_CHECKPOINT", help="trained model (default: the bundled one)")
     add("--decode", choices=("greedy", "sample", "beam"), default="greedy", help="strategy")
     add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width (5)")
+    add(
+        "--pick",
+        choices=("likely", "shortest"),
+        default="likely",
+        help="with --decode beam: the most likely beam (default, the paper's), or for tsp the "
+        "shortest tour among the beams",
+    )
     add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
     add("--seed", type=int, default=0, help="seed for --decode sample")
     add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
     add_threads_argument(parser)
 
 
-def decode_options(args: argparse.Namespace) -> dict[str, object]:
-    """Keyword arguments of :func:`ptrnet.inference.predict` from the parsed options."""
+def decode_options(args: argparse.Namespace, task: Task) -> dict[str, object]:
+    """Keyword arguments of :func:`ptrnet.inference.predict` from the parsed options.
+
+    Raises:
+        UsageError: ``--pick shortest`` without ``--decode beam`` or for a task other than tsp.
+    """
+    from ptrnet.evaluation.evaluate import beam_reranker
+
+    try:
+        beam_reranker(task, args.decode, args.pick)
+    except ValueError as err:
+        raise UsageError(f"--pick {args.pick}: {err}") from None
     return {
         "decode": args.decode,
         "beam_width": args.beam_width,
         "constraints": args.constraints,
         "seed": args.seed,
         "batch_size": args.batch_size,
+        "pick": args.pick,
     }
 
 
@@ -90,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     args.data = args.data[0]
     limit = DRY_RUN_COUNT if args.dry_run else None
     refs = list(islice(iter_examples(args.data, task, "reference"), limit))
-    seqs = predict(loaded, task, [r.points for r in refs], **decode_options(args))
+    seqs = predict(loaded, task, [r.points for r in refs], **decode_options(args, task))
     preds = [Example(r.points, s, r.line) for r, s in zip(refs, seqs, strict=True)]
     metrics = score_examples(task, refs, preds)
     print(json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics))
@@ -109,7 +128,11 @@ def run_tsplib(args: argparse.Namespace, loaded) -> int:
         raise UsageError("TSPLIB .tsp files are tsp instances; do not mix them with other files")
     optimal_path = args.optimal or os.path.join(os.path.dirname(args.data[0]), "optimal.txt")
     results = evaluate_tsplib(
-        loaded, args.data, read_optimal(optimal_path), improve=args.two_opt, **decode_options(args)
+        loaded,
+        args.data,
+        read_optimal(optimal_path),
+        improve=args.two_opt,
+        **decode_options(args, get_task("tsp")),
     )
     if args.json:
         print(json.dumps({"instances": [r.to_dict() for r in results]}))

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_model(args.model, task)
     limit = DRY_RUN_COUNT if args.dry_run else None
     points = read_points(args.input, task)[:limit]
-    seqs = predict(loaded, task, points, **decode_options(args))
+    seqs = predict(loaded, task, points, **decode_options(args, task))
     written = write_examples(args.output, zip(points, seqs, strict=True))
     note(args, f"wrote {written} {task.name} predictions to {args.output}")
     return 0

@@ -32,11 +32,42 @@ PRIMARY_METRIC = {
     "tsp": "mean_length",
 }
 LOWER_IS_BETTER = frozenset({"mean_length"})
+# Which beam a beam search returns: the most likely one (the paper's), or for TSP the shortest
+# closed tour among the finished beams (the task's own objective, a cheap rerank).
+PICKS = ("likely", "shortest")
 
 
 def default_constraints(task_name: str) -> str:
     """The paper's decoding constraints for ``task_name``: ``task`` or ``none``."""
     return DEFAULT_CONSTRAINTS[task_name]
+
+
+def shortest_tour(points: np.ndarray, sequence: np.ndarray) -> float:
+    """The rerank cost of ``pick="shortest"``: the closed tour's length; inf for a sequence that
+    is not a tour (possible in unconstrained decoding), so such a beam is never picked."""
+    from ptrnet.solvers.tsp import tour_length
+
+    try:
+        return tour_length(points, sequence)
+    except ValueError:
+        return math.inf
+
+
+def beam_reranker(task: Task, strategy: str, pick: str):
+    """The ``rerank`` function of :func:`ptrnet.decoding.decode` for ``pick``; None for
+    ``likely``.
+
+    Raises:
+        ValueError: an unknown pick, or ``shortest`` without beam search or for a task other
+            than TSP.
+    """
+    if pick not in PICKS:
+        raise ValueError(f"unknown pick {pick!r}; choose from {', '.join(PICKS)}")
+    if pick == "likely":
+        return None
+    if task.name != "tsp" or strategy != "beam":
+        raise ValueError("pick 'shortest' needs beam search on the tsp task")
+    return shortest_tour
 
 
 def selection_key(task_name: str, metrics: dict[str, float]) -> tuple[float, ...]:
@@ -64,6 +95,7 @@ def decode_all(
     constraints: str | None = None,
     batch_size: int = 256,
     seed: int = 0,
+    pick: str = "likely",
 ) -> list[np.ndarray]:
     """Decode every instance; returns 0-based sequences in the order of ``points_list``.
 
@@ -74,12 +106,14 @@ def decode_all(
         constraints: ``none`` or ``task``; None = :func:`default_constraints`.
         batch_size: instances per decoding batch.
         seed: seeds the generator of ``sample`` decoding (same seed, same samples).
+        pick: which beam to return, one of :data:`PICKS` (:func:`beam_reranker`).
     """
     import torch
 
     from ptrnet.batching import collate
     from ptrnet.decoding import decode
 
+    rerank = beam_reranker(task, strategy, pick)
     constraints = constraints or default_constraints(task.name)
     device = next(model.parameters()).device
     generator = torch.Generator(device).manual_seed(seed) if strategy == "sample" else None
@@ -100,6 +134,7 @@ def decode_all(
                     constraints=constraints,
                     beam_width=beam_width,
                     generator=generator,
+                    rerank=rerank,
                 )
                 for i, seq in zip(rows, result.sequences, strict=True):
                     out[i] = np.asarray(seq, dtype=np.int64)
