@@ -286,3 +286,13 @@ def test_partial_report_trains_nothing_and_marks_unfinished_and_missing_runs(tmp
     assert "| Other 5→5 | 5 | 92.0% | — |" in markdown
     again = Reproduction(both, replace(scale, steps=3), str(tmp_path), partial=True).run()
     assert again["rows"][0]["metrics"] == ran["metrics"]  # the same run, evaluated again
+
+
+def test_fail_cells_keep_our_area_and_share_not_simple():
+    from ptrnet.reproduce.tables import _cell
+
+    metrics = ("accuracy", "area_coverage")
+    ours = {"accuracy": 0.893, "area_coverage": 0.99741, "non_simple_rate": 0.0112, "fail": True}
+    assert _cell(ours, metrics) == "89.3% / FAIL (99.7%; 1.1% not simple)"
+    assert _cell({"accuracy": 0.019, "fail": True}, metrics) == "1.9% / FAIL"  # the paper's
+    assert _cell({**ours, "fail": False}, metrics) == "89.3% / 99.7%"
