@@ -128,12 +128,18 @@ class Reproduction:
             stream.write(format_table(report))
         return report
 
-    def prepare(self, model: ModelPlan) -> dict[str, Any]:
-        """Train ``model``, resume it, or reuse the finished run; returns its compute record."""
+    def locate(self, model: ModelPlan) -> tuple[str, RunConfig, int | None]:
+        """``model``'s run directory, its training configuration, and the steps the run there
+        has taken (None: no run). Raises UsageError for a run of another configuration."""
         run_dir = os.path.join(self.out, model.name)
         data = self.training_file_path(model)
         config = run_config(model, self.scale, data, self.threads, self.device)
-        step = saved_step(run_dir, config)
+        return run_dir, config, saved_step(run_dir, config)
+
+    def prepare(self, model: ModelPlan) -> dict[str, Any]:
+        """Train ``model``, resume it, or reuse the finished run; returns its compute record."""
+        run_dir, config, step = self.locate(model)
+        data = config.train.data
         if step is not None and step >= total_steps(model, self.scale):
             self.log(f"{model.name}: reusing the finished run in {run_dir} ({step:,} steps)")
             return {**read_compute(run_dir), "reused": True}
@@ -148,9 +154,8 @@ class Reproduction:
         when there is no run with a best checkpoint yet. Trains nothing."""
         from ptrnet.training.loop import BEST
 
-        run_dir = os.path.join(self.out, model.name)
-        config = run_config(model, self.scale, self.training_file_path(model), self.threads)
-        if saved_step(run_dir, config) is None or not os.path.exists(os.path.join(run_dir, BEST)):
+        run_dir, _, step = self.locate(model)
+        if step is None or not os.path.exists(os.path.join(run_dir, BEST)):
             self.log(f"{model.name}: no run with a checkpoint in {run_dir}; its rows stay empty")
             return None
         planned = total_steps(model, self.scale)
