@@ -187,6 +187,26 @@ def test_baseline_vocabulary_and_size_limit(kind):
         model.encode(torch.zeros(1, 7, 2), torch.tensor([7]))
 
 
+def test_attention_baseline_feeds_its_context_to_the_next_step():
+    """Sec. 2.2: [d_i; d'_i] goes to the next step. The state carries d'_i, which is the
+    attention-weighted sum of the encoder states, and step i+1 depends on it."""
+    model, batch = make_model("attention"), make_batch()
+    memory = model.encode(batch.points, batch.lengths)
+    assert model.decoder.input_size == 2 + 16
+    assert len(memory.state) == 3 and not memory.state[2].any()  # d'_0 = 0
+    start = torch.zeros_like(batch.lengths)
+    _, state = model.step(memory, start, memory.state)
+    h = state[0][-1]  # (B, d): d_1
+    u = model.v @ torch.tanh(memory.enc_proj + model.w2(h)[:, None]).transpose(1, 2)  # (B, n)
+    u = u.masked_fill(~memory.att_valid, float("-inf"))
+    want = (torch.softmax(u, -1)[:, :, None] * memory.enc).sum(1)  # (B, d)
+    torch.testing.assert_close(state[2][0], want, atol=1e-5, rtol=1e-5)
+    nxt = torch.tensor([1, 1, 1])
+    fed, _ = model.step(memory, nxt, state)
+    unfed, _ = model.step(memory, nxt, (state[0], state[1], torch.zeros_like(state[2])))
+    assert (fed - unfed).nan_to_num().abs().amax() > 1e-4
+
+
 def test_bad_lengths_raise():
     model = make_model()
     with pytest.raises(ValueError):

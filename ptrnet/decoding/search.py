@@ -100,7 +100,7 @@ def run_search(
         logp = masked_log_probs(logits, dstate.allowed())  # (R, V)
         token, parent, scores = strategy.select(logp, scores)
         if parent is not None:
-            state = (state[0][:, parent], state[1][:, parent])
+            state = tuple(s[:, parent] for s in state)
             dstate = dstate.index(parent)
         history.append((token, parent, logp if keep_probs else None))
         dstate = dstate.update(token)

@@ -11,13 +11,14 @@ and loss apply. For a row with n < max_n, classes n+1..max_n get logit -inf.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import torch
 from torch import nn
 
 from ptrnet.model.attention import additive_scores
 from ptrnet.model.config import ModelConfig
-from ptrnet.model.pointer import EncoderDecoder, Memory, column_mask
+from ptrnet.model.pointer import EncoderDecoder, Memory, State, column_mask, previous_tokens
 
 
 class _FixedVocabulary(EncoderDecoder):
@@ -78,8 +79,11 @@ class AttentionSeq2Seq(_FixedVocabulary):
     """LSTM encoder-decoder with content-based input attention (Sec. 2.2, Eq. 3).
 
     a^i = softmax_j(v^T tanh(W1 e_j + W2 d_i)) over the real inputs, d'_i = sum_j a^i_j e_j, and
-    logits = W_out [d_i; d'_i]. The decoder input stays the previous output's coordinates; the
-    concatenated vector is not fed back into the recurrence.
+    logits = W_out [d_i; d'_i]. The paper also feeds the concatenation [d_i; d'_i] to the next
+    step of the recurrence; an LSTM whose gates read [d_{i-1}; d'_{i-1}] is the same as one that
+    reads d'_{i-1} beside its input, so step i's decoder input is [P_{C_{i-1}}; d'_{i-1}] with
+    d'_0 = 0 ("input feeding"). The context therefore travels in the decoder state, which is
+    (h, c, d') here, d' shaped (1, B, d); teacher forcing runs the decoder one step at a time.
     """
 
     kind = "attention"
@@ -87,6 +91,7 @@ class AttentionSeq2Seq(_FixedVocabulary):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
         d = config.hidden
+        self.decoder = nn.LSTM(config.input_dim + d, d, config.layers, batch_first=True)
         self.w1 = nn.Linear(d, d, bias=False)
         self.w2 = nn.Linear(d, d, bias=False)
         self.v = nn.Parameter(torch.empty(d))
@@ -97,9 +102,39 @@ class AttentionSeq2Seq(_FixedVocabulary):
     def project(self, enc: torch.Tensor) -> torch.Tensor:
         return self.w1(enc)  # (B, n, d)
 
-    def head(self, memory: Memory, dec: torch.Tensor) -> torch.Tensor:
-        u = additive_scores(memory.enc_proj, self.w2(dec), self.v)  # (B, T, n)
+    def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> Memory:
+        """As the baseline's, with the initial context d'_0 = 0 added to the decoder state."""
+        memory = super().encode(points, lengths)
+        h, c = memory.state  # (layers, B, d) each
+        context = h.new_zeros(1, h.shape[1], h.shape[2])  # (1, B, d)
+        return replace(memory, state=(h, c, context))
+
+    def forward(
+        self, points: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
+    ) -> torch.Tensor:
+        """Teacher-forced logits (B, T, max_n+1), one decoder step at a time (input feeding)."""
+        memory = self.encode(points, lengths)
+        x = self.decoder_inputs(memory, previous_tokens(targets))  # (B, T, dim)
+        state, logits = memory.state, []
+        for i in range(x.shape[1]):
+            step_logits, state = self.feed(memory, x[:, i : i + 1], state)
+            logits.append(step_logits)
+        return torch.stack(logits, dim=1)
+
+    def step(
+        self, memory: Memory, prev_token: torch.Tensor, state: State
+    ) -> tuple[torch.Tensor, State]:
+        """One decoding step: previous token (B,), state (h, c, d') -> logits (B, V), state."""
+        return self.feed(memory, self.decoder_inputs(memory, prev_token[:, None]), state)
+
+    def feed(self, memory: Memory, x: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
+        """Decoder input (B, 1, dim) and state (h, c, d') -> logits (B, V), next state."""
+        h, c, context = state
+        fed = torch.cat([x, context.transpose(0, 1).to(x.dtype)], dim=-1)  # (B, 1, dim+d)
+        dec, (h, c) = self.decoder(fed, (h, c))  # (B, 1, d)
+        u = additive_scores(memory.enc_proj, self.w2(dec), self.v)  # (B, 1, n)
         u = u.float().masked_fill(~memory.att_valid[:, None], float("-inf"))
-        a = torch.softmax(u, dim=-1)  # (B, T, n); every row has >= 1 real input
-        context = a.to(memory.enc.dtype) @ memory.enc  # (B, T, d): d'_i
-        return self.mask(memory, self.out(torch.cat([dec, context.to(dec.dtype)], dim=-1)))
+        a = torch.softmax(u, dim=-1)  # (B, 1, n); every row has >= 1 real input
+        context = a.to(memory.enc.dtype) @ memory.enc  # (B, 1, d): d'_i
+        logits = self.out(torch.cat([dec, context.to(dec.dtype)], dim=-1))  # (B, 1, V)
+        return self.mask(memory, logits)[:, 0], (h, c, context.transpose(0, 1))

@@ -30,7 +30,9 @@ from ptrnet.model.attention import additive_scores
 from ptrnet.model.config import ModelConfig
 from ptrnet.model.ragged import ragged_lstm
 
-State = tuple[torch.Tensor, torch.Tensor]  # LSTM (h, c), each (layers, B, d)
+# Decoder state: the LSTM's (h, c), each (layers, B, d), and for the attention baseline also its
+# context d' (1, B, d). Every member has the batch on dim 1, so beams re-select rows uniformly.
+State = tuple[torch.Tensor, ...]
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,8 @@ class Memory:
             input); V = n+1 for the Ptr-Net, max_n+1 for the baselines.
         inputs: (B, n+1, input_dim) decoder input for each previous token: row 0 is the start
             symbol, row j the coordinates of input j-1 (Sec. 2: the input element P_{C_{i-1}}).
-        state: initial decoder state, the encoder's final (h, c) at each row's real last step.
+        state: initial decoder state, the encoder's final (h, c) at each row's real last step
+            (the attention baseline appends its zero initial context).
     """
 
     enc: torch.Tensor
@@ -58,14 +61,13 @@ class Memory:
 
     def index(self, rows: torch.Tensor) -> Memory:
         """Re-select batch rows, e.g. ``arange(B).repeat_interleave(k)`` to expand for beams."""
-        h, c = self.state
         return Memory(
             enc=self.enc[rows],
             enc_proj=None if self.enc_proj is None else self.enc_proj[rows],
             att_valid=self.att_valid[rows],
             out_valid=self.out_valid[rows],
             inputs=self.inputs[rows],
-            state=(h[:, rows], c[:, rows]),
+            state=tuple(s[:, rows] for s in self.state),
         )
 
 
