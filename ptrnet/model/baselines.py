@@ -100,7 +100,7 @@ class AttentionSeq2Seq(_FixedVocabulary):
         self.reset_parameters()
 
     def project(self, enc: torch.Tensor) -> torch.Tensor:
-        return self.w1(enc)  # (B, n, d)
+        return self.w1(enc).float()  # (B, n, d), float32 once rather than at every step
 
     def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> Memory:
         """As the baseline's, with the initial context d'_0 = 0 added to the decoder state."""
