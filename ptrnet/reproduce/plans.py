@@ -196,7 +196,7 @@ TABLES: dict[str, TablePlan] = {
             "table1",
             "Table 1: planar convex hull (accuracy / area coverage)",
             "convex_hull",
-            Decoding("greedy", "none"),
+            Decoding("beam", "none", beam_width=5),
             ("accuracy", "area_coverage"),
             (
                 ModelPlan("hull-ptr-5-50", "convex_hull", "pointer", "5-50", 20_000),
@@ -228,7 +228,7 @@ TABLES: dict[str, TablePlan] = {
             "delaunay",
             "Delaunay triangulation (accuracy / triangle coverage)",
             "delaunay",
-            Decoding("greedy", "none"),
+            Decoding("beam", "none", beam_width=5),
             ("accuracy", "triangle_coverage"),
             (
                 ModelPlan("delaunay-ptr-5", "delaunay", "pointer", "5", 20_000),
