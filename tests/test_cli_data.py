@@ -203,3 +203,17 @@ def test_help_exits_zero_and_stays_light(cli) -> None:
     assert status == 0 and "generate" in out and "score" in out
     code = "import sys, ptrnet.cli.main; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_closed_stdout_ends_quietly(cli, tmp_path: Path) -> None:
+    """`ptrnet score ... | head -1`: the reader leaving is not an error to report."""
+    assert cli("generate", "sort", "-n", "5", "--count", "5", "--seed", "1", "-o", "d.txt")[0] == 0
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ptrnet.cli.main", "score", "sort", "d.txt", "d.txt"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # before the command has printed anything
+    _, err = proc.communicate(timeout=120)
+    assert err.decode() == "" and proc.returncode == 141

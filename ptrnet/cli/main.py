@@ -10,6 +10,7 @@ problem``, with a non-zero exit status and no traceback. Modules here import not
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -21,6 +22,7 @@ COMMANDS = (demo, generate, solve, score, train, eval, predict, plot, serve, rep
 
 EXIT_INPUT_ERROR = 1
 EXIT_USAGE_ERROR = 2  # argparse's own status for bad arguments
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,11 +50,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(err, EXIT_INPUT_ERROR)
     except UsageError as err:
         return _error(err, EXIT_USAGE_ERROR)
+    except BrokenPipeError:  # the reader went away, e.g. `ptrnet eval ... | head -3`
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except OSError as err:  # e.g. the output directory does not exist
         where = f"{err.filename}: " if err.filename else ""
         return _error(f"{where}{err.strerror or err}", EXIT_INPUT_ERROR)
     except KeyboardInterrupt:
         return 130
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that flushing it at exit raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (e.g. captured in tests)
+        pass
 
 
 def _error(message: object, status: int) -> int:
