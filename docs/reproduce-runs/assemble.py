@@ -19,20 +19,22 @@ attention baseline learned within 10,000 steps (training loss 3.75 → 3.38 and
 uniform guessing), where the paper's attention model reached 38.9%. Its model
 had the attention-as-input-feeding that ours lacks and more training; ours is
 the weaker of the two, not a replication of that row.""",
-    "table2": """Train time: 8, 12, 14 and 26 min for the n = 5, 10, 5-20 and A1-labelled n = 50
-models, plus 18 min labelling 200,000 exact 5-20 tours and 4 min for 200,000 A1 tours at
-n = 50. At n = 5 every model is within 0.2% of the optimum (2.124-2.126 against 2.123 on the
-released file; the paper's 2.12). At n = 10 the models are 1.1-1.5% above optimal (paper:
-0.3%), at n = 20 the 5-20 model 8.6% (paper: 1.3%): 20,000 steps shared across 5-20 leave the
-most to learn at the largest trained size. Beyond it the model falls off faster than the
-paper's (n = 50: 9.71 against 7.66). The n = 50 model on A1 labels reached 7.34 after its
-6,000 steps (paper 6.42; the A1 tours it learned from average 5.96 here). The A3-labelled
-model was not trained: labelling 200,000 Christofides tours at n = 50 costs about 37 min on one
-core, and the session's time went to the other rows. Our A1 (greedy edge + 3 2-opt passes) is
-much stronger than the paper's (2.909 against 3.07 at n = 10); our A3 is a little weaker than
-theirs (0.6-2.1% above optimal at n = 10-20, where theirs matched it). Picking the shortest
-tour among the beams (`ptrnet eval --pick shortest`, beyond the paper) closes most of the gap
-at n = 10-20: docs/training.md.""",
+    "table2": """Train time: 8, 12, 14, 26 and 25 min for the n = 5, 10, 5-20, A1- and A3-labelled
+n = 50 models, plus 18 min labelling 200,000 exact 5-20 tours, 4 min for 200,000 A1 tours and
+34 min for 200,000 A3 (Christofides) tours at n = 50. At n = 5 every model is within 0.2% of
+the optimum (2.124-2.126 against 2.123 on the released file; the paper's 2.12). At n = 10 the
+models are 1.1-1.5% above optimal (paper: 0.3%), at n = 20 the 5-20 model 8.6% (paper: 1.3%):
+20,000 steps shared across 5-20 leave the most to learn at the largest trained size. Beyond
+it the model falls off faster than the paper's (n = 50: 9.71 against 7.66). The two n = 50
+models reached 7.34 (A1 labels; paper 6.42) and 7.37 (A3 labels; paper 6.09), where A1 and A3
+themselves average 5.96 and 5.92 on the same test set. Both were best at step 2,000 of 6,000
+(validation 7.71 and 7.68) and then got worse (7.9-8.2) while their teacher-forced validation
+loss fell (A1 1.77 -> 1.36 nats per step; A3 2.07 -> 1.78, 1.91 at the end): early on the model decodes like a nearest-neighbour rule; imitating tours made
+by 2-opt is a longer road that 768,000 training pairs do not travel to its end. Our A1 (greedy
+edge + 3 2-opt passes) is much stronger than the paper's (2.909 against 3.07 at n = 10); our
+A3 is a little weaker than theirs (0.6-2.1% above optimal at n = 10-20, where theirs matched
+it). Picking the shortest tour among the beams (`ptrnet eval --pick shortest`, beyond the
+paper) closes most of the gap at n = 10-20: docs/training.md.""",
     "delaunay": """Train time: 1.3 h on one core. Far behind the paper: after 20,000 steps the
 n = 5 model's training loss was still falling (0.35 nats per token), so the budget, not a
 plateau, sets these numbers. The bundled Delaunay model (n 5-10, hidden 128, learning rate

@@ -91,7 +91,9 @@ class EncoderDecoder(nn.Module):
 
     Subclasses define ``encode`` (building a :class:`Memory`) and ``head`` (decoder outputs to
     masked logits). ``forward`` (teacher forcing) and ``step`` (one autoregressive step) are
-    shared so that both paths run the exact same computation.
+    shared so that both paths run the exact same computation. A subclass whose recurrence reads
+    its own previous attention (the attention baseline's input feeding) overrides both instead,
+    each through one per-step function.
     """
 
     def __init__(self, config: ModelConfig) -> None:
