@@ -212,3 +212,34 @@ def test_real_run_records_the_best_decoded_metric(tmp_path):
     assert best["value"] == pytest.approx(max(values), abs=1e-6)
     assert best["step"] == int(first_best["step"])
     assert RunConfig.from_dict(best["config"]) == run_config(steps=12, val_every=3)
+
+
+def test_warm_start_begins_at_the_checkpoint_weights_with_a_fresh_optimizer(tmp_path):
+    first = run_config(steps=4)
+    train(first, tmp_path / "first", progress=False)
+    source = weights(tmp_path / "first")
+    warm = RunConfig(
+        first.model,
+        replace(first.train, init_from=str(tmp_path / "first" / "last.safetensors"), seed=5),
+    )
+    trainer = loop.Trainer(warm, str(tmp_path / "warm"), resume=False)
+    state = trainer.model.state_dict()
+    assert all(torch.equal(state[k], v) for k, v in source.model_state.items())
+    assert trainer.step == 0 and not trainer.optimizer.state
+    cold = loop.Trainer(replace(warm, train=first.train), str(tmp_path / "cold"), resume=False)
+    assert not all(torch.equal(cold.model.state_dict()[k], v) for k, v in state.items())
+    # Resuming the warm-started run continues from its own last checkpoint, not the source.
+    train(warm, tmp_path / "warm2", progress=False)
+    resumed = loop.Trainer(warm, str(tmp_path / "warm2"), resume=True)
+    assert resumed.step == 4
+
+
+def test_warm_start_refuses_another_model_or_task(tmp_path):
+    first = run_config(steps=2, val_every=2)
+    train(first, tmp_path / "first", progress=False)
+    path = str(tmp_path / "first" / "last.safetensors")
+    wider = RunConfig(ModelConfig(input_dim=1, hidden=8), replace(first.train, init_from=path))
+    with pytest.raises(loop.RunDirError, match="model .* differs"):
+        loop.Trainer(wider, str(tmp_path / "wider"), resume=False)
+    with pytest.raises(ValueError, match="init_from must be a path string"):
+        replace(first.train, init_from=3)

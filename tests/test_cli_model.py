@@ -230,3 +230,22 @@ def test_errors_are_one_line(runs, data, tmp_path, capsys):
     ]
     for args, message in cases:
         assert message in error_of(args, capsys)
+
+
+def test_train_init_from_fine_tunes_with_the_constrained_loss(runs, tmp_path, capsys):
+    out = tmp_path / "tuned"
+    args = ["train", "tsp", "--dry-run", "--threads", "1", "-q", "--out", str(out)]
+    init = ["--init-from", str(runs / "tsp"), "--train-constraints", "task"]
+    assert main([*args, *init]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["train"]["init_from"] == str(runs / "tsp" / "best.safetensors")
+    assert config["train"]["train_constraints"] == "task"
+    assert config["model"] == json.loads((runs / "tsp" / "config.json").read_text())["model"]
+    capsys.readouterr()
+    assert "drop hidden" in error_of(
+        [*args[:-1], str(tmp_path / "x"), *init, "--hidden", "8"], capsys
+    )
+    wrong = ["train", "sort", "--dry-run", "-q", "--init-from", str(runs / "tsp")]
+    assert "was trained on tsp, not sort" in error_of(wrong, capsys)
+    resume = ["train", "tsp", "--resume", "-q", "--out", str(out), *init[:2]]
+    assert "cannot change init_from when resuming" in error_of(resume, capsys)

@@ -1,4 +1,5 @@
-"""Learning, not only shapes: a small Ptr-Net learns to sort 5 numbers on one CPU thread.
+"""Learning, not only shapes: a small Ptr-Net learns to sort 5 numbers (and, with the constrained
+loss, 10) on one CPU thread.
 
 About a minute: 7000 Adam steps of 64 instances (448k fresh instances), hidden 128. The best
 checkpoint (picked on decoded validation exact match) is then scored on a fresh set that neither
@@ -47,3 +48,20 @@ def test_ptrnet_learns_to_sort_five_numbers(tmp_path):
     )
     assert metrics["valid_rate"] == 1.0
     assert metrics["exact_match"] >= 0.95, metrics
+
+
+@pytest.mark.slow
+def test_the_constrained_loss_learns_to_sort_ten_numbers_in_2000_steps(tmp_path):
+    """With ``train_constraints="task"`` the softmax only compares unsorted numbers, so the model
+    needs to learn "smallest remaining" rather than also "not yet output". Seeds 0 and 1 reach
+    96.8% and 96.6% exact match at n = 10 in about 30 s; the plain loss reaches 49.5% (seed 0)."""
+    recipe = {**RECIPE, "steps": 2000, "decay_every": 666, "val_every": 500}
+    train_cfg = TrainConfig(task="sort", sizes="10", seed=0, train_constraints="task", **recipe)
+    train(RunConfig(ModelConfig(input_dim=1, hidden=128), train_cfg), tmp_path, progress=False)
+    task = get_task("sort")
+    fresh = task.generate(SizeRange(10, 10), 2000, seed=2024, stream=7)
+    loaded = load_model(tmp_path, task)
+    metrics = evaluate(
+        loaded.model, task, fresh, [task.solve(p) for p in fresh], constraints="task"
+    )
+    assert metrics["exact_match"] >= 0.93, metrics

@@ -12,6 +12,7 @@ from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import write_examples
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import get_task
+from ptrnet.tasks.constraints import teacher_forcing_mask
 from ptrnet.training.config import RunConfig, TrainConfig, resume_config, train_from_dict
 from ptrnet.training.csvlog import CsvLog, read_log
 from ptrnet.training.data import TrainingData, validation_set
@@ -242,3 +243,52 @@ def test_csv_log_drops_rows_after_the_resumed_step(tmp_path):
         ("2", "0.5", ""),
         ("3", "0.25", "1.5"),
     ]
+
+
+def brute_force_allowed(targets: list[int], n: int, step: int) -> set[int]:
+    """Sort/TSP rule by hand: unvisited inputs until all n are out, then only the end token."""
+    done = targets[:step]
+    if 0 in done or len(done) >= n:
+        return {0}
+    return set(range(1, n + 1)) - set(done)
+
+
+def test_masked_loss_is_cross_entropy_over_the_allowed_tokens_only():
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(input_dim=1, hidden=8))
+    task = get_task("sort")
+    points = task.generate(small(sizes="3-6").size_range, 5, seed=2)
+    batch = collate(points, [task.solve(p) for p in points])
+    logits = model(batch.points, batch.lengths, batch.targets)
+    want, count = 0.0, 0
+    for row, (x, targets) in enumerate(zip(points, batch.targets.tolist(), strict=True)):
+        for step, token in enumerate(targets):
+            if token < 0:
+                continue
+            allowed = sorted(brute_force_allowed(targets, len(x), step))
+            assert token in allowed
+            column = logits[row, step, allowed]
+            want -= (column[allowed.index(token)] - torch.logsumexp(column, 0)).item()
+            count += 1
+    got = teacher_forced_loss(model, batch, "sum", rules=task).item()
+    assert got == pytest.approx(want, rel=1e-5)
+    # Masking removes probability mass the plain loss spends on impossible tokens.
+    assert got < teacher_forced_loss(model, batch, "sum").item()
+
+
+@pytest.mark.parametrize("name, sizes", [("sort", "1-9"), ("tsp", "3-9"), ("convex_hull", "3-12")])
+def test_every_canonical_label_is_allowed_by_its_task_rules(name, sizes):
+    task = get_task(name)
+    points = task.generate(small(task=name, sizes=sizes).size_range, 64, seed=5)
+    batch = collate(points, [task.solve(p) for p in points])
+    mask = teacher_forcing_mask(task, batch.lengths, batch.targets)  # raises on a broken label
+    assert mask.shape == (*batch.targets.shape, batch.points.shape[1] + 1)
+    model = build_model(ModelConfig(input_dim=task.dim, hidden=8))
+    assert torch.isfinite(teacher_forced_loss(model, batch, rules=task))
+
+
+def test_a_label_that_breaks_the_rules_is_named():
+    task = get_task("sort")
+    batch = collate([np.array([[0.3], [0.1], [0.2]])], [np.array([1, 1, 2])])
+    with pytest.raises(ValueError, match="label token 2 at step 1 of row 0 breaks the sort"):
+        teacher_forcing_mask(task, batch.lengths, batch.targets)

@@ -61,6 +61,7 @@ TRAIN_OPTIONS = (
     "val_count",
     "val_every",
     "val_constraints",
+    "train_constraints",
     "log_every",
     "seed",
     "threads",
@@ -98,7 +99,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--val-count", type=positive_int, metavar="N", help="validation instances (default 1000)")
     add("--val-every", type=positive_int, metavar="N", help="steps between validations (500)")
     add("--val-constraints", choices=("none", "task"), help="default: the task's")
+    add(
+        "--train-constraints",
+        choices=("none", "task"),
+        help="none (paper, default): loss softmax over all inputs; task: over allowed ones",
+    )
     add("--log-every", type=positive_int, metavar="N", help="steps between log rows (50)")
+    add(
+        "--init-from",
+        metavar="MODEL",
+        help="start from these weights: a run directory, checkpoint file or 'bundled'",
+    )
     add("--seed", type=int, help="seed for init and data (default: 0)")
     add(
         "--threads",
@@ -163,12 +174,14 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     from ptrnet.training.config import RunConfig, TrainConfig
 
     options = {**(DRY_RUN if args.dry_run else {}), **explicit_options(args)}
-    hidden = args.hidden or (DRY_RUN_HIDDEN if args.dry_run else DEFAULT_HIDDEN)
     if "sizes" not in options:
         raise UsageError("-n/--sizes is required, e.g. -n 5-50")
     if "epochs" in options:
         options.pop("steps", None)
     options.setdefault("steps", None if "epochs" in options else DEFAULT_STEPS)
+    if args.init_from is not None:
+        return warm_start_config(args, options)
+    hidden = args.hidden or (DRY_RUN_HIDDEN if args.dry_run else DEFAULT_HIDDEN)
     kind = args.arch or "pointer"
     max_n = None if kind == "pointer" else SizeRange.parse(options["sizes"]).hi
     model = ModelConfig(
@@ -180,6 +193,26 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
         max_n=max_n,
     )
     return RunConfig(model, TrainConfig(task=args.task, **options))
+
+
+def warm_start_config(args: argparse.Namespace, options: dict[str, object]) -> RunConfig:
+    """A new run that starts from ``--init-from``'s weights, so its model configuration."""
+    from ptrnet.inference import resolve_checkpoint
+    from ptrnet.training.checkpoint import load_checkpoint
+    from ptrnet.training.config import RunConfig, TrainConfig
+
+    name = None if args.init_from == "bundled" else args.init_from
+    path = os.path.abspath(resolve_checkpoint(name, args.task))
+    saved = load_checkpoint(path).config
+    if saved.train.task != args.task:
+        raise UsageError(f"--init-from {path} was trained on {saved.train.task}, not {args.task}")
+    model_changes = [a for a in ("arch", "hidden", "layers", "init") if getattr(args, a)]
+    if model_changes:
+        raise UsageError(
+            f"--init-from takes the model from {path}; drop {', '.join(model_changes)}"
+        )
+    options["init_from"] = path
+    return RunConfig(saved.model, TrainConfig(task=args.task, **options))
 
 
 def resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
@@ -195,6 +228,8 @@ def resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
     if saved.train.task != args.task:
         raise UsageError(f"the run in {out} trains {saved.train.task}, not {args.task}")
     model_changes = [a for a in ("arch", "hidden", "layers", "init") if getattr(args, a)]
+    if args.init_from is not None:
+        model_changes.append("init_from")
     if model_changes:
         raise UsageError(f"cannot change {', '.join(model_changes)} when resuming")
     return resume_config(saved, explicit_options(args))

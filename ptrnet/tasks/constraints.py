@@ -146,3 +146,32 @@ class DecodeState:
             steps=self.steps[rows],
             done=self.done[rows],
         )
+
+
+def teacher_forcing_mask(task: Task, lengths: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """The ``task``-mode allowed mask at every teacher-forced step: (B,), (B, T) -> (B, T, n+1).
+
+    Step i's mask is :meth:`DecodeState.allowed` after the targets before it, i.e. what a
+    constrained decoder that had emitted the label prefix could emit next. Negative targets
+    (ignored pads) come after a row's end token, where the state only allows the end symbol.
+    Raises ValueError if a label token is not allowed at its step (a label that breaks the
+    task's own rules would get an infinite loss).
+    """
+    state = DecodeState.start(task, lengths, "task")
+    tokens = targets.clamp(min=0)
+    masks = []
+    for i in range(targets.shape[1]):
+        allowed = state.allowed()  # (B, n+1)
+        masks.append(allowed)
+        state = state.update(tokens[:, i])
+    mask = torch.stack(masks, dim=1)  # (B, T, n+1)
+    scored = targets >= 0
+    hit = mask.gather(2, tokens[..., None])[..., 0]  # (B, T)
+    bad = scored & ~hit
+    if bool(bad.any()):
+        row, step = (int(i) for i in bad.nonzero()[0])
+        raise ValueError(
+            f"label token {int(targets[row, step])} at step {step} of row {row} breaks the "
+            f"{task.name} task's constraints; train with constraints 'none' for such labels"
+        )
+    return mask

@@ -56,7 +56,14 @@ class TrainConfig:
             (less padding, faster); the order of batches within a pool is shuffled.
         val_count, val_every: validation set size and interval in steps.
         val_constraints: decoding constraints for validation; None = the task's default.
+        train_constraints: ``none`` (the paper): the teacher-forced softmax runs over every
+            input, so the model must also learn the task's rules; ``task``: it runs only over
+            the tokens the task's rules allow after the label prefix (the mask a constrained
+            decoder applies), so training and constrained decoding see the same choices.
         log_every: steps between CSV rows.
+        init_from: checkpoint file whose weights start the run (fine-tuning, e.g. a bundled
+            model with another loss or data); None = the initialisation ``model.init`` names.
+            The optimiser, data order and step count start fresh.
         seed: seeds the model init (torch) and all data (instance keys, epoch order).
         threads: torch CPU threads; None = the cores that other processes leave idle minus
             one per data worker, at least 1 (:func:`ptrnet.training.cpu.cpu_plan`), so nothing
@@ -88,7 +95,9 @@ class TrainConfig:
     val_count: int = 1000
     val_every: int = 500
     val_constraints: str | None = None
+    train_constraints: str = "none"
     log_every: int = 50
+    init_from: str | None = None
     seed: int = 0
     threads: int | None = None
     workers: int | None = None
@@ -106,8 +115,11 @@ class TrainConfig:
         _choice("precision", self.precision, PRECISIONS)
         if self.val_constraints is not None:
             _choice("val_constraints", self.val_constraints, CONSTRAINTS)
-        if self.data is not None and not isinstance(self.data, str):
-            raise ValueError(f"data must be a path string, got {self.data!r}")
+        _choice("train_constraints", self.train_constraints, CONSTRAINTS)
+        for name in ("data", "init_from"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{name} must be a path string, got {value!r}")
         if self.labels == "file" and self.data is None:
             raise ValueError("labels 'file' needs a training data file")
         # Frozen: resolve the recipe defaults once so the saved config states the values used.

@@ -3,7 +3,8 @@ atomic checkpoints, exact resume.
 
 The loop knows nothing about the network: it calls ``model(points, lengths, targets)`` for raw
 logits (B, T, n+1) and applies the only softmax inside ``F.cross_entropy`` (PAPER.md trap 1);
-target pads (-100) are ignored by the loss (trap 4).
+target pads (-100) are ignored by the loss (trap 4). With ``train_constraints`` ``task`` that
+softmax runs over the tokens the task's rules allow at each step, as a constrained decoder's.
 
 A run directory holds ``config.json`` (the RunConfig), ``log.csv`` (:mod:`ptrnet.training.
 csvlog`), ``last.safetensors`` (weights + optimiser + RNG state, written at every validation and
@@ -35,7 +36,8 @@ from ptrnet.evaluation.score import json_safe
 from ptrnet.io.atomic import atomic_write
 from ptrnet.model import build_model
 from ptrnet.precision import autocast
-from ptrnet.tasks import get_task
+from ptrnet.tasks import Task, get_task
+from ptrnet.tasks.constraints import teacher_forcing_mask
 from ptrnet.training.checkpoint import load_checkpoint, save_checkpoint
 from ptrnet.training.config import RunConfig, TrainConfig, resume_config
 from ptrnet.training.cpu import cpu_plan
@@ -70,18 +72,32 @@ class TrainResult:
     examples_per_s: float = 0.0
 
 
-def teacher_forced_loss(model: nn.Module, batch: Batch, reduction: str = "mean") -> torch.Tensor:
+def teacher_forced_loss(
+    model: nn.Module, batch: Batch, reduction: str = "mean", rules: Task | None = None
+) -> torch.Tensor:
     """Cross-entropy of ``batch.targets`` (B, T) under teacher forcing, pads ignored.
 
-    ``reduction="mean"`` averages over real target tokens; ``"sum"`` sums them.
+    ``reduction="mean"`` averages over real target tokens; ``"sum"`` sums them. With ``rules``
+    (a task), each step's softmax runs only over the tokens that task allows after the label
+    prefix (:func:`ptrnet.tasks.constraints.teacher_forcing_mask`); without, over all of them.
     """
-    logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, n+1) raw logits
+    logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, V) raw logits
+    if rules is not None:
+        allowed = teacher_forcing_mask(rules, batch.lengths, batch.targets)  # (B, T, n+1)
+        extra = logits.shape[-1] - allowed.shape[-1]  # baselines: V = max_n + 1 >= n + 1
+        allowed = F.pad(allowed, (0, extra), value=False)
+        logits = logits.masked_fill(~allowed, float("-inf"))
     return F.cross_entropy(
         logits.reshape(-1, logits.shape[-1]),
         batch.targets.reshape(-1),
         ignore_index=IGNORE_INDEX,
         reduction=reduction,
     )
+
+
+def loss_rules(cfg: TrainConfig) -> Task | None:
+    """The task whose rules mask the training loss, or None (``train_constraints`` none)."""
+    return get_task(cfg.task) if cfg.train_constraints == "task" else None
 
 
 def build_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -108,15 +124,21 @@ def train_step(
         group["lr"] = cfg.learning_rate(step)
     optimizer.zero_grad(set_to_none=True)
     with autocast(cfg.precision, next(model.parameters()).device):
-        loss = teacher_forced_loss(model, batch)
+        loss = teacher_forced_loss(model, batch, rules=loss_rules(cfg))
     loss.backward()
     nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
     optimizer.step()
     return loss.item()
 
 
-def validation_loss(model: nn.Module, points: list[np.ndarray], refs: list[np.ndarray]) -> float:
-    """Teacher-forced loss per target token on a labelled set (a diagnostic, not a metric)."""
+def validation_loss(
+    model: nn.Module,
+    points: list[np.ndarray],
+    refs: list[np.ndarray],
+    rules: Task | None = None,
+) -> float:
+    """Teacher-forced loss per target token on a labelled set (a diagnostic, not a metric),
+    masked by ``rules`` as in training."""
     order = np.argsort([len(p) for p in points], kind="stable")
     total, tokens = 0.0, 0
     with torch.no_grad():
@@ -124,7 +146,7 @@ def validation_loss(model: nn.Module, points: list[np.ndarray], refs: list[np.nd
             rows = order[lo : lo + VAL_BATCH]
             batch = collate([points[i] for i in rows], [refs[i] for i in rows])
             batch = batch.to(next(model.parameters()).device)
-            total += teacher_forced_loss(model, batch, reduction="sum").item()
+            total += teacher_forced_loss(model, batch, "sum", rules).item()
             tokens += int((batch.targets != IGNORE_INDEX).sum())
     return total / tokens
 
@@ -173,6 +195,8 @@ class Trainer:
         self.optimizer = build_optimizer(self.model, self.cfg)
         if resume:
             self._restore(last)
+        elif self.cfg.init_from is not None:
+            self._warm_start(self.cfg.init_from)
         self.val_points, self.val_refs = validation_set(self.task, self.cfg)
         self.data = TrainingData(self.task, self.cfg, self.val_points)
         with atomic_write(os.path.join(run_dir, CONFIG_JSON)) as stream:
@@ -197,6 +221,18 @@ class Trainer:
         self.optimizer.load_state_dict(ckpt.optimizer_state)
         torch.set_rng_state(ckpt.rng_state)
         self.step, self.best = ckpt.step, ckpt.info.get("best", {})
+
+    def _warm_start(self, path: str) -> None:
+        """Start from the weights of the checkpoint at ``path`` (same model configuration)."""
+        ckpt = load_checkpoint(path)
+        if ckpt.config.model != self.config.model:
+            raise RunDirError(
+                f"{path}: its model ({ckpt.config.model}) differs from this run's "
+                f"({self.config.model})"
+            )
+        if ckpt.config.train.task != self.cfg.task:
+            raise RunDirError(f"{path}: trained on {ckpt.config.train.task}, not {self.cfg.task}")
+        self.model.load_state_dict(ckpt.model_state)
 
     def run(
         self, progress: bool, workers: int = 0, on_validation: ValidationHook | None = None
@@ -248,7 +284,8 @@ class Trainer:
         metrics = evaluate(
             self.model, self.task, self.val_points, self.val_refs, constraints=self.cfg.constraints
         )
-        tf_loss = validation_loss(self.model, self.val_points, self.val_refs)
+        rules = loss_rules(self.cfg)
+        tf_loss = validation_loss(self.model, self.val_points, self.val_refs, rules)
         row = meter.row(self.step, self.cfg, start_time)
         row.update(val_tf_loss=tf_loss, **{f"val_{k}": metrics[k] for k in self.task.metric_keys})
         self.log.write(row)
