@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-from ptrnet.batching import IGNORE_INDEX, Batch, collate
+from ptrnet.batching import Batch, collate
 from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks import SizeRange, get_task
+from ptrnet.training.loop import teacher_forced_loss
 from ptrnet.web.schemas import LengthTestRequest, TrainRequest
 
 LOG_EVERY = 5
@@ -40,24 +40,6 @@ SORT = get_task("sort")
 
 class JobBusy(RuntimeError):
     """A job is already running (one at a time)."""
-
-
-def step_masks(batch: Batch, mode: str) -> torch.Tensor:
-    """(B, T, n+1) allowed-token masks along the teacher-forced targets (True = allowed)."""
-    state = SORT.decode_state(batch.lengths, mode)
-    masks = []
-    for t in range(batch.targets.shape[1]):
-        masks.append(state.allowed())
-        state = state.update(batch.targets[:, t].clamp(min=0))  # pads: finished rows, ignored
-    return torch.stack(masks, dim=1)
-
-
-def loss_on(model: EncoderDecoder, batch: Batch, masked: bool) -> torch.Tensor:
-    """Teacher-forced cross-entropy; with ``masked`` the softmax runs over allowed tokens only."""
-    logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, n+1)
-    if masked:
-        logits = logits.masked_fill(~step_masks(batch, "task"), float("-inf"))
-    return F.cross_entropy(logits.transpose(1, 2), batch.targets, ignore_index=IGNORE_INDEX)
 
 
 def sort_batch(sizes: SizeRange, count: int, seed: int, stream: int, start: int = 0) -> Batch:
@@ -132,7 +114,8 @@ class TrainJob:
             batch = sort_batch(
                 sizes, req.batch_size, req.seed, TRAIN_STREAM, (step - 1) * req.batch_size
             )
-            loss = loss_on(model, batch, req.masked)
+            # The mask option applies the task's rule in the loss too (train_constraints "task").
+            loss = teacher_forced_loss(model, batch, rules=SORT if req.masked else None)
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)
