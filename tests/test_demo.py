@@ -57,3 +57,27 @@ def test_shipped_models_load_and_decode_valid_outputs(task):
     points = get_task(task).generate(SizeRange(5, 8), 8, seed=1, stream=9)
     preds = inference.predict(loaded, task, points, constraints="task")
     assert all(get_task(task).is_valid(x, p) for x, p in zip(points, preds, strict=True))
+
+
+# Loose floors under the shipped models' measured quality (docs/results.md), on fresh instances
+# from a stream no training run used: a broken bundle, loader or decoder falls far below them.
+QUALITY_FLOORS = [
+    ("sort", 10, "exact_match", 0.95),
+    ("convex_hull", 10, "accuracy", 0.80),
+    ("delaunay", 5, "triangle_coverage", 0.70),
+    ("tsp", 10, "mean_gap", -0.02),  # negated: the gap must stay under 2%
+]
+
+
+@pytest.mark.parametrize("task_name, n, metric, floor", QUALITY_FLOORS)
+def test_shipped_models_keep_their_quality(task_name, n, metric, floor):
+    from ptrnet.evaluation.evaluate import default_constraints, evaluate
+    from ptrnet.tasks import SizeRange, get_task
+
+    task = get_task(task_name)
+    points = task.generate(SizeRange(n, n), 300, seed=4242, stream=9)
+    refs = [task.solve(p) for p in points]
+    model = inference.load_model(None, task).model
+    metrics = evaluate(model, task, points, refs, constraints=default_constraints(task_name))
+    value = -metrics[metric] if floor < 0 else metrics[metric]
+    assert value >= floor, metrics
