@@ -292,3 +292,14 @@ def test_a_label_that_breaks_the_rules_is_named():
     batch = collate([np.array([[0.3], [0.1], [0.2]])], [np.array([1, 1, 2])])
     with pytest.raises(ValueError, match="label token 2 at step 1 of row 0 breaks the sort"):
         teacher_forcing_mask(task, batch.lengths, batch.targets)
+
+
+def test_masked_loss_pads_the_mask_to_a_baselines_fixed_vocabulary():
+    task = get_task("sort")
+    points = task.generate(small(sizes="3-5").size_range, 6, seed=3)
+    batch = collate(points, [task.solve(p) for p in points])
+    model = build_model(ModelConfig(kind="seq2seq", input_dim=1, hidden=8, max_n=9))
+    logits = model(batch.points, batch.lengths, batch.targets)
+    assert logits.shape[-1] == 10 > batch.points.shape[1] + 1
+    masked = teacher_forced_loss(model, batch, rules=task)
+    assert torch.isfinite(masked) and masked < teacher_forced_loss(model, batch)
