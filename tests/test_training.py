@@ -276,7 +276,9 @@ def test_masked_loss_is_cross_entropy_over_the_allowed_tokens_only():
     assert got < teacher_forced_loss(model, batch, "sum").item()
 
 
-@pytest.mark.parametrize("name, sizes", [("sort", "1-9"), ("tsp", "3-9"), ("convex_hull", "3-12")])
+@pytest.mark.parametrize(
+    "name, sizes", [("sort", "1-9"), ("tsp", "3-9"), ("convex_hull", "3-12"), ("delaunay", "4-9")]
+)
 def test_every_canonical_label_is_allowed_by_its_task_rules(name, sizes):
     task = get_task(name)
     points = task.generate(small(task=name, sizes=sizes).size_range, 64, seed=5)
