@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from ptrnet.tasks import TASKS, SizeRange, from_tokens, get_task, to_tokens
-from ptrnet.tasks.tsp import canonical_tour, signed_area
+from ptrnet.tasks.convex_hull import signed_area
+from ptrnet.tasks.tsp import canonical_tour
 
 torch.set_num_threads(1)
 ALL = sorted(TASKS)

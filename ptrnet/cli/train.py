@@ -58,6 +58,7 @@ TRAIN_OPTIONS = (
     "epochs",
     "epoch_size",
     "bucket",
+    "augment",
     "val_count",
     "val_every",
     "val_constraints",
@@ -96,6 +97,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--data", metavar="FILE", help="paper-format training file (default: generate)")
     add("--labels", choices=("solve", "file"), help="targets: task.solve (default) or the file's")
     add("--bucket", action="store_true", default=None, help="batch similar sizes together")
+    add(
+        "--augment",
+        action="store_true",
+        default=None,
+        help="each epoch, shuffle every instance's input order and reflect it in the unit square "
+        "(planar tasks); labels are relabelled, not solved again",
+    )
     add("--val-count", type=positive_int, metavar="N", help="validation instances (default 1000)")
     add("--val-every", type=positive_int, metavar="N", help="steps between validations (500)")
     add("--val-constraints", choices=("none", "task"), help="default: the task's")

@@ -23,11 +23,20 @@ def unique_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return points[first], first
 
 
+def first_copies(points: np.ndarray) -> np.ndarray:
+    """(n,) int64: for each point, the lowest index holding the same coordinates."""
+    points = np.asarray(points, dtype=np.float64)
+    if len(points) == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, first, inverse = np.unique(points, axis=0, return_index=True, return_inverse=True)
+    return first[inverse.reshape(-1)].astype(np.int64)
+
+
 def convex_hull(points: np.ndarray) -> np.ndarray:
     """Extreme vertices of the 2-D convex hull, counter-clockwise, as indices into ``points``.
 
     Collinear boundary points are not vertices; a duplicated vertex is represented by its lowest
-    index. The order starts anywhere (see :func:`ptrnet.tasks.convex_hull.canonical_hull`).
+    index. The order starts anywhere (see :func:`ptrnet.tasks.convex_hull.canonical_cycle`).
 
     Raises:
         DegenerateInstanceError: fewer than three distinct points, or all points collinear.

@@ -95,6 +95,10 @@ class Task(ABC):
     min_n: ClassVar[int]
     metric_keys: ClassVar[tuple[str, ...]]
     solvers: ClassVar[tuple[str, ...]] = ("default",)
+    #: Whether the symmetries of the unit square (axis flips and swaps, all isometries of
+    #: [0, 1]^dim) keep an instance's solution: true for the planar geometric tasks; false for
+    #: sort, whose ascending order a flip reverses.
+    square_symmetric: ClassVar[bool] = False
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Draw one instance of size n: uniform in [0, 1)^dim.  Returns (n, dim) float64."""
@@ -127,6 +131,16 @@ class Task(ABC):
     @abstractmethod
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         """The canonical target sequence for ``points`` (0-based, see module docstring)."""
+
+    @abstractmethod
+    def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:
+        """The label form of ``seq``, a correct solution for ``points`` in any equivalent form.
+
+        Folds together what the task's conventions fold (a cycle's start and direction, the
+        order of triangles and of their corners, duplicated points, ties), without solving:
+        ``canonical(points, s) == solve(points)`` for every correct ``s`` when the instance
+        has a single solution. Used to relabel a transformed instance (training augmentation).
+        """
 
     @abstractmethod
     def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptrnet.solvers.geometry import convex_hull
+from ptrnet.solvers.geometry import convex_hull, first_copies
 from ptrnet.tasks.base import Task, check_indices
 
 if TYPE_CHECKING:
@@ -56,6 +56,12 @@ def same_cycle(a: np.ndarray, b: np.ndarray) -> bool:
     )
 
 
+def signed_area(points: np.ndarray, cycle: np.ndarray) -> float:
+    """Shoelace area of the polygon through ``points[cycle]``: > 0 when counter-clockwise."""
+    x, y = points[cycle, 0], points[cycle, 1]
+    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
+
+
 def simple_polygon_area(points: np.ndarray, seq: np.ndarray) -> float | None:
     """Area of the polygon through ``points[seq]``, or None if it is not a simple polygon.
 
@@ -81,10 +87,18 @@ class ConvexHullTask(Task):
     min_n = 3
     metric_keys = ("accuracy", "area_coverage", "non_simple_rate", "fail")
     solvers = ("qhull",)
+    square_symmetric = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         self.check_solver(solver)
         cycle = canonical_cycle(convex_hull(points))
+        return np.append(cycle, cycle[0])
+
+    def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:
+        cycle = first_copies(points)[open_cycle(seq)]
+        if signed_area(points, cycle) < 0:
+            cycle = cycle[::-1]
+        cycle = canonical_cycle(cycle)
         return np.append(cycle, cycle[0])
 
     def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptrnet.solvers.geometry import delaunay_triangles, incenters
+from ptrnet.solvers.geometry import delaunay_triangles, first_copies, incenters
 from ptrnet.tasks.base import Task, check_indices
 
 if TYPE_CHECKING:
@@ -60,10 +60,16 @@ class DelaunayTask(Task):
     min_n = 3
     metric_keys = ("accuracy", "triangle_coverage")
     solvers = ("qhull",)
+    square_symmetric = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         self.check_solver(solver)
         return order_by_incenter(points, delaunay_triangles(points)).reshape(-1)
+
+    def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:
+        seq = first_copies(points)[np.asarray(seq, dtype=np.int64)]
+        triples = np.sort(seq.reshape(-1, 3), axis=1)
+        return order_by_incenter(points, triples).reshape(-1)
 
     def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
         seq = np.asarray(seq)

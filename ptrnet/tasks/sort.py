@@ -40,6 +40,10 @@ class SortTask(Task):
         self.check_solver(solver)
         return np.argsort(np.asarray(points)[:, 0], kind="stable").astype(np.int64)
 
+    def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:
+        seq = np.asarray(seq, dtype=np.int64)  # equal values: ascending index (stable)
+        return seq[np.lexsort((seq, np.asarray(points)[seq, 0]))]
+
     def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
         return is_permutation(np.asarray(seq), len(points))
 

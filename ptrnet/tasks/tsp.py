@@ -24,19 +24,13 @@ import numpy as np
 
 from ptrnet.solvers.tsp import TSP_SOLVERS, solve_tour, tour_length
 from ptrnet.tasks.base import Task
-from ptrnet.tasks.convex_hull import open_cycle
+from ptrnet.tasks.convex_hull import open_cycle, signed_area
 from ptrnet.tasks.sort import is_permutation
 
 if TYPE_CHECKING:
     import torch
 
     from ptrnet.tasks.constraints import DecodeState
-
-
-def signed_area(points: np.ndarray, cycle: np.ndarray) -> float:
-    """Shoelace area of the polygon through ``points[cycle]``: > 0 when counter-clockwise."""
-    x, y = points[cycle, 0], points[cycle, 1]
-    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
 
 
 def canonical_tour(points: np.ndarray, tour: np.ndarray) -> np.ndarray:
@@ -58,9 +52,13 @@ class TSPTask(Task):
     min_n = 2
     metric_keys = ("valid_rate", "mean_length", "mean_gap")
     solvers = TSP_SOLVERS
+    square_symmetric = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         return canonical_tour(points, solve_tour(points, self.check_solver(solver)))
+
+    def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:
+        return canonical_tour(points, seq)
 
     def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
         seq = np.asarray(seq)

@@ -54,6 +54,9 @@ class TrainConfig:
         epoch_size: instances per generated epoch (paper: 1M training pairs).
         bucket: sort each pool of ``bucket_pool`` batches by n so a batch mixes fewer sizes
             (less padding, faster); the order of batches within a pool is shuffled.
+        augment: show every training instance in a random input order and, for the planar
+            tasks, one of the 8 symmetries of the unit square, drawn afresh per epoch; the
+            label is relabelled to match, not solved again (:mod:`ptrnet.training.augment`).
         val_count, val_every: validation set size and interval in steps.
         val_constraints: decoding constraints for validation; None = the task's default.
         train_constraints: ``none`` (the paper): the teacher-forced softmax runs over every
@@ -92,6 +95,7 @@ class TrainConfig:
     epoch_size: int = 1_000_000
     bucket: bool = False
     bucket_pool: int = 8
+    augment: bool = False
     val_count: int = 1000
     val_every: int = 500
     val_constraints: str | None = None
@@ -130,8 +134,9 @@ class TrainConfig:
         self._check_numbers()
         if (self.steps is None) == (self.epochs is None):
             raise ValueError("set exactly one of steps and epochs")
-        if not isinstance(self.bucket, bool):
-            raise ValueError(f"bucket must be true or false, got {self.bucket!r}")
+        for name in ("bucket", "augment"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
     def _check_numbers(self) -> None:
         _positive_float("lr", self.lr)

@@ -13,6 +13,8 @@ order of an uninterrupted one and needs no data-loader state.
 * Bucketing: batches are built a pool of ``bucket_pool`` batches at a time. With ``bucket`` the
   pool is sorted by n before it is cut into batches (less padding) and the batches are visited in
   an order drawn from ``(seed, BUCKET_STREAM, e, pool)``; without it a batch mixes sizes freely.
+* Augmentation (``augment``): instance ``i`` of epoch ``e`` is shown in the view drawn from
+  ``(seed, AUGMENT_STREAM, e, i)`` (:func:`ptrnet.training.augment.augment`), after labelling.
 * Validation: instances ``0 .. val_count-1`` of stream :data:`VAL_STREAM` under the same seed.
   Streams key instances separately, so no seed makes validation equal training (PAPER.md
   trap 8); a training file is checked for validation instances before training starts.
@@ -31,9 +33,10 @@ from ptrnet.generation import labelled_instance
 from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import read_examples
 from ptrnet.tasks import DegenerateInstanceError, Task
+from ptrnet.training.augment import augment
 from ptrnet.training.config import TrainConfig
 
-TRAIN_STREAM, VAL_STREAM, ORDER_STREAM, BUCKET_STREAM = 0, 1, 2, 3
+TRAIN_STREAM, VAL_STREAM, ORDER_STREAM, BUCKET_STREAM, AUGMENT_STREAM = 0, 1, 2, 3, 4
 
 Instance = tuple[np.ndarray, np.ndarray | None]  # points (n, dim), 0-based label or None
 
@@ -126,7 +129,8 @@ class TrainingData:
         cfg, size = self.cfg, self.cfg.batch_size
         first = pool * cfg.bucket_pool * size
         positions = np.arange(first, min(first + cfg.bucket_pool * size, self.epoch_length))
-        instances = [self._labelled(i) for i in self._instance_ids(epoch, positions)]
+        ids = self._instance_ids(epoch, positions)
+        instances = [self._view(epoch, int(i), self._labelled(i)) for i in ids]
         instances = [inst for inst in instances if inst is not None]
         if cfg.bucket:
             instances.sort(key=lambda inst: len(inst[0]))  # stable: ties keep their order
@@ -156,6 +160,13 @@ class TrainingData:
             except DegenerateInstanceError:
                 return None
         return points, seq
+
+    def _view(self, epoch: int, index: int, instance: Instance | None) -> Instance | None:
+        """What epoch ``epoch`` shows of labelled instance ``index`` (module docstring)."""
+        if instance is None or not self.cfg.augment:
+            return instance
+        rng = np.random.default_rng([self.cfg.seed, AUGMENT_STREAM, epoch, index])
+        return augment(self.task, *instance, rng)
 
 
 class _Pools(Dataset):

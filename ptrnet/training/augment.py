@@ -1,0 +1,56 @@
+"""Label-preserving training augmentation: a new view of an instance whose label stays exact.
+
+Two transformations keep a correct label correct without solving again:
+
+* **Input order.** A pointer network reads its inputs in order, but the problems do not depend on
+  it: relabelling the inputs by a permutation relabels the solution the same way.
+* **Symmetries of the unit square** (tasks with ``square_symmetric``: hull, Delaunay, TSP). The
+  8 maps that flip and swap the axes about the centre are isometries of [0, 1]^2, so they keep
+  hulls, Delaunay triangles and optimal tours; a flip turns a counter-clockwise cycle clockwise,
+  which :meth:`Task.canonical` folds back into the label form.
+
+This matters for file data with expensive labels (exact TSP tours): every epoch sees each
+instance in one of ``8 * n!`` forms. Generated data is fresh anyway.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptrnet.tasks import Task
+
+SQUARE_SYMMETRIES = 8  # bit 0: flip x, bit 1: flip y, bit 2: swap the axes
+
+
+def square_symmetry(points: np.ndarray, which: int) -> np.ndarray:
+    """Symmetry ``which`` (0..7, 0 = identity) of the unit square applied to (n, 2) points."""
+    if not 0 <= which < SQUARE_SYMMETRIES:
+        raise ValueError(f"square symmetry must be in 0..{SQUARE_SYMMETRIES - 1}, got {which}")
+    out = np.array(points, dtype=np.float64)
+    for axis in (0, 1):
+        if which >> axis & 1:
+            out[:, axis] = 1.0 - out[:, axis]
+    return out[:, ::-1].copy() if which & 4 else out
+
+
+def augment(
+    task: Task, points: np.ndarray, seq: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """A random relabelled (and, where the task allows, reflected) view of one instance.
+
+    Args:
+        task: the task ``seq`` solves.
+        points: (n, dim) instance.
+        seq: a correct 0-based label for ``points``.
+        rng: draws the input order and the symmetry.
+
+    Returns:
+        ``(points', seq')``: ``points'[i]`` is a transformed ``points[order[i]]`` and ``seq'`` is
+        the label of ``points'`` in the task's canonical form.
+    """
+    order = rng.permutation(len(points))  # (n,) new position -> old index
+    moved = np.asarray(points, dtype=np.float64)[order]
+    if task.square_symmetric:
+        moved = square_symmetry(moved, int(rng.integers(SQUARE_SYMMETRIES)))
+    new_index = np.argsort(order)  # old index -> new position
+    return moved, task.canonical(moved, new_index[np.asarray(seq, dtype=np.int64)])
