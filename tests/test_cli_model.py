@@ -236,10 +236,11 @@ def test_train_init_from_fine_tunes_with_the_constrained_loss(runs, tmp_path, ca
     out = tmp_path / "tuned"
     args = ["train", "tsp", "--dry-run", "--threads", "1", "-q", "--out", str(out)]
     init = ["--init-from", str(runs / "tsp"), "--train-constraints", "task"]
-    assert main([*args, *init]) == 0
+    assert main([*args, *init, "--augment"]) == 0
     config = json.loads((out / "config.json").read_text())
     assert config["train"]["init_from"] == str(runs / "tsp" / "best.safetensors")
     assert config["train"]["train_constraints"] == "task"
+    assert config["train"]["augment"] is True
     assert config["model"] == json.loads((runs / "tsp" / "config.json").read_text())["model"]
     capsys.readouterr()
     assert "drop hidden" in error_of(
