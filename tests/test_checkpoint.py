@@ -126,9 +126,12 @@ def comparable(rows):
     return [{k: v for k, v in r.items() if k not in ("examples_per_s", "elapsed_s")} for r in rows]
 
 
-@pytest.mark.parametrize("variant", ["adam-generated", "sgd-file-bucketed"])
+@pytest.mark.parametrize("variant", ["adam-generated", "sgd-file-bucketed", "reinforce-tsp"])
 def test_resume_continues_exactly(tmp_path, variant):
     config = run_config()
+    if variant == "reinforce-tsp":  # the sampled outputs too are a function of the step
+        train_cfg = replace(config.train, task="tsp", objective="reinforce", rl_samples=3)
+        config = RunConfig(ModelConfig(input_dim=2, hidden=16), train_cfg)
     if variant == "sgd-file-bucketed":
         path = tmp_path / "train.txt"
         points = get_task("sort").generate(config.train.size_range, 20, seed=42)

@@ -250,3 +250,19 @@ def test_train_init_from_fine_tunes_with_the_constrained_loss(runs, tmp_path, ca
     assert "was trained on tsp, not sort" in error_of(wrong, capsys)
     resume = ["train", "tsp", "--resume", "-q", "--out", str(out), *init[:2]]
     assert "cannot change init_from when resuming" in error_of(resume, capsys)
+
+
+def test_train_reinforce_fine_tunes_tsp_and_refuses_other_tasks(runs, tmp_path, capsys):
+    out = tmp_path / "rl"
+    args = ["train", "tsp", "--dry-run", "--threads", "1", "-q", "--out", str(out)]
+    rl = ["--init-from", str(runs / "tsp"), "--objective", "reinforce", "--rl-samples", "3"]
+    assert main([*args, *rl]) == 0
+    train_cfg = json.loads((out / "config.json").read_text())["train"]
+    assert (train_cfg["objective"], train_cfg["rl_samples"]) == ("reinforce", 3)
+    rows = [line.split(",") for line in (out / "log.csv").read_text().splitlines()[1:]]
+    assert all(2.0 < float(row[1]) < 10.0 for row in rows)  # mean sampled tour length, n 5-6
+    capsys.readouterr()
+    hull = ["train", "convex_hull", "--dry-run", "-q", "--objective", "reinforce"]
+    assert "needs a task with a cost; convex_hull has none" in error_of(hull, capsys)
+    few = [*args[:-1], str(tmp_path / "x"), "--objective", "reinforce", "--rl-samples", "1"]
+    assert "rl_samples must be at least 2" in error_of(few, capsys)

@@ -1,4 +1,5 @@
-"""``ptrnet train``: train a Ptr-Net (or a Table 1 baseline) with teacher forcing.
+"""``ptrnet train``: train a Ptr-Net (or a Table 1 baseline) with teacher forcing, or fine-tune
+one on the task's cost (``--objective reinforce``, TSP).
 
 Data are generated fresh on the fly (or read from ``--data``); the best checkpoint is picked on
 the task's decoded validation metric. The run directory gets ``config.json``, ``log.csv``,
@@ -63,6 +64,8 @@ TRAIN_OPTIONS = (
     "val_every",
     "val_constraints",
     "train_constraints",
+    "objective",
+    "rl_samples",
     "log_every",
     "seed",
     "threads",
@@ -111,6 +114,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--train-constraints",
         choices=("none", "task"),
         help="none (paper, default): loss softmax over all inputs; task: over allowed ones",
+    )
+    add(
+        "--objective",
+        choices=("likelihood", "reinforce"),
+        help="likelihood (paper, default): imitate the labels; reinforce: policy gradient on "
+        "the task's cost (tsp: tour length), no labels; for fine-tuning with --init-from",
+    )
+    add(
+        "--rl-samples",
+        type=positive_int,
+        metavar="K",
+        help="reinforce: outputs sampled per instance, each judged against the others (8)",
     )
     add("--log-every", type=positive_int, metavar="N", help="steps between log rows (50)")
     add(

@@ -99,6 +99,9 @@ class Task(ABC):
     #: [0, 1]^dim) keep an instance's solution: true for the planar geometric tasks; false for
     #: sort, whose ascending order a flip reverses.
     square_symmetric: ClassVar[bool] = False
+    #: Whether the task scores an output by a cost to minimise (:meth:`batch_cost`), which
+    #: reinforcement learning can train on without labels: TSP's tour length.
+    has_cost: ClassVar[bool] = False
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Draw one instance of size n: uniform in [0, 1)^dim.  Returns (n, dim) float64."""
@@ -163,6 +166,19 @@ class Task(ABC):
         Called by :class:`ptrnet.tasks.constraints.DecodeState` in ``task`` mode; padding and
         finished rows are handled there, not here.
         """
+
+    def batch_cost(
+        self, points: torch.Tensor, tokens: torch.Tensor, lengths: torch.Tensor
+    ) -> torch.Tensor:
+        """(B,) cost of each row's decoded output, lower is better (tasks with ``has_cost``).
+
+        Args:
+            points: (B, N, dim) padded instances.
+            tokens: (B, T) model tokens of valid outputs (1-based inputs, 0 = end), as a
+                ``task``-constrained decoder returns them.
+            lengths: (B,) real sizes.
+        """
+        raise NotImplementedError(f"task {self.name} has no cost to minimise")
 
     def decode_state(self, lengths: torch.Tensor, mode: str = "task") -> DecodeState:
         """Initial decoding state for a batch with ``lengths`` (B,), ``mode`` 'none' or 'task'."""

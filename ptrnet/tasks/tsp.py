@@ -53,6 +53,7 @@ class TSPTask(Task):
     metric_keys = ("valid_rate", "mean_length", "mean_gap")
     solvers = TSP_SOLVERS
     square_symmetric = True
+    has_cost = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         return canonical_tour(points, solve_tour(points, self.check_solver(solver)))
@@ -74,6 +75,21 @@ class TSPTask(Task):
         middle = state.unvisited() & ((steps > 0) & (steps < lengths))[:, None]
         back = state.one_hot(state.first, (steps == lengths) & (steps > 0))
         return start | middle | back | state.end_if(steps > lengths)
+
+    def batch_cost(
+        self, points: torch.Tensor, tokens: torch.Tensor, lengths: torch.Tensor
+    ) -> torch.Tensor:
+        """(B,) closed-tour lengths; row b's first ``lengths[b]`` tokens are its cities."""
+        import torch
+
+        size = points.shape[1]
+        cities = (tokens[:, :size] - 1).clamp(min=0)  # (B, N) 0-based, junk past n_b
+        ordered = points.gather(1, cities[..., None].expand(-1, -1, points.shape[2]))  # (B, N, 2)
+        real = torch.arange(size, device=points.device)[None, :] < lengths[:, None]  # (B, N)
+        # Pad positions repeat the first city, so the closing edge runs from the last real city
+        # to it and every edge after that has length 0.
+        ordered = torch.where(real[..., None], ordered, ordered[:, :1])
+        return (ordered - ordered.roll(-1, dims=1)).norm(dim=2).sum(dim=1)
 
     def metrics(
         self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]

@@ -34,14 +34,14 @@ def square_symmetry(points: np.ndarray, which: int) -> np.ndarray:
 
 
 def augment(
-    task: Task, points: np.ndarray, seq: np.ndarray, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
+    task: Task, points: np.ndarray, seq: np.ndarray | None, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray | None]:
     """A random relabelled (and, where the task allows, reflected) view of one instance.
 
     Args:
         task: the task ``seq`` solves.
         points: (n, dim) instance.
-        seq: a correct 0-based label for ``points``.
+        seq: a correct 0-based label for ``points``, or None (unlabelled: None is returned).
         rng: draws the input order and the symmetry.
 
     Returns:
@@ -52,5 +52,7 @@ def augment(
     moved = np.asarray(points, dtype=np.float64)[order]
     if task.square_symmetric:
         moved = square_symmetry(moved, int(rng.integers(SQUARE_SYMMETRIES)))
+    if seq is None:
+        return moved, None
     new_index = np.argsort(order)  # old index -> new position
     return moved, task.canonical(moved, new_index[np.asarray(seq, dtype=np.int64)])

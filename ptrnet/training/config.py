@@ -29,6 +29,7 @@ DEFAULT_LR = {"sgd": 1.0, "adam": 1e-3}
 DEFAULT_DECAY = {"sgd": 1.0, "adam": 0.96}
 CONSTRAINTS = ("none", "task")
 LABELS = ("solve", "file")
+OBJECTIVES = ("likelihood", "reinforce")
 # Changing these on --resume leaves the data order, the optimiser and the model untouched.
 RESUMABLE = frozenset(
     {"device", "steps", "epochs", "threads", "workers", "precision", "val_every", "log_every"}
@@ -63,6 +64,13 @@ class TrainConfig:
             input, so the model must also learn the task's rules; ``task``: it runs only over
             the tokens the task's rules allow after the label prefix (the mask a constrained
             decoder applies), so training and constrained decoding see the same choices.
+        objective: ``likelihood`` (the paper): teacher-forced maximum likelihood of the labels;
+            ``reinforce``: policy gradient on the task's cost (tasks with ``has_cost``: TSP tour
+            length) without labels: ``rl_samples`` outputs sampled per instance under the
+            task's rules, each weighted by its cost minus the mean cost of the instance's other
+            samples (:mod:`ptrnet.training.reinforce`). Meant for fine-tuning (``init_from``);
+            generated training instances are then not solved (validation still is).
+        rl_samples: outputs sampled per instance with ``reinforce`` (at least 2).
         log_every: steps between CSV rows.
         init_from: checkpoint file whose weights start the run (fine-tuning, e.g. a bundled
             model with another loss or data); None = the initialisation ``model.init`` names.
@@ -100,6 +108,8 @@ class TrainConfig:
     val_every: int = 500
     val_constraints: str | None = None
     train_constraints: str = "none"
+    objective: str = "likelihood"
+    rl_samples: int = 8
     log_every: int = 50
     init_from: str | None = None
     seed: int = 0
@@ -120,6 +130,11 @@ class TrainConfig:
         if self.val_constraints is not None:
             _choice("val_constraints", self.val_constraints, CONSTRAINTS)
         _choice("train_constraints", self.train_constraints, CONSTRAINTS)
+        _choice("objective", self.objective, OBJECTIVES)
+        if self.objective == "reinforce" and not task.has_cost:
+            raise ValueError(
+                f"objective 'reinforce' needs a task with a cost; {task.name} has none"
+            )
         for name in ("data", "init_from"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
@@ -152,8 +167,11 @@ class TrainConfig:
             "val_count",
             "val_every",
             "log_every",
+            "rl_samples",
         ):
             _positive_int(name, getattr(self, name))
+        if self.rl_samples < 2:
+            raise ValueError(f"rl_samples must be at least 2, got {self.rl_samples!r}")
         for name in ("steps", "epochs", "threads"):
             if getattr(self, name) is not None:
                 _positive_int(name, getattr(self, name))

@@ -9,7 +9,8 @@ order of an uninterrupted one and needs no data-loader state.
 * File data: epoch ``e`` visits the file in a permutation drawn from ``(seed, ORDER_STREAM, e)``.
 * Labels come from ``task.solve`` as each pool of batches is built (the canonical targets), or
   from the file with ``labels="file"``. Degenerate file instances (no reference solution) are
-  dropped from their batch; generated ones are redrawn as in :mod:`ptrnet.generation`.
+  dropped from their batch; generated ones are redrawn as in :mod:`ptrnet.generation`. With
+  ``objective="reinforce"`` nothing is solved and batches carry no targets.
 * Bucketing: batches are built a pool of ``bucket_pool`` batches at a time. With ``bucket`` the
   pool is sorted by n before it is cut into batches (less padding) and the batches are visited in
   an order drawn from ``(seed, BUCKET_STREAM, e, pool)``; without it a batch mixes sizes freely.
@@ -138,7 +139,7 @@ class TrainingData:
         if cfg.bucket:
             order = np.random.default_rng([cfg.seed, BUCKET_STREAM, epoch, pool])
             chunks = [chunks[c] for c in order.permutation(len(chunks))]
-        return [collate([p for p, _ in c], [s for _, s in c]) for c in chunks]
+        return [_collate(c) for c in chunks]
 
     def _instance_ids(self, epoch: int, positions: np.ndarray) -> np.ndarray:
         """Generated: stream-0 instance indices; file: line positions in this epoch's order."""
@@ -148,13 +149,21 @@ class TrainingData:
         return rng.permutation(self.epoch_length)[positions]
 
     def _labelled(self, index: int) -> Instance | None:
-        """Instance ``index`` with its target, or None for a degenerate file instance."""
+        """Instance ``index`` with its target, or None for a degenerate file instance.
+
+        With ``objective`` ``reinforce`` nothing is solved: the target is None (a file's own
+        labels are kept but unused).
+        """
+        cfg, unlabelled = self.cfg, self.cfg.objective == "reinforce"
+        if self.file is None and unlabelled:
+            points = self.task.generate(cfg.size_range, 1, cfg.seed, TRAIN_STREAM, int(index))
+            return points[0], None
         if self.file is None:
             return labelled_instance(
                 self.task, self.cfg.size_range, self.cfg.seed, int(index), stream=TRAIN_STREAM
             )
         points, seq = self.file[index]
-        if seq is None:
+        if seq is None and not unlabelled:
             try:
                 seq = self.task.solve(points)
             except DegenerateInstanceError:
@@ -177,6 +186,12 @@ class _Pools(Dataset):
 
     def __getitem__(self, key: tuple[int, int]) -> list[Batch]:
         return self.data._build_pool(*key)
+
+
+def _collate(instances: list[Instance]) -> Batch:
+    """A batch of instances, with targets unless some instance has none (``reinforce``)."""
+    seqs = [s for _, s in instances]
+    return collate([p for p, _ in instances], None if any(s is None for s in seqs) else seqs)
 
 
 def _as_is(pool: list[Batch]) -> list[Batch]:

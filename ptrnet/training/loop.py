@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,7 @@ from ptrnet.training.config import RunConfig, TrainConfig, resume_config
 from ptrnet.training.cpu import cpu_plan
 from ptrnet.training.csvlog import CsvLog, columns_for
 from ptrnet.training.data import TrainingData, validation_set
+from ptrnet.training.reinforce import reinforce_loss, sample_generator
 
 LAST, BEST, BEST_JSON, CONFIG_JSON, LOG_CSV = (
     "last.safetensors",
@@ -77,7 +79,8 @@ def teacher_forced_loss(
 ) -> torch.Tensor:
     """Cross-entropy of ``batch.targets`` (B, T) under teacher forcing, pads ignored.
 
-    ``reduction="mean"`` averages over real target tokens; ``"sum"`` sums them. With ``rules``
+    ``reduction="mean"`` averages over real target tokens; ``"sum"`` sums them; ``"none"``
+    returns the (B*T,) per-token losses, 0 at pads. With ``rules``
     (a task), each step's softmax runs only over the tokens that task allows after the label
     prefix (:func:`ptrnet.tasks.constraints.teacher_forcing_mask`); without, over all of them.
     """
@@ -95,9 +98,20 @@ def teacher_forced_loss(
     )
 
 
+def sequence_log_likelihood(
+    model: nn.Module, batch: Batch, rules: Task | None = None
+) -> torch.Tensor:
+    """(B,) log-likelihood of each row's ``batch.targets`` under teacher forcing, masked by
+    ``rules`` as :func:`teacher_forced_loss` (differentiable)."""
+    per_token = teacher_forced_loss(model, batch, "none", rules)  # (B*T,), 0 at pads
+    return -per_token.view(batch.size, -1).sum(dim=1)
+
+
 def loss_rules(cfg: TrainConfig) -> Task | None:
-    """The task whose rules mask the training loss, or None (``train_constraints`` none)."""
-    return get_task(cfg.task) if cfg.train_constraints == "task" else None
+    """The task whose rules mask the training loss, or None (``train_constraints`` none and
+    the likelihood objective; ``reinforce`` samples and scores under the rules always)."""
+    masked = cfg.train_constraints == "task" or cfg.objective == "reinforce"
+    return get_task(cfg.task) if masked else None
 
 
 def build_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -118,17 +132,27 @@ def build_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer
 def train_step(
     model: nn.Module, optimizer: torch.optim.Optimizer, batch: Batch, cfg: TrainConfig, step: int
 ) -> float:
-    """One optimiser step at learning rate ``cfg.learning_rate(step)`` in ``cfg.precision``;
-    returns the batch loss."""
+    """One optimiser step at learning rate ``cfg.learning_rate(step)`` in ``cfg.precision``.
+
+    Returns the figure logged as the step's loss: the teacher-forced loss per token, or with
+    ``objective`` ``reinforce`` the mean cost of the sampled outputs (e.g. tour length).
+    """
     for group in optimizer.param_groups:
         group["lr"] = cfg.learning_rate(step)
     optimizer.zero_grad(set_to_none=True)
     with autocast(cfg.precision, next(model.parameters()).device):
-        loss = teacher_forced_loss(model, batch, rules=loss_rules(cfg))
+        if cfg.objective == "reinforce":
+            task = get_task(cfg.task)
+            score = partial(sequence_log_likelihood, rules=task)
+            generator = sample_generator(cfg.seed, step)
+            loss, logged = reinforce_loss(model, task, batch, cfg.rl_samples, generator, score)
+        else:
+            loss = teacher_forced_loss(model, batch, rules=loss_rules(cfg))
+            logged = None
     loss.backward()
     nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
     optimizer.step()
-    return loss.item()
+    return loss.item() if logged is None else logged
 
 
 def validation_loss(
