@@ -22,6 +22,8 @@ same samples as an uninterrupted one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
@@ -58,7 +60,7 @@ def reinforce_loss(
     batch: Batch,
     samples: int,
     generator: torch.Generator,
-    log_likelihood,
+    log_likelihood: Callable[[torch.nn.Module, Batch], torch.Tensor],
 ) -> tuple[torch.Tensor, float]:
     """The REINFORCE loss of one batch (module docstring) and the samples' mean cost.
 
