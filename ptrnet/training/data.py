@@ -160,7 +160,7 @@ class TrainingData:
             return points[0], None
         if self.file is None:
             return labelled_instance(
-                self.task, self.cfg.size_range, self.cfg.seed, int(index), stream=TRAIN_STREAM
+                self.task, cfg.size_range, cfg.seed, int(index), stream=TRAIN_STREAM
             )
         points, seq = self.file[index]
         if seq is None and not unlabelled:

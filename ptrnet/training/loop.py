@@ -140,14 +140,14 @@ def train_step(
     for group in optimizer.param_groups:
         group["lr"] = cfg.learning_rate(step)
     optimizer.zero_grad(set_to_none=True)
+    rules = loss_rules(cfg)
     with autocast(cfg.precision, next(model.parameters()).device):
         if cfg.objective == "reinforce":
-            task = get_task(cfg.task)
-            score = partial(sequence_log_likelihood, rules=task)
+            score = partial(sequence_log_likelihood, rules=rules)
             generator = sample_generator(cfg.seed, step)
-            loss, logged = reinforce_loss(model, task, batch, cfg.rl_samples, generator, score)
+            loss, logged = reinforce_loss(model, rules, batch, cfg.rl_samples, generator, score)
         else:
-            loss = teacher_forced_loss(model, batch, rules=loss_rules(cfg))
+            loss = teacher_forced_loss(model, batch, rules=rules)
             logged = None
     loss.backward()
     nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)

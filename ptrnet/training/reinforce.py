@@ -49,8 +49,8 @@ def leave_one_out_baseline(cost: torch.Tensor) -> torch.Tensor:
 def tokens_as_targets(tokens: torch.Tensor) -> torch.Tensor:
     """(B, T) decoded tokens as teacher-forcing targets: everything after a row's first end
     token (0) becomes :data:`ptrnet.batching.IGNORE_INDEX`."""
-    ended = (tokens == 0).long().cumsum(dim=1)  # (B, T) ends seen so far, this one included
-    after_end = (ended - (tokens == 0).long()) > 0
+    is_end = (tokens == 0).long()  # (B, T)
+    after_end = is_end.cumsum(dim=1) - is_end > 0  # an end token earlier in the row
     return tokens.masked_fill(after_end, IGNORE_INDEX)
 
 
