@@ -126,9 +126,11 @@ def comparable(rows):
     return [{k: v for k, v in r.items() if k not in ("examples_per_s", "elapsed_s")} for r in rows]
 
 
-@pytest.mark.parametrize("variant", ["adam-generated", "sgd-file-bucketed", "reinforce-tsp"])
+@pytest.mark.parametrize(
+    "variant", ["adam-generated", "sgd-file-bucketed", "reinforce-tsp", "adam-ema"]
+)
 def test_resume_continues_exactly(tmp_path, variant):
-    config = run_config()
+    config = run_config(ema=0.7) if variant == "adam-ema" else run_config()
     if variant == "reinforce-tsp":  # the sampled outputs too are a function of the step
         train_cfg = replace(config.train, task="tsp", objective="reinforce", rl_samples=3)
         config = RunConfig(ModelConfig(input_dim=2, hidden=16), train_cfg)
@@ -160,6 +162,9 @@ def test_resume_continues_exactly(tmp_path, variant):
     for i, state in a.optimizer_state["state"].items():
         assert all(torch.equal(v, b.optimizer_state["state"][i][k]) for k, v in state.items())
     assert torch.equal(a.rng_state, b.rng_state)
+    assert (a.ema_state is None) == (b.ema_state is None) == (variant != "adam-ema")
+    for k, v in (a.ema_state or {}).items():
+        assert torch.equal(v, b.ema_state[k])
     assert a.info == b.info  # the same best record
     log_a = comparable(read_log(tmp_path / "straight" / "log.csv"))
     assert log_a == comparable(read_log(tmp_path / "split" / "log.csv"))
@@ -215,6 +220,33 @@ def test_real_run_records_the_best_decoded_metric(tmp_path):
     assert best["value"] == pytest.approx(max(values), abs=1e-6)
     assert best["step"] == int(first_best["step"])
     assert RunConfig.from_dict(best["config"]) == run_config(steps=12, val_every=3)
+
+
+def test_ema_run_validates_and_keeps_the_moving_average_of_its_weights(tmp_path):
+    live = []  # the trained weights after every step, seen from a validation at every step
+
+    def record(trainer, metrics):
+        live.append({k: v.clone() for k, v in trainer.model.state_dict().items()})
+        return False
+
+    config = run_config(steps=5, val_every=1, ema=0.6)
+    result = train(config, tmp_path, progress=False, on_validation=record)
+    average = dict(live[0])  # the first step copies the weights, then e = 0.6 e + 0.4 w
+    averages = [average]
+    for weights_now in live[1:]:
+        average = {k: 0.6 * average[k] + 0.4 * w for k, w in weights_now.items()}
+        averages.append(average)
+    best = load_checkpoint(tmp_path / "best.safetensors")
+    assert best.step == result.best["step"]
+    for k, v in averages[best.step - 1].items():
+        assert torch.allclose(best.model_state[k], v, atol=1e-6)
+    last = weights(tmp_path)
+    assert all(torch.equal(last.model_state[k], v) for k, v in live[-1].items())
+    for k, v in averages[-1].items():
+        assert torch.allclose(last.ema_state[f"module.{k}"], v, atol=1e-6)
+    assert not all(torch.equal(live[-1][k], v) for k, v in averages[-1].items())
+    # A model from an EMA run loads for inference like any other (the average is its model).
+    assert load_model(tmp_path).model.state_dict().keys() == live[-1].keys()
 
 
 def test_warm_start_begins_at_the_checkpoint_weights_with_a_fresh_optimizer(tmp_path):

@@ -65,6 +65,9 @@ def test_unknown_keys_are_errors():
         ({"val_constraints": "strict"}, "unknown val_constraints"),
         ({"labels": "file"}, "needs a training data file"),
         ({"bucket": "yes"}, "bucket must be"),
+        ({"ema": 1.0}, "ema must be 0 \\(off\\) or in \\(0, 1\\)"),
+        ({"ema": -0.1}, "ema must be"),
+        ({"ema": True}, "ema must be"),
     ],
 )
 def test_impossible_values_are_errors(changes, message):

@@ -54,6 +54,7 @@ TRAIN_OPTIONS = (
     "decay",
     "decay_every",
     "clip_norm",
+    "ema",
     "batch_size",
     "steps",
     "epochs",
@@ -92,6 +93,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--decay", type=float, help="lr factor per --decay-every steps (sgd 1.0, adam 0.96)")
     add("--decay-every", type=positive_int, metavar="N", help="default: 1000")
     add("--clip-norm", type=float, metavar="X", help="gradient L2 norm limit (default: 2.0)")
+    add(
+        "--ema",
+        type=float,
+        metavar="D",
+        help="validate and keep a moving average of the weights, D per step (e.g. 0.999; "
+        "default 0: off, the paper)",
+    )
     add("--batch-size", type=positive_int, metavar="B", help="default: 128")
     length = parser.add_mutually_exclusive_group()
     length.add_argument("--steps", type=positive_int, help=f"default: {DEFAULT_STEPS}")

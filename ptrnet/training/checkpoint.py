@@ -6,6 +6,8 @@ Layout of ``NAME.safetensors``:
 * tensors ``model.<param>``: the model's state dict;
 * tensors ``optim.<index>.<key>``: the optimiser's per-parameter state (absent in weights-only
   checkpoints), and ``rng.torch``: the torch CPU generator state;
+* tensors ``ema.<key>``: the moving average of the weights (:mod:`ptrnet.training.ema`), in
+  resumable checkpoints of runs that keep one;
 * header metadata ``ptrnet``: JSON ``{"format", "config": RunConfig.to_dict(), "step", "info",
   "optimizer": {"param_groups", "scalars"}}``; ``config`` alone rebuilds the model.
 
@@ -51,6 +53,8 @@ class Checkpoint:
         info: free JSON (validation metrics, best-so-far record).
         optimizer_state: ``optimizer.state_dict()`` form, or None in a weights-only file.
         rng_state: torch CPU generator state, or None.
+        ema_state: the weights' moving average (:func:`ptrnet.training.ema.ema_state`), or
+            None.
     """
 
     config: RunConfig
@@ -59,6 +63,7 @@ class Checkpoint:
     info: dict[str, Any] = field(default_factory=dict)
     optimizer_state: dict[str, Any] | None = None
     rng_state: torch.Tensor | None = None
+    ema_state: dict[str, torch.Tensor] | None = None
 
 
 def save_checkpoint(
@@ -68,9 +73,12 @@ def save_checkpoint(
     model: nn.Module,
     optimizer: torch.optim.Optimizer | None = None,
     info: dict[str, Any] | None = None,
+    ema_state: dict[str, torch.Tensor] | None = None,
 ) -> None:
-    """Write a checkpoint atomically; with ``optimizer`` it also holds what resuming needs."""
+    """Write a checkpoint atomically; with ``optimizer`` (and ``ema_state``, if the run keeps a
+    moving average) it also holds what resuming needs."""
     tensors = {f"model.{k}": v.detach().contiguous() for k, v in model.state_dict().items()}
+    tensors.update({f"ema.{k}": v for k, v in (ema_state or {}).items()})
     meta: dict[str, Any] = {
         "format": FORMAT,
         "config": config.to_dict(),
@@ -111,6 +119,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     optimizer_state = None
     if "optimizer" in meta:
         optimizer_state = _unflatten_optimizer(tensors, meta["optimizer"])
+    ema = {k[4:]: v for k, v in tensors.items() if k.startswith("ema.")}
     return Checkpoint(
         config,
         int(meta["step"]),
@@ -118,6 +127,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
         meta.get("info", {}),
         optimizer_state,
         tensors.get("rng.torch"),
+        ema or None,
     )
 
 

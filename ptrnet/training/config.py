@@ -49,6 +49,9 @@ class TrainConfig:
         optimizer: ``sgd`` or ``adam``; ``lr`` and ``decay`` default per recipe (module doc).
         lr, decay, decay_every: learning rate ``lr * decay ** (step / decay_every)``.
         clip_norm: global gradient L2 norm limit.
+        ema: 0 = off (the paper); d in (0, 1) = validate and keep an exponential moving
+            average of the weights, ``d`` per step (:mod:`ptrnet.training.ema`; 0.999 averages
+            about the last 1,000 steps).
         batch_size: instances per step (B).
         steps, epochs: run length; exactly one is set. An epoch is ``epoch_size`` generated
             instances (all fresh) or one pass over ``data``.
@@ -97,6 +100,7 @@ class TrainConfig:
     decay: float | None = None
     decay_every: int = 1000
     clip_norm: float = 2.0
+    ema: float = 0.0
     batch_size: int = 128
     steps: int | None = None
     epochs: int | None = None
@@ -159,6 +163,9 @@ class TrainConfig:
         _positive_float("decay", self.decay)
         if self.decay > 1:
             raise ValueError(f"decay must be in (0, 1], got {self.decay!r}")
+        ema_ok = isinstance(self.ema, (int, float)) and not isinstance(self.ema, bool)
+        if not ema_ok or not 0 <= self.ema < 1:
+            raise ValueError(f"ema must be 0 (off) or in (0, 1), got {self.ema!r}")
         for name in (
             "decay_every",
             "batch_size",

@@ -10,8 +10,9 @@ A run directory holds ``config.json`` (the RunConfig), ``log.csv`` (:mod:`ptrnet
 csvlog`), ``last.safetensors`` (weights + optimiser + RNG state, written at every validation and
 at the end) and ``best.safetensors`` + ``best.json`` (weights and metrics at the validation with
 the best *decoded* primary metric, :func:`ptrnet.evaluation.evaluate.selection_key`; never the
-teacher-forced loss, trap 7). Since data depend only on the step (:mod:`ptrnet.training.data`),
-resuming from ``last`` reproduces the uninterrupted run exactly.
+teacher-forced loss, trap 7). With ``ema`` the run validates, and keeps as ``best``, the moving
+average of its weights (:mod:`ptrnet.training.ema`). Since data depend only on the step
+(:mod:`ptrnet.training.data`), resuming from ``last`` reproduces the uninterrupted run exactly.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from ptrnet.training.config import RunConfig, TrainConfig, resume_config
 from ptrnet.training.cpu import cpu_plan
 from ptrnet.training.csvlog import CsvLog, columns_for
 from ptrnet.training.data import TrainingData, validation_set
+from ptrnet.training.ema import ema_model, ema_state, load_ema_state
 from ptrnet.training.reinforce import reinforce_loss, sample_generator
 
 LAST, BEST, BEST_JSON, CONFIG_JSON, LOG_CSV = (
@@ -217,6 +219,7 @@ class Trainer:
         self.device = resolve_device(self.cfg.device)
         self.model = build_model(config.model).to(self.device)
         self.optimizer = build_optimizer(self.model, self.cfg)
+        self.ema = ema_model(self.model, self.cfg.ema) if self.cfg.ema else None
         if resume:
             self._restore(last)
         elif self.cfg.init_from is not None:
@@ -244,6 +247,8 @@ class Trainer:
         self.model.load_state_dict(ckpt.model_state)
         self.optimizer.load_state_dict(ckpt.optimizer_state)
         torch.set_rng_state(ckpt.rng_state)
+        if self.ema is not None:
+            load_ema_state(self.ema, ckpt.ema_state)
         self.step, self.best = ckpt.step, ckpt.info.get("best", {})
 
     def _warm_start(self, path: str) -> None:
@@ -281,6 +286,8 @@ class Trainer:
             for batch in batches:
                 batch = batch.to(self.device)
                 loss = train_step(self.model, self.optimizer, batch, self.cfg, self.step)
+                if self.ema is not None:
+                    self.ema.update_parameters(self.model)
                 self.step += 1
                 meter.add(loss, batch.size, time.perf_counter() - tic)
                 bar.update(1)
@@ -303,13 +310,20 @@ class Trainer:
     def _primary(self) -> str:
         return PRIMARY_METRIC[self.task.name]
 
+    @property
+    def kept_model(self) -> nn.Module:
+        """The network validated and saved as ``best``: the weights' moving average if the
+        run keeps one, else the trained weights themselves."""
+        return self.model if self.ema is None else self.ema.module
+
     def _validate(self, meter: Meter, start_time: float) -> dict[str, Any]:
         """Decode the validation set, log, save ``last`` and (if improved) ``best``."""
+        model = self.kept_model
         metrics = evaluate(
-            self.model, self.task, self.val_points, self.val_refs, constraints=self.cfg.constraints
+            model, self.task, self.val_points, self.val_refs, constraints=self.cfg.constraints
         )
         rules = loss_rules(self.cfg)
-        tf_loss = validation_loss(self.model, self.val_points, self.val_refs, rules)
+        tf_loss = validation_loss(model, self.val_points, self.val_refs, rules)
         row = meter.row(self.step, self.cfg, start_time)
         row.update(val_tf_loss=tf_loss, **{f"val_{k}": metrics[k] for k in self.task.metric_keys})
         self.log.write(row)
@@ -322,6 +336,7 @@ class Trainer:
             self.model,
             self.optimizer,
             info={"best": self.best},
+            ema_state=None if self.ema is None else ema_state(self.ema),
         )
         return metrics
 
@@ -341,7 +356,7 @@ class Trainer:
             }
         )
         path = os.path.join(self.run_dir, BEST)
-        save_checkpoint(path, self.config, self.step, self.model, info={"best": self.best})
+        save_checkpoint(path, self.config, self.step, self.kept_model, info={"best": self.best})
         with atomic_write(os.path.join(self.run_dir, BEST_JSON)) as stream:
             json.dump({**self.best, "config": self.config.to_dict()}, stream, indent=2)
 
