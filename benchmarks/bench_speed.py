@@ -14,7 +14,9 @@ For each (task, n, hidden) of the grid (batch 128) it prints:
 2. Greedy and beam (k = 5) decoding instances/s for both, under the task's decoding masks
    (``constraints="task"``); the reference beam search runs one instance at a time, as public
    implementations do.
-3. Peak memory of one training step and one decoding call: the rise of the process's peak RSS
+3. The cost of ``--ema`` (:mod:`ptrnet.training.ema`): the moving-average update that follows
+   each step, timed in the same rounds as a fp32 step, and its share of the step.
+4. Peak memory of one training step and one decoding call: the rise of the process's peak RSS
    (VmHWM, reset through /proc/self/clear_refs) over its RSS before the call.
 
 Timings interleave the variants round by round and report medians, so the ratios hold under
@@ -48,6 +50,7 @@ from ptrnet.decoding.decode import step_limit  # noqa: E402
 from ptrnet.model import ModelConfig, build_model  # noqa: E402
 from ptrnet.tasks import get_task  # noqa: E402
 from ptrnet.training.config import TrainConfig  # noqa: E402
+from ptrnet.training.ema import ema_model  # noqa: E402
 from ptrnet.training.loop import build_optimizer, train_step  # noqa: E402
 
 GRID = (("tsp", 10, 128), ("tsp", 10, 256), ("tsp", 20, 128), ("tsp", 20, 256))
@@ -152,6 +155,18 @@ def training_row(task: str, n: int, d: int, repeats: int) -> list:
     ]
 
 
+def ema_row(task: str, n: int, d: int, repeats: int) -> list:
+    """Milliseconds of a fp32 training step and of the EMA update (decay 0.999) that ``--ema``
+    adds after it, timed in the same rounds (a difference of two step times would drown it)."""
+    batch = make_batch(task, n)
+    model, _ = models(d)
+    ema = ema_model(model, 0.999)
+    fns = {"step": train_step_fn(model, batch, "fp32"), "ema": lambda: ema.update_parameters(model)}
+    secs = interleaved(fns, repeats)
+    share = secs["ema"] / secs["step"]
+    return [task, n, d, f"{secs['step'] * 1e3:.1f}", f"{secs['ema'] * 1e3:.2f}", f"{share:.1%}"]
+
+
 def decoding_row(task_name: str, n: int, d: int, repeats: int, ref_beam_count: int) -> list:
     task, batch = get_task(task_name), make_batch(task_name, n)
     inputs, lengths = Batch(batch.points, batch.lengths), batch.lengths
@@ -248,6 +263,7 @@ TRAIN_HEADER = (
     "bf16 util",
     "peak GFLOP/s: fp32 torch.mm / fp32 oneDNN / bf16",
 )
+EMA_HEADER = ("task", "n", "d", "fp32 step ms", "EMA update ms", "EMA share")
 DECODE_HEADER = (
     "task",
     "n",
@@ -300,6 +316,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     rows = [training_row(*cfg, repeats) for cfg in grid]
     print("Training, batch 128\n\n" + markdown(TRAIN_HEADER, rows) + "\n", flush=True)
+    rows = [ema_row(*cfg, repeats) for cfg in grid]
+    print(
+        "Training with --ema, batch 128, fp32\n\n" + markdown(EMA_HEADER, rows) + "\n", flush=True
+    )
     count = 8 if args.quick else 32
     rows = [decoding_row(*cfg, max(2, repeats // 2), count) for cfg in grid]
     print("Decoding, batch 128, fp32\n\n" + markdown(DECODE_HEADER, rows) + "\n", flush=True)
