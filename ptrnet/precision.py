@@ -6,6 +6,8 @@
 * ``bf16``: ``torch.autocast`` with bfloat16 -- matmuls and LSTMs in bf16, float32 master
   weights, optimiser state and loss. The model keeps its softmax inputs and the pointer's
   elementwise part in float32 (:mod:`ptrnet.model.attention`), so no loss scaling is needed.
+  On a CPU whose oneDNN has no bf16 LSTM (AVX2-only CPUs), the LSTMs stay in float32
+  (:mod:`ptrnet.model.lstm`).
 * ``auto``: ``bf16`` on a device with native bf16 matrix arithmetic -- a CUDA GPU that reports
   bf16 support, or a CPU with the ``avx512_bf16`` or ``amx_bf16`` instruction set extension
   (bf16 on other CPUs is emulated and slower than fp32) -- and ``fp32`` everywhere else.

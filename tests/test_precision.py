@@ -13,7 +13,9 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ptrnet import precision
 from ptrnet.batching import collate
 from ptrnet.model import ModelConfig, build_model
+from ptrnet.model import lstm as lstm_module
 from ptrnet.model.attention import additive_scores
+from ptrnet.model.lstm import run_lstm
 from ptrnet.model.ragged import ragged_lstm
 from ptrnet.precision import autocast, resolve_precision
 
@@ -141,6 +143,37 @@ def _backward(out, h, c):
     """Backward of a fixed weighted sum of everything the encoder returns."""
     gen = torch.Generator().manual_seed(2)
     sum((t * torch.randn(t.shape, generator=gen)).sum() for t in (out, h, c)).backward()
+
+
+# --- LSTMs under bf16 autocast on CPUs without a bf16 LSTM kernel ---
+
+
+def test_run_lstm_is_the_plain_call_outside_autocast():
+    torch.manual_seed(0)
+    lstm, x = torch.nn.LSTM(2, 8, batch_first=True), torch.randn(3, 4, 2)
+    got, (h, c) = run_lstm(lstm, x)
+    want, (wh, wc) = lstm(x)
+    assert torch.equal(got, want) and torch.equal(h, wh) and torch.equal(c, wc)
+
+
+def test_run_lstm_falls_back_to_float32_without_a_bf16_kernel(monkeypatch):
+    monkeypatch.setattr(lstm_module, "cpu_bf16_lstm_works", lambda: False)
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(2, 8, batch_first=True)
+    x, h0 = torch.randn(3, 4, 2), torch.randn(1, 3, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got, (h, c) = run_lstm(lstm, x.bfloat16(), (h0.bfloat16(), h0.bfloat16()))
+        after = F.linear(got, torch.eye(8))  # autocast is back on after it
+    want, (wh, wc) = lstm(x.bfloat16().float(), (h0.bfloat16().float(),) * 2)
+    assert got.dtype == h.dtype == torch.float32 and after.dtype == torch.bfloat16
+    assert torch.equal(got, want) and torch.equal(h, wh) and torch.equal(c, wc)
+
+
+def test_run_lstm_under_bf16_matches_what_the_cpu_supports():
+    lstm, x = torch.nn.LSTM(2, 8, batch_first=True), torch.randn(3, 4, 2)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, _ = run_lstm(lstm, x)
+    assert out.dtype == (torch.bfloat16 if lstm_module.cpu_bf16_lstm_works() else torch.float32)
 
 
 # --- whole model against the step-by-step reference ---

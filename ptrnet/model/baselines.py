@@ -18,6 +18,7 @@ from torch import nn
 
 from ptrnet.model.attention import additive_scores
 from ptrnet.model.config import ModelConfig
+from ptrnet.model.lstm import run_lstm
 from ptrnet.model.pointer import EncoderDecoder, Memory, State, column_mask, previous_tokens
 
 
@@ -131,7 +132,7 @@ class AttentionSeq2Seq(_FixedVocabulary):
         """Decoder input (B, 1, dim) and state (h, c, d') -> logits (B, V), next state."""
         h, c, context = state
         fed = torch.cat([x, context.transpose(0, 1).to(x.dtype)], dim=-1)  # (B, 1, dim+d)
-        dec, (h, c) = self.decoder(fed, (h, c))  # (B, 1, d)
+        dec, (h, c) = run_lstm(self.decoder, fed, (h, c))  # (B, 1, d)
         u = additive_scores(memory.enc_proj, self.w2(dec), self.v)  # (B, 1, n)
         u = u.float().masked_fill(~memory.att_valid[:, None], float("-inf"))
         a = torch.softmax(u, dim=-1)  # (B, 1, n); every row has >= 1 real input

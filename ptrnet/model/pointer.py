@@ -28,6 +28,7 @@ from torch import nn
 
 from ptrnet.model.attention import additive_scores
 from ptrnet.model.config import ModelConfig
+from ptrnet.model.lstm import run_lstm
 from ptrnet.model.ragged import ragged_lstm
 
 # Decoder state: the LSTM's (h, c), each (layers, B, d), and for the attention baseline also its
@@ -132,7 +133,7 @@ class EncoderDecoder(nn.Module):
         if lengths_cpu.min() < 1 or lengths_cpu.max() > n:
             raise ValueError(f"lengths must lie in 1..{n}")
         if bool((lengths_cpu == n).all()):  # no padding: one fused LSTM call
-            return self.encoder(points)
+            return run_lstm(self.encoder, points)
         return ragged_lstm(self.encoder, points, lengths_cpu)  # each row's own final (h, c)
 
     def input_table(self, points: torch.Tensor) -> torch.Tensor:
@@ -166,7 +167,7 @@ class EncoderDecoder(nn.Module):
         """
         memory = self.encode(points, lengths)
         x = self.decoder_inputs(memory, previous_tokens(targets))  # (B, T, dim)
-        dec, _ = self.decoder(x, memory.state)  # (B, T, d): all T steps in one LSTM call
+        dec, _ = run_lstm(self.decoder, x, memory.state)  # (B, T, d): all T steps in one LSTM call
         return self.head(memory, dec)
 
     def step(
@@ -177,7 +178,7 @@ class EncoderDecoder(nn.Module):
         Start with ``prev_token`` all 0 and ``state = memory.state``.
         """
         x = self.decoder_inputs(memory, prev_token[:, None])  # (B, 1, dim)
-        dec, state = self.decoder(x, state)  # (B, 1, d)
+        dec, state = run_lstm(self.decoder, x, state)  # (B, 1, d)
         return self.head(memory, dec)[:, 0], state
 
 

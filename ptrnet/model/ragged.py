@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-State = tuple[torch.Tensor, torch.Tensor]  # LSTM (h, c), each (layers, B, d)
+from ptrnet.model.lstm import run_lstm
 
 
 def ragged_lstm(lstm: nn.LSTM, points: torch.Tensor, lengths: torch.Tensor) -> tuple:
@@ -38,7 +38,7 @@ def ragged_lstm(lstm: nn.LSTM, points: torch.Tensor, lengths: torch.Tensor) -> t
     for k, (end, rows) in enumerate(zip(ends, running, strict=True)):
         if state is not None:
             state = (state[0][:, :rows], state[1][:, :rows])
-        out, state = lstm(x[:rows, start:end], state)  # (rows, end - start, d)
+        out, state = run_lstm(lstm, x[:rows, start:end], state)  # (rows, end - start, d)
         outs.append(F.pad(out, (0, 0, 0, 0, 0, batch - rows)))
         longer = running[k + 1] if k + 1 < len(running) else 0
         finals.append((state[0][:, longer:rows], state[1][:, longer:rows]))  # rows ending here
