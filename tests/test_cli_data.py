@@ -196,6 +196,7 @@ def test_missing_output_directory(cli, tmp_path: Path) -> None:
         "no/such/dir.txt",
     )
     assert status == 1 and "No such file or directory" in err and "Traceback" not in err
+    assert err.startswith("ptrnet: error: no/such/dir.txt: cannot write into ")  # not the temp file
 
 
 def test_help_exits_zero_and_stays_light(cli) -> None:

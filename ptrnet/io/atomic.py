@@ -20,7 +20,8 @@ def atomic_write(path: str | os.PathLike[str]) -> Iterator[TextIO]:
     """Open a text stream whose content becomes ``path`` when the ``with`` block succeeds.
 
     Raises:
-        OSError: if the directory of ``path`` is missing or not writable; nothing is created then.
+        OSError: if the directory of ``path`` is missing or not writable (its ``filename`` is
+            ``path``); nothing is created then.
     """
     with _atomic_stream(path, binary=False) as stream:
         yield stream
@@ -39,7 +40,11 @@ def _atomic_stream(path: str | os.PathLike[str], binary: bool) -> Iterator[IO]:
     """The temporary stream behind both writers; replaces ``path`` only on success."""
     path = os.fspath(path)
     directory, name = os.path.split(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    except OSError as err:  # name the file asked for, not the temporary one
+        reason = f"cannot write into {directory}: {err.strerror}"
+        raise OSError(err.errno, reason, path) from None
     try:
         text = {} if binary else {"encoding": "utf-8", "newline": "\n"}
         with os.fdopen(fd, "wb" if binary else "w", **text) as stream:
