@@ -163,8 +163,7 @@ class TrainConfig:
         _positive_float("decay", self.decay)
         if self.decay > 1:
             raise ValueError(f"decay must be in (0, 1], got {self.decay!r}")
-        ema_ok = isinstance(self.ema, (int, float)) and not isinstance(self.ema, bool)
-        if not ema_ok or not 0 <= self.ema < 1:
+        if not _is_number(self.ema) or not 0 <= self.ema < 1:
             raise ValueError(f"ema must be 0 (off) or in (0, 1), got {self.ema!r}")
         for name in (
             "decay_every",
@@ -280,7 +279,10 @@ def _positive_int(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _positive_float(name: str, value: object) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value <= 0:
+    if not _is_number(value) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a positive number, got {value!r}")
