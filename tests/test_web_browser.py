@@ -6,6 +6,7 @@ Skipped, saying why, only when no Chromium or no Playwright is installed.
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import threading
@@ -137,3 +138,35 @@ def test_live_training_then_length_test(page, tmp_path):
     page.wait_for_function("document.querySelector('#te-status').textContent.includes('tested on')")
     assert page.locator("#chart-gen-acc path.series").count() >= 2
     page.screenshot(path=str(tmp_path / "training.png"), full_page=True)
+
+
+def test_an_answer_for_the_previous_task_is_not_drawn(browser, server):
+    """A hull answer that arrives after the switch to TSP must not be drawn as a tour."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    held = {}  # task -> its first /api/predict request, held back until released
+
+    def hold(route):
+        task = json.loads(route.request.post_data)["task"]
+        if task in held:
+            route.continue_()
+        else:
+            held[task] = route
+
+    def wait_until_held(task):
+        deadline = time.monotonic() + TIMEOUT_MS / 1000
+        while task not in held and time.monotonic() < deadline:
+            page.wait_for_timeout(20)
+        assert task in held, f"the page sent no {task} request"
+
+    page.route("**/api/predict", hold)
+    page.goto(server)
+    wait_until_held("convex_hull")
+    page.select_option("#task", "tsp")
+    held["convex_hull"].continue_()
+    wait_until_held("tsp")  # sent only once the hull answer has been handled
+    assert page.locator("#board path.ref").count() == 0  # the hull answer was not drawn
+    held["tsp"].continue_()
+    page.wait_for_selector("#board path.ref.tour")
+    assert "optimal tour length" in page.inner_text("#metrics")
+    page.close()

@@ -68,6 +68,9 @@ async function fetchAnswer() {
       body: JSON.stringify(body),
     });
     const data = await response.json();
+    // The task changed while this was in flight: drop the answer (a request for the new task
+    // is queued behind this one), or the old task's shapes would be drawn as the new task's.
+    if (body.task !== state.task) return;
     if (!response.ok) throw new Error(data.detail || response.statusText);
     state.result = data;
     state.step = null;
