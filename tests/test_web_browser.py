@@ -39,7 +39,7 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-TIMEOUT_MS = 60_000  # generous: a loaded 2-core machine once took over 20 s for a step
+TIMEOUT_MS = 20_000
 
 
 @pytest.fixture(scope="module")
