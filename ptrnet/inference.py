@@ -136,6 +136,7 @@ def predict(
     seed: int = 0,
     batch_size: int = 256,
     pick: str = "likely",
+    views: int = 1,
 ) -> list[np.ndarray]:
     """Decode each instance of ``points_list`` ((n, dim) arrays) with ``loaded``.
 
@@ -143,6 +144,8 @@ def predict(
         decode: ``greedy``, ``sample`` (seeded by ``seed``) or ``beam`` (``beam_width``).
         pick: with ``beam``, ``likely`` (the most likely beam) or, for TSP, ``shortest`` (the
             shortest finished tour among the beams).
+        views: 1, or decode with the model's mean log-probabilities over 2 or 4 rotations of
+            each instance (convex hull and TSP; :mod:`ptrnet.decoding.views`).
         constraints: ``none`` or ``task``; None = the paper's choice for the task
             (:func:`ptrnet.evaluation.evaluate.default_constraints`).
 
@@ -152,7 +155,8 @@ def predict(
     Raises:
         UsageError: the model was trained on another task, or a baseline meets an instance
             larger than its fixed output vocabulary (``max_n``).
-        ValueError: a bad decoding option or an instance of the wrong dimension.
+        ValueError: a bad decoding option (views included) or an instance of the wrong
+            dimension.
     """
     from ptrnet.evaluation.evaluate import decode_all
 
@@ -174,4 +178,5 @@ def predict(
         batch_size=batch_size,
         seed=seed,
         pick=pick,
+        views=views,
     )

@@ -7,7 +7,8 @@ import torch
 from ptrnet.io.paper_format import write_examples
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import SizeRange, get_task
-from ptrnet.training.augment import SQUARE_SYMMETRIES, augment, square_symmetry
+from ptrnet.tasks.symmetry import SQUARE_SYMMETRIES, square_symmetry
+from ptrnet.training.augment import augment
 from ptrnet.training.config import TrainConfig
 from ptrnet.training.data import TrainingData
 

@@ -27,6 +27,7 @@ from ptrnet.cli.common import (
 from ptrnet.cli.score import format_table
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import Task, get_task
+from ptrnet.tasks.symmetry import VIEW_COUNTS
 
 NAME = "eval"
 DRY_RUN_COUNT = 16
@@ -63,6 +64,14 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --decode beam: the most likely beam (default, the paper's), or for tsp the "
         "shortest tour among the beams",
     )
+    add(
+        "--views",
+        type=int,
+        choices=VIEW_COUNTS,
+        default=1,
+        help="convex_hull, tsp: decode with the model's mean log-probabilities over this many "
+        "rotations of each instance (1 = the model alone; 4 costs 4x)",
+    )
     add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
     add("--seed", type=int, default=0, help="seed for --decode sample")
     add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
@@ -73,14 +82,20 @@ def decode_options(args: argparse.Namespace, task: Task) -> dict[str, object]:
     """Keyword arguments of :func:`ptrnet.inference.predict` from the parsed options.
 
     Raises:
-        UsageError: ``--pick shortest`` without ``--decode beam`` or for a task other than tsp.
+        UsageError: ``--pick shortest`` without ``--decode beam`` or for a task other than tsp,
+            or ``--views`` above 1 for a task whose labels rotations do not keep.
     """
+    from ptrnet.decoding.views import check_views
     from ptrnet.evaluation.evaluate import beam_reranker
 
     try:
         beam_reranker(task, args.decode, args.pick)
     except ValueError as err:
         raise UsageError(f"--pick {args.pick}: {err}") from None
+    try:
+        check_views(task, args.views)
+    except ValueError as err:
+        raise UsageError(f"--views {args.views}: {err}") from None
     return {
         "decode": args.decode,
         "beam_width": args.beam_width,
@@ -88,6 +103,7 @@ def decode_options(args: argparse.Namespace, task: Task) -> dict[str, object]:
         "seed": args.seed,
         "batch_size": args.batch_size,
         "pick": args.pick,
+        "views": args.views,
     }
 
 
@@ -101,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
     set_threads(args.threads)
     task = task_named(args.task)
+    options = decode_options(args, task)  # option errors before any file is read
     loaded = load_model(args.model, task)
     if any(is_tsplib(path) for path in args.data):
         return run_tsplib(args, loaded)
@@ -109,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     args.data = args.data[0]
     limit = DRY_RUN_COUNT if args.dry_run else None
     refs = list(islice(iter_examples(args.data, task, "reference"), limit))
-    seqs = predict(loaded, task, [r.points for r in refs], **decode_options(args, task))
+    seqs = predict(loaded, task, [r.points for r in refs], **options)
     preds = [Example(r.points, s, r.line) for r, s in zip(refs, seqs, strict=True)]
     metrics = score_examples(task, refs, preds)
     print(json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics))

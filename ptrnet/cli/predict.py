@@ -49,10 +49,11 @@ def run(args: argparse.Namespace) -> int:
 
     set_threads(args.threads)
     task = task_named(args.task)
+    options = decode_options(args, task)  # option errors before any file is read
     loaded = load_model(args.model, task)
     limit = DRY_RUN_COUNT if args.dry_run else None
     points = read_points(args.input, task)[:limit]
-    seqs = predict(loaded, task, points, **decode_options(args, task))
+    seqs = predict(loaded, task, points, **options)
     written = write_examples(args.output, zip(points, seqs, strict=True))
     note(args, f"wrote {written} {task.name} predictions to {args.output}")
     return 0

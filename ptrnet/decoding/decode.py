@@ -14,6 +14,7 @@ import torch
 from ptrnet.batching import Batch
 from ptrnet.decoding.beam import BeamSearch, Reranker, pick_beams
 from ptrnet.decoding.search import run_search
+from ptrnet.decoding.views import ViewEnsemble, check_views
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task, from_tokens
 
@@ -87,6 +88,7 @@ def decode(
     generator: torch.Generator | None = None,
     rerank: Reranker | None = None,
     return_probs: bool = False,
+    views: int = 1,
 ) -> DecodeResult:
     """Decode every instance of ``batch`` with ``model``.
 
@@ -97,12 +99,17 @@ def decode(
         constraints: ``none`` (only real inputs or end; the paper's hull/Delaunay decoding) or
             ``task`` (the task's legal-next-token rule, e.g. valid tours for TSP).
         return_probs: also return the masked step distributions (B, T, n+1).
+        views: 1, or decode with the mean log-probabilities of the model on 2 or 4 rotations of
+            each instance (:mod:`ptrnet.decoding.views`; tasks with rotation-invariant labels).
 
     Raises:
         ValueError: on an unknown strategy or constraint mode, beam_width < 1, temperature <= 0,
-            or rerank without beam search.
+            rerank without beam search, or a view count the task cannot use.
     """
     chooser = _strategy(strategy, batch.size, beam_width, temperature, generator, rerank)
+    check_views(task, views)
+    if views > 1:
+        model = ViewEnsemble(model, views)
     device = next(model.parameters()).device
     batch = batch.to(device)
     width = beam_width if strategy == "beam" else 1

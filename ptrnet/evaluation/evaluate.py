@@ -96,6 +96,7 @@ def decode_all(
     batch_size: int = 256,
     seed: int = 0,
     pick: str = "likely",
+    views: int = 1,
 ) -> list[np.ndarray]:
     """Decode every instance; returns 0-based sequences in the order of ``points_list``.
 
@@ -107,6 +108,8 @@ def decode_all(
         batch_size: instances per decoding batch.
         seed: seeds the generator of ``sample`` decoding (same seed, same samples).
         pick: which beam to return, one of :data:`PICKS` (:func:`beam_reranker`).
+        views: rotations of each instance decoded together (1, 2 or 4;
+            :mod:`ptrnet.decoding.views`).
     """
     import torch
 
@@ -135,6 +138,7 @@ def decode_all(
                     beam_width=beam_width,
                     generator=generator,
                     rerank=rerank,
+                    views=views,
                 )
                 for i, seq in zip(rows, result.sequences, strict=True):
                     out[i] = np.asarray(seq, dtype=np.int64)

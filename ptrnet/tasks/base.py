@@ -99,6 +99,12 @@ class Task(ABC):
     #: [0, 1]^dim) keep an instance's solution: true for the planar geometric tasks; false for
     #: sort, whose ascending order a flip reverses.
     square_symmetric: ClassVar[bool] = False
+    #: Whether rotating an instance by a multiple of 90° about the square's centre
+    #: (:data:`ptrnet.tasks.symmetry.ROTATIONS`) leaves its label sequence unchanged, index for
+    #: index: true where the label form is fixed by indices and orientation (hull and TSP:
+    #: counter-clockwise from the lowest index); false for Delaunay, whose triangles are ordered
+    #: by their incentres' coordinates, and for sort. Multi-view decoding needs it.
+    rotation_invariant_labels: ClassVar[bool] = False
     #: Whether the task scores an output by a cost to minimise (:meth:`batch_cost`), which
     #: reinforcement learning can train on without labels: TSP's tour length.
     has_cost: ClassVar[bool] = False

@@ -88,6 +88,7 @@ class ConvexHullTask(Task):
     metric_keys = ("accuracy", "area_coverage", "non_simple_rate", "fail")
     solvers = ("qhull",)
     square_symmetric = True
+    rotation_invariant_labels = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         self.check_solver(solver)

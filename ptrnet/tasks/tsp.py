@@ -53,6 +53,7 @@ class TSPTask(Task):
     metric_keys = ("valid_rate", "mean_length", "mean_gap")
     solvers = TSP_SOLVERS
     square_symmetric = True
+    rotation_invariant_labels = True
     has_cost = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:

@@ -4,10 +4,10 @@ Two transformations keep a correct label correct without solving again:
 
 * **Input order.** A pointer network reads its inputs in order, but the problems do not depend on
   it: relabelling the inputs by a permutation relabels the solution the same way.
-* **Symmetries of the unit square** (tasks with ``square_symmetric``: hull, Delaunay, TSP). The
-  8 maps that flip and swap the axes about the centre are isometries of [0, 1]^2, so they keep
-  hulls, Delaunay triangles and optimal tours; a flip turns a counter-clockwise cycle clockwise,
-  which :meth:`Task.canonical` folds back into the label form.
+* **Symmetries of the unit square** (tasks with ``square_symmetric``: hull, Delaunay, TSP;
+  :mod:`ptrnet.tasks.symmetry`): they keep hulls, Delaunay triangles and optimal tours; a flip
+  turns a counter-clockwise cycle clockwise, which :meth:`Task.canonical` folds back into the
+  label form.
 
 This matters for file data with expensive labels (exact TSP tours): every epoch sees each
 instance in one of ``8 * n!`` forms. Generated data is fresh anyway.
@@ -18,19 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptrnet.tasks import Task
-
-SQUARE_SYMMETRIES = 8  # bit 0: flip x, bit 1: flip y, bit 2: swap the axes
-
-
-def square_symmetry(points: np.ndarray, which: int) -> np.ndarray:
-    """Symmetry ``which`` (0..7, 0 = identity) of the unit square applied to (n, 2) points."""
-    if not 0 <= which < SQUARE_SYMMETRIES:
-        raise ValueError(f"square symmetry must be in 0..{SQUARE_SYMMETRIES - 1}, got {which}")
-    out = np.array(points, dtype=np.float64)
-    for axis in (0, 1):
-        if which >> axis & 1:
-            out[:, axis] = 1.0 - out[:, axis]
-    return out[:, ::-1].copy() if which & 4 else out
+from ptrnet.tasks.symmetry import SQUARE_SYMMETRIES, square_symmetry
 
 
 def augment(

@@ -1,0 +1,101 @@
+"""Multi-view decoding: one model read through several rotations of each instance at once.
+
+A rotation of the unit square about its centre keeps a hull or an optimal tour, and for tasks
+with ``rotation_invariant_labels`` it keeps the label sequence index for index. So the model's
+step distributions on each rotated copy are distributions over the same next token, and their
+product is a sharper one (a product of experts, as in test-time augmentation):
+
+    log p(token | prefix) = log_softmax(mean_v log p_v(token | prefix))
+
+:class:`ViewEnsemble` wraps a model so that its ``step`` returns that mean; the decoding loop
+renormalises it over the allowed tokens, so greedy, sampling and beam search (most likely or
+shortest beam) all run unchanged on the combined distribution. The cost is one encoder and one
+decoder pass per view. Reflections are left out: they turn a counter-clockwise label clockwise,
+so their step distributions are over a different sequence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ptrnet.model.pointer import EncoderDecoder, Memory, State
+from ptrnet.tasks.base import Task
+from ptrnet.tasks.symmetry import square_symmetry_tensor, view_symmetries
+
+
+def check_views(task: Task, views: int) -> None:
+    """Raises ValueError unless ``task`` can be decoded with ``views`` rotations."""
+    view_symmetries(views)
+    if views > 1 and not task.rotation_invariant_labels:
+        raise ValueError(
+            f"multi-view decoding needs labels that rotations keep (convex_hull, tsp); "
+            f"{task.name}'s label order depends on the coordinates"
+        )
+
+
+@dataclass(frozen=True)
+class ViewMemory:
+    """The members' memories, one per view, all with the same rows (R)."""
+
+    members: tuple[Memory, ...]
+
+    def index(self, rows: torch.Tensor) -> ViewMemory:
+        """Re-select rows in every member (beam expansion)."""
+        return ViewMemory(tuple(m.index(rows) for m in self.members))
+
+    @property
+    def state(self) -> State:
+        """The members' initial states concatenated on dim 0: each (V * s0, R, ...)."""
+        return join_states([m.state for m in self.members])
+
+
+def join_states(states: list[State]) -> State:
+    """V states, each a tuple of (s0, R, ...) tensors -> one tuple of (V * s0, R, ...) tensors.
+
+    Rows stay on dim 1, so the decoding loop's ``s[:, parent]`` re-selects beams in every view.
+    """
+    return tuple(torch.cat(parts, dim=0) for parts in zip(*states, strict=True))
+
+
+def split_state(state: State, views: int) -> list[State]:
+    """Inverse of :func:`join_states`."""
+    return [tuple(s.chunk(views, dim=0)[v] for s in state) for v in range(views)]
+
+
+class ViewEnsemble(nn.Module):
+    """``model`` decoded on several rotations of each instance, with the mean log-probabilities.
+
+    It has the two methods the decoding loop calls, ``encode`` and ``step``; pass it to
+    :func:`ptrnet.decoding.decode` in place of the model. Not for training.
+    """
+
+    def __init__(self, model: EncoderDecoder, views: int) -> None:
+        super().__init__()
+        self.model = model
+        self.symmetries = view_symmetries(views)
+
+    def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> ViewMemory:
+        """(B, n, 2), (B,) -> the memory of each rotated copy."""
+        return ViewMemory(
+            tuple(
+                self.model.encode(square_symmetry_tensor(points, which), lengths)
+                for which in self.symmetries
+            )
+        )
+
+    def step(
+        self, memory: ViewMemory, prev_token: torch.Tensor, state: State
+    ) -> tuple[torch.Tensor, State]:
+        """Previous token (R,) -> mean log-probabilities (R, V) float32 (-inf where no view has
+        the column), next joined state."""
+        logps, states = [], []
+        for member, part in zip(
+            memory.members, split_state(state, len(self.symmetries)), strict=True
+        ):
+            logits, new = self.model.step(member, prev_token, part)  # (R, V)
+            logps.append(torch.log_softmax(logits.float(), dim=-1))
+            states.append(new)
+        return torch.stack(logps).mean(dim=0), join_states(states)

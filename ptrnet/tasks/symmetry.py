@@ -1,0 +1,61 @@
+"""The symmetries of the unit square, shared by training augmentation and multi-view decoding.
+
+The 8 maps that flip and swap the axes about the centre are isometries of [0, 1]^2, so they keep
+hulls, Delaunay triangles and optimal tours (tasks with ``square_symmetric``). Symmetry ``which``
+is a 3-bit code: bit 0 flips x (x -> 1 - x), bit 1 flips y, bit 2 then swaps the axes.
+
+Four of them are rotations about the centre (they keep orientation): 0 (identity), 6 (90°
+counter-clockwise), 3 (180°) and 5 (270°). The other four are reflections, which turn a
+counter-clockwise cycle clockwise.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import torch
+
+SQUARE_SYMMETRIES = 8  # bit 0: flip x, bit 1: flip y, bit 2: swap the axes
+#: The rotations by 0°, 90°, 180° and 270° counter-clockwise, as symmetry codes.
+ROTATIONS: tuple[int, ...] = (0, 6, 3, 5)
+#: View counts of multi-view decoding: the identity, plus the half turn, plus both quarter turns.
+VIEW_COUNTS: tuple[int, ...] = (1, 2, 4)
+
+
+def view_symmetries(views: int) -> tuple[int, ...]:
+    """Symmetry codes of ``views`` rotations: 1 -> (0,), 2 -> (0, 3), 4 -> :data:`ROTATIONS`."""
+    if views not in VIEW_COUNTS:
+        raise ValueError(f"views must be one of {', '.join(map(str, VIEW_COUNTS))}, got {views}")
+    return (0,) if views == 1 else (0, 3) if views == 2 else ROTATIONS
+
+
+def check_symmetry(which: int) -> None:
+    """Raises ValueError unless ``which`` is a symmetry code 0..7."""
+    if not 0 <= which < SQUARE_SYMMETRIES:
+        raise ValueError(f"square symmetry must be in 0..{SQUARE_SYMMETRIES - 1}, got {which}")
+
+
+def square_symmetry(points: np.ndarray, which: int) -> np.ndarray:
+    """Symmetry ``which`` (0..7, 0 = identity) applied to (n, 2) points; a new float64 array."""
+    check_symmetry(which)
+    out = np.array(points, dtype=np.float64)
+    for axis in (0, 1):
+        if which >> axis & 1:
+            out[:, axis] = 1.0 - out[:, axis]
+    return out[:, ::-1].copy() if which & 4 else out
+
+
+def square_symmetry_tensor(points: torch.Tensor, which: int) -> torch.Tensor:
+    """:func:`square_symmetry` for a batch: (..., 2) -> (..., 2), same dtype; a new tensor.
+
+    Padding rows are transformed too; they stay padding because the lengths do not change.
+    """
+    check_symmetry(which)
+    out = points.clone()
+    for axis in (0, 1):
+        if which >> axis & 1:
+            out[..., axis] = 1.0 - out[..., axis]
+    return out.flip(-1) if which & 4 else out
