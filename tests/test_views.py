@@ -7,7 +7,8 @@ import torch
 
 from ptrnet.batching import collate
 from ptrnet.cli.main import main
-from ptrnet.decoding import decode
+from ptrnet.decoding import decode, masked_log_probs
+from ptrnet.decoding.view_scores import mean_view_log_likelihood, mirror_sequence, mirror_tokens
 from ptrnet.decoding.views import ViewEnsemble, check_views
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import TASKS, get_task
@@ -153,9 +154,111 @@ def test_the_cli_takes_views_for_tsp_and_refuses_them_for_delaunay(tmp_path, cap
     assert main(["train", "tsp", "--dry-run", "--out", str(model_dir)]) == 0
     capsys.readouterr()
     args = ["eval", "tsp", str(data), "--model", str(model_dir), "--json", "--threads", "1"]
-    assert main([*args, "--decode", "beam", "--views", "4"]) == 0
-    assert '"valid_rate": 1.0' in capsys.readouterr().out
+    for views in ("4", "8"):
+        assert main([*args, "--decode", "beam", "--views", views]) == 0
+        assert '"valid_rate": 1.0' in capsys.readouterr().out
     assert main(["eval", "delaunay", str(data), "--views", "2"]) == 2
     assert "--views 2: multi-view decoding needs labels that rotations keep" in (
         capsys.readouterr().err
     )
+
+
+def test_a_mirrored_sequence_is_the_cycle_read_backwards_from_its_first_index():
+    assert mirror_sequence(np.array([0, 3, 1, 2, 0])).tolist() == [0, 2, 1, 3, 0]
+    assert mirror_sequence(np.array([4, 1, 2])).tolist() == [4, 2, 1]
+    assert mirror_sequence(np.array([], dtype=np.int64)).tolist() == []
+    assert mirror_sequence(np.array([3])).tolist() == [3]
+    seq = np.array([2, 5, 0, 4, 1, 3, 2])
+    assert np.array_equal(mirror_sequence(mirror_sequence(seq)), seq)
+    tokens = torch.tensor([[1, 4, 2, 3, 1, 0, 0], [1, 3, 2, 1, 0, 0, 0]])
+    assert mirror_tokens(tokens).tolist() == [[1, 3, 2, 4, 1, 0, 0], [1, 2, 3, 1, 0, 0, 0]]
+
+
+@pytest.mark.parametrize("task", [TSP, HULL], ids=lambda t: t.name)
+def test_in_a_mirrored_view_the_label_is_the_mirrored_sequence(task):
+    """Oracle: the task's own canonical form of the label in every reflected instance."""
+    rng = np.random.default_rng(8)
+    for _ in range(30):
+        points = task.sample_points(rng, int(rng.integers(4, 12)))
+        label = task.solve(points)
+        for which in set(range(SQUARE_SYMMETRIES)) - set(ROTATIONS):
+            view = square_symmetry(points, which)
+            assert np.array_equal(task.solve(view), mirror_sequence(label))
+
+
+def hand_log_likelihood(model, task, points, seq, constraints):
+    """One instance's log-likelihood of a 0-based sequence, step by step through model.step."""
+    batch = collate([points])
+    memory = model.encode(batch.points, batch.lengths)
+    state, dstate = memory.state, task.decode_state(batch.lengths, constraints)
+    prev, total = torch.zeros(1, dtype=torch.long), 0.0
+    for token in [*(np.asarray(seq) + 1).tolist(), 0]:
+        logits, state = model.step(memory, prev, state)
+        logp = masked_log_probs(logits, dstate.allowed())
+        total += float(logp[0, token])
+        prev = torch.tensor([token])
+        dstate = dstate.update(prev)
+    return total
+
+
+@pytest.mark.parametrize("task", [TSP, HULL], ids=lambda t: t.name)
+def test_the_eight_view_score_averages_each_views_likelihood_of_its_own_label(task):
+    model = make_model(seed=9)
+    rng = np.random.default_rng(10)
+    points = [task.sample_points(rng, n) for n in (5, 9, 7)]
+    seqs = [task.solve(p) for p in points]
+    batch = collate(points, seqs)
+    constraints = "task" if task is TSP else "none"
+    with torch.no_grad():
+        got = mean_view_log_likelihood(
+            model, task, batch.points, batch.lengths, batch.targets.clamp(min=0), constraints
+        )
+        for row, (p, s) in enumerate(zip(points, seqs, strict=True)):
+            views = [square_symmetry(p, which) for which in range(SQUARE_SYMMETRIES)]
+            expected = np.mean(
+                [hand_log_likelihood(model, task, v, task.canonical(v, s), constraints)
+                 for v in views]
+            )  # fmt: skip
+            assert float(got[row]) == pytest.approx(expected, abs=1e-4)
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "beam"])
+def test_eight_views_make_the_decoder_blind_to_every_symmetry_of_its_input(strategy):
+    """A symmetry permutes the eight views, so the answer is the same tour: the same sequence
+    after a rotation, the mirrored sequence after a reflection."""
+    model = make_model(seed=11)
+    points = instances([5, 8, 9, 11], seed=12)
+
+    def run(points_list):
+        result = decode(model, TSP, collate(points_list), strategy, constraints="task", views=8)
+        return [s.tolist() for s in result.sequences]
+
+    base = run(points)
+    for which in (ROTATIONS[1], 1, 4):
+        moved = run([square_symmetry(p, which) for p in points])
+        if which in ROTATIONS:
+            assert moved == base
+        else:
+            assert moved == [mirror_sequence(np.array(s)).tolist() for s in base]
+
+
+def test_eight_views_return_the_best_candidate_under_the_eight_view_score():
+    """The four-view search's own answer is one of the candidates, so the pick scores at least
+    as high under the eight-view judge; log_prob is that score."""
+    model = make_model(seed=13)
+    batch = collate(instances([6, 7, 9], seed=14))
+    for strategy in ("greedy", "beam"):
+        options = {"constraints": "task", "beam_width": 3}
+        result = decode(model, TSP, batch, strategy, views=8, **options)
+        four = decode(model, TSP, batch, strategy, views=4, **options)
+        with torch.no_grad():
+            judge = [
+                mean_view_log_likelihood(model, TSP, batch.points, batch.lengths, r.tokens, "task")
+                for r in (result, four)
+            ]
+        assert torch.allclose(result.log_prob, judge[0], atol=1e-5)
+        assert (judge[0] >= judge[1] - 1e-5).all()
+    with pytest.raises(ValueError, match="return_probs needs views 1, 2, 4"):
+        decode(model, TSP, batch, "greedy", constraints="task", views=8, return_probs=True)
+    with pytest.raises(ValueError, match="views must be one of 1, 2, 4, 8"):
+        check_views(TSP, 3)

@@ -13,10 +13,12 @@ import torch
 
 from ptrnet.batching import Batch
 from ptrnet.decoding.beam import BeamSearch, Reranker, pick_beams
-from ptrnet.decoding.search import run_search
+from ptrnet.decoding.search import Trace, run_search
+from ptrnet.decoding.view_scores import mean_view_log_likelihood, mirror_tokens
 from ptrnet.decoding.views import ViewEnsemble, check_views
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task, from_tokens
+from ptrnet.tasks.symmetry import MIRROR, MIRRORED_VIEWS, ROTATION_VIEWS, square_symmetry_tensor
 
 STRATEGIES = ("greedy", "sample", "beam")
 
@@ -99,36 +101,107 @@ def decode(
         constraints: ``none`` (only real inputs or end; the paper's hull/Delaunay decoding) or
             ``task`` (the task's legal-next-token rule, e.g. valid tours for TSP).
         return_probs: also return the masked step distributions (B, T, n+1).
-        views: 1, or decode with the mean log-probabilities of the model on 2 or 4 rotations of
-            each instance (:mod:`ptrnet.decoding.views`; tasks with rotation-invariant labels).
+        views: 1; 2 or 4 to decode with the model's mean log-probabilities over that many
+            rotations of each instance (:mod:`ptrnet.decoding.views`); 8 to do so on the
+            instance and on its mirror image and pick by the mean log-likelihood over all eight
+            symmetries (:mod:`ptrnet.decoding.view_scores`). Tasks with rotation-invariant
+            labels only. ``log_prob`` is then the combined score: under the product
+            distribution for 2 or 4 views, the eight-view mean for 8.
 
     Raises:
         ValueError: on an unknown strategy or constraint mode, beam_width < 1, temperature <= 0,
-            rerank without beam search, or a view count the task cannot use.
+            rerank without beam search, a view count the task cannot use, or return_probs
+            with 8 views.
     """
     chooser = _strategy(strategy, batch.size, beam_width, temperature, generator, rerank)
     check_views(task, views)
+    width = beam_width if strategy == "beam" else 1
+    batch = batch.to(next(model.parameters()).device)
+    if views == MIRRORED_VIEWS:
+        if return_probs:
+            raise ValueError(f"return_probs needs views {', '.join(map(str, ROTATION_VIEWS))}")
+        return _decode_mirrored(model, task, batch, chooser, constraints, width, rerank)
     if views > 1:
         model = ViewEnsemble(model, views)
-    device = next(model.parameters()).device
-    batch = batch.to(device)
-    width = beam_width if strategy == "beam" else 1
-    rows = torch.arange(batch.size, device=device).repeat_interleave(width)  # (B*k,)
+    trace = _search(model, task, batch, chooser, constraints, width, return_probs)
+    keep = torch.arange(batch.size, device=batch.points.device)
+    if strategy == "beam":
+        instances = _instances(batch) if rerank else None
+        keep = pick_beams(trace.scores, trace.tokens, trace.done, width, instances, rerank)
+    probs = None if trace.probs is None else trace.probs[keep][..., : batch.points.shape[1] + 1]
+    return _result(trace.tokens[keep], trace.scores[keep], probs)
+
+
+def _search(
+    model: EncoderDecoder | ViewEnsemble,
+    task: Task,
+    batch: Batch,
+    chooser: Greedy | Sampling | BeamSearch,
+    constraints: str,
+    width: int,
+    keep_probs: bool = False,
+) -> Trace:
+    """One run of the decoding loop over B instances with ``width`` rows each: (B * width) rows,
+    instance-major."""
+    rows = torch.arange(batch.size, device=batch.points.device).repeat_interleave(width)
     memory = model.encode(batch.points, batch.lengths)
     if width > 1:
         memory = memory.index(rows)
     dstate = task.decode_state(batch.lengths[rows], constraints)
     limit = step_limit(task, batch.lengths)
-    trace = run_search(model, memory, dstate, limit, chooser, keep_probs=return_probs)
-    keep = rows
-    if strategy == "beam":
-        instances = _instances(batch) if rerank else None
-        keep = pick_beams(trace.scores, trace.tokens, trace.done, width, instances, rerank)
-    tokens = trace.tokens[keep]
-    probs = None if trace.probs is None else trace.probs[keep][..., : batch.points.shape[1] + 1]
+    return run_search(model, memory, dstate, limit, chooser, keep_probs=keep_probs)
+
+
+def _decode_mirrored(
+    model: EncoderDecoder,
+    task: Task,
+    batch: Batch,
+    chooser: Greedy | Sampling | BeamSearch,
+    constraints: str,
+    width: int,
+    rerank: Reranker | None,
+) -> DecodeResult:
+    """``views=8``: search with the four rotations on each instance and on its mirror image,
+    then pick among both searches' ``2 * width`` outputs per instance the one with the highest
+    mean log-likelihood over all eight symmetries (:mod:`ptrnet.decoding.view_scores`), or with
+    ``rerank`` the lowest cost."""
+    ensemble = ViewEnsemble(model, 4)
+    mirror = Batch(square_symmetry_tensor(batch.points, MIRROR), batch.lengths)
+    here = _search(ensemble, task, batch, chooser, constraints, width)
+    there = _search(ensemble, task, mirror, chooser, constraints, width)
+    steps = max(here.tokens.shape[1], there.tokens.shape[1])
+    tokens = _interleave(
+        _pad_end(here.tokens, steps), mirror_tokens(_pad_end(there.tokens, steps)), width
+    )  # (B * 2w, T)
+    found = _interleave(here.scores.isfinite(), there.scores.isfinite(), width)  # (B * 2w,)
+    rows = torch.arange(batch.size, device=tokens.device).repeat_interleave(2 * width)
+    scores = mean_view_log_likelihood(
+        model, task, batch.points[rows], batch.lengths[rows], tokens, constraints
+    ).masked_fill(~found, float("-inf"))
+    done = _interleave(here.done, there.done, width)
+    instances = _instances(batch) if rerank else None
+    keep = pick_beams(scores, tokens, done, 2 * width, instances, rerank)
+    return _result(tokens[keep], scores[keep], None)
+
+
+def _pad_end(tokens: torch.Tensor, steps: int) -> torch.Tensor:
+    """(R, t) -> (R, steps) with end tokens appended (a finished row repeats its end token)."""
+    return torch.nn.functional.pad(tokens, (0, steps - tokens.shape[1]), value=0)
+
+
+def _interleave(first: torch.Tensor, second: torch.Tensor, width: int) -> torch.Tensor:
+    """Two (B * w, ...) instance-major tensors -> (B * 2w, ...): each instance's w rows of
+    ``first``, then its w rows of ``second``."""
+    batch = first.shape[0] // width
+    a = first.reshape(batch, width, *first.shape[1:])
+    b = second.reshape(batch, width, *second.shape[1:])
+    return torch.cat([a, b], dim=1).reshape(2 * first.shape[0], *first.shape[1:])
+
+
+def _result(tokens: torch.Tensor, log_prob: torch.Tensor, probs: torch.Tensor | None):
     return DecodeResult(
         tokens=tokens,
-        log_prob=trace.scores[keep],
+        log_prob=log_prob,
         sequences=[from_tokens(t) for t in tokens.cpu().numpy()],
         probs=probs,
     )

@@ -21,14 +21,21 @@ if TYPE_CHECKING:
 SQUARE_SYMMETRIES = 8  # bit 0: flip x, bit 1: flip y, bit 2: swap the axes
 #: The rotations by 0°, 90°, 180° and 270° counter-clockwise, as symmetry codes.
 ROTATIONS: tuple[int, ...] = (0, 6, 3, 5)
-#: View counts of multi-view decoding: the identity, plus the half turn, plus both quarter turns.
-VIEW_COUNTS: tuple[int, ...] = (1, 2, 4)
+#: The reflection in the vertical centre line (x -> 1 - x), the mirror image of multi-view decoding.
+MIRROR = 1
+#: View counts of multi-view decoding: the identity, plus the half turn, plus both quarter turns
+#: (decoded as one product of experts); 8 = the four rotations of the instance and of its mirror
+#: image (two searches, outputs judged by all eight views).
+ROTATION_VIEWS: tuple[int, ...] = (1, 2, 4)
+MIRRORED_VIEWS = 8
+VIEW_COUNTS: tuple[int, ...] = (*ROTATION_VIEWS, MIRRORED_VIEWS)
 
 
 def view_symmetries(views: int) -> tuple[int, ...]:
     """Symmetry codes of ``views`` rotations: 1 -> (0,), 2 -> (0, 3), 4 -> :data:`ROTATIONS`."""
-    if views not in VIEW_COUNTS:
-        raise ValueError(f"views must be one of {', '.join(map(str, VIEW_COUNTS))}, got {views}")
+    if views not in ROTATION_VIEWS:
+        choices = ", ".join(map(str, ROTATION_VIEWS))
+        raise ValueError(f"a step-by-step ensemble has {choices} views (rotations), got {views}")
     return (0,) if views == 1 else (0, 3) if views == 2 else ROTATIONS
 
 
