@@ -1,8 +1,9 @@
 """``ptrnet demo``: the bundled models on fresh instances, beside the exact solvers and the paper.
 
 For every task with a bundled model, fresh instances (a test stream no training run draws from)
-are labelled by the exact reference solver, decoded greedily and by beam search, and scored with
-the paper's metrics; the table puts the paper's numbers beside ours. A PNG gallery shows a few
+are labelled by the exact reference solver, decoded greedily and by beam search (with
+``views``, also by beam search over several views of each instance), and scored with the
+paper's metrics; the table puts the paper's numbers beside ours. A PNG gallery shows a few
 instances with the model's answer drawn over the exact one.
 """
 
@@ -86,21 +87,31 @@ def exact_summary(task_name: str, data: Instances) -> str:
     return f"exact ({per:.2f} ms/inst)"
 
 
+def decodings(task_name: str, beam_width: int, views: int) -> list[tuple[str, int, str]]:
+    """(strategy, views, row label) of each row: greedy, beam, and with ``views`` > 1 a beam
+    over that many views for the tasks that allow it (hull, TSP; :mod:`ptrnet.decoding.views`)."""
+    rows = [("greedy", 1, "greedy"), ("beam", 1, f"beam {beam_width}")]
+    if views > 1 and get_task(task_name).rotation_invariant_labels:
+        rows.append(("beam", views, f"beam {beam_width}, {views} views"))
+    return rows
+
+
 def evaluate_rows(
-    task_name: str, loaded, data: Instances, n: int, beam_width: int
+    task_name: str, loaded, data: Instances, n: int, beam_width: int, views: int = 1
 ) -> list[DemoRow]:
-    """Greedy and beam rows for one task at one n."""
+    """The rows of :func:`decodings` for one task at one n."""
     from ptrnet.inference import predict
 
     task = get_task(task_name)
     model_key = BUNDLED_COMPARISON.get(task_name, "")
     rows = []
-    for decode in ("greedy", "beam"):
+    for decode, count, name in decodings(task_name, beam_width, views):
         start = time.perf_counter()
-        preds = predict(loaded, task, data.points, decode=decode, beam_width=beam_width)
+        preds = predict(
+            loaded, task, data.points, decode=decode, beam_width=beam_width, views=count
+        )
         seconds = time.perf_counter() - start
         metrics = task.metrics(data.points, data.refs, preds)
-        name = decode if decode == "greedy" else f"beam {beam_width}"
         rows.append(
             DemoRow(
                 task_name,
@@ -122,8 +133,10 @@ def run_demo(
     beam_width: int = 5,
     models: dict[str, str | None] | None = None,
     gallery: str | os.PathLike[str] | None = None,
+    views: int = 1,
 ) -> list[DemoRow]:
-    """Run the demo; ``models`` maps a task to a model path (None or absent: the bundled one).
+    """Run the demo; ``models`` maps a task to a model path (None or absent: the bundled one);
+    ``views`` > 1 adds a multi-view beam row for hull and TSP.
 
     Returns the table rows; writes the PNG gallery to ``gallery`` when given.
     """
@@ -135,7 +148,7 @@ def run_demo(
         loaded = load_model(models.get(task_name), task_name)
         for n in DEMO_SIZES[task_name]:
             data = label(task_name, n, count, seed)
-            rows += evaluate_rows(task_name, loaded, data, n, beam_width)
+            rows += evaluate_rows(task_name, loaded, data, n, beam_width, views)
         shown[task_name] = (loaded, label(task_name, DEMO_SIZES[task_name][1], 3, seed + 1))
     if gallery is not None:
         write_gallery(shown, gallery)

@@ -11,6 +11,7 @@ import time
 from ptrnet.cli.common import add_threads_argument, positive_int, set_threads
 from ptrnet.io.atomic import atomic_write
 from ptrnet.tasks import TASKS
+from ptrnet.tasks.symmetry import VIEW_COUNTS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,6 +28,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--seed", type=int, default=2026, help="seed of the fresh instances")
     parser.add_argument("--beam-width", type=positive_int, default=5)
+    parser.add_argument(
+        "--views",
+        type=int,
+        choices=VIEW_COUNTS,
+        default=1,
+        help="also a beam row over this many views of each instance for hull and TSP "
+        "(ptrnet eval --help; 8 views cost about 15x a beam)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="5 instances per task and n")
     add_threads_argument(parser)
     parser.set_defaults(run=run)
@@ -40,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
     os.makedirs(args.out, exist_ok=True)
     gallery = os.path.join(args.out, "gallery.png")
     start = time.perf_counter()
-    rows = run_demo(args.tasks, count, args.seed, args.beam_width, gallery=gallery)
+    rows = run_demo(
+        args.tasks, count, args.seed, args.beam_width, gallery=gallery, views=args.views
+    )
     table = format_table(rows)
     with atomic_write(os.path.join(args.out, "demo.md")) as handle:
         handle.write(f"{table}\n")
