@@ -21,9 +21,9 @@ from ptrnet.tasks.base import Task, from_tokens, to_tokens
 from ptrnet.tasks.constraints import DecodeState
 from ptrnet.tasks.symmetry import ROTATIONS, SQUARE_SYMMETRIES, square_symmetry_tensor
 
-# Rows scored at once: the teacher-forced pointer builds a (rows, T, n+1, d) attention tensor,
-# which past a few hundred rows outgrows the CPU caches (2,560 rows in one go took 1.9x as long
-# as in chunks of 256; n = 20, hidden 256).
+# Rows scored at once: the pointer's attention works in a (rows, n+1, d) slab per step, which
+# past a few hundred rows no longer stays in the CPU caches (2,560 rows in one go took 1.9x as
+# long as in chunks of 256; n = 20, hidden 256).
 SCORE_ROWS = 256
 
 
