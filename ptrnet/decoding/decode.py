@@ -204,7 +204,9 @@ def _interleave(first: torch.Tensor, second: torch.Tensor, width: int) -> torch.
     return torch.cat([a, b], dim=1).reshape(2 * first.shape[0], *first.shape[1:])
 
 
-def _result(tokens: torch.Tensor, log_prob: torch.Tensor, probs: torch.Tensor | None):
+def _result(
+    tokens: torch.Tensor, log_prob: torch.Tensor, probs: torch.Tensor | None
+) -> DecodeResult:
     return DecodeResult(
         tokens=tokens,
         log_prob=log_prob,

@@ -11,7 +11,8 @@ product is a sharper one (a product of experts, as in test-time augmentation):
 renormalises it over the allowed tokens, so greedy, sampling and beam search (most likely or
 shortest beam) all run unchanged on the combined distribution. The cost is one encoder and one
 decoder pass per view. Reflections are left out: they turn a counter-clockwise label clockwise,
-so their step distributions are over a different sequence.
+so their step distributions are over a different sequence (``views=8`` brings them in after the
+search: :mod:`ptrnet.decoding.view_scores`).
 """
 
 from __future__ import annotations
