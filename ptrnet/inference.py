@@ -145,7 +145,8 @@ def predict(
         pick: with ``beam``, ``likely`` (the most likely beam) or, for TSP, ``shortest`` (the
             shortest finished tour among the beams).
         views: 1, or decode with the model's mean log-probabilities over 2 or 4 rotations of
-            each instance (convex hull and TSP; :mod:`ptrnet.decoding.views`).
+            each instance, or 8: the four rotations of the instance and of its mirror image,
+            the output picked by all eight (convex hull and TSP; :func:`ptrnet.decoding.decode`).
         constraints: ``none`` or ``task``; None = the paper's choice for the task
             (:func:`ptrnet.evaluation.evaluate.default_constraints`).
 

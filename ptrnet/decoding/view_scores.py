@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ptrnet.decoding.search import fit_mask, masked_log_probs
+from ptrnet.decoding.search import masked_log_probs
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task, from_tokens, to_tokens
 from ptrnet.tasks.constraints import DecodeState
@@ -46,7 +46,8 @@ def mirror_tokens(tokens: torch.Tensor) -> torch.Tensor:
     rows = [to_tokens(mirror_sequence(from_tokens(row))) for row in tokens.cpu().numpy()]
     out = np.zeros(tuple(tokens.shape), dtype=np.int64)  # END_TOKEN = 0 pads the tail
     for r, row in enumerate(rows):
-        out[r, : min(len(row), out.shape[1])] = row[: out.shape[1]]
+        row = row[: out.shape[1]]  # an output cut off at the step limit loses its end token
+        out[r, : len(row)] = row
     return torch.from_numpy(out).to(tokens.device)
 
 
@@ -67,7 +68,7 @@ def sequence_log_likelihood(
     state = DecodeState.start(task, lengths, constraints)
     total = torch.zeros(tokens.shape[0], device=tokens.device)
     for step in range(tokens.shape[1]):
-        logp = masked_log_probs(logits[:, step], fit_mask(state.allowed(), logits.shape[-1]))
+        logp = masked_log_probs(logits[:, step], state.allowed())  # (R, V)
         total = total + logp.gather(1, tokens[:, step, None])[:, 0]
         state = state.update(tokens[:, step])
     return total

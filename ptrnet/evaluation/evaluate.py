@@ -108,8 +108,8 @@ def decode_all(
         batch_size: instances per decoding batch.
         seed: seeds the generator of ``sample`` decoding (same seed, same samples).
         pick: which beam to return, one of :data:`PICKS` (:func:`beam_reranker`).
-        views: rotations of each instance decoded together (1, 2 or 4;
-            :mod:`ptrnet.decoding.views`).
+        views: views of each instance the model decodes (1, 2, 4 or 8; see
+            :func:`ptrnet.decoding.decode`).
     """
     import torch
 
