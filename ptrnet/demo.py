@@ -89,9 +89,16 @@ def exact_summary(task_name: str, data: Instances) -> str:
 
 def decodings(task_name: str, beam_width: int, views: int) -> list[tuple[str, int, str]]:
     """(strategy, views, row label) of each row: greedy, beam, and with ``views`` > 1 a beam
-    over that many views for the tasks that allow it (hull, TSP; :mod:`ptrnet.decoding.views`)."""
+    over that many views for the tasks that allow it (:func:`ptrnet.decoding.views.check_views`:
+    hull and TSP, and with 8 views Delaunay)."""
+    from ptrnet.decoding.views import check_views
+
     rows = [("greedy", 1, "greedy"), ("beam", 1, f"beam {beam_width}")]
-    if views > 1 and get_task(task_name).rotation_invariant_labels:
+    try:
+        check_views(get_task(task_name), views)
+    except ValueError:
+        return rows
+    if views > 1:
         rows.append(("beam", views, f"beam {beam_width}, {views} views"))
     return rows
 
@@ -136,7 +143,7 @@ def run_demo(
     views: int = 1,
 ) -> list[DemoRow]:
     """Run the demo; ``models`` maps a task to a model path (None or absent: the bundled one);
-    ``views`` > 1 adds a multi-view beam row for hull and TSP.
+    ``views`` > 1 adds a multi-view beam row where the task allows it.
 
     Returns the table rows; writes the PNG gallery to ``gallery`` when given.
     """

@@ -38,17 +38,20 @@ def test_demo_writes_table_and_gallery(tmp_path, monkeypatch, capsys):
     assert (out / "gallery.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_demo_views_add_a_multi_view_beam_row_for_hull_and_tsp_only(tmp_path, monkeypatch):
-    bundle_tiny_models(tmp_path / "bundled", ["sort", "convex_hull", "tsp"])
+@pytest.mark.parametrize("views, rows", [("8", 3 + 2 + 3), ("4", 3 + 3)])
+def test_demo_views_add_a_multi_view_beam_row_where_the_task_allows(
+    tmp_path, monkeypatch, views, rows
+):
+    tasks = ["sort", "convex_hull", "delaunay", "tsp"]
+    bundle_tiny_models(tmp_path / "bundled", tasks)
     monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path / "bundled"))
     out = tmp_path / "out"
-    args = ["demo", "--dry-run", "--views", "8", "--tasks", "sort", "convex_hull", "tsp"]
-    assert main([*args, "--out", str(out)]) == 0
+    assert main(["demo", "--dry-run", "--views", views, "--tasks", *tasks, "--out", str(out)]) == 0
     table = (out / "demo.md").read_text()
     labels = [line.split(" | ")[2] for line in table.splitlines()[2:]]
-    assert labels.count("beam 5, 8 views") == 3 + 3  # hull and TSP at each n; not sort
+    assert labels.count(f"beam 5, {views} views") == rows  # 8: hull, Delaunay, TSP; 4: no Delaunay
     assert "| sort | 5 | beam 5, 8 views |" not in table
-    assert "| tsp | 20 | beam 5, 8 views | mean_length" in table
+    assert f"| tsp | 20 | beam 5, {views} views | mean_length" in table
 
 
 def test_table_marks_missing_numbers():

@@ -23,7 +23,7 @@ from ptrnet.tasks.symmetry import (
 
 torch.set_num_threads(1)
 
-TSP, HULL = get_task("tsp"), get_task("convex_hull")
+TSP, HULL, DELAUNAY = get_task("tsp"), get_task("convex_hull"), get_task("delaunay")
 
 
 def make_model(seed=0, hidden=16, scale=2.0):
@@ -85,11 +85,14 @@ def test_the_flag_says_whether_the_solvers_label_survives_every_rotation(name):
     assert task.rotation_invariant_labels or changed or task.dim != 2
 
 
-def test_tasks_whose_labels_rotations_change_refuse_several_views():
+def test_tasks_whose_labels_rotations_change_refuse_two_or_four_views():
     for name in ("sort", "delaunay"):
         with pytest.raises(ValueError, match="label order depends"):
             check_views(get_task(name), 2)
         check_views(get_task(name), 1)
+    with pytest.raises(ValueError, match="a flip reverses a sorted order"):
+        check_views(get_task("sort"), 8)
+    check_views(get_task("delaunay"), 8)
     check_views(TSP, 4)
     check_views(HULL, 2)
 
@@ -158,9 +161,9 @@ def test_the_cli_takes_views_for_tsp_and_refuses_them_for_delaunay(tmp_path, cap
         assert main([*args, "--decode", "beam", "--views", views]) == 0
         assert '"valid_rate": 1.0' in capsys.readouterr().out
     assert main(["eval", "delaunay", str(data), "--views", "2"]) == 2
-    assert "--views 2: multi-view decoding needs labels that rotations keep" in (
-        capsys.readouterr().err
-    )
+    assert "--views 2: 2 or 4 views need labels that rotations keep" in capsys.readouterr().err
+    assert main(["eval", "sort", str(data), "--views", "8"]) == 2
+    assert "--views 8: 8 views need a task whose answers" in capsys.readouterr().err
 
 
 def test_a_mirrored_sequence_is_the_cycle_read_backwards_from_its_first_index():
@@ -201,7 +204,7 @@ def hand_log_likelihood(model, task, points, seq, constraints):
     return total
 
 
-@pytest.mark.parametrize("task", [TSP, HULL], ids=lambda t: t.name)
+@pytest.mark.parametrize("task", [TSP, HULL, DELAUNAY], ids=lambda t: t.name)
 def test_the_eight_view_score_averages_each_views_likelihood_of_its_own_label(task):
     model = make_model(seed=9)
     rng = np.random.default_rng(10)
@@ -262,3 +265,24 @@ def test_eight_views_return_the_best_candidate_under_the_eight_view_score():
         decode(model, TSP, batch, "greedy", constraints="task", views=8, return_probs=True)
     with pytest.raises(ValueError, match="views must be one of 1, 2, 4, 8"):
         check_views(TSP, 3)
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "beam"])
+def test_eight_views_give_delaunay_the_same_triangles_whatever_symmetry_the_input_is_in(
+    strategy,
+):
+    """Delaunay searches every view and re-sorts each answer into each view's label order, so
+    the chosen set of triangles cannot depend on the frame; the model alone does depend on it."""
+    model = make_model(seed=15)
+    points = instances([5, 6, 8, 7], seed=16)
+
+    def triangles(points_list, views):
+        result = decode(model, DELAUNAY, collate(points_list), strategy, views=views)
+        return [sorted(map(tuple, np.sort(s.reshape(-1, 3), axis=1).tolist())) if len(s) % 3 == 0
+                else s.tolist() for s in result.sequences]  # fmt: skip
+
+    base = triangles(points, 8)
+    for which in (ROTATIONS[1], 1, 7):
+        assert triangles([square_symmetry(p, which) for p in points], 8) == base
+    moved = [triangles([square_symmetry(p, which) for p in points], 1) for which in range(8)]
+    assert any(m != moved[0] for m in moved)

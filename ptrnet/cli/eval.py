@@ -69,9 +69,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         choices=VIEW_COUNTS,
         default=1,
-        help="convex_hull, tsp: decode with the model's mean log-probabilities over 2 or 4 "
-        "rotations of each instance; 8: the four rotations of the instance and of its mirror "
-        "image, the answer picked by all eight (1 = the model alone; N views cost about N x)",
+        help="2 or 4 (convex_hull, tsp): decode with the model's mean log-probabilities over "
+        "that many rotations of each instance; 8 (also delaunay): search the instance's "
+        "symmetric copies too and return the answer all eight views find most likely "
+        "(1 = the model alone, the paper's decoding)",
     )
     add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
     add("--seed", type=int, default=0, help="seed for --decode sample")

@@ -14,11 +14,17 @@ import torch
 from ptrnet.batching import Batch
 from ptrnet.decoding.beam import BeamSearch, Reranker, pick_beams
 from ptrnet.decoding.search import Trace, run_search
-from ptrnet.decoding.view_scores import mean_view_log_likelihood, mirror_tokens
+from ptrnet.decoding.view_scores import image_tokens, mean_view_log_likelihood
 from ptrnet.decoding.views import ViewEnsemble, check_views
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task, from_tokens
-from ptrnet.tasks.symmetry import MIRROR, MIRRORED_VIEWS, ROTATION_VIEWS, square_symmetry_tensor
+from ptrnet.tasks.symmetry import (
+    MIRROR,
+    MIRRORED_VIEWS,
+    ROTATION_VIEWS,
+    SQUARE_SYMMETRIES,
+    square_symmetry_tensor,
+)
 
 STRATEGIES = ("greedy", "sample", "beam")
 
@@ -120,7 +126,7 @@ def decode(
     if views == MIRRORED_VIEWS:
         if return_probs:
             raise ValueError(f"return_probs needs views {', '.join(map(str, ROTATION_VIEWS))}")
-        return _decode_mirrored(model, task, batch, chooser, constraints, width, rerank)
+        return _decode_eight_views(model, task, batch, chooser, constraints, width, rerank)
     if views > 1:
         model = ViewEnsemble(model, views)
     trace = _search(model, task, batch, chooser, constraints, width, return_probs)
@@ -152,7 +158,7 @@ def _search(
     return run_search(model, memory, dstate, limit, chooser, keep_probs=keep_probs)
 
 
-def _decode_mirrored(
+def _decode_eight_views(
     model: EncoderDecoder,
     task: Task,
     batch: Batch,
@@ -161,33 +167,49 @@ def _decode_mirrored(
     width: int,
     rerank: Reranker | None,
 ) -> DecodeResult:
-    """``views=8``: search with the four rotations on each instance and on its mirror image,
-    then pick among both searches' ``2 * width`` outputs per instance the one with the highest
-    mean log-likelihood over all eight symmetries (:mod:`ptrnet.decoding.view_scores`), or with
-    ``rerank`` the lowest cost."""
-    ensemble = ViewEnsemble(model, 4)
-    mirror = Batch(square_symmetry_tensor(batch.points, MIRROR), batch.lengths)
-    here = _search(ensemble, task, batch, chooser, constraints, width)
-    there = _search(ensemble, task, mirror, chooser, constraints, width)
-    steps = max(here.tokens.shape[1], there.tokens.shape[1])
+    """``views=8``: search, map each search's outputs back into the instance's own label form,
+    then pick among all of them, per instance, the one with the highest mean log-likelihood over
+    the eight symmetries (:mod:`ptrnet.decoding.view_scores`), or with ``rerank`` the lowest
+    cost. Rotation-invariant labels (hull, TSP): two four-rotation searches, on the instance and
+    on its mirror image. Others (Delaunay): one search in each of the eight views."""
+    if task.rotation_invariant_labels:
+        searches = [(0, ViewEnsemble(model, 4)), (MIRROR, ViewEnsemble(model, 4))]
+    else:
+        searches = [(which, model) for which in range(SQUARE_SYMMETRIES)]
+    instances = _instances(batch)
+    traces = [
+        _search(member, task, _transformed(batch, which), chooser, constraints, width)
+        for which, member in searches
+    ]
+    steps = max(trace.tokens.shape[1] for trace in traces)
+    found = _interleave([trace.scores.isfinite() for trace in traces], width)  # (B * S * w,)
+    done = _interleave([trace.done for trace in traces], width)
+    rows = torch.arange(batch.size, device=batch.points.device).repeat_interleave(width)
     tokens = _interleave(
-        _pad_end(here.tokens, steps), mirror_tokens(_pad_end(there.tokens, steps)), width
-    )  # (B * 2w, T)
-    found = _interleave(here.scores.isfinite(), there.scores.isfinite(), width)  # (B * 2w,)
-    rows = torch.arange(batch.size, device=tokens.device).repeat_interleave(2 * width)
-    # The two searches share some outputs (about a tenth of them at n = 20): score each
+        [
+            image_tokens(task, [instances[r] for r in rows], _pad_end(t.tokens, steps), which)
+            for (which, _), t in zip(searches, traces, strict=True)
+        ],
+        width,
+    )  # (B * S * w, T): each instance's S searches' w outputs, in its own label form
+    owner = torch.arange(batch.size, device=tokens.device).repeat_interleave(len(traces) * width)
+    # Searches share some outputs (about a tenth of them for TSP at n = 20): score each
     # distinct (instance, output) pair once.
     distinct, inverse = torch.unique(
-        torch.cat([rows[:, None], tokens], dim=1), dim=0, return_inverse=True
+        torch.cat([owner[:, None], tokens], dim=1), dim=0, return_inverse=True
     )
-    owner = distinct[:, 0]
     scores = mean_view_log_likelihood(
-        model, task, batch.points[owner], batch.lengths[owner], distinct[:, 1:], constraints
-    )[inverse].masked_fill(~found, float("-inf"))
-    done = _interleave(here.done, there.done, width)
-    instances = _instances(batch) if rerank else None
-    keep = pick_beams(scores, tokens, done, 2 * width, instances, rerank)
+        model, task, batch.points[distinct[:, 0]], batch.lengths[distinct[:, 0]],
+        distinct[:, 1:], constraints,
+    )[inverse].masked_fill(~found, float("-inf"))  # fmt: skip
+    keep = pick_beams(scores, tokens, done, len(traces) * width, instances if rerank else None,
+                      rerank)  # fmt: skip
     return _result(tokens[keep], scores[keep], None)
+
+
+def _transformed(batch: Batch, which: int) -> Batch:
+    """The batch's instances under square symmetry ``which`` (same lengths)."""
+    return Batch(square_symmetry_tensor(batch.points, which), batch.lengths)
 
 
 def _pad_end(tokens: torch.Tensor, steps: int) -> torch.Tensor:
@@ -195,13 +217,12 @@ def _pad_end(tokens: torch.Tensor, steps: int) -> torch.Tensor:
     return torch.nn.functional.pad(tokens, (0, steps - tokens.shape[1]), value=0)
 
 
-def _interleave(first: torch.Tensor, second: torch.Tensor, width: int) -> torch.Tensor:
-    """Two (B * w, ...) instance-major tensors -> (B * 2w, ...): each instance's w rows of
-    ``first``, then its w rows of ``second``."""
-    batch = first.shape[0] // width
-    a = first.reshape(batch, width, *first.shape[1:])
-    b = second.reshape(batch, width, *second.shape[1:])
-    return torch.cat([a, b], dim=1).reshape(2 * first.shape[0], *first.shape[1:])
+def _interleave(parts: list[torch.Tensor], width: int) -> torch.Tensor:
+    """S tensors of (B * w, ...) rows, instance-major -> (B * S * w, ...): each instance's w rows
+    of the first, then its w rows of the second, and so on."""
+    batch = parts[0].shape[0] // width
+    grouped = [p.reshape(batch, width, *p.shape[1:]) for p in parts]
+    return torch.cat(grouped, dim=1).reshape(batch * len(parts) * width, *parts[0].shape[1:])
 
 
 def _result(

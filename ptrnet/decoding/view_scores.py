@@ -6,11 +6,16 @@ mirrored instance cannot join the step-by-step product of
 mirrored view the image of a cycle ``[s0, s1, ..., s_m-1, s0]`` is the same cycle read
 backwards from the same start, ``[s0, s_m-1, ..., s1, s0]`` (:func:`mirror_sequence`), which is
 the label form there whenever the output was the label form here.
+Delaunay's label, a set of triangles ordered by their incentres, changes order under any
+symmetry; its image in a view is the output re-sorted into that view's label order
+(:meth:`Task.canonical`). :func:`image_tokens` applies the rule that fits the task, and
 :func:`mean_view_log_likelihood` averages each view's own log-likelihood of its image of the
 output, under the decoding constraints.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -43,12 +48,46 @@ def mirror_sequence(seq: np.ndarray) -> np.ndarray:
 
 def mirror_tokens(tokens: torch.Tensor) -> torch.Tensor:
     """(R, T) model tokens -> each row's :func:`mirror_sequence`, end token, end-padded to T."""
-    rows = [to_tokens(mirror_sequence(from_tokens(row))) for row in tokens.cpu().numpy()]
+    return _map_rows(tokens, lambda _, seq: mirror_sequence(seq))
+
+
+def image_tokens(
+    task: Task, points: Sequence[np.ndarray], tokens: torch.Tensor, which: int
+) -> torch.Tensor:
+    """(R, T) outputs -> their images under symmetry ``which``, in the label form of the frame
+    whose row ``r`` instance is ``points[r]``.
+
+    Rotation-invariant labels (hull, TSP): the outputs themselves for a rotation, read backwards
+    (:func:`mirror_sequence`) for a reflection. Other tasks: each valid output in
+    :meth:`Task.canonical` form for ``points[r]``; an invalid one is left as it is.
+    """
+    if task.rotation_invariant_labels:
+        return tokens if which in ROTATIONS else mirror_tokens(tokens)
+
+    def relabel(row: int, seq: np.ndarray) -> np.ndarray:
+        valid = task.is_valid(points[row], seq)
+        return task.canonical(points[row], seq) if valid else seq
+
+    return _map_rows(tokens, relabel)
+
+
+def _map_rows(tokens: torch.Tensor, change: Callable[[int, np.ndarray], np.ndarray]):
+    """Apply ``change(row, 0-based sequence)`` to every row of (R, T) tokens; end-padded to T."""
+    rows = [to_tokens(change(r, from_tokens(row))) for r, row in enumerate(tokens.cpu().numpy())]
     out = np.zeros(tuple(tokens.shape), dtype=np.int64)  # END_TOKEN = 0 pads the tail
     for r, row in enumerate(rows):
         row = row[: out.shape[1]]  # an output cut off at the step limit loses its end token
         out[r, : len(row)] = row
     return torch.from_numpy(out).to(tokens.device)
+
+
+def _arrays(points: torch.Tensor, lengths: torch.Tensor, task: Task) -> list[np.ndarray]:
+    """Each row's real (n_r, 2) points as float64 arrays; none for rotation-invariant labels,
+    whose images :func:`image_tokens` finds without the points."""
+    if task.rotation_invariant_labels:
+        return []
+    rows = points.double().cpu().numpy()
+    return [row[:n] for row, n in zip(rows, lengths.tolist(), strict=True)]
 
 
 def sequence_log_likelihood(
@@ -82,20 +121,20 @@ def mean_view_log_likelihood(
     tokens: torch.Tensor,
     constraints: str,
 ) -> torch.Tensor:
-    """(R,) mean over the 8 symmetries of each view's log-likelihood of its image of ``tokens``.
+    """(R,) mean over the 8 symmetries of each view's log-likelihood of its image of ``tokens``
+    (:func:`image_tokens`).
 
     Args:
         points: (R, n, 2) one instance per candidate row; lengths: (R,).
         tokens: (R, T) candidate outputs in model tokens, end-padded.
     """
-    mirrored = mirror_tokens(tokens)
     total = torch.zeros(tokens.shape[0], device=tokens.device)
-    for lo in range(0, tokens.shape[0], SCORE_ROWS):
-        rows = slice(lo, lo + SCORE_ROWS)
-        for which in range(SQUARE_SYMMETRIES):
-            view = square_symmetry_tensor(points[rows], which)
-            image = (tokens if which in ROTATIONS else mirrored)[rows]
+    for which in range(SQUARE_SYMMETRIES):
+        view = square_symmetry_tensor(points, which)
+        image = image_tokens(task, _arrays(view, lengths, task), tokens, which)
+        for lo in range(0, tokens.shape[0], SCORE_ROWS):
+            rows = slice(lo, lo + SCORE_ROWS)
             total[rows] += sequence_log_likelihood(
-                model, task, view, lengths[rows], image, constraints
+                model, task, view[rows], lengths[rows], image[rows], constraints
             )
     return total / SQUARE_SYMMETRIES

@@ -24,17 +24,27 @@ from torch import nn
 
 from ptrnet.model.pointer import EncoderDecoder, Memory, State
 from ptrnet.tasks.base import Task
-from ptrnet.tasks.symmetry import VIEW_COUNTS, square_symmetry_tensor, view_symmetries
+from ptrnet.tasks.symmetry import (
+    MIRRORED_VIEWS,
+    VIEW_COUNTS,
+    square_symmetry_tensor,
+    view_symmetries,
+)
 
 
 def check_views(task: Task, views: int) -> None:
     """Raises ValueError unless ``task`` can be decoded with ``views`` views (1, 2, 4 or 8)."""
     if views not in VIEW_COUNTS:
         raise ValueError(f"views must be one of {', '.join(map(str, VIEW_COUNTS))}, got {views}")
-    if views > 1 and not task.rotation_invariant_labels:
+    if views == MIRRORED_VIEWS and not task.square_symmetric:
         raise ValueError(
-            f"multi-view decoding needs labels that rotations keep (convex_hull, tsp); "
-            f"{task.name}'s label order depends on the coordinates"
+            f"8 views need a task whose answers the square's symmetries keep; {task.name}'s "
+            "do not (a flip reverses a sorted order)"
+        )
+    if 1 < views < MIRRORED_VIEWS and not task.rotation_invariant_labels:
+        raise ValueError(
+            f"2 or 4 views need labels that rotations keep (convex_hull, tsp); "
+            f"{task.name}'s label order depends on the coordinates (8 views work)"
         )
 
 
