@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=VIEW_COUNTS,
         default=1,
         help="also a beam row over this many views of each instance: hull and TSP, and with "
-        "8 Delaunay (ptrnet eval --help; 8 views cost 13-19x a one-view beam)",
+        "8 Delaunay (ptrnet eval --help; 8 views cost 13-40x a one-view beam)",
     )
     parser.add_argument("--dry-run", action="store_true", help="5 instances per task and n")
     add_threads_argument(parser)
