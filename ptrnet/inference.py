@@ -145,8 +145,8 @@ def predict(
         pick: with ``beam``, ``likely`` (the most likely beam) or, for TSP, ``shortest`` (the
             shortest finished tour among the beams).
         views: 1, or decode with the model's mean log-probabilities over 2 or 4 rotations of
-            each instance, or 8: the four rotations of the instance and of its mirror image,
-            the output picked by all eight (convex hull and TSP; :func:`ptrnet.decoding.decode`).
+            each instance (convex hull, TSP), or 8: the output all eight symmetries of the
+            instance find most likely (also Delaunay; :func:`ptrnet.decoding.decode`).
         constraints: ``none`` or ``task``; None = the paper's choice for the task
             (:func:`ptrnet.evaluation.evaluate.default_constraints`).
 

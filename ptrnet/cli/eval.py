@@ -85,7 +85,7 @@ def decode_options(args: argparse.Namespace, task: Task) -> dict[str, object]:
 
     Raises:
         UsageError: ``--pick shortest`` without ``--decode beam`` or for a task other than tsp,
-            or ``--views`` above 1 for a task whose labels rotations do not keep.
+            or a ``--views`` count the task cannot use (:func:`ptrnet.decoding.views.check_views`).
     """
     from ptrnet.decoding.views import check_views
     from ptrnet.evaluation.evaluate import beam_reranker

@@ -110,9 +110,10 @@ def decode(
         views: 1; 2 or 4 to decode with the model's mean log-probabilities over that many
             rotations of each instance (:mod:`ptrnet.decoding.views`); 8 to do so on the
             instance and on its mirror image and pick by the mean log-likelihood over all eight
-            symmetries (:mod:`ptrnet.decoding.view_scores`). Tasks with rotation-invariant
-            labels only. ``log_prob`` is then the combined score: under the product
-            distribution for 2 or 4 views, the eight-view mean for 8.
+            symmetries (:mod:`ptrnet.decoding.view_scores`). 2 or 4 need rotation-invariant
+            labels (hull, TSP), 8 a square-symmetric task (also Delaunay:
+            :func:`_decode_eight_views`). ``log_prob`` is then the combined score: under the
+            product distribution for 2 or 4 views, the eight-view mean for 8.
 
     Raises:
         ValueError: on an unknown strategy or constraint mode, beam_width < 1, temperature <= 0,

@@ -81,11 +81,8 @@ def _map_rows(tokens: torch.Tensor, change: Callable[[int, np.ndarray], np.ndarr
     return torch.from_numpy(out).to(tokens.device)
 
 
-def _arrays(points: torch.Tensor, lengths: torch.Tensor, task: Task) -> list[np.ndarray]:
-    """Each row's real (n_r, 2) points as float64 arrays; none for rotation-invariant labels,
-    whose images :func:`image_tokens` finds without the points."""
-    if task.rotation_invariant_labels:
-        return []
+def _arrays(points: torch.Tensor, lengths: torch.Tensor) -> list[np.ndarray]:
+    """Each row's real (n_r, 2) points as float64 arrays."""
     rows = points.double().cpu().numpy()
     return [row[:n] for row, n in zip(rows, lengths.tolist(), strict=True)]
 
@@ -131,7 +128,7 @@ def mean_view_log_likelihood(
     total = torch.zeros(tokens.shape[0], device=tokens.device)
     for which in range(SQUARE_SYMMETRIES):
         view = square_symmetry_tensor(points, which)
-        image = image_tokens(task, _arrays(view, lengths, task), tokens, which)
+        image = image_tokens(task, _arrays(view, lengths), tokens, which)
         for lo in range(0, tokens.shape[0], SCORE_ROWS):
             rows = slice(lo, lo + SCORE_ROWS)
             total[rows] += sequence_log_likelihood(

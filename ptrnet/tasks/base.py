@@ -103,7 +103,7 @@ class Task(ABC):
     #: (:data:`ptrnet.tasks.symmetry.ROTATIONS`) leaves its label sequence unchanged, index for
     #: index: true where the label form is fixed by indices and orientation (hull and TSP:
     #: counter-clockwise from the lowest index); false for Delaunay, whose triangles are ordered
-    #: by their incentres' coordinates, and for sort. Multi-view decoding needs it.
+    #: by their incentres' coordinates, and for sort. Decoding with 2 or 4 views needs it.
     rotation_invariant_labels: ClassVar[bool] = False
     #: Whether the task scores an output by a cost to minimise (:meth:`batch_cost`), which
     #: reinforcement learning can train on without labels: TSP's tour length.
