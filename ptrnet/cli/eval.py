@@ -8,7 +8,8 @@ first 16 instances.
 
 For task tsp, DATA may instead be one or more TSPLIB ``.tsp`` files: each is decoded on its points
 scaled into the unit square and its tour measured under TSPLIB's EUC_2D rule against the proven
-optimum from ``--optimal`` (default: ``optimal.txt`` beside the first file); ``--two-opt``
+optimum from ``--optimal`` (default: ``optimal.txt`` beside the first file, else the optima of
+the 29 TSPLIB instances shipped in ptrnet/data/tsplib); ``--two-opt``
 improves the model's tour by 2-opt first.
 """
 
@@ -41,7 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "data", metavar="DATA", nargs="+", help="labelled instances (paper format) or TSPLIB .tsp"
     )
-    parser.add_argument("--optimal", metavar="FILE", help="TSPLIB optima, 'name : length' lines")
+    parser.add_argument(
+        "--optimal",
+        metavar="FILE",
+        help="TSPLIB optima, 'name : length' lines (default: optimal.txt beside the "
+        "first file, else the shipped optima of ptrnet/data/tsplib)",
+    )
     parser.add_argument("--two-opt", action="store_true", help="TSPLIB: 2-opt the model's tour")
     add_model_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -135,17 +141,25 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_tsplib(args: argparse.Namespace, loaded) -> int:
-    """``eval tsp FILE.tsp ...``: gaps to the proven optima, one row per file."""
+def default_optimal_path(first_file: str) -> str:
+    """``optimal.txt`` beside ``first_file`` if there is one, else the copy shipped in ptrnet."""
     import os
 
+    from ptrnet.data import TSPLIB_OPTIMAL
+
+    beside = os.path.join(os.path.dirname(first_file), "optimal.txt")
+    return beside if os.path.isfile(beside) else str(TSPLIB_OPTIMAL)
+
+
+def run_tsplib(args: argparse.Namespace, loaded) -> int:
+    """``eval tsp FILE.tsp ...``: gaps to the proven optima, one row per file."""
     from ptrnet.evaluation.tsplib_eval import evaluate_tsplib, format_results
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.tsplib import read_optimal
 
     if args.task != "tsp" or not all(is_tsplib(path) for path in args.data):
         raise UsageError("TSPLIB .tsp files are tsp instances; do not mix them with other files")
-    optimal_path = args.optimal or os.path.join(os.path.dirname(args.data[0]), "optimal.txt")
+    optimal_path = args.optimal or default_optimal_path(args.data[0])
     results = evaluate_tsplib(
         loaded,
         args.data,
