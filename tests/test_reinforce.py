@@ -10,10 +10,11 @@ import torch
 
 from ptrnet.batching import IGNORE_INDEX, Batch, collate
 from ptrnet.decoding.decode import decode
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.model import ModelConfig, build_model
+from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import SizeRange, get_task
-from ptrnet.training.config import RunConfig, TrainConfig
 from ptrnet.training.data import TrainingData
 from ptrnet.training.loop import sequence_log_likelihood
 from ptrnet.training.reinforce import (
@@ -79,7 +80,11 @@ def test_rescored_samples_match_the_sampler_log_likelihood():
     points = TSP.generate(SizeRange.parse("3-9"), 24, seed=1)
     batch = collate(points)
     drawn = decode(
-        model, TSP, batch, "sample", constraints="task", generator=sample_generator(0, 0)
+        model,
+        TSP,
+        batch,
+        DecodeOptions("sample", constraints="task"),
+        generator=sample_generator(0, 0),
     )
     scored = Batch(batch.points, batch.lengths, tokens_as_targets(drawn.tokens))
     with torch.no_grad():
@@ -141,7 +146,11 @@ def test_reinforce_loss_reports_the_mean_sampled_cost():
     assert loss.requires_grad and model.training
     repeated = collate([p for p in points for _ in range(3)])
     drawn = decode(
-        model, TSP, repeated, "sample", constraints="task", generator=sample_generator(0, 7)
+        model,
+        TSP,
+        repeated,
+        DecodeOptions("sample", constraints="task"),
+        generator=sample_generator(0, 7),
     )
     lengths = [tour_length(points[i // 3], s) for i, s in enumerate(drawn.sequences)]
     assert mean_cost == pytest.approx(np.mean(lengths), rel=1e-5)

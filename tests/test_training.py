@@ -7,14 +7,13 @@ import pytest
 import torch
 
 from ptrnet.batching import collate
-from ptrnet.evaluation.evaluate import selection_key
 from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import write_examples
 from ptrnet.model import ModelConfig, build_model
+from ptrnet.runs.config import RunConfig, TrainConfig, resume_config, train_from_dict
+from ptrnet.runs.csvlog import CsvLog, read_log
 from ptrnet.tasks import get_task
 from ptrnet.tasks.constraints import teacher_forcing_mask
-from ptrnet.training.config import RunConfig, TrainConfig, resume_config, train_from_dict
-from ptrnet.training.csvlog import CsvLog, read_log
 from ptrnet.training.data import TrainingData, validation_set
 from ptrnet.training.loop import teacher_forced_loss
 
@@ -210,6 +209,10 @@ def test_loss_is_cross_entropy_on_raw_logits_with_pads_ignored():
     picked = logp.gather(2, batch.targets.clamp(min=0)[..., None])[..., 0][real]
     assert torch.allclose(teacher_forced_loss(model, batch), -picked.mean())
     assert torch.allclose(teacher_forced_loss(model, batch, "sum"), -picked.sum())
+
+
+def selection_key(task_name: str, metrics: dict) -> tuple[float, ...]:
+    return get_task(task_name).selection_key(metrics)
 
 
 def test_best_checkpoint_key_is_the_decoded_metric():

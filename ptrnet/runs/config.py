@@ -191,11 +191,10 @@ class TrainConfig:
         return SizeRange.parse(self.sizes)
 
     @property
-    def constraints(self) -> str:
-        """Validation decoding constraints, the task's default unless set."""
-        from ptrnet.evaluation.evaluate import default_constraints
-
-        return self.val_constraints or default_constraints(self.task)
+    def validation_constraints(self) -> str:
+        """The validation decoding's constraints: ``val_constraints``, else the task's default
+        (not the training loss's mask, which is ``train_constraints``)."""
+        return self.val_constraints or get_task(self.task).default_constraints
 
     def learning_rate(self, step: int) -> float:
         """The learning rate for optimiser step ``step`` (0-based)."""

@@ -6,10 +6,10 @@ logits (B, T, n+1) and applies the only softmax inside ``F.cross_entropy`` (PAPE
 target pads (-100) are ignored by the loss (trap 4). With ``train_constraints`` ``task`` that
 softmax runs over the tokens the task's rules allow at each step, as a constrained decoder's.
 
-A run directory holds ``config.json`` (the RunConfig), ``log.csv`` (:mod:`ptrnet.training.
+A run directory holds ``config.json`` (the RunConfig), ``log.csv`` (:mod:`ptrnet.runs.
 csvlog`), ``last.safetensors`` (weights + optimiser + RNG state, written at every validation and
 at the end) and ``best.safetensors`` + ``best.json`` (weights and metrics at the validation with
-the best *decoded* primary metric, :func:`ptrnet.evaluation.evaluate.selection_key`; never the
+the best *decoded* primary metric, :meth:`ptrnet.tasks.base.Task.selection_key`; never the
 teacher-forced loss, trap 7). With ``ema`` the run validates, and keeps as ``best``, the moving
 average of its weights (:mod:`ptrnet.training.ema`). Since data depend only on the step
 (:mod:`ptrnet.training.data`), resuming from ``last`` reproduces the uninterrupted run exactly.
@@ -32,29 +32,24 @@ import torch.nn.functional as F
 from torch import nn
 
 from ptrnet.batching import IGNORE_INDEX, Batch, collate
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.devices import resolve_device
-from ptrnet.evaluation.evaluate import PRIMARY_METRIC, evaluate, selection_key
+from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.evaluation.score import json_safe
 from ptrnet.io.atomic import atomic_write
 from ptrnet.model import build_model
 from ptrnet.precision import autocast
+from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV
+from ptrnet.runs.checkpoint import load_checkpoint, save_checkpoint
+from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
+from ptrnet.runs.csvlog import CsvLog, columns_for
 from ptrnet.tasks import Task, get_task
 from ptrnet.tasks.constraints import teacher_forcing_mask
-from ptrnet.training.checkpoint import load_checkpoint, save_checkpoint
-from ptrnet.training.config import RunConfig, TrainConfig, resume_config
 from ptrnet.training.cpu import cpu_plan
-from ptrnet.training.csvlog import CsvLog, columns_for
 from ptrnet.training.data import TrainingData, validation_set
 from ptrnet.training.ema import ema_model, ema_state, load_ema_state
 from ptrnet.training.reinforce import reinforce_loss, sample_generator
 
-LAST, BEST, BEST_JSON, CONFIG_JSON, LOG_CSV = (
-    "last.safetensors",
-    "best.safetensors",
-    "best.json",
-    "config.json",
-    "log.csv",
-)
 VAL_BATCH = 256
 # Called after each validation with the trainer and the decoded metrics; True ends the run.
 ValidationHook = Callable[["Trainer", dict[str, Any]], bool]
@@ -189,7 +184,7 @@ def train(
 
     Args:
         resume: continue from ``run_dir/last.safetensors``; ``config`` may differ from the saved
-            one only in :data:`ptrnet.training.config.RESUMABLE` fields.
+            one only in :data:`ptrnet.runs.config.RESUMABLE` fields.
         progress: show a tqdm bar on stderr.
         on_validation: called after every validation with the trainer and the decoded
             metrics; returning True ends the run there (e.g. once a target is reached).
@@ -308,7 +303,7 @@ class Trainer:
 
     @property
     def _primary(self) -> str:
-        return PRIMARY_METRIC[self.task.name]
+        return self.task.validation_metric
 
     @property
     def kept_model(self) -> nn.Module:
@@ -319,9 +314,8 @@ class Trainer:
     def _validate(self, meter: Meter, start_time: float) -> dict[str, Any]:
         """Decode the validation set, log, save ``last`` and (if improved) ``best``."""
         model = self.kept_model
-        metrics = evaluate(
-            model, self.task, self.val_points, self.val_refs, constraints=self.cfg.constraints
-        )
+        decoding = DecodeOptions(constraints=self.cfg.validation_constraints)
+        metrics = evaluate(model, self.task, self.val_points, self.val_refs, decoding)
         rules = loss_rules(self.cfg)
         tf_loss = validation_loss(model, self.val_points, self.val_refs, rules)
         row = meter.row(self.step, self.cfg, start_time)
@@ -342,15 +336,15 @@ class Trainer:
 
     def _keep_if_best(self, metrics: dict[str, Any], tf_loss: float) -> None:
         """Save ``best`` if the decoded primary metric improved (ties keep the earlier one)."""
-        name = self.task.name
-        if self.best and selection_key(name, metrics) >= selection_key(name, self.best["metrics"]):
+        key = self.task.selection_key
+        if self.best and key(metrics) >= key(self.best["metrics"]):
             return
         self.best = json_safe(
             {
                 "step": self.step,
                 "metric": self._primary,
                 "value": metrics[self._primary],
-                "constraints": self.cfg.constraints,
+                "constraints": self.cfg.validation_constraints,
                 "metrics": json_safe(metrics),
                 "val_tf_loss": tf_loss,
             }

@@ -29,9 +29,12 @@ import torch
 
 from ptrnet.batching import IGNORE_INDEX, Batch
 from ptrnet.decoding.decode import decode
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.tasks import Task
 
 SAMPLE_STREAM = 5  # keys the sampling generator apart from the data streams
+# REINFORCE samples valid outputs only: the cost is defined on them (TSP tours).
+SAMPLE_TOURS = DecodeOptions(strategy="sample", constraints="task")
 
 
 def sample_generator(seed: int, step: int) -> torch.Generator:
@@ -76,7 +79,7 @@ def reinforce_loss(
     was_training = model.training
     model.eval()
     with torch.no_grad():
-        drawn = decode(model, task, repeated, "sample", constraints="task", generator=generator)
+        drawn = decode(model, task, repeated, SAMPLE_TOURS, generator=generator)
     model.train(was_training)
     cost = task.batch_cost(repeated.points, drawn.tokens, repeated.lengths)  # (B*K,)
     cost = cost.view(batch.size, samples).float()

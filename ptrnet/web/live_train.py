@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from ptrnet.batching import Batch, collate
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.pointer import EncoderDecoder
@@ -134,7 +135,7 @@ class TrainJob:
         self.model = model
 
     def _score(self, model: EncoderDecoder, val: list, refs: list) -> dict[str, float]:
-        metrics = evaluate(model, SORT, val, refs, constraints=self._mode())
+        metrics = evaluate(model, SORT, val, refs, DecodeOptions(constraints=self._mode()))
         return {"accuracy": metrics["exact_match"], "valid_rate": metrics["valid_rate"]}
 
     def _mode(self) -> str:
@@ -183,7 +184,7 @@ class LiveTrainer:
             points = SORT.generate(SizeRange(n, n), request.count, request.seed, TEST_STREAM)
             refs = [SORT.solve(p) for p in points]
             for mode, series in results.items():
-                metrics = evaluate(job.model, SORT, points, refs, constraints=mode)
+                metrics = evaluate(job.model, SORT, points, refs, DecodeOptions(constraints=mode))
                 series["accuracy"].append(metrics["exact_match"])
                 series["invalid_rate"].append(1.0 - metrics["valid_rate"])
         trained = f"{job.request.min_len}-{job.request.max_len}"
