@@ -18,9 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptrnet.evaluation.paper_numbers import BUNDLED_COMPARISON, paper_result
-from ptrnet.tasks import TASKS, SizeRange, get_task
+from ptrnet.tasks import TASKS, SizeRange, Stream, get_task
 
-DEMO_STREAM = 7  # instance stream reserved for the demo: never used for training or validation
 RATES = {
     "exact_match",
     "valid_rate",
@@ -58,7 +57,7 @@ class Instances:
 def label(task_name: str, n: int, count: int, seed: int) -> Instances:
     """``count`` fresh instances of size n from the demo stream, with exact labels."""
     task = get_task(task_name)
-    points = task.generate(SizeRange(n, n), count, seed, stream=DEMO_STREAM)
+    points = task.generate(SizeRange(n, n), count, seed, stream=Stream.DEMO)
     start = time.perf_counter()
     refs = [task.solve(p) for p in points]
     return Instances(points, refs, time.perf_counter() - start)

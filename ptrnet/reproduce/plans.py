@@ -27,9 +27,9 @@ from ptrnet.decoding.options import DecodeOptions
 from ptrnet.evaluation.paper_numbers import paper_result
 from ptrnet.model import ModelConfig
 from ptrnet.runs.config import RunConfig, TrainConfig
-from ptrnet.tasks import SizeRange, get_task
+from ptrnet.tasks import SizeRange, Stream, get_task
 
-TEST_SEED, TEST_STREAM, TRAIN_SEED = 0, 5, 0
+TEST_SEED, TEST_STREAM, TRAIN_SEED = 0, Stream.TEST, 0
 HULL_FILE, TSP_FILE = "convex_hull_5_test.txt", "tsp5_test.txt"
 
 

@@ -19,6 +19,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -60,6 +61,24 @@ class SizeRange:
 
     def __str__(self) -> str:
         return str(self.lo) if self.lo == self.hi else f"{self.lo}-{self.hi}"
+
+
+class Stream(IntEnum):
+    """The registry of random streams: every use of randomness keyed by ``(seed, stream, ...)``
+    has its own stream here, so no two uses ever share draws.
+
+    The values are part of the data format: changing one changes every file and run that uses
+    it.
+    """
+
+    TRAIN = 0  #: training instances (``ptrnet generate``'s default)
+    VALIDATION = 1  #: the validation set of a training run
+    ORDER = 2  #: the shuffled order of an epoch
+    BUCKET = 3  #: the grouping of training instances by size
+    AUGMENTATION = 4  #: the symmetry applied to each augmented training instance
+    TEST = 5  #: test sets (``ptrnet reproduce``, the live page's length test)
+    DEMO = 7  #: ``ptrnet demo``'s fresh instances
+    SAMPLING = 8  #: REINFORCE's sampled outputs (one generator per step)
 
 
 def instance_rng(seed: int, index: int, stream: int = 0) -> np.random.Generator:

@@ -30,16 +30,15 @@ import torch
 from ptrnet.batching import IGNORE_INDEX, Batch
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.tasks import Task
+from ptrnet.tasks import Stream, Task
 
-SAMPLE_STREAM = 5  # keys the sampling generator apart from the data streams
 # REINFORCE samples valid outputs only: the cost is defined on them (TSP tours).
 SAMPLE_TOURS = DecodeOptions(strategy="sample", constraints="task")
 
 
 def sample_generator(seed: int, step: int) -> torch.Generator:
     """The torch generator that draws step ``step``'s samples (a pure function of both)."""
-    state = np.random.SeedSequence([seed, SAMPLE_STREAM, step]).generate_state(1)[0]
+    state = np.random.SeedSequence([seed, Stream.SAMPLING, step]).generate_state(1)[0]
     return torch.Generator().manual_seed(int(state))
 
 

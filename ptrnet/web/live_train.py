@@ -28,14 +28,13 @@ from ptrnet.decoding.options import DecodeOptions
 from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.pointer import EncoderDecoder
-from ptrnet.tasks import SizeRange, get_task
+from ptrnet.tasks import SizeRange, Stream, get_task
 from ptrnet.training.loop import teacher_forced_loss
 from ptrnet.web.schemas import LengthTestRequest, TrainRequest
 
 LOG_EVERY = 5
 EVAL_EVERY = 25
 VAL_COUNT = 200
-TRAIN_STREAM, VAL_STREAM, TEST_STREAM = 0, 1, 2
 SORT = get_task("sort")
 
 
@@ -106,14 +105,14 @@ class TrainJob:
         model = build_model(ModelConfig(input_dim=1, hidden=req.hidden, init="default"))
         optimizer = torch.optim.Adam(model.parameters(), lr=req.lr)
         sizes = SizeRange(req.min_len, req.max_len)
-        val = SORT.generate(sizes, VAL_COUNT, req.seed, VAL_STREAM)
+        val = SORT.generate(sizes, VAL_COUNT, req.seed, Stream.VALIDATION)
         val_refs = [SORT.solve(p) for p in val]
         losses, started = [], time.perf_counter()
         for step in range(1, req.steps + 1):
             if self._cancel.is_set():
                 break
             batch = sort_batch(
-                sizes, req.batch_size, req.seed, TRAIN_STREAM, (step - 1) * req.batch_size
+                sizes, req.batch_size, req.seed, Stream.TRAIN, (step - 1) * req.batch_size
             )
             # The mask option applies the task's rule in the loss too (train_constraints "task").
             loss = teacher_forced_loss(model, batch, rules=SORT if req.masked else None)
@@ -181,7 +180,7 @@ class LiveTrainer:
         lengths = sorted(set(request.lengths))
         results = {mode: {"accuracy": [], "invalid_rate": []} for mode in ("task", "none")}
         for n in lengths:
-            points = SORT.generate(SizeRange(n, n), request.count, request.seed, TEST_STREAM)
+            points = SORT.generate(SizeRange(n, n), request.count, request.seed, Stream.TEST)
             refs = [SORT.solve(p) for p in points]
             for mode, series in results.items():
                 metrics = evaluate(job.model, SORT, points, refs, DecodeOptions(constraints=mode))
