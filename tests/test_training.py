@@ -15,7 +15,7 @@ from ptrnet.runs.csvlog import CsvLog, read_log
 from ptrnet.tasks import get_task
 from ptrnet.tasks.constraints import teacher_forcing_mask
 from ptrnet.training.data import TrainingData, validation_set
-from ptrnet.training.loop import teacher_forced_loss
+from ptrnet.training.losses import teacher_forced_loss
 
 torch.set_num_threads(1)
 
@@ -276,7 +276,7 @@ def test_masked_loss_is_cross_entropy_over_the_allowed_tokens_only():
             column = logits[row, step, allowed]
             want -= (column[allowed.index(token)] - torch.logsumexp(column, 0)).item()
             count += 1
-    got = teacher_forced_loss(model, batch, "sum", rules=task).item()
+    got = teacher_forced_loss(model, batch, "sum", mask_task=task).item()
     assert got == pytest.approx(want, rel=1e-5)
     # Masking removes probability mass the plain loss spends on impossible tokens.
     assert got < teacher_forced_loss(model, batch, "sum").item()
@@ -292,7 +292,7 @@ def test_every_canonical_label_is_allowed_by_its_task_rules(name, sizes):
     mask = teacher_forcing_mask(task, batch.lengths, batch.targets)  # raises on a broken label
     assert mask.shape == (*batch.targets.shape, batch.points.shape[1] + 1)
     model = build_model(ModelConfig(input_dim=task.dim, hidden=8))
-    assert torch.isfinite(teacher_forced_loss(model, batch, rules=task))
+    assert torch.isfinite(teacher_forced_loss(model, batch, mask_task=task))
 
 
 def test_a_label_that_breaks_the_rules_is_named():
@@ -309,5 +309,5 @@ def test_masked_loss_pads_the_mask_to_a_baselines_fixed_vocabulary():
     model = build_model(ModelConfig(kind="seq2seq", input_dim=1, hidden=8, max_n=9))
     logits = model(batch.points, batch.lengths, batch.targets)
     assert logits.shape[-1] == 10 > batch.points.shape[1] + 1
-    masked = teacher_forced_loss(model, batch, rules=task)
+    masked = teacher_forced_loss(model, batch, mask_task=task)
     assert torch.isfinite(masked) and masked < teacher_forced_loss(model, batch)

@@ -24,21 +24,21 @@ if TYPE_CHECKING:
 
 
 def fit_mask(allowed: torch.Tensor, width: int) -> torch.Tensor:
-    """Widen a (R, w) allowed mask to (R, width) with False columns (w <= width).
+    """Widen a (..., w) allowed mask to (..., width) with False columns (w <= width).
 
     The decoding state is as wide as the longest row + 1; the model's output can be wider
     (extra padding columns, or a baseline's fixed vocabulary). Those columns are never allowed.
     """
-    extra = width - allowed.shape[1]
+    extra = width - allowed.shape[-1]
     if extra < 0:
-        raise ValueError(f"allowed mask has {allowed.shape[1]} columns, logits only {width}")
+        raise ValueError(f"allowed mask has {allowed.shape[-1]} columns, logits only {width}")
     if extra == 0:  # the usual Ptr-Net case: no copy at every step
         return allowed
     return torch.nn.functional.pad(allowed, (0, extra), value=False)
 
 
 def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-    """log-softmax over the allowed tokens: (R, V) logits, (R, <=V) bool -> (R, V) float32.
+    """log-softmax over the allowed tokens: (..., V) logits, (..., <=V) bool -> (..., V) float32.
 
     Disallowed entries are -inf. A new tensor is built every call; ``allowed`` is never
     modified (PAPER.md trap 3). Every row of a DecodeState mask has an allowed entry with a

@@ -71,7 +71,7 @@ class TrainConfig:
             ``reinforce``: policy gradient on the task's cost (tasks with ``has_cost``: TSP tour
             length) without labels: ``rl_samples`` outputs sampled per instance under the
             task's rules, each weighted by its cost minus the mean cost of the instance's other
-            samples (:mod:`ptrnet.training.reinforce`). Meant for fine-tuning (``init_from``);
+            samples (:mod:`ptrnet.training.losses`). Meant for fine-tuning (``init_from``);
             generated training instances are then not solved (validation still is).
         rl_samples: outputs sampled per instance with ``reinforce`` (at least 2).
         log_every: steps between CSV rows.

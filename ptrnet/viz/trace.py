@@ -48,15 +48,14 @@ def trim_steps(tokens: np.ndarray) -> int:
 
 
 def allowed_masks(task: Task, tokens: np.ndarray, n: int, constraints: str) -> np.ndarray:
-    """(T, n+1) bool: the decoding mask before each of ``tokens`` (T,), replayed from the start."""
+    """(T, n+1) bool: the decoding mask before each of ``tokens`` (T,), replayed from the start
+    (:func:`ptrnet.tasks.constraints.replay_masks`)."""
     import torch
 
-    state = task.decode_state(torch.tensor([n]), constraints)
-    masks = []
-    for token in tokens.tolist():
-        masks.append(state.allowed()[0].numpy())
-        state = state.update(torch.tensor([token]))
-    return np.stack(masks) if masks else np.zeros((0, n + 1), dtype=bool)
+    from ptrnet.tasks.constraints import replay_masks
+
+    rows = torch.as_tensor(np.asarray(tokens, dtype=np.int64))[None]  # (1, T)
+    return replay_masks(task, torch.tensor([n]), rows, constraints)[0].numpy()
 
 
 def decode_trace(
