@@ -16,7 +16,7 @@ import torch
 from ptrnet.batching import Batch
 from ptrnet.decoding.beam import Reranker
 from ptrnet.decoding.options import STRATEGIES, DecodeOptions
-from ptrnet.decoding.search import search_and_pick
+from ptrnet.decoding.search import pick_rows, search_batch
 from ptrnet.decoding.strategies import chooser
 from ptrnet.decoding.views import decode_views
 from ptrnet.model.pointer import EncoderDecoder
@@ -82,9 +82,10 @@ def decode(
     if options.views > 1:
         found = decode_views(model, task, batch, choose, options, rerank, return_probs)
     else:
-        found = search_and_pick(
-            model, task, batch, choose, options.constraints, options.width, rerank, return_probs
+        trace = search_batch(
+            model, task, batch, choose, options.constraints, options.width, return_probs
         )
+        found = pick_rows(trace, batch, options.width, rerank)
     tokens, log_prob, probs = found
     sequences = [from_tokens(t) for t in tokens.cpu().numpy()]
     return DecodeResult(tokens=tokens, log_prob=log_prob, sequences=sequences, probs=probs)

@@ -159,20 +159,12 @@ def search_batch(
     return run_search(model, memory, dstate, limit, strategy, keep_probs=keep_probs)
 
 
-def search_and_pick(
-    model: EncoderDecoder | ViewEnsemble,
-    task: Task,
-    batch: Batch,
-    strategy: Strategy,
-    constraints: str,
-    width: int,
-    rerank: Reranker | None = None,
-    keep_probs: bool = False,
+def pick_rows(
+    trace: SearchTrace, batch: Batch, width: int, rerank: Reranker | None = None
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """:func:`search_batch`, then one row per instance: the best of its ``width`` beams
+    """One row per instance of a :func:`search_batch` trace: the best of its ``width`` beams
     (:func:`ptrnet.decoding.beam.pick_beams`). Returns tokens (B, T), scores (B,) and the
     masked distributions (B, T, n+1) or None."""
-    trace = search_batch(model, task, batch, strategy, constraints, width, keep_probs)
     keep = torch.arange(batch.size, device=batch.points.device)
     if width > 1:
         instances = batch_instances(batch) if rerank else None

@@ -28,7 +28,7 @@ from torch import nn
 from ptrnet.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.decoding.search import Strategy, batch_instances, search_and_pick, search_batch
+from ptrnet.decoding.search import Strategy, batch_instances, pick_rows, search_batch
 from ptrnet.decoding.view_scores import image_tokens, mean_view_log_likelihood
 from ptrnet.model.pointer import EncoderDecoder, Memory, State
 from ptrnet.tasks.base import Task
@@ -129,9 +129,10 @@ def decode_views(
     """
     if options.views != MIRRORED_VIEWS:
         ensemble = ViewEnsemble(model, options.views)
-        return search_and_pick(
-            ensemble, task, batch, strategy, options.constraints, options.width, rerank, keep_probs
+        trace = search_batch(
+            ensemble, task, batch, strategy, options.constraints, options.width, keep_probs
         )
+        return pick_rows(trace, batch, options.width, rerank)
     if keep_probs:
         raise ValueError(f"return_probs needs views {', '.join(map(str, ROTATION_VIEWS))}")
     tokens, scores = _decode_eight_views(
