@@ -19,7 +19,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import IntEnum
+from enum import IntEnum, unique
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -63,6 +63,7 @@ class SizeRange:
         return str(self.lo) if self.lo == self.hi else f"{self.lo}-{self.hi}"
 
 
+@unique
 class Stream(IntEnum):
     """The registry of random streams: every use of randomness keyed by ``(seed, stream, ...)``
     has its own stream here, so no two uses ever share draws.
