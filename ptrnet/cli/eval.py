@@ -19,19 +19,18 @@ import argparse
 import json
 
 from ptrnet.cli.common import (
+    DRY_RUN_COUNT,
+    add_model_arguments,
     add_task_argument,
-    add_threads_argument,
-    positive_int,
+    decode_options,
     set_threads,
     task_named,
 )
 from ptrnet.cli.score import format_table
 from ptrnet.io.errors import UsageError
-from ptrnet.tasks import Task, get_task
-from ptrnet.tasks.symmetry import VIEW_COUNTS
+from ptrnet.tasks import get_task
 
 NAME = "eval"
-DRY_RUN_COUNT = 16
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,64 +56,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--model`` and the decoding options shared by ``eval`` and ``predict``."""
-    add = parser.add_argument
-    add("--model", metavar="RUN_DIR_OR_CHECKPOINT", help="trained model (default: the bundled one)")
-    add("--decode", choices=("greedy", "sample", "beam"), default="greedy", help="strategy")
-    add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width (5)")
-    add(
-        "--pick",
-        choices=("likely", "shortest"),
-        default="likely",
-        help="with --decode beam: the most likely beam (default, the paper's), or for tsp the "
-        "shortest tour among the beams",
-    )
-    add(
-        "--views",
-        type=int,
-        choices=VIEW_COUNTS,
-        default=1,
-        help="2 or 4 (convex_hull, tsp): decode with the model's mean log-probabilities over "
-        "that many rotations of each instance; 8 (also delaunay): search the instance's "
-        "symmetric copies too and return the answer all eight views find most likely "
-        "(1 = the model alone, the paper's decoding)",
-    )
-    add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
-    add("--seed", type=int, default=0, help="seed for --decode sample")
-    add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
-    add_threads_argument(parser)
-
-
-def decode_options(args: argparse.Namespace, task: Task) -> dict[str, object]:
-    """Keyword arguments of :func:`ptrnet.inference.predict` from the parsed options.
-
-    Raises:
-        UsageError: ``--pick shortest`` without ``--decode beam`` or for a task other than tsp,
-            or a ``--views`` count the task cannot use (:func:`ptrnet.decoding.views.check_views`).
-    """
-    from ptrnet.decoding.views import check_views
-    from ptrnet.evaluation.evaluate import beam_reranker
-
-    try:
-        beam_reranker(task, args.decode, args.pick)
-    except ValueError as err:
-        raise UsageError(f"--pick {args.pick}: {err}") from None
-    try:
-        check_views(task, args.views)
-    except ValueError as err:
-        raise UsageError(f"--views {args.views}: {err}") from None
-    return {
-        "decode": args.decode,
-        "beam_width": args.beam_width,
-        "constraints": args.constraints,
-        "seed": args.seed,
-        "batch_size": args.batch_size,
-        "pick": args.pick,
-        "views": args.views,
-    }
-
-
 def run(args: argparse.Namespace) -> int:
     from itertools import islice
 
@@ -134,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     args.data = args.data[0]
     limit = DRY_RUN_COUNT if args.dry_run else None
     refs = list(islice(iter_examples(args.data, task, "reference"), limit))
-    seqs = predict(loaded, task, [r.points for r in refs], **options)
+    seqs = predict(loaded, task, [r.points for r in refs], options)
     preds = [Example(r.points, s, r.line) for r, s in zip(refs, seqs, strict=True)]
     metrics = score_examples(task, refs, preds)
     print(json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics))
@@ -165,7 +106,7 @@ def run_tsplib(args: argparse.Namespace, loaded) -> int:
         args.data,
         read_optimal(optimal_path),
         improve=args.two_opt,
-        **decode_options(args, get_task("tsp")),
+        options=decode_options(args, get_task("tsp")),
     )
     if args.json:
         print(json.dumps({"instances": [r.to_dict() for r in results]}))
