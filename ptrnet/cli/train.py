@@ -181,6 +181,8 @@ def run(args: argparse.Namespace) -> int:
         )
     except RunDirError as err:
         raise UsageError(str(err)) from None
+    if result.rank != 0:  # under torchrun, rank 0 alone reports
+        return 0
     best = result.best
     print(
         f"ptrnet: {config.train.task}: {result.step} steps, "

@@ -34,10 +34,11 @@ from ptrnet.tasks import Task
 SAMPLE_STREAM = 5  # keys the sampling generator apart from the data streams
 
 
-def sample_generator(seed: int, step: int) -> torch.Generator:
-    """The torch generator that draws step ``step``'s samples (a pure function of both)."""
+def sample_generator(seed: int, step: int, device: torch.device | str = "cpu") -> torch.Generator:
+    """The torch generator on ``device`` (where the sampled probabilities live) that draws step
+    ``step``'s samples (a pure function of both on a given device)."""
     state = np.random.SeedSequence([seed, SAMPLE_STREAM, step]).generate_state(1)[0]
-    return torch.Generator().manual_seed(int(state))
+    return torch.Generator(device).manual_seed(int(state))
 
 
 def leave_one_out_baseline(cost: torch.Tensor) -> torch.Tensor:
