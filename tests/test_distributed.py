@@ -6,9 +6,14 @@ import pytest
 import torch
 
 from ptrnet.batching import IGNORE_INDEX, collate
+from ptrnet.generation import generate_dataset
 from ptrnet.io.errors import UsageError
+from ptrnet.io.paper_format import write_examples
 from ptrnet.model import ModelConfig, build_model
+from ptrnet.tasks import get_task
+from ptrnet.training.config import TrainConfig
 from ptrnet.training.cpu import cpu_plan
+from ptrnet.training.data import TrainingData
 from ptrnet.training.distributed import (
     Ranks,
     backend_for,
@@ -150,3 +155,24 @@ def test_ranks_on_one_machine_split_its_free_cores(cores, busy, ranks, plan):
     assert cpu_plan(None, None, cores, busy, ranks=ranks) == plan
     threads, workers = plan
     assert ranks * (threads + workers) <= max(ranks, cores - busy)  # never oversubscribed
+
+
+def test_file_batches_shard_into_the_rows_of_the_global_batch(tmp_path):
+    """``--data FILE``: 3 ranks' rows of each step are, in rank order, the 1-rank batch's rows
+    (the epoch's last batch has 2 rows: the third rank borrows one with weight 0)."""
+    path = tmp_path / "train.txt"
+    write_examples(path, generate_dataset("sort", "3-7", 12, seed=9, workers=1))
+    cfg = TrainConfig(task="sort", sizes="3-7", data=str(path), batch_size=5, epochs=1, seed=4)
+    data = TrainingData(get_task("sort"), cfg, [])
+    assert data.total_steps() == 3
+    for step in range(3):
+        batch = data.batch(step)
+        shards = [shard_batch(batch, Ranks(r, 3), by_tokens=True) for r in range(3)]
+        kept = [s for s in shards if s.share > 0]
+        assert sum(s.batch.size for s in kept) == batch.size
+        lengths = torch.cat([s.batch.lengths for s in kept])
+        assert torch.equal(lengths, batch.lengths)
+        for s, lo in zip(kept, np.cumsum([0] + [s.batch.size for s in kept]), strict=False):
+            width = s.batch.points.shape[1]
+            assert torch.equal(s.batch.points, batch.points[lo : lo + s.batch.size, :width])
+        assert (len(kept) < 3) == (batch.size < 3)

@@ -199,10 +199,6 @@ class Session:
         dist.broadcast_object_list(box, src=0, device=self.device)
         return box[0]
 
-    def barrier(self) -> None:
-        if self.ranks.distributed:
-            dist.barrier()
-
     def after_step(self, model: nn.Module, step: int) -> None:
         """With :data:`TRACE_ENV` set, append ``step`` and the parameters' digest to this
         rank's trace file."""
