@@ -41,13 +41,21 @@ class Batch:
         return self.points.shape[0]
 
     def to(self, device: torch.device | str) -> Batch:
-        """The same batch on ``device`` (non-blocking copies)."""
-        targets = None if self.targets is None else self.targets.to(device, non_blocking=True)
-        return Batch(
-            self.points.to(device, non_blocking=True),
-            self.lengths.to(device, non_blocking=True),
-            targets,
-        )
+        """The same batch on ``device``.
+
+        Host-to-GPU copies go through pinned (page-locked) memory and do not block the host, so
+        the next batch is prepared while the GPU copies and computes; other copies block (a
+        non-blocking copy to the host could be read before it lands).
+        """
+        device = torch.device(device)
+        pinned = device.type == "cuda" and self.points.device.type == "cpu"
+
+        def move(tensor: torch.Tensor) -> torch.Tensor:
+            source = tensor.pin_memory() if pinned else tensor
+            return source.to(device, non_blocking=pinned)
+
+        targets = None if self.targets is None else move(self.targets)
+        return Batch(move(self.points), move(self.lengths), targets)
 
 
 def _pad(

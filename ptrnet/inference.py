@@ -39,7 +39,8 @@ class LoadedModel:
     """A model ready for decoding.
 
     Attributes:
-        model: the network, in eval mode, on the CPU.
+        model: the network, in eval mode, on the device it was loaded to (the CPU unless
+            :func:`load_model` was given another).
         config: the run configuration it was trained with.
         path: the checkpoint file it was read from.
         step: optimiser steps it had been trained for.
@@ -87,19 +88,32 @@ def resolve_checkpoint(path: str | os.PathLike[str] | None, task: Task | str | N
     return path
 
 
-def load_model(path: str | os.PathLike[str] | None, task: Task | str | None = None) -> LoadedModel:
+def load_model(
+    path: str | os.PathLike[str] | None, task: Task | str | None = None, device: str = "cpu"
+) -> LoadedModel:
     """Load the model at ``path`` (run directory or checkpoint file) for inference.
+
+    Checkpoints hold CPU tensors whatever device trained them, so any of them loads anywhere.
 
     Args:
         path: run directory or checkpoint file; None = the bundled default model for ``task``.
         task: if given, the task the model must have been trained on.
+        device: where the model decodes: ``cpu`` (default), ``auto``, ``cuda`` or ``cuda:N``
+            (:mod:`ptrnet.devices`); decoding follows the model's device.
 
     Raises:
-        UsageError: no path, or the model was trained on another task.
+        UsageError: no path, the model was trained on another task, or an unknown or absent
+            device.
         InputError: missing path, or an unreadable or inconsistent checkpoint.
     """
+    from ptrnet.devices import resolve_device
     from ptrnet.model import build_model
     from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
+
+    try:
+        target = resolve_device(device)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
 
     file = resolve_checkpoint(path, task)
     ckpt = load_checkpoint(file)
@@ -109,7 +123,7 @@ def load_model(path: str | os.PathLike[str] | None, task: Task | str | None = No
     except RuntimeError as err:
         first = str(err).strip().splitlines()[0]
         raise CheckpointError(file, f"weights do not fit the configuration: {first}") from None
-    model.eval()
+    model.to(target).eval()
     loaded = LoadedModel(model, ckpt.config, file, ckpt.step, ckpt.info)
     if task is not None:
         check_task(loaded, task)

@@ -1,4 +1,5 @@
-"""Numeric precision for training: bf16 autocast where the hardware runs it natively, else fp32.
+"""Numeric precision for training: bf16 autocast where the hardware runs it natively; on a CUDA GPU
+without bf16, fp16 autocast with a gradient scaler; else fp32.
 
 ``precision`` is one of :data:`PRECISIONS`:
 
@@ -8,9 +9,13 @@
   elementwise part in float32 (:mod:`ptrnet.model.attention`), so no loss scaling is needed.
   On a CPU whose oneDNN has no bf16 LSTM (AVX2-only CPUs), the LSTMs stay in float32
   (:mod:`ptrnet.model.lstm`).
+* ``fp16``: ``torch.autocast`` with float16, CUDA only. float16's narrow exponent range makes
+  small gradients underflow, so the loss is scaled (``torch.amp.GradScaler``) and the gradients
+  unscaled before clipping.
 * ``auto``: ``bf16`` on a device with native bf16 matrix arithmetic -- a CUDA GPU that reports
   bf16 support, or a CPU with the ``avx512_bf16`` or ``amx_bf16`` instruction set extension
-  (bf16 on other CPUs is emulated and slower than fp32) -- and ``fp32`` everywhere else.
+  (bf16 on other CPUs is emulated and slower than fp32) --, ``fp16`` on a CUDA GPU without bf16,
+  and ``fp32`` everywhere else. :func:`amp_plan` is that rule as a pure function.
 
 benchmarks/bench_time_to_quality.py compares the decoded quality of both under one training
 budget (docs/speed.md). Importing this module does not import torch (the CLI reads
@@ -22,12 +27,13 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import torch
 
-PRECISIONS = ("auto", "fp32", "bf16")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
@@ -56,17 +62,47 @@ def native_bf16(device: torch.device | str) -> bool:
     return False
 
 
-def resolve_precision(precision: str, device: torch.device | str = "cpu") -> str:
-    """``fp32`` or ``bf16``: ``precision`` itself, or for ``auto`` the choice for ``device``.
+@dataclass(frozen=True)
+class AmpPlan:
+    """How a training step runs: ``precision`` (``fp32``, ``bf16`` or ``fp16``) and whether the
+    loss goes through a gradient scaler (fp16 only)."""
+
+    precision: str
+    grad_scaler: bool
+
+
+def amp_plan(precision: str, device_type: str, bf16_native: bool) -> AmpPlan:
+    """The :class:`AmpPlan` for ``precision`` on a device of type ``device_type`` (``cpu``,
+    ``cuda``, ...) that does (``bf16_native``) or does not compute bf16 natively.
 
     Raises:
-        ValueError: ``precision`` is not one of :data:`PRECISIONS`.
+        ValueError: ``precision`` is not one of :data:`PRECISIONS`, or ``fp16`` off CUDA.
     """
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}")
+    if precision == "fp16" and device_type != "cuda":
+        raise ValueError(f"precision fp16 needs a CUDA device, not {device_type}; use bf16 or fp32")
     if precision == "auto":
-        return "bf16" if native_bf16(device) else "fp32"
-    return precision
+        fallback = "fp16" if device_type == "cuda" else "fp32"
+        precision = "bf16" if bf16_native else fallback
+    return AmpPlan(precision, precision == "fp16")
+
+
+def resolve_precision(precision: str, device: torch.device | str = "cpu") -> str:
+    """``fp32``, ``bf16`` or ``fp16``: ``precision`` itself, or for ``auto`` the choice for
+    ``device`` (:func:`amp_plan`).
+
+    Raises:
+        ValueError: ``precision`` is not one of :data:`PRECISIONS`, or ``fp16`` off CUDA.
+    """
+    import torch
+
+    device = torch.device(device)
+    native = precision == "auto" and native_bf16(device)
+    return amp_plan(precision, device.type, native).precision
+
+
+DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
 
 
 @contextlib.contextmanager
@@ -74,6 +110,16 @@ def autocast(precision: str, device: torch.device | str = "cpu") -> Iterator[Non
     """Run the enclosed forward pass in ``precision`` (``auto`` is resolved for ``device``)."""
     import torch
 
-    dtype = torch.bfloat16 if resolve_precision(precision, device) == "bf16" else None
+    name = DTYPES.get(resolve_precision(precision, device))
+    dtype = None if name is None else getattr(torch, name)
     with torch.autocast(torch.device(device).type, dtype=dtype, enabled=dtype is not None):
         yield
+
+
+def grad_scaler(precision: str, device: torch.device | str) -> torch.amp.GradScaler | None:
+    """A gradient scaler where :func:`amp_plan` asks for one (fp16 on CUDA), else None."""
+    import torch
+
+    if resolve_precision(precision, device) != "fp16":
+        return None
+    return torch.amp.GradScaler(torch.device(device).type)

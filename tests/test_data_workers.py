@@ -64,7 +64,7 @@ def test_busy_cores_is_a_core_count():
     [
         ({"workers": -1}, "workers"),
         ({"workers": 1.5}, "workers"),
-        ({"precision": "fp16"}, "precision"),
+        ({"precision": "fp8"}, "precision"),
     ],
 )
 def test_config_rejects_bad_speed_options(changes, message):

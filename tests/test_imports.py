@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("viz",),
     ("demo", "web", "reproduce"),
     ("cli",),
+    ("__main__",),  # `python -m ptrnet` (and torchrun -m ptrnet) runs the cli
 )
 RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
 

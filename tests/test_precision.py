@@ -1,6 +1,7 @@
 """Precision choice, bf16 training steps, and the fused pointer scores against plain autograd
 and against the step-by-step reference network of benchmarks/reference_ptrnet.py."""
 
+import contextlib
 import importlib.util
 from pathlib import Path
 
@@ -220,3 +221,47 @@ def test_bf16_training_steps_are_finite_and_close_to_fp32():
     assert all(np.isfinite(bf16)) and bf16[-1] < bf16[0]
     np.testing.assert_allclose(bf16, fp32, rtol=0.03)
     assert all(p.dtype == torch.float32 and torch.isfinite(p).all() for p in model.parameters())
+
+
+# --- automatic mixed precision on CUDA, chosen without a GPU ---
+
+
+@pytest.mark.parametrize(
+    ("name", "device_type", "bf16_native", "plan"),
+    [
+        ("auto", "cuda", True, ("bf16", False)),
+        ("auto", "cuda", False, ("fp16", True)),  # e.g. a V100 or T4: fp16 with loss scaling
+        ("auto", "cpu", True, ("bf16", False)),
+        ("auto", "cpu", False, ("fp32", False)),
+        ("fp16", "cuda", True, ("fp16", True)),
+        ("bf16", "cuda", False, ("bf16", False)),
+        ("fp32", "cuda", True, ("fp32", False)),
+    ],
+)
+def test_amp_plan(name, device_type, bf16_native, plan):
+    got = precision.amp_plan(name, device_type, bf16_native)
+    assert (got.precision, got.grad_scaler) == plan
+
+
+def test_fp16_off_cuda_and_unknown_precisions_are_refused():
+    with pytest.raises(ValueError, match="fp16 needs a CUDA device"):
+        precision.amp_plan("fp16", "cpu", True)
+    with pytest.raises(ValueError, match="unknown precision"):
+        precision.amp_plan("fp8", "cuda", True)
+
+
+def test_auto_on_a_gpu_without_bf16_resolves_to_fp16(monkeypatch):
+    monkeypatch.setattr(precision, "native_bf16", lambda device: False)
+    assert resolve_precision("auto", "cuda") == "fp16"
+    monkeypatch.setattr(precision, "native_bf16", lambda device: True)
+    assert resolve_precision("auto", "cuda:0") == "bf16"
+
+
+def test_grad_scaler_only_for_fp16(monkeypatch):
+    assert precision.grad_scaler("fp32", "cpu") is None
+    assert precision.grad_scaler("auto", "cpu") is None
+    monkeypatch.setattr(precision, "native_bf16", lambda device: False)
+    no_gpu = pytest.warns(UserWarning, match="CUDA is not available")
+    with contextlib.nullcontext() if torch.cuda.is_available() else no_gpu:
+        scaler = precision.grad_scaler("auto", "cuda")
+    assert isinstance(scaler, torch.amp.GradScaler)

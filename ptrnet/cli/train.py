@@ -8,6 +8,9 @@ the task's decoded validation metric. The run directory gets ``config.json``, ``
 and logging intervals may be changed then, every other option is taken from the saved
 configuration.
 
+Under ``torchrun --nproc-per-node=K -m ptrnet train ...`` the run is data-parallel over K
+processes; ``--batch-size`` stays the global batch (docs/distributed.md).
+
 ``--dry-run`` is a tiny preset (a few steps, hidden 16, batch 8, 16 validation instances, n 5-6)
 written to ``--out`` or a temporary directory; options given explicitly still apply.
 """
@@ -157,7 +160,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add(
         "--precision",
         choices=PRECISIONS,
-        help="auto (default): bf16 autocast where the hardware has native bf16, else fp32",
+        help="auto (default): bf16 autocast where the hardware has native bf16, else fp16 with "
+        "loss scaling on CUDA and fp32 on the CPU",
     )
     add("--device", help="auto (default: a CUDA GPU if torch sees one), cpu, cuda or cuda:N")
     add_quiet_argument(parser)
@@ -181,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
         )
     except RunDirError as err:
         raise UsageError(str(err)) from None
+    if result.rank != 0:  # under torchrun, rank 0 alone reports
+        return 0
     best = result.best
     print(
         f"ptrnet: {config.train.task}: {result.step} steps, "

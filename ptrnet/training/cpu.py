@@ -11,6 +11,9 @@ So the automatic choice counts the cores other processes keep busy (sampled over
 run starts) as taken: a snapshot, whose worst case (a job that starts later) costs what
 oversubscription costs, and whose error the other way costs at most a factor of the thread
 count; ``--threads`` overrides it.
+
+Under torchrun, the ``ranks`` processes of one machine split its free cores evenly: each rank
+plans for its share, so K ranks never oversubscribe the machine together.
 """
 
 from __future__ import annotations
@@ -58,21 +61,27 @@ def _cpu_times() -> list[int]:
 
 
 def cpu_plan(
-    threads: int | None, workers: int | None, cores: int | None = None, busy: int | None = None
+    threads: int | None,
+    workers: int | None,
+    cores: int | None = None,
+    busy: int | None = None,
+    ranks: int = 1,
 ) -> tuple[int, int]:
-    """(torch threads, data workers) for a run.
+    """(torch threads, data workers) for a run, or for one of ``ranks`` ranks on this machine.
 
     Args:
         threads, workers: the configured values; None = automatic.
         cores: cores available (default: this process's CPU affinity).
         busy: cores taken by other processes (default: :func:`busy_cores`).
+        ranks: training processes sharing this machine (torchrun's ``LOCAL_WORLD_SIZE``).
 
     Returns:
-        ``workers`` or :func:`auto_workers` of the free cores, and ``threads`` or the free cores
-        the workers leave (at least 1).
+        ``workers`` or :func:`auto_workers` of this rank's free cores, and ``threads`` or the
+        free cores the workers leave (at least 1); a rank's free cores are the machine's free
+        cores divided by ``ranks``, rounded down.
     """
     cores = cores or available_cores()
-    free = max(1, cores - (busy_cores() if busy is None else busy))
+    free = max(1, (cores - (busy_cores() if busy is None else busy)) // ranks)
     workers = auto_workers(free) if workers is None else workers
     threads = threads if threads is not None else max(1, free - workers)
     return threads, workers

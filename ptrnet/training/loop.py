@@ -12,6 +12,9 @@ the best *decoded* primary metric, :meth:`ptrnet.tasks.base.Task.selection_key`;
 teacher-forced loss, trap 7). With ``ema`` the run validates, and keeps as ``best``, the moving
 average of its weights (:mod:`ptrnet.training.ema`). Since data depend only on the step
 (:mod:`ptrnet.training.data`), resuming from ``last`` reproduces the uninterrupted run exactly.
+
+Under ``torchrun`` the run is data-parallel (:mod:`ptrnet.training.distributed`): each rank
+trains on its rows of the global batch, rank 0 alone validates and writes the run directory.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.evaluation.score import json_safe
 from ptrnet.io.atomic import atomic_write
 from ptrnet.model import build_model
-from ptrnet.precision import autocast
+from ptrnet.precision import autocast, grad_scaler
 from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV
 from ptrnet.runs.checkpoint import load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
@@ -43,6 +46,7 @@ from ptrnet.runs.csvlog import CsvLog, columns_for
 from ptrnet.tasks import Task, get_task
 from ptrnet.training.cpu import cpu_plan
 from ptrnet.training.data import TrainingData, validation_set
+from ptrnet.training.distributed import NullLog, Ranks, Session, session, shard_batch, unwrap
 from ptrnet.training.ema import ema_model, ema_state, load_ema_state
 from ptrnet.training.losses import (
     loss_mask_task,
@@ -70,6 +74,7 @@ class TrainResult:
     last_metrics: dict[str, Any] = field(default_factory=dict)
     elapsed_s: float = 0.0
     examples_per_s: float = 0.0
+    rank: int = 0
 
 
 def build_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -88,27 +93,49 @@ def build_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer
 
 
 def train_step(
-    model: nn.Module, optimizer: torch.optim.Optimizer, batch: Batch, cfg: TrainConfig, step: int
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    cfg: TrainConfig,
+    step: int,
+    weight: float = 1.0,
+    scaler: torch.amp.GradScaler | None = None,
 ) -> float:
     """One optimiser step at learning rate ``cfg.learning_rate(step)`` in ``cfg.precision``.
 
-    Returns the figure logged as the step's loss: the teacher-forced loss per token, or with
-    ``objective`` ``reinforce`` the mean cost of the sampled outputs (e.g. tour length).
+    ``model`` may be wrapped in DDP; ``weight`` multiplies the loss before the backward pass (a
+    rank's ``K * share``, :mod:`ptrnet.training.distributed`); ``scaler``: fp16's gradient
+    scaler (:func:`ptrnet.precision.grad_scaler`), the gradients unscaled before clipping.
+
+    Returns the figure logged as the step's loss, unweighted: the teacher-forced loss per
+    token, or with ``objective`` ``reinforce`` the mean cost of the sampled outputs.
     """
     for group in optimizer.param_groups:
         group["lr"] = cfg.learning_rate(step)
     optimizer.zero_grad(set_to_none=True)
     mask_task = loss_mask_task(cfg)
-    with autocast(cfg.precision, next(model.parameters()).device):
+    device = next(model.parameters()).device
+    with autocast(cfg.precision, device):
         if cfg.objective == "reinforce":
-            generator = sample_generator(cfg.seed, step)
-            loss, logged = reinforce_loss(model, mask_task, batch, cfg.rl_samples, generator)
+            generator = sample_generator(cfg.seed, step, device)
+            # Sampled with the bare model; re-scored through ``model`` (DDP's hooks, if wrapped).
+            loss, logged = reinforce_loss(
+                unwrap(model), mask_task, batch, cfg.rl_samples, generator, scorer=model
+            )
         else:
             loss = teacher_forced_loss(model, batch, mask_task=mask_task)
             logged = None
-    loss.backward()
+    if scaler is None:
+        (loss * weight).backward()
+    else:
+        scaler.scale(loss * weight).backward()
+        scaler.unscale_(optimizer)
     nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
-    optimizer.step()
+    if scaler is None:
+        optimizer.step()
+    else:
+        scaler.step(optimizer)  # skipped when the scaled gradients overflowed
+        scaler.update()
     return loss.item() if logged is None else logged
 
 
@@ -152,39 +179,52 @@ def train(
     Raises:
         RunDirError: resuming without a checkpoint or with a changed config, or starting over
             an existing run without ``resume``.
+        UsageError: a device or precision this machine cannot run, a bad torchrun setup.
         InputError: a bad training data file or checkpoint.
     """
-    threads, workers = cpu_plan(config.train.threads, config.train.workers)
-    torch.set_num_threads(threads)
-    return Trainer(config, os.fspath(run_dir), resume).run(progress, workers, on_validation)
+    with session(config.train.device, config.train.precision) as run_session:
+        local = run_session.ranks.local_world
+        threads, workers = cpu_plan(config.train.threads, config.train.workers, ranks=local)
+        torch.set_num_threads(threads)
+        trainer = Trainer(config, os.fspath(run_dir), resume, run_session)
+        return trainer.run(progress and run_session.main, workers, on_validation)
 
 
 class Trainer:
     """State of one run: model, optimiser, data, validation set, log and best record."""
 
-    def __init__(self, config: RunConfig, run_dir: str, resume: bool) -> None:
+    def __init__(
+        self, config: RunConfig, run_dir: str, resume: bool, run_session: Session | None = None
+    ) -> None:
         self.config, self.cfg, self.run_dir = config, config.train, run_dir
         self.task = get_task(self.cfg.task)
         self.step, self.best = 0, {}
-        os.makedirs(run_dir, exist_ok=True)
+        self.session = run_session or Session(Ranks(), resolve_device(self.cfg.device))
         last = os.path.join(run_dir, LAST)
         if not resume and os.path.exists(last):
             raise RunDirError(f"{run_dir} already holds a run; pass --resume or another --out")
         torch.manual_seed(self.cfg.seed)
-        self.device = resolve_device(self.cfg.device)
+        self.device = self.session.device
         self.model = build_model(config.model).to(self.device)
         self.optimizer = build_optimizer(self.model, self.cfg)
+        self.scaler = grad_scaler(self.cfg.precision, self.device)
         self.ema = ema_model(self.model, self.cfg.ema) if self.cfg.ema else None
         if resume:
             self._restore(last)
         elif self.cfg.init_from is not None:
             self._warm_start(self.cfg.init_from)
+        self.wrapped = self.session.wrap(self.model)  # what steps train: DDP or the model
         self.val_points, self.val_refs = validation_set(self.task, self.cfg)
         self.data = TrainingData(self.task, self.cfg, self.val_points)
-        with atomic_write(os.path.join(run_dir, CONFIG_JSON)) as stream:
-            json.dump(config.to_dict(), stream, indent=2)
-        self.log = CsvLog(
-            os.path.join(run_dir, LOG_CSV),
+        self.log = self._open_log(resume) if self.session.main else NullLog()
+
+    def _open_log(self, resume: bool) -> CsvLog:
+        """Write ``config.json`` and open ``log.csv`` (rank 0's job)."""
+        os.makedirs(self.run_dir, exist_ok=True)
+        with atomic_write(os.path.join(self.run_dir, CONFIG_JSON)) as stream:
+            json.dump(self.config.to_dict(), stream, indent=2)
+        return CsvLog(
+            os.path.join(self.run_dir, LOG_CSV),
             columns_for(self.task.metric_keys),
             resume_step=self.step if resume else None,
         )
@@ -202,6 +242,8 @@ class Trainer:
         self.model.load_state_dict(ckpt.model_state)
         self.optimizer.load_state_dict(ckpt.optimizer_state)
         torch.set_rng_state(ckpt.rng_state)
+        if self.scaler is not None and "grad_scaler" in ckpt.info:
+            self.scaler.load_state_dict(ckpt.info["grad_scaler"])
         if self.ema is not None:
             load_ema_state(self.ema, ckpt.ema_state)
         self.step, self.best = ckpt.step, ckpt.info.get("best", {})
@@ -239,17 +281,14 @@ class Trainer:
         try:
             tic = time.perf_counter()  # the step's time includes any wait for its batch
             for batch in batches:
-                batch = batch.to(self.device)
-                loss = train_step(self.model, self.optimizer, batch, self.cfg, self.step)
-                if self.ema is not None:
-                    self.ema.update_parameters(self.model)
+                loss = self._step(batch)
                 self.step += 1
                 meter.add(loss, batch.size, time.perf_counter() - tic)
                 bar.update(1)
                 if self.step % self.cfg.val_every == 0 or self.step == total:
-                    metrics = self._validate(meter, start_time)
+                    metrics, stop = self._validate_once(meter, start_time, on_validation)
                     bar.set_postfix(loss=f"{loss:.4f}", **{self._primary: metrics[self._primary]})
-                    if on_validation is not None and on_validation(self, metrics):
+                    if stop:
                         break
                 elif self.step % self.cfg.log_every == 0:
                     self.log.write(meter.row(self.step, self.cfg, start_time))
@@ -259,7 +298,32 @@ class Trainer:
             bar.close()
             self.log.close()
         elapsed, rate = time.perf_counter() - start_time, meter.overall_rate()
-        return TrainResult(self.run_dir, self.step, self.best, metrics, elapsed, rate)
+        rank = self.session.ranks.rank
+        return TrainResult(self.run_dir, self.step, self.best, metrics, elapsed, rate, rank)
+
+    def _step(self, batch: Batch) -> float:
+        """Train on this rank's rows of the global ``batch``; the global mean loss."""
+        shard = shard_batch(batch, self.session.ranks, self.cfg.objective != "reinforce")
+        weight = self.session.ranks.world * shard.share
+        rows = shard.batch.to(self.device)
+        local = train_step(
+            self.wrapped, self.optimizer, rows, self.cfg, self.step, weight, self.scaler
+        )
+        if self.ema is not None:
+            self.ema.update_parameters(self.model)
+        self.session.after_step(self.model, self.step + 1)
+        return self.session.sum(shard.share * local)
+
+    def _validate_once(
+        self, meter: Meter, start_time: float, on_validation: ValidationHook | None
+    ) -> tuple[dict[str, Any], bool]:
+        """Validate on rank 0 (the others wait): the metrics and whether to stop, on all ranks."""
+        metrics, stop = {}, False
+        if self.session.main:
+            metrics = self._validate(meter, start_time)
+            stop = on_validation is not None and bool(on_validation(self, metrics))
+        metrics, stop, self.best = self.session.broadcast((metrics, stop, self.best))
+        return metrics, stop
 
     @property
     def _primary(self) -> str:
@@ -289,10 +353,16 @@ class Trainer:
             self.step,
             self.model,
             self.optimizer,
-            info={"best": self.best},
+            info=self._resume_info(),
             ema_state=None if self.ema is None else ema_state(self.ema),
         )
         return metrics
+
+    def _resume_info(self) -> dict[str, Any]:
+        """The JSON that ``last`` holds besides tensors: the best record, the fp16 scale."""
+        if self.scaler is None:
+            return {"best": self.best}
+        return {"best": self.best, "grad_scaler": self.scaler.state_dict()}
 
     def _keep_if_best(self, metrics: dict[str, Any], tf_loss: float) -> None:
         """Save ``best`` if the decoded primary metric improved (ties keep the earlier one)."""

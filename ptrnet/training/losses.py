@@ -78,10 +78,11 @@ def loss_mask_task(cfg: TrainConfig) -> Task | None:
     return get_task(cfg.task) if masked else None
 
 
-def sample_generator(seed: int, step: int) -> torch.Generator:
-    """The torch generator that draws step ``step``'s samples (a pure function of both)."""
+def sample_generator(seed: int, step: int, device: torch.device | str = "cpu") -> torch.Generator:
+    """The torch generator on ``device`` (where the sampled probabilities live) that draws step
+    ``step``'s samples (a pure function of both on a given device)."""
     state = np.random.SeedSequence([seed, Stream.SAMPLING, step]).generate_state(1)[0]
-    return torch.Generator().manual_seed(int(state))
+    return torch.Generator(device).manual_seed(int(state))
 
 
 def leave_one_out_baseline(cost: torch.Tensor) -> torch.Tensor:
@@ -104,6 +105,7 @@ def reinforce_loss(
     batch: Batch,
     samples: int,
     generator: torch.Generator,
+    scorer: torch.nn.Module | None = None,
 ) -> tuple[torch.Tensor, float]:
     """The REINFORCE loss of one batch (module docstring) and the samples' mean cost.
 
@@ -111,9 +113,12 @@ def reinforce_loss(
     under the task's rules, the distribution they were drawn from.
 
     Args:
+        model: the bare model the samples are drawn from.
         batch: B instances (targets, if any, are ignored).
         samples: K outputs per instance.
         generator: draws the samples.
+        scorer: the module the differentiable re-scoring runs through (default ``model``);
+            under DistributedDataParallel the wrapped model, so gradients pass its hooks.
     """
     rows = torch.arange(batch.size, device=batch.points.device).repeat_interleave(samples)
     repeated = Batch(batch.points[rows], batch.lengths[rows])  # (B*K, N, dim)
@@ -126,7 +131,8 @@ def reinforce_loss(
     cost = cost.view(batch.size, samples).float()
     advantage = (cost - leave_one_out_baseline(cost)).view(-1)  # (B*K,)
     targets = tokens_as_targets(drawn.tokens)
+    scorer = model if scorer is None else scorer
     logp = masked_sequence_log_likelihood(
-        model, task, repeated.points, repeated.lengths, targets, "task"
+        scorer, task, repeated.points, repeated.lengths, targets, "task"
     )  # (B*K,), differentiable
     return (advantage * logp).mean(), float(cost.mean())
