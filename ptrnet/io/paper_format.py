@@ -54,8 +54,8 @@ class Example(NamedTuple):
     line: int
 
 
-class _Problem(Exception):
-    """What is wrong with the current line; :func:`parse_line` adds the file and line number."""
+class LineProblem(ValueError):
+    """What is wrong with the current line; the caller adds the file and line number."""
 
 
 def format_line(points: np.ndarray, seq: np.ndarray | None = None) -> str:
@@ -96,46 +96,54 @@ def parse_line(
             coords, indices = tokens[:cut], tokens[cut + 1 :]
         else:
             coords, indices = tokens, None
-        points = _parse_points(coords, task)
+        points = parse_points(coords, task)
         if labels == "ignore":
             indices = None
         seq = None if indices is None else _parse_indices(indices, len(points))
         if seq is None and labels in ("reference", "prediction"):
-            raise _Problem(f"no '{OUTPUT}' part: this file needs labels")
+            raise LineProblem(f"no '{OUTPUT}' part: this file needs labels")
         if seq is not None and labels in ("reference", "optional"):
             problem = label_problem(task, points, seq)
             if problem:
-                raise _Problem(problem)
-    except _Problem as err:
+                raise LineProblem(problem)
+    except LineProblem as err:
         raise InputError(path, line, str(err)) from None
     return Example(points, seq, line)
 
 
-def _parse_points(tokens: list[str], task: Task) -> np.ndarray:
-    """Coordinates -> (n, dim) float64, all finite, n >= ``task.min_n``."""
+def parse_points(tokens: list[str], task: Task, min_n: int | None = None) -> np.ndarray:
+    """Coordinate tokens -> (n, dim) float64: ASCII numbers within ``MAX_COORDINATE``,
+    ``min_n <= n <= MAX_POINTS`` (``min_n`` default: ``task.min_n``).
+
+    Raises:
+        LineProblem: what is wrong, without a location.
+    """
     if not tokens:
-        raise _Problem("no coordinates")
+        raise LineProblem("no coordinates")
     bad = next((i for i, tok in enumerate(tokens) if not is_number(tok)), None)
     if bad is not None:
-        raise _Problem(f"coordinate {bad + 1} is {quote(tokens[bad])}, not a number")
+        raise LineProblem(f"coordinate {bad + 1} is {quote(tokens[bad])}, not a number")
     if len(tokens) > MAX_POINTS * task.dim:
-        raise _Problem(f"{len(tokens)} coordinates; the limit is {MAX_POINTS} points per instance")
+        raise LineProblem(
+            f"{len(tokens)} coordinates; the limit is {MAX_POINTS} points per instance"
+        )
     values = np.array(tokens, dtype=np.float64)
     outside = ~(np.abs(values) <= MAX_COORDINATE)  # also catches inf and nan
     if outside.any():
         bad = int(np.flatnonzero(outside)[0])
-        raise _Problem(
+        raise LineProblem(
             f"coordinate {bad + 1} is {quote(tokens[bad])}; coordinates must be finite "
             f"and within +-{MAX_COORDINATE:g}"
         )
     if len(values) % task.dim:
-        raise _Problem(
+        raise LineProblem(
             f"{len(values)} coordinates, not a multiple of {task.dim} "
             f"({task.dim}-D points for task {task.name})"
         )
     points = values.reshape(-1, task.dim)
-    if len(points) < task.min_n:
-        raise _Problem(f"{len(points)} points; task {task.name} needs at least {task.min_n}")
+    min_n = task.min_n if min_n is None else min_n
+    if len(points) < min_n:
+        raise LineProblem(f"{len(points)} points; task {task.name} needs at least {min_n}")
     return points
 
 
@@ -143,11 +151,11 @@ def _parse_indices(tokens: list[str], n: int) -> np.ndarray:
     """1-based index tokens -> 0-based int64, each an integer in 1..n."""
     for k, tok in enumerate(tokens):
         if not (tok.isascii() and tok.isdigit()):
-            raise _Problem(f"output index {k + 1} is {quote(tok)}, not an integer in 1..{n}")
+            raise LineProblem(f"output index {k + 1} is {quote(tok)}, not an integer in 1..{n}")
     for k, tok in enumerate(tokens):
         if len(tok.lstrip("0")) > len(str(n)) or not 1 <= int(tok) <= n:  # bounded int()
             hint = " (indices are 1-based)" if tok.strip("0") == "" else ""
-            raise _Problem(f"output index {k + 1} is {quote(tok)}, out of range 1..{n}{hint}")
+            raise LineProblem(f"output index {k + 1} is {quote(tok)}, out of range 1..{n}{hint}")
     return np.array([int(tok) for tok in tokens], dtype=np.int64) - 1
 
 

@@ -1,10 +1,10 @@
 """TSPLIB ``.tsp`` files (EUC_2D), scaled into the unit square for the models.
 
 A TSPLIB instance lives in its own units (kilometres, drill-board coordinates, ...), but the
-models see points in [0, 1]^2. :func:`read_tsplib` keeps both: ``points = (coords - offset) /
-scale`` with ``offset`` the per-axis minimum and ``scale`` the largest extent of the two axes, so
-the aspect ratio is kept and the longer side spans exactly [0, 1]. A length measured on
-``points`` times ``scale`` is the length in the instance's own units.
+models see points in [0, 1]^2. :func:`read_tsplib` keeps both (:mod:`ptrnet.io.unit_square`):
+``points = (coords - offset) / scale`` with ``offset`` the per-axis minimum and ``scale`` the
+largest extent of the two axes, so the aspect ratio is kept and the longer side spans exactly
+[0, 1]. A length measured on ``points`` times ``scale`` is the length in the instance's units.
 
 TSPLIB's published optimal lengths (``optimal.txt``: ``name : length``) use its EUC_2D rule: each
 edge is the Euclidean distance rounded to the nearest integer, ``nint(d) = int(d + 0.5)``;
@@ -21,6 +21,7 @@ import numpy as np
 from ptrnet.io.errors import InputError
 from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS, QUOTE_CHARS, quote
 from ptrnet.io.text import is_number, numbered_lines
+from ptrnet.io.unit_square import UnitMap
 
 SUPPORTED_EDGE_WEIGHT_TYPES = ("EUC_2D",)
 
@@ -99,12 +100,11 @@ def read_tsplib(path: str | os.PathLike[str]) -> TSPLibInstance:
             f"DIMENSION is {header['DIMENSION'][:QUOTE_CHARS]} but {len(ids)} nodes follow",
         )
     coords = np.array([xy for _, xy in sorted(nodes)], dtype=np.float64)
-    offset = coords.min(axis=0)
-    scale = float((coords.max(axis=0) - offset).max())
-    if not scale > 0:
+    if not np.ptp(coords, axis=0).max() > 0:
         raise InputError(path, section_line, "all cities are at the same point")
+    mapping = UnitMap.fit(coords)
     name = header.get("NAME", os.path.splitext(os.path.basename(path))[0])
-    return TSPLibInstance(name, coords, (coords - offset) / scale, scale, offset)
+    return TSPLibInstance(name, coords, mapping.to_unit(coords), mapping.scale, mapping.offset)
 
 
 def _parse(path: str | os.PathLike[str]) -> tuple[dict[str, str], list[tuple[int, tuple]], int]:
