@@ -31,7 +31,7 @@ FLOATS = st.floats(-MAX_COORDINATE, MAX_COORDINATE, allow_subnormal=True)
 
 @st.composite
 def instances(draw: st.DrawFn, task_name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Any points within the coordinate limit (tiny, huge, negative) and any in-range prediction sequence."""
+    """Points within the coordinate limit (tiny, huge, negative), any in-range sequence."""
     task = get_task(task_name)
     n = draw(st.integers(task.min_n, 8))
     points = draw(arrays(np.float64, (n, task.dim), elements=FLOATS))

@@ -112,9 +112,11 @@ def decode_options(args: argparse.Namespace, task: Task) -> dict[str, object]:
 def run(args: argparse.Namespace) -> int:
     from itertools import islice
 
+    from ptrnet.cli.inputs import check_size, prepare, report
     from ptrnet.evaluation.score import json_safe, score_examples
     from ptrnet.inference import load_model, predict
     from ptrnet.io.instances import is_tsplib
+    from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import Example, iter_examples
 
     set_threads(args.threads)
@@ -128,10 +130,13 @@ def run(args: argparse.Namespace) -> int:
     args.data = args.data[0]
     limit = DRY_RUN_COUNT if args.dry_run else None
     refs = list(islice(iter_examples(args.data, task, "reference"), limit))
-    seqs = predict(loaded, task, [r.points for r in refs], **options)
+    instances = [prepare(r.points, r.line) for r in refs]  # metrics stay in the file's units
+    check_size(args.data, instances, MAX_MODEL_POINTS, "the model")
+    seqs = predict(loaded, task, [inst.unit for inst in instances], **options)
     preds = [Example(r.points, s, r.line) for r, s in zip(refs, seqs, strict=True)]
     metrics = score_examples(task, refs, preds)
     print(json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics))
+    report(args, args.data, task, instances, degenerate=False)
     return 0
 
 

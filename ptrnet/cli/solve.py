@@ -60,12 +60,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     task, solver = task_and_solver(args)
     instances = read_prepared(args.input, task, args.format)
-    report(args, args.input, task, instances, degenerate=False)
     labelled = [
         (inst.points, _solve(task, solver, inst.unit, args.input, inst.line))
         for inst in progress(instances, len(instances), args.quiet, task.name)
     ]
     written = write_examples(args.output, labelled)
+    report(args, args.input, task, instances, degenerate=False)
     note(args, f"wrote {written} {task.name} instances to {output_name(args.output)}")
     if task.name == "tsp" and is_tsplib(args.input):
         _note_tsplib(args, labelled[0][1])
