@@ -37,10 +37,19 @@ def metrics_for(task: Task, points: np.ndarray, ref: np.ndarray, pred: np.ndarra
     return out
 
 
+def model_name(path: str) -> str:
+    """A model's name for the page: its run directory's name (``bundled/tsp`` for the bundled
+    ones), never an absolute path, which would tell a remote page about the machine."""
+    from pathlib import Path
+
+    folder = Path(path).parent
+    return f"{folder.parent.name}/{folder.name}" if folder.parent.name == "bundled" else folder.name
+
+
 def model_info(loaded: LoadedModel) -> dict[str, Any]:
     """What the page says about a loaded model."""
     return {
-        "path": loaded.path,
+        "name": model_name(loaded.path),
         "kind": loaded.config.model.kind,
         "hidden": loaded.config.model.hidden,
         "trained_sizes": loaded.config.train.sizes,
