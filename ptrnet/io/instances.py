@@ -139,14 +139,15 @@ def _read_npy(path: str | os.PathLike[str], task: Task) -> list[Instance]:
         raise InputError(path, None, f"not a .npy array file ({reason})") from None
     if not isinstance(array, np.ndarray) or array.dtype.kind not in "iuf":
         raise InputError(path, None, "not a .npy array of real numbers")
+    shape = array.shape
     if task.dim == 1 and array.ndim == 1:
         array = array[:, None]
     if array.ndim == 2:
         array = array[None]
     if array.ndim != 3 or array.shape[2] != task.dim:
-        shape = "(n, dim) or (B, n, dim)" + (" or (n,)" if task.dim == 1 else "")
+        expected = "(n, dim) or (B, n, dim)" + (" or (n,)" if task.dim == 1 else "")
         raise InputError(
-            path, None, f"array of shape {array.shape}; expected {shape} with dim = {task.dim}"
+            path, None, f"array of shape {shape}; expected {expected} with dim = {task.dim}"
         )
     return [_checked_array(path, task, points, k + 1) for k, points in enumerate(array)]
 

@@ -43,6 +43,24 @@ def normalized(points: np.ndarray) -> np.ndarray:
     return scaled
 
 
+SAFE_MAGNITUDE = 1e100
+"""Coordinates and extents between 1/SAFE_MAGNITUDE and SAFE_MAGNITUDE square without overflow
+or underflow; instances outside are solved on their :func:`normalized` image."""
+
+
+def safe_range(points: np.ndarray) -> np.ndarray:
+    """``points`` unchanged when their arithmetic is safe (every |coordinate| and the extent
+    within :data:`SAFE_MAGNITUDE`, so ordinary instances keep their exact labels), else
+    :func:`normalized`."""
+    points = np.asarray(points, dtype=np.float64)
+    if len(points) == 0:
+        return points
+    extent = float(np.ptp(points, axis=0).max()) if np.all(np.isfinite(points)) else np.inf
+    big = not float(np.abs(points).max()) <= SAFE_MAGNITUDE
+    tiny = 0 < extent < 1 / SAFE_MAGNITUDE
+    return normalized(points) if big or tiny or not np.isfinite(extent) else points
+
+
 def first_copies(points: np.ndarray) -> np.ndarray:
     """(n,) int64: for each point, the lowest index holding the same coordinates."""
     points = np.asarray(points, dtype=np.float64)
@@ -94,7 +112,7 @@ def _qhull(build, points: np.ndarray, what: str):
     from scipy.spatial import QhullError
 
     uniq, first = unique_points(np.asarray(points, dtype=np.float64))
-    uniq = normalized(uniq)
+    uniq = safe_range(uniq)
     if len(uniq) < 3:
         raise DegenerateInstanceError(f"{what} needs at least 3 distinct points")
     try:
@@ -109,7 +127,7 @@ def planar_degeneracy(points: np.ndarray) -> str | None:
     try:
         _qhull(_no_structure, points, "instance")
     except DegenerateInstanceError as err:
-        return str(err).replace("instance undefined: ", "")
+        return str(err).removeprefix("instance ").removeprefix("undefined: ")
     return None
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ptrnet.solvers import tsp_exact, tsp_heuristics
-from ptrnet.solvers.geometry import normalized
+from ptrnet.solvers.geometry import safe_range
 
 TSP_SOLVERS: tuple[str, ...] = ("auto", "exact", "held_karp", "near_exact", "a1", "a2", "a3", "lkh")
 
@@ -114,4 +114,4 @@ def solve_tour(points: np.ndarray, solver: str = "auto", *, seed: int = 0) -> np
     if solver == "auto":
         solver = "exact" if n <= tsp_exact.EXACT_MAX_N else "near_exact"
     check_solver_size(solver, n)
-    return _SOLVERS[solver](distance_matrix(normalized(points)))
+    return _SOLVERS[solver](distance_matrix(safe_range(points)))
