@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ptrnet.inference import LoadedModel
+from ptrnet.io.unit_square import fit_unit_square
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import Task
 from ptrnet.viz.trace import Trace, decode_trace
@@ -92,7 +93,9 @@ def model_answer(
 def answer(
     task: Task, points: np.ndarray, loaded: LoadedModel | None, options: DecodeOptions
 ) -> dict[str, Any]:
-    """The full answer for one instance.
+    """The full answer for one instance. The model decodes the instance's unit-square image
+    when it lies outside [0, 1]^2 (``unit_square`` states the map; metrics stay in the
+    instance's units).
 
     Raises:
         DegenerateInstanceError: the instance has no exact solution (e.g. all points collinear).
@@ -105,9 +108,13 @@ def answer(
         "model": None,
         "metrics": None,
         "message": f"no model loaded for {task.name}: showing the exact solution only",
+        "unit_square": None,
     }
     if loaded is not None:
-        out["model"] = model_answer(task, points, loaded, options)
+        mapping = fit_unit_square(points)
+        unit = points if mapping is None else mapping.to_unit(points)
+        out["unit_square"] = None if mapping is None else mapping.describe()
+        out["model"] = model_answer(task, unit, loaded, options)
         pred = np.asarray(out["model"]["sequence"], dtype=np.int64)
         out["metrics"] = metrics_for(task, points, ref, pred)
         out["message"] = None

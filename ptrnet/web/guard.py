@@ -114,17 +114,20 @@ class Guard:
         """Run a heavy request in one of the bounded slots, or refuse it with Retry-After."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.limits.heavy_workers)
-        if self._slots.locked() and self.waiting >= self.limits.heavy_queue:
+        if not self._slots.locked():
+            await self._slots.acquire()  # a free slot: taken at once, no suspension
+        elif self.waiting >= self.limits.heavy_queue:
             await _reply(send, 429, "too many requests at once; retry later", self.limits)
             return
-        self.waiting += 1
-        try:
-            await asyncio.wait_for(self._slots.acquire(), self.limits.queue_timeout_s)
-        except asyncio.TimeoutError:
-            await _reply(send, 503, "server busy; retry later", self.limits)
-            return
-        finally:
-            self.waiting -= 1
+        else:
+            self.waiting += 1
+            try:
+                await asyncio.wait_for(self._slots.acquire(), self.limits.queue_timeout_s)
+            except asyncio.TimeoutError:
+                await _reply(send, 503, "server busy; retry later", self.limits)
+                return
+            finally:
+                self.waiting -= 1
         try:
             await self.app(scope, receive, send)
         finally:
