@@ -76,7 +76,7 @@ def _entry(name: str, value: Any) -> TensorEntry:
     if not isinstance(value, dict) or set(value) != {"dtype", "shape", "data_offsets"}:
         raise HeaderError(f"tensor {name[:40]!r}: not {{dtype, shape, data_offsets}}")
     dtype, shape, offsets = value["dtype"], value["shape"], value["data_offsets"]
-    if dtype not in DTYPE_BYTES:
+    if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
         raise HeaderError(f"tensor {name[:40]!r}: unknown dtype {str(dtype)[:20]!r}")
     if not isinstance(shape, list) or not all(_count(d) for d in shape):
         raise HeaderError(f"tensor {name[:40]!r}: shape is not a list of counts")
