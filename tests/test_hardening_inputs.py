@@ -13,25 +13,11 @@ import numpy as np
 import pytest
 from tiny_models import bundle_tiny_models
 
-from ptrnet.cli.main import main
 from ptrnet.io.limits import MAX_LINE_BYTES, QUOTE_CHARS
 from ptrnet.io.paper_format import read_examples
 from ptrnet.io.unit_square import UnitMap
 from ptrnet.solvers.tsp import solve_tour, tour_length
 from ptrnet.tasks import DegenerateInstanceError, get_task
-
-
-@pytest.fixture
-def cli(capsys, monkeypatch, tmp_path):
-    """Run ``ptrnet ARGS`` in ``tmp_path``; returns ``(status, stdout, stderr)``."""
-    monkeypatch.chdir(tmp_path)
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        status = main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
 
 
 @pytest.fixture

@@ -6,23 +6,17 @@ codes, answers, memory), never on speed; timings are printed for the record."""
 from __future__ import annotations
 
 import asyncio
-import json
-import resource
 import socket
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
-import httpx  # noqa: E402
-import uvicorn  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
-from ptrnet.tasks import get_task  # noqa: E402
+from benchmarks.bench_web_load import KINDS, load, serving  # noqa: E402
 from ptrnet.web.app import MAX_BODY, create_app  # noqa: E402
 from ptrnet.web.guard import Guard, GuardLimits  # noqa: E402
 from tests.test_viz import tiny_model  # noqa: E402
@@ -143,22 +137,10 @@ def test_queue_timeout_is_503() -> None:
 @pytest.fixture(scope="module")
 def server():
     """The app with a tiny hull model on uvicorn, on a free loopback port, in a thread."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
     limits = GuardLimits(body_timeout_s=0.5, heavy_workers=2, heavy_queue=4)
     app = create_app({"convex_hull": tiny_model("convex_hull")}, limits=limits)
-    config = uvicorn.Config(app, log_level="warning", limit_concurrency=64)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    yield f"127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with serving(app, limit_concurrency=64) as address:
+        yield address
 
 
 def test_body_shorter_than_declared_times_out_with_408(server) -> None:
@@ -176,49 +158,13 @@ def test_body_shorter_than_declared_times_out_with_408(server) -> None:
 
 def test_load_mixed_clients_all_answered_correctly(server) -> None:
     """60 requests from 12 threads: a third invalid, a third heavy (beam 16, 40 points), the rest
-    light; every valid answer matches the exact solver, every invalid one is 4xx, nothing 5xx,
-    and the process's peak memory grows by less than 300 MB."""
-    url = f"http://{server}"
-    hull = get_task("convex_hull")
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    light_times: list[float] = []
-
-    def request(k: int) -> tuple[str, int, bool]:
-        with httpx.Client(base_url=url, headers={"host": "localhost"}, timeout=60) as http:
-            kind = ("invalid", "heavy", "light")[k % 3]
-            if kind == "light":
-                start = time.monotonic()
-                response = http.get("/api/tasks")
-                light_times.append(time.monotonic() - start)
-                return kind, response.status_code, response.status_code == 200
-            n = 40 if kind == "heavy" else 8
-            pts = points(n, seed=k)
-            body = {"task": "convex_hull", "points": pts}
-            if kind == "heavy":
-                body["decoding"] = {"strategy": "beam", "beam_width": 16}
-            else:
-                body["points"] = [p + [0.5] for p in pts]  # 3 numbers per point: invalid
-            response = http.post(
-                "/api/predict",
-                content=json.dumps(body).encode(),
-                headers={"content-type": "application/json"},
-            )
-            if response.status_code != 200:
-                return kind, response.status_code, response.status_code in (422, 429, 503)
-            exact = hull.solve(np.array(pts)).tolist()
-            return kind, 200, response.json()["reference"] == exact
-
-    with ThreadPoolExecutor(12) as pool:
-        results = list(pool.map(request, range(60)))
-    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
-    codes = {
-        kind: sorted({code for k, code, _ in results if k == kind})
-        for kind in ("invalid", "heavy", "light")
-    }
-    print(
-        f"status codes {codes}; light max {max(light_times):.3f} s; peak memory +{grown_mb:.0f} MB"
-    )
+    light; every valid answer matches the exact solver, every invalid one is 4xx, nothing 5xx
+    but 503, and the process's peak memory grows by less than 300 MB."""
+    results, light, elapsed, grown_mb = load(f"http://{server}", clients=12, requests=60, n=40)
+    codes = {kind: sorted({c for k, c, _ in results if k == kind}) for kind in KINDS}
+    print(f"{elapsed:.1f} s; codes {codes}; light max {light[-1]:.3f} s; memory +{grown_mb:.0f} MB")
     assert all(ok for _, _, ok in results), results
     assert all(code < 500 or code == 503 for _, code, _ in results)
     assert {code for kind, code, _ in results if kind == "invalid"} <= {422, 429}
+    assert {code for kind, code, _ in results if kind == "light"} == {200}
     assert grown_mb < 300

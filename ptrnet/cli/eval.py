@@ -4,7 +4,8 @@ The metrics are those of ``ptrnet score`` (same keys, same ``--json`` object), c
 model's decoded outputs; no prediction file is written (``ptrnet predict`` writes one).
 Constraints default to the paper's choice per task: ``task`` for sort and TSP (valid
 permutations and tours), ``none`` for convex hull and Delaunay. ``--dry-run`` evaluates only the
-first 16 instances.
+first 16 instances. Instances outside the unit square are decoded on their image in it (aspect
+ratio kept) and measured in the file's units; a model decodes at most 1000 points per instance.
 
 For task tsp, DATA may instead be one or more TSPLIB ``.tsp`` files: each is decoded on its points
 scaled into the unit square and its tour measured under TSPLIB's EUC_2D rule against the proven
