@@ -2,11 +2,11 @@
 
 Usage: ``python benchmarks/bench_web_load.py [--clients 48] [--requests 480]``
 
-Serves ``ptrnet serve``'s app (the bundled convex-hull model, default guard limits) on a free
-loopback port in this process, then fires ``--requests`` requests from ``--clients`` threads:
+Starts ``ptrnet serve`` (the bundled models, default guard limits) as a separate process on a
+free loopback port, then fires ``--requests`` requests from ``--clients`` threads:
 a third invalid bodies, a third heavy (beam 16 on 60 points), a third ``GET /api/tasks``.
 Prints the status codes per kind, the light requests' latency (median, 99th percentile, max),
-the heavy throughput and the process's peak memory growth (recorded in docs/reliability.md).
+the heavy throughput and the server's peak resident memory (recorded in docs/reliability.md).
 ``tests/test_hardening_web.py`` runs a small version of the same mix and asserts outcomes only.
 """
 
@@ -18,6 +18,8 @@ import json
 import resource
 import socket
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -25,8 +27,8 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-import numpy as np
 import uvicorn
+from numpy.random import default_rng
 
 from ptrnet.tasks import get_task
 
@@ -64,7 +66,7 @@ def one(url: str, k: int, light: list[float], n: int = 60) -> tuple[str, int, bo
             response = http.get("/api/tasks")
             light.append(time.monotonic() - start)
             return kind, response.status_code, response.status_code == 200
-        points = np.random.default_rng(k).random((n, 2)).round(6)
+        points = default_rng(k).random((n, 2)).round(6)
         body = {"task": "convex_hull", "points": points.tolist()}
         if kind == "heavy":
             body["decoding"] = {"strategy": "beam", "beam_width": 16}
@@ -94,17 +96,43 @@ def load(url: str, clients: int, requests: int, n: int = 60):
     return results, sorted(light), elapsed, grown
 
 
-def main() -> None:
-    from ptrnet.inference import load_model
-    from ptrnet.web.app import create_app
+@contextlib.contextmanager
+def serve_process() -> Iterator[tuple[str, int]]:
+    """``ptrnet serve`` in a child process on a free port; yields (url, pid)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "ptrnet.cli.main", "serve", "--port", str(port)]
+    child = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/api/tasks", timeout=1).status_code == 200:
+                    break
+            time.sleep(0.1)
+        yield url, child.pid
+    finally:
+        child.terminate()
+        child.wait(timeout=30)
 
+
+def peak_memory_mb(pid: int) -> float:
+    """The process's peak resident memory (VmHWM) in MB."""
+    with open(f"/proc/{pid}/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=48)
     parser.add_argument("--requests", type=int, default=480)
     args = parser.parse_args()
-    app = create_app({"convex_hull": load_model(None, "convex_hull")})
-    with serving(app, limit_concurrency=64) as address:
-        results, light, elapsed, grown = load(f"http://{address}", args.clients, args.requests)
+    with serve_process() as (url, pid):
+        idle = peak_memory_mb(pid)
+        results, light, elapsed, _ = load(url, args.clients, args.requests)
+        peak = peak_memory_mb(pid)
     codes = {kind: Counter(c for k, c, _ in results if k == kind) for kind in KINDS}
     heavy_ok = codes["heavy"].get(200, 0)
     print(f"{args.requests} requests from {args.clients} clients in {elapsed:.1f} s")
@@ -115,7 +143,8 @@ def main() -> None:
         f"{light[int(0.99 * (len(light) - 1))] * 1000:.0f} ms, max {light[-1] * 1000:.0f} ms\n"
         f"- heavy answered: {heavy_ok} ({heavy_ok / elapsed:.1f}/s)\n"
         f"- every answer as expected: {all(ok for _, _, ok in results)}; no 5xx but 503: "
-        f"{all(c < 500 or c == 503 for _, c, _ in results)}; peak memory +{grown:.0f} MB"
+        f"{all(c < 500 or c == 503 for _, c, _ in results)}\n"
+        f"- server peak memory: {idle:.0f} MB after start, {peak:.0f} MB after the load"
     )
 
 
