@@ -69,7 +69,7 @@ def check_points(points: np.ndarray, task) -> None:
     assert len(points) >= task.min_n and np.all(np.abs(points) <= 1e100)
 
 
-@cases(600)
+@cases(500)
 @given(
     data=paper_files(),
     task_name=st.sampled_from(list(TASKS)),
@@ -88,7 +88,7 @@ def test_generated_text_files_read_or_fail_in_one_line(scratch, data, task_name,
         check_points(instance.points, task)
 
 
-@cases(50)
+@cases(40)
 @given(data=paper_files(), task_name=st.sampled_from(list(TASKS)))
 def test_solve_never_leaves_a_partial_file(data, task_name, capsys) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -142,7 +142,7 @@ def tsplib_files(draw: st.DrawFn) -> bytes:
     return (draw(ENDS).join([*header, *section, *nodes, *tail])).encode("utf-8", "surrogatepass")
 
 
-@cases(500)
+@cases(400)
 @given(data=tsplib_files())
 def test_generated_tsplib_files_read_or_fail_in_one_line(scratch, data) -> None:
     path = scratch / "x.tsp"
@@ -201,7 +201,7 @@ def header_attacks(draw: st.DrawFn, data: bytes) -> bytes:
     return join(header, body)
 
 
-@cases(500)
+@cases(400)
 @given(data=st.data())
 def test_generated_checkpoint_headers_load_or_fail_in_one_line(scratch, data) -> None:
     path = scratch / "c.safetensors"
@@ -241,7 +241,7 @@ BODIES = st.one_of(
 )
 
 
-@cases(350)
+@cases(300)
 @given(
     path=st.sampled_from(["/api/predict", "/api/train/test", "/api/train/cancel"]),
     body=BODIES,
