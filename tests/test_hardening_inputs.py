@@ -4,6 +4,7 @@ Also the input layouts (point lists, CSV, .npy) and the unit-square mapping."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -13,11 +14,26 @@ import numpy as np
 import pytest
 from tiny_models import bundle_tiny_models
 
+from ptrnet.cli.main import main
 from ptrnet.io.limits import MAX_LINE_BYTES, QUOTE_CHARS
 from ptrnet.io.paper_format import read_examples
 from ptrnet.io.unit_square import UnitMap
 from ptrnet.solvers.tsp import solve_tour, tour_length
 from ptrnet.tasks import DegenerateInstanceError, get_task
+
+
+def run_cli(capsys, *argv: object) -> tuple[int, str, str]:
+    """``ptrnet ARGV`` in the current folder: (status, stdout, stderr)."""
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch, tmp_path):
+    """:func:`run_cli` inside ``tmp_path``."""
+    monkeypatch.chdir(tmp_path)
+    return functools.partial(run_cli, capsys)
 
 
 @pytest.fixture
