@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptrnet.io.errors import InputError, UsageError
+from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.runs import CHECKPOINT_NAMES
 from ptrnet.tasks import Task, get_task
 
@@ -156,8 +157,9 @@ def predict(
         0-based index sequences in the order of ``points_list`` (paper format minus 1).
 
     Raises:
-        UsageError: the model was trained on another task, or a baseline meets an instance
-            larger than its fixed output vocabulary (``max_n``).
+        UsageError: the model was trained on another task, an instance is over
+            :data:`~ptrnet.io.limits.MAX_MODEL_POINTS`, or a baseline meets an instance larger
+            than its fixed output vocabulary (``max_n``).
         DecodeOptionError: options the task cannot use (a ValueError).
         ValueError: an instance of the wrong dimension.
     """
@@ -165,8 +167,10 @@ def predict(
     from ptrnet.decoding.options import DecodeOptions
 
     task = check_task(loaded, task)
-    max_n = loaded.config.model.max_n
     largest = max((len(p) for p in points_list), default=0)
+    if largest > MAX_MODEL_POINTS:
+        raise UsageError(f"an instance has {largest} points; models decode n <= {MAX_MODEL_POINTS}")
+    max_n = loaded.config.model.max_n
     if max_n is not None and largest > max_n:
         raise UsageError(
             f"the {loaded.config.model.kind} model at {loaded.path} handles "

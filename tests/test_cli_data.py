@@ -77,7 +77,7 @@ def test_solve_plain_point_list(cli, tmp_path: Path) -> None:
     assert [line.split("output ")[1] for line in lines] == ["1 2 3 4 1", "1 2 3 1"]
 
 
-def test_solve_tsplib_writes_scaled_points_and_reports_lengths(cli, tmp_path: Path) -> None:
+def test_solve_tsplib_writes_its_own_points_and_reports_lengths(cli, tmp_path: Path) -> None:
     (tmp_path / "rect.tsp").write_text(
         "NAME : rect\nTYPE : TSP\nDIMENSION : 5\nEDGE_WEIGHT_TYPE : EUC_2D\nNODE_COORD_SECTION\n"
         "1 10 10\n2 40 10\n3 40 30\n4 25 31\n5 10 30\nEOF\n"
@@ -85,7 +85,7 @@ def test_solve_tsplib_writes_scaled_points_and_reports_lengths(cli, tmp_path: Pa
     status, _, err = cli("solve", "tsp", "rect.tsp", "-o", "rect.txt")
     assert status == 0
     coords, tour = (tmp_path / "rect.txt").read_text().split(" output ")
-    assert [float(v) for v in coords.split()][:4] == [0.0, 0.0, 1.0, 0.0]
+    assert [float(v) for v in coords.split()][:4] == [10.0, 10.0, 40.0, 10.0]
     assert tour.split() == ["1", "2", "3", "4", "5", "1"]
     # Edges 30, 20, 20 and twice sqrt(15^2 + 1): TSPLIB rounds each of those to 15.
     assert "rect: tour length 100.0665928 (TSPLIB EUC_2D: 100)" in err

@@ -225,7 +225,7 @@ def test_errors_are_one_line(runs, data, tmp_path, capsys):
         ),
         (
             ["train", "sort", "--resume", "--lr", "0.1", "--out", str(runs / "sort")],
-            "cannot change lr when resuming",
+            "cannot change lr from 0.001 to 0.1 when resuming",
         ),
         (["train", "tsp", "--resume", "--out", str(runs / "sort")], "trains sort, not tsp"),
     ]
@@ -249,8 +249,17 @@ def test_train_init_from_fine_tunes_with_the_constrained_loss(runs, tmp_path, ca
     )
     wrong = ["train", "sort", "--dry-run", "-q", "--init-from", str(runs / "tsp")]
     assert "was trained on tsp, not sort" in error_of(wrong, capsys)
-    resume = ["train", "tsp", "--resume", "-q", "--out", str(out), *init[:2]]
-    assert "cannot change init_from when resuming" in error_of(resume, capsys)
+    resume = [
+        "train",
+        "tsp",
+        "--resume",
+        "-q",
+        "--out",
+        str(out),
+        "--init-from",
+        str(runs / "sort"),
+    ]
+    assert "cannot change --init-from from " in error_of(resume, capsys)
 
 
 def test_train_reinforce_fine_tunes_tsp_and_refuses_other_tasks(runs, tmp_path, capsys):

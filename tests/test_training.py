@@ -95,7 +95,7 @@ def test_resume_allows_only_run_length_and_logging_changes():
     longer = resume_config(run, {"steps": 20, "threads": 1})
     assert (longer.train.steps, longer.train.threads) == (20, 1)
     assert resume_config(run, {"epochs": 3}).train.steps is None
-    with pytest.raises(ValueError, match="cannot change batch_size, lr"):
+    with pytest.raises(ValueError, match="cannot change batch_size from 4 to 8; lr from"):
         resume_config(run, {"lr": 0.5, "batch_size": 8})
 
 

@@ -51,11 +51,11 @@ def test_optima_found_without_a_path_for_a_copied_instance(model, tmp_path, caps
     assert row["name"] == "eil51" and row["optimum"] == 426
 
 
-def test_predict_writes_the_scaled_instance(model, tmp_path):
+def test_predict_writes_the_instance_in_its_own_units(model, tmp_path):
     out = tmp_path / "pred.txt"
     assert main(["predict", "tsp", FILES[0], "-o", str(out), "--model", model, "-q"]) == 0
     ((points, seq, _),) = read_examples(str(out), get_task("tsp"), "prediction")
-    assert points.shape == (51, 2) and points.min() == 0 and points.max() == 1
+    assert points.shape == (51, 2) and points.min() > 1  # eil51's cities, as in the file
     assert get_task("tsp").is_valid(points, seq)
 
 

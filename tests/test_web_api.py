@@ -23,7 +23,9 @@ TINY_RUN = {"hidden": 8, "steps": 6, "batch_size": 4, "min_len": 2, "max_len": 4
 @pytest.fixture(scope="module")
 def client():
     models = {name: tiny_model(name) for name in ("convex_hull", "tsp", "delaunay")}
-    with TestClient(create_app(models)) as c:  # sort: no model, exact answers only
+    with TestClient(
+        create_app(models), base_url="http://localhost"
+    ) as c:  # sort: no model, exact answers only
         yield c
 
 
@@ -145,7 +147,7 @@ def events_of(client) -> list[dict]:
 
 
 def test_live_training_streams_events_then_tests_lengths():
-    with TestClient(create_app()) as client:
+    with TestClient(create_app(), base_url="http://localhost") as client:
         assert client.get("/api/train/events").status_code == 404
         assert client.post("/api/train/test", json={"lengths": [5]}).status_code == 409
         assert client.post("/api/train", json=TINY_RUN).status_code == 202
@@ -164,13 +166,13 @@ def test_live_training_streams_events_then_tests_lengths():
 
 
 def test_one_job_at_a_time_and_cancel():
-    with TestClient(create_app()) as client:
-        assert client.post("/api/train/cancel").json() == {"cancelled": False}
+    with TestClient(create_app(), base_url="http://localhost") as client:
+        assert client.post("/api/train/cancel", json={}).json() == {"cancelled": False}
         assert client.post("/api/train", json={**TINY_RUN, "steps": 3000}).status_code == 202
         busy = client.post("/api/train", json=TINY_RUN)
         assert busy.status_code == 409 and "already running" in busy.json()["detail"]
         assert client.post("/api/train/test", json={"lengths": [5]}).status_code == 409
-        assert client.post("/api/train/cancel").json() == {"cancelled": True}
+        assert client.post("/api/train/cancel", json={}).json() == {"cancelled": True}
         assert events_of(client)[-1]["status"] == "cancelled"
 
 
@@ -179,7 +181,7 @@ def test_one_job_at_a_time_and_cancel():
     [
         ("/api/train", {"hidden": 4096}, "less than or equal to 128"),
         ("/api/train", {"min_len": 9, "max_len": 3}, "above max_len"),
-        ("/api/train", {"lr": "NaN"}, "finite number"),
+        ("/api/train", {"lr": "NaN"}, "valid number"),
         ("/api/train", {"data": "/etc/passwd"}, "Extra inputs"),
         ("/api/train/test", {"lengths": []}, "at least 1 item"),
         ("/api/train/test", {"lengths": [1000]}, "less than or equal to 100"),
@@ -187,7 +189,7 @@ def test_one_job_at_a_time_and_cancel():
     ],
 )
 def test_bad_training_bodies_are_422(url, payload, message):
-    with TestClient(create_app()) as client:
+    with TestClient(create_app(), base_url="http://localhost") as client:
         response = client.post(url, json=payload)
     assert response.status_code == 422 and message in response.json()["detail"]
 

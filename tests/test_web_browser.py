@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
-import threading
 import time
 
 import pytest
@@ -23,8 +21,8 @@ if CHROMIUM is None:
     )
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
-import uvicorn  # noqa: E402
 
+from benchmarks.bench_web_load import serving  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
 from tests.test_viz import tiny_model  # noqa: E402
 
@@ -45,20 +43,8 @@ TIMEOUT_MS = 20_000
 @pytest.fixture(scope="module")
 def server():
     """The app with a tiny convex-hull model, served by uvicorn on a free port in a thread."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    app = create_app({"convex_hull": tiny_model("convex_hull")})
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with serving(create_app({"convex_hull": tiny_model("convex_hull")})) as address:
+        yield f"http://{address}"
 
 
 @pytest.fixture(scope="module")

@@ -47,8 +47,27 @@ def add_output_argument(parser: argparse.ArgumentParser) -> None:
         "--output",
         required=True,
         metavar="FILE",
-        help="output file; written atomically (complete or not at all)",
+        help="output file, written atomically (complete or not at all); - for standard output",
     )
+
+
+def add_format_argument(parser: argparse.ArgumentParser) -> None:
+    """``--format``: the input layout (:mod:`ptrnet.io.instances`)."""
+    from ptrnet.io.instances import FORMATS
+
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="input layout (default auto: .tsp TSPLIB, .csv, .npy by extension; a text file "
+        "whose lines hold one point each is one instance, else the paper's format, one "
+        "instance per line)",
+    )
+
+
+def output_name(path: str) -> str:
+    """``path`` for a note on stderr; ``-`` reads as standard output."""
+    return "standard output" if path == "-" else path
 
 
 def add_quiet_argument(parser: argparse.ArgumentParser) -> None:

@@ -4,7 +4,8 @@ The metrics are those of ``ptrnet score`` (same keys, same ``--json`` object), c
 model's decoded outputs; no prediction file is written (``ptrnet predict`` writes one).
 Constraints default to the paper's choice per task: ``task`` for sort and TSP (valid
 permutations and tours), ``none`` for convex hull and Delaunay. ``--dry-run`` evaluates only the
-first 16 instances.
+first 16 instances. Instances outside the unit square are decoded on their image in it (aspect
+ratio kept) and measured in the file's units; a model decodes at most 1000 points per instance.
 
 For task tsp, DATA may instead be one or more TSPLIB ``.tsp`` files: each is decoded on its points
 scaled into the unit square and its tour measured under TSPLIB's EUC_2D rule against the proven
@@ -59,9 +60,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from itertools import islice
 
+    from ptrnet.cli.inputs import check_size, prepare, report
     from ptrnet.evaluation.score import json_safe, score_examples
     from ptrnet.inference import load_model, predict
     from ptrnet.io.instances import is_tsplib
+    from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import Example, iter_examples
 
     set_threads(args.threads)
@@ -75,10 +78,13 @@ def run(args: argparse.Namespace) -> int:
     args.data = args.data[0]
     limit = DRY_RUN_COUNT if args.dry_run else None
     refs = list(islice(iter_examples(args.data, task, "reference"), limit))
-    seqs = predict(loaded, task, [r.points for r in refs], options)
+    instances = [prepare(r.points, r.line) for r in refs]  # metrics stay in the file's units
+    check_size(args.data, instances, MAX_MODEL_POINTS, "the model")
+    seqs = predict(loaded, task, [inst.unit for inst in instances], options)
     preds = [Example(r.points, s, r.line) for r, s in zip(refs, seqs, strict=True)]
     metrics = score_examples(task, refs, preds)
     print(json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics))
+    report(args, args.data, task, instances, degenerate=False)
     return 0
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from itertools import islice
 
 from ptrnet.cli.common import add_output_argument
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from ptrnet.viz.figures import save_png
 
     fig = curves_figure_for(args.input) if args.source == CURVES else instance_figure(args)
-    save_png(fig, args.output)
+    save_png(fig, sys.stdout.buffer if args.output == "-" else args.output)
     return 0
 
 

@@ -1,11 +1,14 @@
 """``ptrnet predict``: decode instances with a trained model and write the predictions.
 
-INPUT is the paper format (any ``output`` part is ignored), plain point lists, one instance
-per line, or a TSPLIB ``.tsp`` file (task tsp; its points scaled into the unit square). The
-output file is the paper format with the predicted 1-based indices, written atomically, so
-``ptrnet score TASK REFERENCE PREDICTIONS`` can score it. Constraints default to the paper's
-choice per task (see ``ptrnet eval --help``). ``--dry-run`` predicts only the first 16
-instances.
+INPUT is the paper format (any ``output`` part is ignored, one instance per line), one point per
+line (one instance per file), CSV, .npy, or a TSPLIB ``.tsp`` file (task tsp); see ``--format``.
+Instances outside the unit square are decoded on their image in it (aspect ratio kept, stated on
+stderr); planar instances without 2-D extent (collinear or coincident points) are decoded with a
+warning. The output is the paper format in the input's coordinates with the predicted 1-based
+indices, written atomically (``-o -``: standard output), so ``ptrnet score TASK REFERENCE
+PREDICTIONS`` can score it. A model decodes instances of at most 1000 points. Constraints
+default to the paper's choice per task (see ``ptrnet eval --help``). ``--dry-run`` predicts only
+the first 16 instances.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ import argparse
 
 from ptrnet.cli.common import (
     DRY_RUN_COUNT,
+    add_format_argument,
     add_model_arguments,
     add_output_argument,
     add_quiet_argument,
     add_task_argument,
     decode_options,
     note,
+    output_name,
     set_threads,
     task_named,
 )
@@ -33,8 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_task_argument(parser)
     parser.add_argument(
-        "input", metavar="INPUT", help="instances (paper format, point lists or TSPLIB .tsp)"
+        "input", metavar="INPUT", help="instances (paper format, points, .csv, .npy, .tsp)"
     )
+    add_format_argument(parser)
     add_output_argument(parser)
     add_model_arguments(parser)
     parser.add_argument(
@@ -45,8 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ptrnet.cli.inputs import read_prepared, report
     from ptrnet.inference import load_model, predict
-    from ptrnet.io.instances import read_points
+    from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import write_examples
 
     set_threads(args.threads)
@@ -54,8 +61,10 @@ def run(args: argparse.Namespace) -> int:
     options = decode_options(args, task)  # option errors before any file is read
     loaded = load_model(args.model, task)
     limit = DRY_RUN_COUNT if args.dry_run else None
-    points = read_points(args.input, task)[:limit]
-    seqs = predict(loaded, task, points, options)
+    instances = read_prepared(args.input, task, args.format, MAX_MODEL_POINTS)[:limit]
+    seqs = predict(loaded, task, [inst.unit for inst in instances], options)
+    points = [inst.points for inst in instances]
     written = write_examples(args.output, zip(points, seqs, strict=True))
-    note(args, f"wrote {written} {task.name} predictions to {args.output}")
+    report(args, args.input, task, instances)
+    note(args, f"wrote {written} {task.name} predictions to {output_name(args.output)}")
     return 0

@@ -16,6 +16,17 @@ from pathlib import Path
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import TASKS
 
+MAX_CONNECTIONS = 64
+KEEP_ALIVE_S = 5
+
+
+def allowed_hosts(args: argparse.Namespace) -> tuple[str, ...]:
+    """The Host names the server answers for: localhost's, ``--host`` and ``--allow-host``."""
+    from ptrnet.web.guard import DEFAULT_HOSTS, host_name
+
+    extra = [host_name(h) for h in [args.host, *args.allow_host] if h not in ("0.0.0.0", "::")]
+    return tuple(dict.fromkeys([*DEFAULT_HOSTS, *extra]))
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -25,6 +36,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host is NAME (repeatable); by default only localhost, "
+        "127.0.0.1, ::1 and --host, which defeats DNS rebinding",
+    )
     parser.add_argument(
         "--model",
         action="append",
@@ -79,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from ptrnet.web.app import create_app
+        from ptrnet.web.guard import GuardLimits
     except ImportError as err:
         raise UsageError(
             f"the web page needs the 'web' extra ({err.name} is missing): pip install 'ptrnet[web]'"
@@ -87,7 +107,14 @@ def run(args: argparse.Namespace) -> int:
     for task in TASKS:
         where = os.path.relpath(models[task].path) if task in models else "none (exact only)"
         print(f"ptrnet: {task}: model {where}", file=sys.stderr)
-    app = create_app(models)
+    app = create_app(models, limits=GuardLimits(hosts=allowed_hosts(args)))
     print(f"ptrnet: serving on http://{args.host}:{args.port} (Ctrl-C stops)", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        limit_concurrency=MAX_CONNECTIONS,  # beyond: 503 at once
+        timeout_keep_alive=KEEP_ALIVE_S,
+    )
     return 0

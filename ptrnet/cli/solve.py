@@ -1,10 +1,16 @@
 """``ptrnet solve``: label the instances of a file with a reference solver.
 
-Input: the paper format (any ``output`` part is ignored), a plain point list (one instance per
-line, coordinates separated by whitespace), or, for ``tsp``, a TSPLIB ``.tsp`` file (EUC_2D).
-Output: the paper format. A TSPLIB instance is written as its points scaled into the unit square
-(see :mod:`ptrnet.io.tsplib`); the tour's length in the instance's own units, exact and under
-TSPLIB's rounded EUC_2D rule, is reported on stderr.
+Input: the paper format (any ``output`` part is ignored, one instance per line), one point per
+line (one instance per file), CSV, .npy, or, for ``tsp``, a TSPLIB ``.tsp`` file (EUC_2D); see
+``--format``. Instances outside the unit square are solved on their image in it (aspect ratio
+kept, stated on stderr) and written in their own coordinates. Output: the paper format (``-o -``:
+standard output). For a TSPLIB file the tour's length in the instance's own units, exact and
+under TSPLIB's rounded EUC_2D rule, is reported on stderr.
+
+Limits: 100,000 points per instance (1 MiB per line, 4 GiB per file); TSP solvers: exact and
+held_karp n <= 20, a2 n <= 200, a3 n <= 1000, a1 n <= 2000, near_exact and lkh n <= 5000 (auto:
+exact up to 20, near_exact beyond). Collinear or coincident points have no hull or
+triangulation: an error naming the line.
 """
 
 from __future__ import annotations
@@ -14,16 +20,20 @@ import argparse
 import numpy as np
 
 from ptrnet.cli.common import (
+    add_format_argument,
     add_output_argument,
     add_quiet_argument,
     add_solver_argument,
     add_task_argument,
     note,
+    output_name,
     progress,
     task_and_solver,
 )
-from ptrnet.io.errors import InputError, UsageError
-from ptrnet.io.paper_format import read_examples, write_examples
+from ptrnet.cli.inputs import read_prepared, report
+from ptrnet.io.errors import InputError
+from ptrnet.io.instances import is_tsplib
+from ptrnet.io.paper_format import write_examples
 from ptrnet.io.tsplib import read_tsplib
 from ptrnet.tasks import DegenerateInstanceError, Task
 
@@ -38,8 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "input",
         metavar="INPUT",
-        help="paper-format file, plain point list, or TSPLIB .tsp (task tsp)",
+        help="paper-format file, one point per line, .csv, .npy, or TSPLIB .tsp (task tsp)",
     )
+    add_format_argument(parser)
     add_solver_argument(parser)
     add_output_argument(parser)
     add_quiet_argument(parser)
@@ -48,14 +59,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     task, solver = task_and_solver(args)
-    if args.input.lower().endswith(".tsp"):
-        return _solve_tsplib(args, task, solver)
-    examples = read_examples(args.input, task, labels="ignore")
-    labelled = (
-        (ex.points, _solve(task, solver, ex.points, args.input, ex.line)) for ex in examples
-    )
-    written = write_examples(args.output, progress(labelled, len(examples), args.quiet, task.name))
-    note(args, f"wrote {written} {task.name} instances to {args.output}")
+    instances = read_prepared(args.input, task, args.format)
+    labelled = [
+        (inst.points, _solve(task, solver, inst.unit, args.input, inst.line))
+        for inst in progress(instances, len(instances), args.quiet, task.name)
+    ]
+    written = write_examples(args.output, labelled)
+    report(args, args.input, task, instances, degenerate=False)
+    note(args, f"wrote {written} {task.name} instances to {output_name(args.output)}")
+    if task.name == "tsp" and is_tsplib(args.input):
+        _note_tsplib(args, labelled[0][1])
     return 0
 
 
@@ -67,15 +80,11 @@ def _solve(task: Task, solver: str, points: np.ndarray, path: str, line: int | N
         raise InputError(path, line, f"cannot solve: {err}") from None
 
 
-def _solve_tsplib(args: argparse.Namespace, task: Task, solver: str) -> int:
-    if task.name != "tsp":
-        raise UsageError(f"a TSPLIB .tsp file is a tsp instance, not a {task.name} one")
+def _note_tsplib(args: argparse.Namespace, tour: np.ndarray) -> None:
+    """The tour's length in the TSPLIB file's own units, exact and under EUC_2D rounding."""
     instance = read_tsplib(args.input)
-    tour = _solve(task, solver, instance.points, args.input, None)
-    write_examples(args.output, [(instance.points, tour)])
     note(
         args,
         f"{instance.name}: tour length {instance.length(tour):.10g} "
-        f"(TSPLIB EUC_2D: {instance.tsplib_length(tour)}) written to {args.output}",
+        f"(TSPLIB EUC_2D: {instance.tsplib_length(tour)})",
     )
-    return 0

@@ -253,7 +253,9 @@ def warm_start_config(args: argparse.Namespace, options: dict[str, object]) -> R
 
 
 def resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
-    """The saved configuration of the run in ``out`` with the explicit resumable changes."""
+    """The saved configuration of the run in ``out`` with the explicit resumable changes;
+    options repeated with their saved values are no change."""
+    from ptrnet.inference import resolve_checkpoint
     from ptrnet.runs.checkpoint import load_checkpoint
     from ptrnet.runs.config import resume_config
     from ptrnet.training.loop import LAST
@@ -264,9 +266,22 @@ def resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
     saved = load_checkpoint(path).config
     if saved.train.task != args.task:
         raise UsageError(f"the run in {out} trains {saved.train.task}, not {args.task}")
-    model_changes = [a for a in ("arch", "hidden", "layers", "init") if getattr(args, a)]
-    if args.init_from is not None:
-        model_changes.append("init_from")
-    if model_changes:
-        raise UsageError(f"cannot change {', '.join(model_changes)} when resuming")
+    saved_model = {
+        "arch": saved.model.kind,
+        "hidden": saved.model.hidden,
+        "layers": saved.model.layers,
+        "init": saved.model.init,
+    }
+    given = {a: getattr(args, a) for a in saved_model if getattr(args, a) is not None}
+    if args.init_from is not None:  # the same source resolves to the same absolute path
+        name = None if args.init_from == "bundled" else args.init_from
+        saved_model["init_from"] = saved.train.init_from
+        given["init_from"] = os.path.abspath(resolve_checkpoint(name, args.task))
+    changes = [
+        f"--{a.replace('_', '-')} from {saved_model[a]} to {v}"
+        for a, v in given.items()
+        if saved_model[a] != v
+    ]
+    if changes:
+        raise UsageError(f"cannot change {'; '.join(changes)} when resuming")
     return resume_config(saved, explicit_options(args))

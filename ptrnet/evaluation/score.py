@@ -60,7 +60,7 @@ def _points_problem(ref: np.ndarray, pred: np.ndarray) -> str | None:
     if close.all():
         return None
     k = int(np.flatnonzero(~close)[0])
-    return f"coordinate {k + 1} is {pred.ravel()[k]!r}, reference {ref.ravel()[k]!r}"
+    return f"coordinate {k + 1} is {float(pred.ravel()[k])!r}, reference {float(ref.ravel()[k])!r}"
 
 
 def score_examples(task: Task, refs: Sequence[Example], preds: Sequence[Example]) -> dict:

@@ -4,15 +4,21 @@ Output goes to a temporary file in the destination's directory (same filesystem,
 :func:`os.replace` is atomic) and replaces the destination only when the writer finished without
 an exception; on any error the temporary file is removed and the destination is left untouched.
 Readers therefore never see partial output under the final name.
+
+The path ``-`` (:data:`STDOUT`) means standard output, written as it goes (a pipe cannot be
+replaced atomically; an error exits non-zero after what was written).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from typing import IO, TextIO
+
+STDOUT = "-"
 
 
 @contextlib.contextmanager
@@ -23,12 +29,21 @@ def atomic_write(path: str | os.PathLike[str]) -> Iterator[TextIO]:
         OSError: if the directory of ``path`` is missing or not writable (its ``filename`` is
             ``path``); nothing is created then.
     """
+    if os.fspath(path) == STDOUT:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
     with _atomic_stream(path, binary=False) as stream:
         yield stream
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` all at once or not at all, synced to disk before the rename."""
+    """Write ``data`` to ``path`` all at once or not at all, synced to disk before the rename;
+    ``-`` writes it to standard output."""
+    if os.fspath(path) == STDOUT:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
     with _atomic_stream(path, binary=True) as stream:
         stream.write(data)
         stream.flush()

@@ -9,7 +9,9 @@ One instance per line::
   ``1 3 2 1``; a TSP tour has n + 1 indices), Delaunay triangles flattened as triples.
 * A line without ``output`` is an unlabelled instance; that is also the plain point-list format
   (one instance per line, coordinates separated by whitespace).
-* Blank lines are skipped; line numbers in errors are those of the file.
+* Blank lines are skipped; line numbers in errors are those of the file. Lines end at ``\n``,
+  ``\r\n`` or ``\r``; numbers are ASCII decimals; sizes are bounded (:mod:`ptrnet.io.text`,
+  :mod:`ptrnet.io.limits`).
 
 In memory an instance is ``points`` (n, dim) float64 and a label is a 0-based int64 sequence
 (see :mod:`ptrnet.tasks.base`). Floats are written with ``repr``, the shortest text that reads
@@ -35,6 +37,8 @@ import numpy as np
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
+from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS, quote
+from ptrnet.io.text import is_number, numbered_lines
 from ptrnet.tasks.base import Task
 
 OUTPUT = "output"
@@ -50,8 +54,8 @@ class Example(NamedTuple):
     line: int
 
 
-class _Problem(Exception):
-    """What is wrong with the current line; :func:`parse_line` adds the file and line number."""
+class LineProblem(ValueError):
+    """What is wrong with the current line; the caller adds the file and line number."""
 
 
 def format_line(points: np.ndarray, seq: np.ndarray | None = None) -> str:
@@ -92,64 +96,67 @@ def parse_line(
             coords, indices = tokens[:cut], tokens[cut + 1 :]
         else:
             coords, indices = tokens, None
-        points = _parse_points(coords, task)
+        points = parse_points(coords, task)
         if labels == "ignore":
             indices = None
         seq = None if indices is None else _parse_indices(indices, len(points))
         if seq is None and labels in ("reference", "prediction"):
-            raise _Problem(f"no '{OUTPUT}' part: this file needs labels")
+            raise LineProblem(f"no '{OUTPUT}' part: this file needs labels")
         if seq is not None and labels in ("reference", "optional"):
             problem = task.label_problem(points, seq)
             if problem:
-                raise _Problem(problem)
-    except _Problem as err:
+                raise LineProblem(problem)
+    except LineProblem as err:
         raise InputError(path, line, str(err)) from None
     return Example(points, seq, line)
 
 
-def _parse_points(tokens: list[str], task: Task) -> np.ndarray:
-    """Coordinates -> (n, dim) float64, all finite, n >= ``task.min_n``."""
+def parse_points(tokens: list[str], task: Task, min_n: int | None = None) -> np.ndarray:
+    """Coordinate tokens -> (n, dim) float64: ASCII numbers within ``MAX_COORDINATE``,
+    ``min_n <= n <= MAX_POINTS`` (``min_n`` default: ``task.min_n``).
+
+    Raises:
+        LineProblem: what is wrong, without a location.
+    """
     if not tokens:
-        raise _Problem("no coordinates")
-    try:
-        values = np.array(tokens, dtype=np.float64)
-    except ValueError:
-        bad = next(i for i, tok in enumerate(tokens) if not _is_float(tok))
-        raise _Problem(f"coordinate {bad + 1} is {tokens[bad]!r}, not a number") from None
-    if not np.all(np.isfinite(values)):
-        bad = int(np.flatnonzero(~np.isfinite(values))[0])
-        raise _Problem(f"coordinate {bad + 1} is {tokens[bad]!r}; coordinates must be finite")
+        raise LineProblem("no coordinates")
+    bad = next((i for i, tok in enumerate(tokens) if not is_number(tok)), None)
+    if bad is not None:
+        raise LineProblem(f"coordinate {bad + 1} is {quote(tokens[bad])}, not a number")
+    if len(tokens) > MAX_POINTS * task.dim:
+        raise LineProblem(
+            f"{len(tokens)} coordinates; the limit is {MAX_POINTS} points per instance"
+        )
+    values = np.array(tokens, dtype=np.float64)
+    outside = ~(np.abs(values) <= MAX_COORDINATE)  # also catches inf and nan
+    if outside.any():
+        bad = int(np.flatnonzero(outside)[0])
+        raise LineProblem(
+            f"coordinate {bad + 1} is {quote(tokens[bad])}; coordinates must be finite "
+            f"and within +-{MAX_COORDINATE:g}"
+        )
     if len(values) % task.dim:
-        raise _Problem(
+        raise LineProblem(
             f"{len(values)} coordinates, not a multiple of {task.dim} "
             f"({task.dim}-D points for task {task.name})"
         )
     points = values.reshape(-1, task.dim)
-    if len(points) < task.min_n:
-        raise _Problem(f"{len(points)} points; task {task.name} needs at least {task.min_n}")
+    min_n = task.min_n if min_n is None else min_n
+    if len(points) < min_n:
+        raise LineProblem(f"{len(points)} points; task {task.name} needs at least {min_n}")
     return points
-
-
-def _is_float(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
 
 
 def _parse_indices(tokens: list[str], n: int) -> np.ndarray:
     """1-based index tokens -> 0-based int64, each an integer in 1..n."""
     for k, tok in enumerate(tokens):
         if not (tok.isascii() and tok.isdigit()):
-            raise _Problem(f"output index {k + 1} is {tok!r}, not an integer in 1..{n}")
-    seq = np.array([int(tok) for tok in tokens], dtype=np.int64)
-    bad = np.flatnonzero((seq < 1) | (seq > n))
-    if bad.size:
-        k = int(bad[0])
-        hint = " (indices are 1-based)" if seq[k] == 0 else ""
-        raise _Problem(f"output index {k + 1} is {seq[k]}, out of range 1..{n}{hint}")
-    return seq - 1
+            raise LineProblem(f"output index {k + 1} is {quote(tok)}, not an integer in 1..{n}")
+    for k, tok in enumerate(tokens):
+        if len(tok.lstrip("0")) > len(str(n)) or not 1 <= int(tok) <= n:  # bounded int()
+            hint = " (indices are 1-based)" if tok.strip("0") == "" else ""
+            raise LineProblem(f"output index {k + 1} is {quote(tok)}, out of range 1..{n}{hint}")
+    return np.array([int(tok) for tok in tokens], dtype=np.int64) - 1
 
 
 def iter_examples(
@@ -174,17 +181,3 @@ def read_examples(
 ) -> list[Example]:
     """All examples of ``path`` as a list; see :func:`iter_examples`."""
     return list(iter_examples(path, task, labels))
-
-
-def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` for each line, decoded as UTF-8 line by line (exact numbers)."""
-    try:
-        with open(path, "rb") as stream:
-            for line, raw in enumerate(stream, 1):
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise InputError(path, line, "not UTF-8 text") from None
-                yield line, text
-    except OSError as err:
-        raise InputError(path, None, f"cannot read: {err.strerror or err}") from None

@@ -1,10 +1,10 @@
 """TSPLIB ``.tsp`` files (EUC_2D), scaled into the unit square for the models.
 
 A TSPLIB instance lives in its own units (kilometres, drill-board coordinates, ...), but the
-models see points in [0, 1]^2. :func:`read_tsplib` keeps both: ``points = (coords - offset) /
-scale`` with ``offset`` the per-axis minimum and ``scale`` the largest extent of the two axes, so
-the aspect ratio is kept and the longer side spans exactly [0, 1]. A length measured on
-``points`` times ``scale`` is the length in the instance's own units.
+models see points in [0, 1]^2. :func:`read_tsplib` keeps both (:mod:`ptrnet.io.unit_square`):
+``points = (coords - offset) / scale`` with ``offset`` the per-axis minimum and ``scale`` the
+largest extent of the two axes, so the aspect ratio is kept and the longer side spans exactly
+[0, 1]. A length measured on ``points`` times ``scale`` is the length in the instance's units.
 
 TSPLIB's published optimal lengths (``optimal.txt``: ``name : length``) use its EUC_2D rule: each
 edge is the Euclidean distance rounded to the nearest integer, ``nint(d) = int(d + 0.5)``;
@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptrnet.io.errors import InputError
-from ptrnet.io.paper_format import numbered_lines
+from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS, QUOTE_CHARS, quote
+from ptrnet.io.text import is_number, numbered_lines
+from ptrnet.io.unit_square import UnitMap
 
 SUPPORTED_EDGE_WEIGHT_TYPES = ("EUC_2D",)
 
@@ -40,8 +42,8 @@ class TSPLibInstance:
 
     def length(self, tour: np.ndarray) -> float:
         """Euclidean length of the closed ``tour`` in the instance's own units (unrounded)."""
-        tour = _closed(tour)
-        return float(np.linalg.norm(np.diff(self.coords[tour], axis=0), axis=1).sum())
+        tour = _closed(tour)  # measured on the unit points, so no square overflows
+        return float(np.linalg.norm(np.diff(self.points[tour], axis=0), axis=1).sum()) * self.scale
 
     def tsplib_length(self, tour: np.ndarray) -> int:
         """Length of the closed ``tour`` under TSPLIB's EUC_2D rule; see :func:`tsplib_length`."""
@@ -62,7 +64,8 @@ def tsplib_length(coords: np.ndarray, tour: np.ndarray) -> int:
         tour: 0-based city order, with or without the closing index; the return edge counts.
     """
     tour = _closed(tour)
-    edges = np.linalg.norm(np.diff(np.asarray(coords, dtype=np.float64)[tour], axis=0), axis=1)
+    steps = np.diff(np.asarray(coords, dtype=np.float64)[tour], axis=0)
+    edges = np.hypot(steps[:, 0], steps[:, 1])  # hypot: no overflow in the squares
     return int(np.floor(edges + 0.5).sum())
 
 
@@ -70,8 +73,11 @@ def read_tsplib(path: str | os.PathLike[str]) -> TSPLibInstance:
     """Read a TSPLIB ``.tsp`` file of TYPE TSP with EUC_2D coordinates.
 
     Raises:
-        InputError: unsupported TYPE or EDGE_WEIGHT_TYPE, malformed header or node line, node ids
-            not exactly 1..DIMENSION, all cities at one point, or an unreadable file.
+        InputError: unsupported TYPE or EDGE_WEIGHT_TYPE, malformed or repeated header line,
+            malformed node line, node ids not exactly 1..DIMENSION, more than
+            :data:`~ptrnet.io.limits.MAX_POINTS` nodes, a coordinate beyond
+            :data:`~ptrnet.io.limits.MAX_COORDINATE`, all cities at one point, or an unreadable
+            file.
     """
     header, nodes, section_line = _parse(path)
     kind = header.get("EDGE_WEIGHT_TYPE", "")
@@ -89,15 +95,16 @@ def read_tsplib(path: str | os.PathLike[str]) -> TSPLibInstance:
         raise InputError(path, section_line, "node ids must be 1..n, each once, n >= 2")
     if "DIMENSION" in header and header["DIMENSION"] != str(len(ids)):
         raise InputError(
-            path, section_line, f"DIMENSION is {header['DIMENSION']} but {len(ids)} nodes follow"
+            path,
+            section_line,
+            f"DIMENSION is {header['DIMENSION'][:QUOTE_CHARS]} but {len(ids)} nodes follow",
         )
     coords = np.array([xy for _, xy in sorted(nodes)], dtype=np.float64)
-    offset = coords.min(axis=0)
-    scale = float((coords.max(axis=0) - offset).max())
-    if scale == 0:
+    if not np.ptp(coords, axis=0).max() > 0:
         raise InputError(path, section_line, "all cities are at the same point")
+    mapping = UnitMap.fit(coords)
     name = header.get("NAME", os.path.splitext(os.path.basename(path))[0])
-    return TSPLibInstance(name, coords, (coords - offset) / scale, scale, offset)
+    return TSPLibInstance(name, coords, mapping.to_unit(coords), mapping.scale, mapping.offset)
 
 
 def _parse(path: str | os.PathLike[str]) -> tuple[dict[str, str], list[tuple[int, tuple]], int]:
@@ -113,14 +120,18 @@ def _parse(path: str | os.PathLike[str]) -> tuple[dict[str, str], list[tuple[int
             break
         if section_line:
             nodes.append(_parse_node(text, path, line))
+            if len(nodes) > MAX_POINTS:
+                raise InputError(path, line, f"more than {MAX_POINTS} nodes, the limit")
         elif text.startswith("NODE_COORD_SECTION"):
             section_line = line
         elif ":" in text:
-            key, value = text.split(":", 1)
-            header[key.strip().upper()] = value.strip()
+            key, value = (part.strip() for part in text.split(":", 1))
+            if key.upper() in header:
+                raise InputError(path, line, f"header key {quote(key)} repeated")
+            header[key.upper()] = value
         else:
             raise InputError(
-                path, line, f"expected 'KEY : value' or NODE_COORD_SECTION, got {text[:40]!r}"
+                path, line, f"expected 'KEY : value' or NODE_COORD_SECTION, got {quote(text)}"
             )
     if not section_line:
         raise InputError(path, None, "no NODE_COORD_SECTION")
@@ -128,16 +139,22 @@ def _parse(path: str | os.PathLike[str]) -> tuple[dict[str, str], list[tuple[int
 
 
 def _parse_node(text: str, path: str | os.PathLike[str], line: int) -> tuple[int, tuple]:
-    """``id x y`` -> ``(id, (x, y))`` with finite coordinates."""
+    """``id x y`` -> ``(id, (x, y))`` with coordinates within ``MAX_COORDINATE``."""
     parts = text.split()
-    try:
-        node_id, x, y = int(parts[0]), float(parts[1]), float(parts[2])
-        ok = len(parts) == 3 and np.isfinite(x) and np.isfinite(y)
-    except (ValueError, IndexError):
-        ok = False
+    ok = len(parts) == 3 and parts[0].isascii() and parts[0].isdigit() and len(parts[0]) < 10
+    ok = ok and all(is_number(part) for part in parts[1:])
     if not ok:
-        raise InputError(path, line, f"expected 'id x y' (finite numbers), got {text[:40]!r}")
-    return node_id, (x, y)
+        raise InputError(
+            path, line, f"expected 'id x y' (an integer, two numbers), got {quote(text)}"
+        )
+    x, y = float(parts[1]), float(parts[2])
+    if not (abs(x) <= MAX_COORDINATE and abs(y) <= MAX_COORDINATE):
+        raise InputError(
+            path,
+            line,
+            f"coordinates must be finite and within +-{MAX_COORDINATE:g}, got {quote(text)}",
+        )
+    return int(parts[0]), (x, y)
 
 
 def read_optimal(path: str | os.PathLike[str]) -> dict[str, int]:
@@ -151,7 +168,7 @@ def read_optimal(path: str | os.PathLike[str]) -> dict[str, int]:
         if not text.strip():
             continue
         name, sep, value = text.partition(":")
-        if not sep or not value.strip().isdigit():
-            raise InputError(path, line, f"expected 'name : length', got {text.strip()[:40]!r}")
+        if not sep or not (value.strip().isascii() and value.strip().isdigit()):
+            raise InputError(path, line, f"expected 'name : length', got {quote(text.strip())}")
         optimal[name.strip()] = int(value)
     return optimal

@@ -9,7 +9,16 @@ Layout of ``NAME.safetensors``:
 * tensors ``ema.<key>``: the moving average of the weights (:mod:`ptrnet.training.ema`), in
   resumable checkpoints of runs that keep one;
 * header metadata ``ptrnet``: JSON ``{"format", "config": RunConfig.to_dict(), "step", "info",
-  "optimizer": {"param_groups", "scalars"}}``; ``config`` alone rebuilds the model.
+  "optimizer": {"param_groups", "scalars"}, "checksum"}``; ``config`` alone rebuilds the model;
+  ``checksum`` is the SHA-256 of the ``model.`` and ``ema.`` tensors
+  (:func:`ptrnet.io.safetensors_header.tensor_digest`), verified on load when present (older
+  files lack it).
+
+Loading trusts nothing in the file: the header is checked against the bytes
+(:mod:`ptrnet.io.safetensors_header`), the metadata's types, the configuration's parameter
+shapes against the tensors declared (:mod:`ptrnet.model.shapes`, before any weight is
+allocated), the checksum, and the weights must be finite. Every failure is one
+:class:`CheckpointError` line.
 
 One file makes a checkpoint atomic: it is written to a temporary file in the same directory and
 moved over the old one with :func:`os.replace`, so a reader (or a crash) never sees half of it.
@@ -19,20 +28,24 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 from torch import nn
 
 from ptrnet.io.atomic import atomic_write_bytes
 from ptrnet.io.errors import InputError
+from ptrnet.io.safetensors_header import HeaderError, read_header, tensor_digest
+from ptrnet.model.shapes import state_shapes
 from ptrnet.runs.config import RunConfig
 
 FORMAT = "ptrnet-checkpoint-1"
+DIGESTED = ("model.", "ema.")  # the tensors the checksum covers and that must be finite
+MAX_CHECKPOINT_BYTES = 2**32  # 4 GiB; the bundled checkpoints are under 5 MB
 
 
 class CheckpointError(InputError):
@@ -90,6 +103,8 @@ def save_checkpoint(
         tensors.update(optim_tensors)
         tensors["rng.torch"] = torch.get_rng_state()
     data = save_tensors(tensors, metadata={"ptrnet": json.dumps(meta)})
+    meta["checksum"] = tensor_digest(data, DIGESTED)
+    data = save_tensors(tensors, metadata={"ptrnet": json.dumps(meta)})
     atomic_write_bytes(path, data)
 
 
@@ -97,32 +112,52 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     """Read a checkpoint written by :func:`save_checkpoint`.
 
     Raises:
-        CheckpointError: missing or unreadable file, not a ptrnet checkpoint, or a config that
-            no longer validates.
+        CheckpointError: missing, unreadable or oversized file, an inconsistent safetensors
+            header, metadata of the wrong shape or types, a configuration that does not
+            validate or does not fit the tensors, a checksum mismatch, or non-finite weights.
     """
     try:
+        if os.path.getsize(path) > MAX_CHECKPOINT_BYTES:
+            raise CheckpointError(path, f"file over the limit of {MAX_CHECKPOINT_BYTES} bytes")
         with open(path, "rb") as stream:
             data = stream.read()
-        meta = json.loads(_header(data)["__metadata__"]["ptrnet"])
-        tensors = load_tensors(data)
     except OSError as err:
         raise CheckpointError(path, f"cannot read checkpoint: {err.strerror or err}") from None
-    except (ValueError, KeyError, TypeError, struct.error) as err:
+    try:
+        entries, metadata = read_header(data)
+        meta = _checked_meta(metadata)
+    except (HeaderError, ValueError) as err:
         raise CheckpointError(path, f"not a ptrnet checkpoint ({err})") from None
     if meta.get("format") != FORMAT:
-        raise CheckpointError(path, f"unknown checkpoint format {meta.get('format')!r}")
+        raise CheckpointError(path, f"unknown checkpoint format {str(meta.get('format'))[:40]!r}")
     try:
         config = RunConfig.from_dict(meta["config"])
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
         raise CheckpointError(path, f"invalid configuration: {err}") from None
+    try:
+        _check_shapes(config, entries)
+    except ValueError as err:
+        raise CheckpointError(path, f"weights do not fit the configuration: {err}") from None
+    if "checksum" in meta and tensor_digest(data, DIGESTED) != meta["checksum"]:
+        raise CheckpointError(path, "checksum mismatch: the weights were changed or damaged")
+    try:
+        tensors = load_tensors(data)
+    except SafetensorError as err:
+        raise CheckpointError(path, f"not a ptrnet checkpoint ({str(err)[:120]})") from None
     model_state = {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}
+    ema = {k[4:]: v for k, v in tensors.items() if k.startswith("ema.")}
+    bad = next((k for k, v in tensors.items() if k.startswith(DIGESTED) and _not_finite(v)), None)
+    if bad is not None:
+        raise CheckpointError(path, f"tensor {bad} holds NaN or infinite values")
     optimizer_state = None
     if "optimizer" in meta:
-        optimizer_state = _unflatten_optimizer(tensors, meta["optimizer"])
-    ema = {k[4:]: v for k, v in tensors.items() if k.startswith("ema.")}
+        try:
+            optimizer_state = _unflatten_optimizer(tensors, meta["optimizer"])
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise CheckpointError(path, f"invalid optimizer state: {err}") from None
     return Checkpoint(
         config,
-        int(meta["step"]),
+        meta["step"],
         model_state,
         meta.get("info", {}),
         optimizer_state,
@@ -131,10 +166,45 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     )
 
 
-def _header(data: bytes) -> dict[str, Any]:
-    """The JSON header of a safetensors byte string (8-byte little-endian size, then JSON)."""
-    (size,) = struct.unpack("<Q", data[:8])
-    return json.loads(data[8 : 8 + size])
+def _checked_meta(metadata: dict[str, str]) -> dict[str, Any]:
+    """The ``ptrnet`` metadata as a dict with the types :func:`load_checkpoint` relies on."""
+    if "ptrnet" not in metadata:
+        raise ValueError("no 'ptrnet' metadata")
+    meta = json.loads(metadata["ptrnet"])
+    if not isinstance(meta, dict):
+        raise ValueError("metadata is not a JSON object")
+    for key, kind in (("config", dict), ("step", int), ("info", dict), ("optimizer", dict)):
+        if key not in meta and key in ("info", "optimizer"):
+            continue
+        if key not in meta:
+            raise ValueError(f"metadata has no {key!r}")
+        if not isinstance(meta[key], kind) or isinstance(meta[key], bool):
+            raise ValueError(f"metadata {key!r} is not a JSON {kind.__name__}")
+    if meta["step"] < 0:
+        raise ValueError(f"metadata 'step' is {meta['step']}, below 0")
+    if not isinstance(meta.get("checksum", ""), str):
+        raise ValueError("metadata 'checksum' is not a string")
+    return meta
+
+
+def _check_shapes(config: RunConfig, entries: dict) -> None:
+    """Raise ValueError unless the ``model.`` tensors are exactly the configuration's
+    parameters with its shapes (checked on the meta device, no allocation)."""
+    expected = state_shapes(config.model)
+    declared = {k[6:]: e.shape for k, e in entries.items() if k.startswith("model.")}
+    odd = sorted(set(expected) ^ set(declared))
+    if odd:
+        raise ValueError(f"model.{odd[0]} is missing or unexpected")
+    for name, shape in expected.items():
+        if declared[name] != shape:
+            raise ValueError(
+                f"model.{name} has shape {list(declared[name])}, the configuration needs "
+                f"{list(shape)}"
+            )
+
+
+def _not_finite(tensor: torch.Tensor) -> bool:
+    return tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())
 
 
 def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

@@ -253,9 +253,9 @@ def resume_config(saved: RunConfig, changes: dict[str, Any]) -> RunConfig:
     changed = {k: v for k, v in changes.items() if getattr(saved.train, k, object()) != v}
     fixed = sorted(set(changed) - RESUMABLE)
     if fixed:
+        what = "; ".join(f"{k} from {getattr(saved.train, k, None)} to {changed[k]}" for k in fixed)
         raise ValueError(
-            f"cannot change {', '.join(fixed)} when resuming; "
-            f"only {', '.join(sorted(RESUMABLE))} may change"
+            f"cannot change {what} when resuming; only {', '.join(sorted(RESUMABLE))} may change"
         )
     if "steps" in changed and "epochs" not in changed:
         changed["epochs"] = None

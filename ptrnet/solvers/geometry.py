@@ -23,6 +23,44 @@ def unique_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return points[first], first
 
 
+def normalized(points: np.ndarray) -> np.ndarray:
+    """``points`` (n, dim) moved and scaled uniformly so the longest side spans [0, 1].
+
+    Hulls, triangulations and optimal tours are invariant under this map, and it keeps the
+    solvers' arithmetic in range: at 1e300 squared distances overflow (Qhull then calls every
+    instance collinear) and at 5e-324 they underflow to zero. Non-finite results (an extent
+    beyond the largest float) raise ValueError.
+    """
+    points = np.asarray(points, dtype=np.float64)
+    if len(points) == 0:
+        return points
+    low = points.min(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        extent = float((points.max(axis=0) - low).max())
+        scaled = (points - low) / (extent if extent > 0 else 1.0)
+    if not np.all(np.isfinite(scaled)):
+        raise ValueError("coordinates too large: their extent is not a finite number")
+    return scaled
+
+
+SAFE_MAGNITUDE = 1e100
+"""Coordinates and extents between 1/SAFE_MAGNITUDE and SAFE_MAGNITUDE square without overflow
+or underflow; instances outside are solved on their :func:`normalized` image."""
+
+
+def safe_range(points: np.ndarray) -> np.ndarray:
+    """``points`` unchanged when their arithmetic is safe (every |coordinate| and the extent
+    within :data:`SAFE_MAGNITUDE`, so ordinary instances keep their exact labels), else
+    :func:`normalized`."""
+    points = np.asarray(points, dtype=np.float64)
+    if len(points) == 0:
+        return points
+    extent = float(np.ptp(points, axis=0).max()) if np.all(np.isfinite(points)) else np.inf
+    big = not float(np.abs(points).max()) <= SAFE_MAGNITUDE
+    tiny = 0 < extent < 1 / SAFE_MAGNITUDE
+    return normalized(points) if big or tiny or not np.isfinite(extent) else points
+
+
 def first_copies(points: np.ndarray) -> np.ndarray:
     """(n,) int64: for each point, the lowest index holding the same coordinates."""
     points = np.asarray(points, dtype=np.float64)
@@ -74,12 +112,30 @@ def _qhull(build, points: np.ndarray, what: str):
     from scipy.spatial import QhullError
 
     uniq, first = unique_points(np.asarray(points, dtype=np.float64))
+    uniq = safe_range(uniq)
     if len(uniq) < 3:
         raise DegenerateInstanceError(f"{what} needs at least 3 distinct points")
     try:
         return build(uniq), first
     except QhullError as err:
         raise DegenerateInstanceError(f"{what} undefined: all points are collinear") from err
+
+
+def planar_degeneracy(points: np.ndarray) -> str | None:
+    """Why a planar instance has no 2-D extent ("fewer than 3 distinct points", "all points
+    collinear"), or None: the inputs on which hulls and triangulations are undefined."""
+    try:
+        _qhull(_no_structure, points, "instance")
+    except DegenerateInstanceError as err:
+        return str(err).removeprefix("instance ").removeprefix("undefined: ")
+    return None
+
+
+def _no_structure(uniq: np.ndarray):
+    """Qhull's cheapest full-dimensionality test (a convex hull), for :func:`planar_degeneracy`."""
+    from scipy.spatial import ConvexHull
+
+    return ConvexHull(uniq)
 
 
 def incenters(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:

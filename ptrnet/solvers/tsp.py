@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ptrnet.solvers import tsp_exact, tsp_heuristics
+from ptrnet.solvers.geometry import safe_range
 
 TSP_SOLVERS: tuple[str, ...] = ("auto", "exact", "held_karp", "near_exact", "a1", "a2", "a3", "lkh")
 
@@ -34,6 +35,29 @@ _SOLVERS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "a3": tsp_heuristics.a3_tour,
     "lkh": tsp_heuristics.lkh_tour,
 }
+
+
+MAX_N: dict[str, int] = {
+    "exact": tsp_exact.EXACT_MAX_N,
+    "held_karp": tsp_exact.EXACT_MAX_N,
+    "near_exact": 5_000,
+    "lkh": 5_000,
+    "a1": 2_000,
+    "a3": 1_000,
+    "a2": 200,
+}
+"""Largest instance per solver: exact ones by their O(2^n n^2) cost, the others so that the
+(n, n) distance matrix stays under 200 MB and one instance within minutes (docs/reliability.md)."""
+
+
+def check_solver_size(solver: str, n: int) -> None:
+    """Raise ValueError when ``solver`` (not ``auto``) cannot take ``n`` cities, naming one that
+    can."""
+    limit = MAX_N.get(solver)
+    if limit is not None and n > limit:
+        larger = [name for name, size in MAX_N.items() if size >= n]
+        hint = f"; use --solver {larger[0]} (n <= {MAX_N[larger[0]]})" if larger else ""
+        raise ValueError(f"TSP solver {solver!r} handles n <= {limit}, got n = {n}{hint}")
 
 
 def distance_matrix(points: np.ndarray) -> np.ndarray:
@@ -77,7 +101,8 @@ def solve_tour(points: np.ndarray, solver: str = "auto", *, seed: int = 0) -> np
         (n,) int64 permutation of ``0..n-1``, no closing index, any rotation and direction.
 
     Raises:
-        ValueError: on an unknown solver, malformed points, or n > 20 for ``exact``/``held_karp``.
+        ValueError: on an unknown solver, malformed points, or n over the solver's ``MAX_N``
+            (``auto`` over near_exact's).
         ImportError: for ``lkh`` without the optional elkai package.
     """
     if solver not in TSP_SOLVERS:
@@ -88,6 +113,5 @@ def solve_tour(points: np.ndarray, solver: str = "auto", *, seed: int = 0) -> np
     n = len(points)
     if solver == "auto":
         solver = "exact" if n <= tsp_exact.EXACT_MAX_N else "near_exact"
-    if solver in ("exact", "held_karp"):
-        tsp_exact.check_size(solver, n, tsp_exact.EXACT_MAX_N)
-    return _SOLVERS[solver](distance_matrix(points))
+    check_solver_size(solver, n)
+    return _SOLVERS[solver](distance_matrix(safe_range(points)))

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptrnet.solvers.geometry import delaunay_triangles, first_copies, incenters
+from ptrnet.solvers.geometry import delaunay_triangles, first_copies, incenters, safe_range
 from ptrnet.tasks.base import Task, check_indices
 
 if TYPE_CHECKING:
@@ -68,6 +68,7 @@ class DelaunayTask(Task):
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         self.check_solver(solver)
+        points = safe_range(points)  # incentres of 1e300-sized triangles overflow
         return order_by_incenter(points, delaunay_triangles(points)).reshape(-1)
 
     def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:

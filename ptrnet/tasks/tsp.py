@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ptrnet.solvers.geometry import safe_range
 from ptrnet.solvers.tsp import TSP_SOLVERS, solve_tour, tour_length
 from ptrnet.tasks.base import Task
 from ptrnet.tasks.convex_hull import open_cycle, signed_area
@@ -66,6 +67,7 @@ class TSPTask(Task):
     has_cost = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
+        points = safe_range(points)  # the direction's shoelace area overflows at 1e300
         return canonical_tour(points, solve_tour(points, self.check_solver(solver)))
 
     def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:

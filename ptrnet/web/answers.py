@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptrnet.inference import LoadedModel
+from ptrnet.io.unit_square import fit_unit_square
 from ptrnet.tasks import Task
 from ptrnet.viz.trace import InstanceTrace, decode_trace
 from ptrnet.web.schemas import TRACE_LIMIT, DecodingRequest
@@ -40,10 +41,19 @@ def metrics_for(task: Task, points: np.ndarray, ref: np.ndarray, pred: np.ndarra
     return out
 
 
+def model_name(path: str) -> str:
+    """A model's name for the page: its run directory's name (``bundled/tsp`` for the bundled
+    ones), never an absolute path, which would tell a remote page about the machine."""
+    from pathlib import Path
+
+    folder = Path(path).parent
+    return f"{folder.parent.name}/{folder.name}" if folder.parent.name == "bundled" else folder.name
+
+
 def model_info(loaded: LoadedModel) -> dict[str, Any]:
     """What the page says about a loaded model."""
     return {
-        "path": loaded.path,
+        "name": model_name(loaded.path),
         "kind": loaded.config.model.kind,
         "hidden": loaded.config.model.hidden,
         "trained_sizes": loaded.config.train.sizes,
@@ -79,7 +89,9 @@ def model_answer(
 def answer(
     task: Task, points: np.ndarray, loaded: LoadedModel | None, decoding: DecodingRequest
 ) -> dict[str, Any]:
-    """The full answer for one instance, decoded as ``decoding`` asks.
+    """The full answer for one instance. The model decodes the instance's unit-square image
+    when it lies outside [0, 1]^2 (``unit_square`` states the map; metrics stay in the
+    instance's units).
 
     Raises:
         DegenerateInstanceError: the instance has no exact solution (e.g. all points collinear).
@@ -92,9 +104,13 @@ def answer(
         "model": None,
         "metrics": None,
         "message": f"no model loaded for {task.name}: showing the exact solution only",
+        "unit_square": None,
     }
     if loaded is not None:
-        out["model"] = model_answer(task, points, loaded, decoding.to_options())
+        mapping = fit_unit_square(points)
+        unit = points if mapping is None else mapping.to_unit(points)
+        out["unit_square"] = None if mapping is None else mapping.describe()
+        out["model"] = model_answer(task, unit, loaded, decoding.to_options())
         pred = np.asarray(out["model"]["sequence"], dtype=np.int64)
         out["metrics"] = metrics_for(task, points, ref, pred)
         out["message"] = None

@@ -12,7 +12,9 @@ Routes:
   length generalisation (:class:`~ptrnet.web.schemas.LengthTestRequest`).
 
 Models come only from the factory's ``models`` argument (the command line, bundled defaults);
-no request names a file. Every bad request is answered 4xx with ``{"detail": message}``.
+no request names a file and no answer shows one. Every bad request is answered 4xx with
+``{"detail": message}``. :class:`~ptrnet.web.guard.Guard` checks the Host, the content type,
+the body size and read time, and bounds concurrent heavy requests before any route runs.
 """
 
 from __future__ import annotations
@@ -32,12 +34,14 @@ from fastapi.staticfiles import StaticFiles
 from ptrnet.inference import LoadedModel
 from ptrnet.tasks import TASKS, DegenerateInstanceError
 from ptrnet.web.answers import answer, model_info
+from ptrnet.web.guard import Guard, GuardLimits
 from ptrnet.web.live_train import JobBusy, LiveTrainer, TrainJob
 from ptrnet.web.schemas import (
     MAX_BEAM,
     MAX_POINTS,
     MAX_TEST_LENGTH,
     STEP_BUDGET,
+    TEST_BUDGET,
     TRACE_LIMIT,
     LengthTestRequest,
     PredictRequest,
@@ -45,7 +49,7 @@ from ptrnet.web.schemas import (
 )
 
 STATIC = Path(__file__).parent / "static"
-MAX_BODY = 256 * 1024  # bytes; 300 points need about 15 KB
+MAX_BODY = GuardLimits().max_body
 POLL_S = 0.2  # how often the event stream looks for new training events
 LIMITS = {
     "max_points": MAX_POINTS,
@@ -53,13 +57,18 @@ LIMITS = {
     "max_beam": MAX_BEAM,
     "step_budget": STEP_BUDGET,
     "max_test_length": MAX_TEST_LENGTH,
+    "test_budget": TEST_BUDGET,
+    "max_body": MAX_BODY,
 }
 
 
 def create_app(
-    models: Mapping[str, LoadedModel] | None = None, trainer: LiveTrainer | None = None
+    models: Mapping[str, LoadedModel] | None = None,
+    trainer: LiveTrainer | None = None,
+    limits: GuardLimits | None = None,
 ) -> FastAPI:
-    """The app, serving ``models`` (task name -> loaded model; tasks may lack one).
+    """The app, serving ``models`` (task name -> loaded model; tasks may lack one) within
+    ``limits`` (default :class:`GuardLimits`: answers only for localhost names).
 
     Raises:
         ValueError: a model registered under a task it was not trained on.
@@ -71,6 +80,7 @@ def create_app(
     trainer = trainer or LiveTrainer()
     app = FastAPI(title="ptrnet", docs_url=None, redoc_url=None, openapi_url=None)
     add_error_handlers(app)
+    app.add_middleware(Guard, limits=limits or GuardLimits())
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/", include_in_schema=False)
@@ -78,7 +88,7 @@ def create_app(
         return FileResponse(STATIC / "index.html")
 
     @app.get("/api/tasks")
-    def tasks() -> dict[str, Any]:
+    async def tasks() -> dict[str, Any]:  # async: answered on the event loop, never queued
         return {"tasks": [task_entry(name, models.get(name)) for name in TASKS], "limits": LIMITS}
 
     @app.post("/api/predict")
@@ -161,20 +171,10 @@ async def event_stream(job: TrainJob, index: int, request: Request) -> AsyncIter
 
 
 def add_error_handlers(app: FastAPI) -> None:
-    """4xx answers with one readable ``detail`` line; oversized bodies are refused unread."""
+    """4xx answers with one readable ``detail`` line."""
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, err: RequestValidationError) -> JSONResponse:
         errors = [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in err.errors()]
         detail = "; ".join(f"{'.'.join(e['loc'][1:]) or 'body'}: {e['msg']}" for e in errors)
         return JSONResponse({"detail": detail, "errors": errors}, status_code=422)
-
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next):
-        length = request.headers.get("content-length", "0")
-        if not length.isdigit() or int(length) > MAX_BODY:
-            return JSONResponse(
-                {"detail": f"request body over {MAX_BODY} bytes or bad Content-Length"},
-                status_code=413,
-            )
-        return await call_next(request)

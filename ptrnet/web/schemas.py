@@ -23,14 +23,16 @@ COORD_LIMIT = 1e6  # |coordinate| bound: keeps float32 activations finite
 MAX_BEAM = 16
 STEP_BUDGET = 4000  # beam width x decoding steps per request (Delaunay emits about 6n tokens)
 MAX_TEST_LENGTH = 100
+TEST_BUDGET = 60_000  # lists x numbers per length test: one or two seconds of CPU
 
 Coordinate = Annotated[FiniteFloat, Field(ge=-COORD_LIMIT, le=COORD_LIMIT)]
 
 
 class Strict(BaseModel):
-    """Base: unknown fields are errors (PAPER.md trap 9, and no smuggled options)."""
+    """Base: unknown fields are errors (no smuggled options), and types are strict: ``"5"`` or
+    ``true`` is not an integer, ``1`` is not a boolean."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class DecodingRequest(Strict):
@@ -121,3 +123,12 @@ class LengthTestRequest(Strict):
     )
     count: int = Field(100, ge=1, le=500)
     seed: int = Field(1, ge=0, le=2**31 - 1)
+
+    @model_validator(mode="after")
+    def _budget(self) -> LengthTestRequest:
+        work = self.count * sum(set(self.lengths))
+        if work > TEST_BUDGET:
+            raise ValueError(
+                f"too much work: count x the sum of the lengths is {work}, over {TEST_BUDGET}"
+            )
+        return self

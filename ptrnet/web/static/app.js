@@ -108,7 +108,7 @@ function showMetrics() {
   const entry = state.tasks[state.task];
   const model = entry && entry.model;
   $("model-status").textContent = model
-    ? `Model: ${model.kind}, hidden ${model.hidden}, trained on n = ${model.trained_sizes} (${model.path})`
+    ? `Model: ${model.kind}, hidden ${model.hidden}, trained on n = ${model.trained_sizes} (${model.name})`
     : `No model loaded for ${state.task}: showing the exact solution only.`;
 }
 

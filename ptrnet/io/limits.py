@@ -1,0 +1,33 @@
+"""The size limits every command enforces up front, stated once (docs/reliability.md).
+
+Each limit turns an input that would exhaust memory or time into a one-line error before any
+work starts. The values leave wide room above the paper's sizes (n <= 50, one line of a few
+kilobytes) and the 29 bundled TSPLIB instances (n <= 200).
+"""
+
+from __future__ import annotations
+
+MAX_FILE_BYTES = 4 * 2**30
+"""An instance or dataset file (paper format, point list, CSV, .npy, TSPLIB): 4 GiB."""
+
+MAX_LINE_BYTES = 2**20
+"""One line of a text file: 1 MiB (a 50-point line of the paper's files is about 2 KB)."""
+
+MAX_POINTS = 100_000
+"""Points in one instance read from a file (the largest TSPLIB instance has 85,900 cities)."""
+
+MAX_MODEL_POINTS = 1_000
+"""Points per instance a model decodes (work grows as n^2 per instance; the paper's n <= 50)."""
+
+MAX_COORDINATE = 1e100
+"""|coordinate| bound: lengths and areas in the input's units stay finite (1e100^2 < 1e308)."""
+
+QUOTE_CHARS = 24
+"""An error quotes at most this many characters of a bad token, then '...'."""
+
+
+def quote(token: str) -> str:
+    """``repr`` of ``token`` cut to :data:`QUOTE_CHARS` characters, so an error stays short."""
+    if len(token) <= QUOTE_CHARS:
+        return repr(token)
+    return f"{token[:QUOTE_CHARS]!r}... ({len(token)} characters)"

@@ -1,0 +1,61 @@
+"""Mapping an instance into the unit square the models were trained on, and back.
+
+The models see points in [0, 1]^dim (paper Sec. 4: points uniform in the unit square). An
+instance given in other units (kilometres, pixels, [0, 1000]) is mapped by
+``unit = (points - offset) / scale`` with ``offset`` the per-axis minimum and ``scale`` the
+largest extent over the axes: the aspect ratio is kept and the longer side spans [0, 1]. Every
+task's answer is invariant under this map (hulls, triangulations, tours and orders depend only
+on shape), so the same sequence is right for both; a length in unit coordinates times ``scale``
+is the length in the input's units, and an area times ``scale ** 2``.
+
+Instances already inside the unit square are left alone (:func:`fit_unit_square` returns None),
+so the paper's files decode exactly as before. TSPLIB files are always mapped
+(:mod:`ptrnet.io.tsplib`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class UnitMap:
+    """``unit = (points - offset) / scale``; ``offset`` (dim,), ``scale`` > 0."""
+
+    offset: np.ndarray
+    scale: float
+
+    @classmethod
+    def fit(cls, points: np.ndarray) -> UnitMap:
+        """The map of ``points`` (n, dim) into [0, 1]^dim keeping the aspect ratio; all points
+        at one place are only moved to the origin (``scale`` 1)."""
+        points = np.asarray(points, dtype=np.float64)
+        offset = points.min(axis=0)
+        extent = float((points.max(axis=0) - offset).max())
+        return cls(offset, extent if extent > 0 else 1.0)
+
+    def to_unit(self, points: np.ndarray) -> np.ndarray:
+        """(n, dim) input coordinates -> (n, dim) unit-square coordinates."""
+        return (np.asarray(points, dtype=np.float64) - self.offset) / self.scale
+
+    def to_input(self, points: np.ndarray) -> np.ndarray:
+        """(n, dim) unit-square coordinates -> (n, dim) coordinates in the input's units."""
+        return np.asarray(points, dtype=np.float64) * self.scale + self.offset
+
+    def describe(self) -> str:
+        """``x' = (x - offset) / scale`` with the values, for a note to the user."""
+        offset = ", ".join(f"{v:.6g}" for v in self.offset.tolist())
+        return f"x' = (x - ({offset})) / {self.scale:.6g}"
+
+
+def inside_unit_square(points: np.ndarray) -> bool:
+    """Whether every coordinate of ``points`` lies in [0, 1]."""
+    points = np.asarray(points)
+    return bool(np.all((points >= 0) & (points <= 1)))
+
+
+def fit_unit_square(points: np.ndarray) -> UnitMap | None:
+    """None if ``points`` are already in the unit square, else their :meth:`UnitMap.fit`."""
+    return None if inside_unit_square(points) else UnitMap.fit(points)

@@ -1,0 +1,170 @@
+"""The web server under hostile and heavy use (item 10 of the hardening issue): chunked bodies
+over the limit, slow bodies, foreign Host headers, cross-origin text/plain posts, loose types,
+and many concurrent clients, some invalid, some heavy. Assertions are on outcomes (status
+codes, answers, memory), never on speed; timings are printed for the record."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from benchmarks.bench_web_load import KINDS, load, serving  # noqa: E402
+from ptrnet.web.app import MAX_BODY, create_app  # noqa: E402
+from ptrnet.web.guard import Guard, GuardLimits  # noqa: E402
+from tests.test_viz import tiny_model  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    app = create_app({"convex_hull": tiny_model("convex_hull")})
+    with TestClient(app, base_url="http://localhost") as c:
+        yield c
+
+
+def points(n: int = 8, seed: int = 0) -> list[list[float]]:
+    return np.random.default_rng(seed).random((n, 2)).round(6).tolist()
+
+
+def test_chunked_body_over_the_limit_is_413(client) -> None:
+    def chunks():
+        for _ in range(MAX_BODY // 1000 + 10):
+            yield b" " * 1000
+
+    headers = {"content-type": "application/json"}
+    response = client.post("/api/predict", content=chunks(), headers=headers)
+    assert response.status_code == 413 and "over" in response.json()["detail"]
+
+
+def test_foreign_host_is_refused_and_no_answer_holds_a_path(client) -> None:
+    response = client.get("/api/tasks", headers={"host": "evil.example.com"})
+    assert response.status_code == 400 and "unknown Host" in response.json()["detail"]
+    assert client.get("/api/tasks", headers={"host": "localhost:8000"}).status_code == 200
+    assert client.get("/api/tasks", headers={"host": "[::1]:8000"}).status_code == 200
+    tasks = client.get("/api/tasks").json()["tasks"]
+    (hull,) = [t for t in tasks if t["name"] == "convex_hull"]
+    assert "path" not in hull["model"] and "/" not in hull["model"]["name"]
+    answer = client.post("/api/predict", json={"task": "convex_hull", "points": points()})
+    assert "/tmp" not in answer.text and str(tiny_model("convex_hull").path) not in answer.text
+
+
+def test_state_changes_need_json(client) -> None:
+    response = client.post(
+        "/api/train/cancel", content=b"x", headers={"content-type": "text/plain"}
+    )
+    assert response.status_code == 415
+    assert client.post("/api/train/cancel", json={}).status_code == 200
+
+
+@pytest.mark.parametrize("width", ["5", True, 5.0])
+def test_strict_types(client, width) -> None:
+    body = {"task": "convex_hull", "points": points(), "decoding": {"beam_width": width}}
+    assert client.post("/api/predict", json=body).status_code == 422
+
+
+def test_points_outside_the_unit_square_decode_on_its_image(client) -> None:
+    unit = points(10, seed=3)
+    a = client.post("/api/predict", json={"task": "convex_hull", "points": unit}).json()
+    big = (np.array(unit) * 1e5 + 3).tolist()
+    b = client.post("/api/predict", json={"task": "convex_hull", "points": big}).json()
+    assert a["reference"] == b["reference"] and b["unit_square"].startswith("x' = ")
+    degenerate = [[0.1 * k, 0.1 * k] for k in range(5)]
+    response = client.post("/api/predict", json={"task": "convex_hull", "points": degenerate})
+    assert response.status_code == 422 and "collinear" in response.json()["detail"]
+
+
+def run_guard(limits: GuardLimits, paths: list[str], hold_s: float = 0) -> list[tuple[int, dict]]:
+    """Send requests for ``paths`` at once through a Guard whose app waits until all arrived
+    (and ``hold_s`` more)."""
+    release = asyncio.Event()
+    started = []
+
+    async def app(scope, receive, send):
+        started.append(scope["path"])
+        await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    guard = Guard(app, limits)
+
+    async def one(path: str) -> tuple[int, dict]:
+        sent = []
+
+        async def receive():
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        headers = [(b"host", b"localhost"), (b"content-type", b"application/json")]
+        scope = {"type": "http", "method": "POST", "path": path, "headers": headers}
+        await guard(scope, receive, send)
+        return sent[0]["status"], dict(sent[0].get("headers", []))
+
+    async def main():
+        tasks = [asyncio.create_task(one(p)) for p in paths]
+        for _ in range(50):
+            await asyncio.sleep(0)
+        await asyncio.sleep(hold_s)
+        release.set()
+        return await asyncio.gather(*tasks)
+
+    return asyncio.run(main())
+
+
+def test_heavy_requests_queue_then_429_with_retry_after() -> None:
+    limits = GuardLimits(heavy_workers=1, heavy_queue=1)
+    results = run_guard(limits, ["/api/predict"] * 4 + ["/api/tasks"])
+    statuses = [status for status, _ in results]
+    assert statuses == [200, 200, 429, 429, 200]  # 1 runs, 1 waits, 2 refused; light passes
+    assert results[2][1][b"retry-after"] == b"2"
+
+
+def test_queue_timeout_is_503() -> None:
+    limits = GuardLimits(heavy_workers=1, heavy_queue=4, queue_timeout_s=0.01)
+
+    results = run_guard(limits, ["/api/train/test"] * 2, hold_s=0.3)
+    assert [status for status, _ in results] == [200, 503]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The app with a tiny hull model on uvicorn, on a free loopback port, in a thread."""
+    limits = GuardLimits(body_timeout_s=0.5, heavy_workers=2, heavy_queue=4)
+    app = create_app({"convex_hull": tiny_model("convex_hull")}, limits=limits)
+    with serving(app, limit_concurrency=64) as address:
+        yield address
+
+
+def test_body_shorter_than_declared_times_out_with_408(server) -> None:
+    host, port = server.split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(
+            b"POST /api/predict HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json"
+            b'\r\nContent-Length: 200000\r\n\r\n{"a": 1'
+        )
+        start = time.monotonic()
+        reply = conn.recv(4096)
+    print(f"408 after {time.monotonic() - start:.2f} s (limit 0.5 s)")
+    assert reply.startswith(b"HTTP/1.1 408")
+
+
+def test_load_mixed_clients_all_answered_correctly(server) -> None:
+    """60 requests from 12 threads: a third invalid, a third heavy (beam 16, 40 points), the rest
+    light; every valid answer matches the exact solver, every invalid one is 4xx, nothing 5xx
+    but 503, and the process's peak memory grows by less than 300 MB."""
+    results, light, elapsed, grown_mb = load(f"http://{server}", clients=12, requests=60, n=40)
+    codes = {kind: sorted({c for k, c, _ in results if k == kind}) for kind in KINDS}
+    print(f"{elapsed:.1f} s; codes {codes}; light max {light[-1]:.3f} s; memory +{grown_mb:.0f} MB")
+    assert all(ok for _, _, ok in results), results
+    assert all(code < 500 or code == 503 for _, code, _ in results)
+    assert {code for kind, code, _ in results if kind == "invalid"} <= {422, 429}
+    assert {code for kind, code, _ in results if kind == "light"} == {200}
+    assert grown_mb < 300
