@@ -63,6 +63,7 @@ TRAIN_OPTIONS = (
     "augment",
     "val_count",
     "val_every",
+    "val_data",
     "val_constraints",
     "train_constraints",
     "objective",
@@ -80,7 +81,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(NAME, help="train a model", description=__doc__)
     add_task_argument(parser)
     add = parser.add_argument
-    add("-n", "--sizes", type=size_range, metavar="N|LO-HI", help="training sizes, e.g. 5-50")
+    add(
+        "-n",
+        "--sizes",
+        type=size_range,
+        metavar="N|LO-HI",
+        help="training sizes, e.g. 5-50 (default with --data: the file's smallest to largest n)",
+    )
     add("--out", metavar="RUN_DIR", help="run directory (required unless --dry-run)")
     add("--resume", action="store_true", help="continue the run in --out exactly")
     add("--dry-run", action="store_true", help="tiny preset that finishes in seconds")
@@ -105,7 +112,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     length.add_argument("--steps", type=positive_int, help=f"default: {DEFAULT_STEPS}")
     length.add_argument("--epochs", type=positive_int, help="passes over --data / --epoch-size")
     add("--epoch-size", type=positive_int, metavar="N", help="generated instances per epoch")
-    add("--data", metavar="FILE", help="paper-format training file (default: generate)")
+    add("--data", metavar="FILE", help="paper-format training file (default: generate fresh data)")
+    add(
+        "--val-data",
+        metavar="FILE",
+        help="validate on this paper-format file (labels: the file's, else the exact solver's) "
+        "instead of --val-count generated instances",
+    )
     add("--labels", choices=("solve", "file"), help="targets: task.solve (default) or the file's")
     add("--bucket", action="store_true", default=None, help="batch similar sizes together")
     add(
@@ -202,11 +215,17 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     """A new run's configuration: preset (``--dry-run``) < explicit options."""
     from ptrnet.model import ModelConfig
     from ptrnet.tasks import SizeRange, get_task
+    from ptrnet.train_api import file_sizes
     from ptrnet.training.config import RunConfig, TrainConfig
 
-    options = {**(DRY_RUN if args.dry_run else {}), **explicit_options(args)}
+    preset, explicit = dict(DRY_RUN if args.dry_run else {}), explicit_options(args)
+    if "data" in explicit:
+        preset.pop("sizes", None)  # a file's own sizes, not the preset's
+    options = {**preset, **explicit}
     if "sizes" not in options:
-        raise UsageError("-n/--sizes is required, e.g. -n 5-50")
+        if "data" not in options:
+            raise UsageError("-n/--sizes is required without --data, e.g. -n 5-50")
+        options["sizes"] = str(file_sizes(get_task(args.task), options["data"]))
     if "epochs" in options:
         options.pop("steps", None)
     options.setdefault("steps", None if "epochs" in options else DEFAULT_STEPS)

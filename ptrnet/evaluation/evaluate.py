@@ -31,6 +31,13 @@ PRIMARY_METRIC = {
     "delaunay": "triangle_coverage",
     "tsp": "mean_length",
 }
+# Breaks ties on the primary metric; TSP's mean length is continuous and needs none.
+SECONDARY_METRIC = {
+    "sort": "position_accuracy",
+    "convex_hull": "area_coverage",
+    "delaunay": "accuracy",
+    "tsp": None,
+}
 LOWER_IS_BETTER = frozenset({"mean_length"})
 # Which beam a beam search returns: the most likely one (the paper's), or for TSP the shortest
 # closed tour among the finished beams (the task's own objective, a cheap rerank).
@@ -75,14 +82,26 @@ def selection_key(task_name: str, metrics: dict[str, float]) -> tuple[float, ...
 
     The task's primary metric decides; for TSP the share of valid tours comes first, since
     ``mean_length`` averages over valid tours only (with ``task`` constraints every tour is).
-    An undefined value (NaN, or None in a JSON record) ranks last.
+    Ties on it are broken by :data:`SECONDARY_METRIC` (a short run whose validations all score
+    hull accuracy 0 still improves in area coverage). An undefined or missing value (NaN, or
+    None in a JSON record) ranks last. Equal keys are left to the caller: training keeps the
+    later checkpoint.
     """
     name = PRIMARY_METRIC[task_name]
-    raw = metrics[name]  # None stands for NaN in JSON-safe records
-    value = math.nan if raw is None else float(raw)
+    key = (_ranked(name, metrics),)
     if name in LOWER_IS_BETTER:
-        return (-float(metrics.get("valid_rate", 1.0)), value if math.isfinite(value) else math.inf)
-    return (-value if math.isfinite(value) else math.inf,)
+        key = (-float(metrics.get("valid_rate", 1.0)), *key)
+    secondary = SECONDARY_METRIC[task_name]
+    return key if secondary is None else (*key, _ranked(secondary, metrics))
+
+
+def _ranked(name: str, metrics: dict[str, float]) -> float:
+    """Metric ``name`` as a smaller-is-better number; inf when missing or undefined."""
+    raw = metrics.get(name)  # None stands for NaN in JSON-safe records
+    value = math.nan if raw is None else float(raw)
+    if not math.isfinite(value):
+        return math.inf
+    return value if name in LOWER_IS_BETTER else -value
 
 
 def decode_all(

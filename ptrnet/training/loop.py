@@ -341,9 +341,11 @@ class Trainer:
         return metrics
 
     def _keep_if_best(self, metrics: dict[str, Any], tf_loss: float) -> None:
-        """Save ``best`` if the decoded primary metric improved (ties keep the earlier one)."""
+        """Save ``best`` unless the kept one ranks strictly better by
+        :func:`~ptrnet.evaluation.evaluate.selection_key` (primary metric, then the secondary
+        one): equal ranks go to the later step, the longer-trained weights."""
         name = self.task.name
-        if self.best and selection_key(name, metrics) >= selection_key(name, self.best["metrics"]):
+        if self.best and selection_key(name, metrics) > selection_key(name, self.best["metrics"]):
             return
         self.best = json_safe(
             {
