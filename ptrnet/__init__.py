@@ -29,7 +29,16 @@ _EXPORTS = {
     "get_task": "ptrnet.tasks",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "TASKS",
+    "PointerNetwork",
+    "Result",
+    "Solver",
+    "__version__",
+    "get_task",
+    "load",
+    "train",
+]
 
 if TYPE_CHECKING:
     from ptrnet.api import Solver, load, train
