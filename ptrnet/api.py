@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ptrnet.inference import LoadedModel, load_model
+from ptrnet.inference import LoadedModel, load_model, resolve_checkpoint
 from ptrnet.results import Result, output_cost
 from ptrnet.tasks import TASKS, Task, get_task
 from ptrnet.train_api import train
@@ -52,7 +52,7 @@ def load(
 
     name = os.fspath(model)
     if name in TASKS:
-        task, name = task or name, None
+        name = resolve_checkpoint(None, name)  # that task's bundled model
     elif name == BUNDLED:
         if task is None:
             raise UsageError("load('bundled') needs task=, e.g. load('bundled', task='tsp')")
@@ -203,13 +203,13 @@ def as_instances(task: Task, points: Any) -> tuple[list[np.ndarray], bool]:
                 f"expected {task.name} instances, got {type(points).__name__}"
             ) from None
         return [_instance(task, p) for p in points], False
+    if array.size == 0 and array.ndim == 1:
+        return [], False
     one = array.ndim == 1 or (array.ndim == 2 and (task.dim > 1 or array.shape[1] == 1))
     if one:
         return [_instance(task, array)], True
     if array.ndim in (2, 3) and len(array) > 0:
         return [_instance(task, p) for p in array], False
-    if array.ndim == 1 and len(array) == 0:
-        return [], False
     raise ValueError(f"{task.name} instances are (n, {task.dim}) arrays; got shape {array.shape}")
 
 
