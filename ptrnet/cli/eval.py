@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 
 from ptrnet.cli.common import (
+    add_device_argument,
     add_task_argument,
     add_threads_argument,
+    load_model_on,
     positive_int,
     set_threads,
     task_named,
@@ -41,7 +44,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "data", metavar="DATA", nargs="+", help="labelled instances (paper format) or TSPLIB .tsp"
     )
-    parser.add_argument("--optimal", metavar="FILE", help="TSPLIB optima, 'name : length' lines")
+    parser.add_argument(
+        "--optimal",
+        metavar="FILE",
+        help="TSPLIB optima, 'name : length' lines (default: optimal.txt beside the "
+        "first file, else the shipped optima of ptrnet/data/tsplib)",
+    )
     parser.add_argument("--two-opt", action="store_true", help="TSPLIB: 2-opt the model's tour")
     add_model_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -54,9 +62,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """``--model`` and the decoding options shared by ``eval`` and ``predict``."""
     add = parser.add_argument
-    add("--model", metavar="RUN_DIR_OR_CHECKPOINT", help="trained model (default: the bundled one)")
+    add(
+        "--model",
+        metavar="MODEL",
+        help="a run directory, a checkpoint file or 'bundled' (default: the task's bundled model)",
+    )
     add("--decode", choices=("greedy", "sample", "beam"), default="greedy", help="strategy")
-    add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width (5)")
+    add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width")
     add(
         "--pick",
         choices=("likely", "shortest"),
@@ -78,6 +90,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     add("--seed", type=int, default=0, help="seed for --decode sample")
     add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
     add_threads_argument(parser)
+    add_device_argument(parser)
 
 
 def decode_options(args: argparse.Namespace, task: Task) -> dict[str, object]:
@@ -109,20 +122,56 @@ def decode_options(args: argparse.Namespace, task: Task) -> dict[str, object]:
     }
 
 
+def describe_decoding(task: Task, options: dict[str, object]) -> str:
+    """The decoding ``options`` (of :func:`decode_options`) in words, defaults resolved."""
+    from ptrnet.evaluation.evaluate import default_constraints
+
+    how = {"greedy": "greedy", "sample": f"sampling (seed {options['seed']})"}
+    words = how.get(str(options["decode"]))
+    if words is None:
+        pick = "shortest tour" if options["pick"] == "shortest" else "most likely beam"
+        words = f"beam search, width {options['beam_width']}, {pick}"
+    views = options["views"]
+    constraints = options["constraints"] or default_constraints(task.name)
+    return f"{words}; {views} view{'s' if views != 1 else ''}; constraints {constraints}"
+
+
+def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds: float) -> None:
+    """Print ``text`` (the results), then the model, the decoding and the elapsed time: on
+    stdout under a table, on stderr beside ``--json`` (whose stdout stays one object)."""
+    import sys
+
+    task = get_task(loaded.task)
+    rows = [
+        (
+            "model",
+            f"{loaded.path} (step {loaded.step:,}, {next(loaded.model.parameters()).device})",
+        ),
+        ("decoding", describe_decoding(task, decode_options(args, task))),
+        ("time", f"{count:,} instance{'s' if count != 1 else ''} in {seconds:.2f} s"),
+    ]
+    print(text)
+    if args.json:
+        print("ptrnet: " + "; ".join(f"{k} {v}" for k, v in rows), file=sys.stderr)
+    else:
+        print("\n".join(f"{key:<8}  {value}" for key, value in rows))
+
+
 def run(args: argparse.Namespace) -> int:
     from itertools import islice
 
     from ptrnet.evaluation.score import json_safe, score_examples
-    from ptrnet.inference import load_model, predict
+    from ptrnet.inference import predict
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.paper_format import Example, iter_examples
 
     set_threads(args.threads)
     task = task_named(args.task)
     options = decode_options(args, task)  # option errors before any file is read
-    loaded = load_model(args.model, task)
+    loaded = load_model_on(args.model, task, args.device)
+    start = time.perf_counter()
     if any(is_tsplib(path) for path in args.data):
-        return run_tsplib(args, loaded)
+        return run_tsplib(args, loaded, start)
     if len(args.data) != 1:
         raise UsageError("give one paper-format DATA file (several files only for TSPLIB)")
     args.data = args.data[0]
@@ -131,12 +180,14 @@ def run(args: argparse.Namespace) -> int:
     seqs = predict(loaded, task, [r.points for r in refs], **options)
     preds = [Example(r.points, s, r.line) for r, s in zip(refs, seqs, strict=True)]
     metrics = score_examples(task, refs, preds)
-    print(json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics))
+    text = json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics)
+    report_run(args, loaded, text, len(refs), time.perf_counter() - start)
     return 0
 
 
-def run_tsplib(args: argparse.Namespace, loaded) -> int:
-    """``eval tsp FILE.tsp ...``: gaps to the proven optima, one row per file."""
+def run_tsplib(args: argparse.Namespace, loaded, start: float) -> int:
+    """``eval tsp FILE.tsp ...``: gaps to the proven optima, one row per file; ``start`` is
+    when decoding began (``time.perf_counter``)."""
     import os
 
     from ptrnet.evaluation.tsplib_eval import evaluate_tsplib, format_results
@@ -154,7 +205,8 @@ def run_tsplib(args: argparse.Namespace, loaded) -> int:
         **decode_options(args, get_task("tsp")),
     )
     if args.json:
-        print(json.dumps({"instances": [r.to_dict() for r in results]}))
+        text = json.dumps({"instances": [r.to_dict() for r in results]})
     else:
-        print(format_results(results))
+        text = format_results(results)
+    report_run(args, loaded, text, len(results), time.perf_counter() - start)
     return 0

@@ -72,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--shard",
         type=shard,
         metavar="I/K",
-        help="write only the I-th of K contiguous blocks (1-based)",
+        help="write only the I-th of K contiguous blocks (1-based; default: the whole dataset)",
     )
     add_output_argument(parser)
     add_quiet_argument(parser)

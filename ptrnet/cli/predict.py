@@ -16,6 +16,7 @@ from ptrnet.cli.common import (
     add_output_argument,
     add_quiet_argument,
     add_task_argument,
+    load_model_on,
     note,
     set_threads,
     task_named,
@@ -43,14 +44,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ptrnet.inference import load_model, predict
+    from ptrnet.inference import predict
     from ptrnet.io.instances import read_points
     from ptrnet.io.paper_format import write_examples
 
     set_threads(args.threads)
     task = task_named(args.task)
     options = decode_options(args, task)  # option errors before any file is read
-    loaded = load_model(args.model, task)
+    loaded = load_model_on(args.model, task, args.device)
     limit = DRY_RUN_COUNT if args.dry_run else None
     points = read_points(args.input, task)[:limit]
     seqs = predict(loaded, task, points, **options)

@@ -33,7 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("table", metavar="TABLE", help="table1, table2 or delaunay")
     add("--scale", default="cpu", help="dry-run, cpu or paper (default: %(default)s)")
     add("--out", metavar="DIR", help="output folder (default: runs/reproduce-SCALE)")
-    add("--threads", type=positive_int, metavar="T", help="torch threads and labelling processes")
+    add(
+        "--threads",
+        type=positive_int,
+        metavar="T",
+        help="torch threads and labelling processes (default: the idle cores)",
+    )
     add(
         "--paper-data",
         metavar="DIR",
