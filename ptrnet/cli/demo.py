@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ptrnet.demo import format_table, run_demo
+    from ptrnet.demo import TABLE_NOTE, format_table, run_demo
 
     set_threads(args.threads)
     count = 5 if args.dry_run else args.count
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     rows = run_demo(
         args.tasks, count, args.seed, args.beam_width, gallery=gallery, views=args.views
     )
-    table = format_table(rows)
+    table = f"{format_table(rows)}\n\n{TABLE_NOTE}"
     with atomic_write(os.path.join(args.out, "demo.md")) as handle:
         handle.write(f"{table}\n")
     print(table)
