@@ -8,7 +8,7 @@ One definition serves the training and the tables (:mod:`ptrnet.reproduce.run`,
 Choices the paper leaves open, made here [not in paper]:
 
 * Optimiser: ptrnet's default recipe (Adam 1e-3, decay 0.96 per 1000 steps, batch 128, clipping
-  2.0); the paper's SGD did not reach its numbers in public replications (PAPER.md).
+  2.0); the paper's SGD did not reach its numbers in public replications.
 * Models trained on a size range (hull 5-50, TSP 5-20) batch similar sizes together
   (``bucket``); every instance still draws its n uniformly.
 * The ``paper`` scale trains 10 epochs of 1M pairs (the paper's dataset size; the number of
@@ -352,7 +352,7 @@ def run_config(
 
 # The paper's numbers that ptrnet.evaluation.paper_numbers does not hold: the LSTM 10→10 row,
 # the FAIL flags, the Ptr-Nets trained on A1/A3 labels and the comparator columns of Table 2
-# (PAPER.md gives only A3 for n = 25..50; the n = 50 comparators are one test set's).
+# (the paper gives only A3 for n = 25..50; the n = 50 comparators are one test set's).
 PAPER_EXTRA: dict[tuple[str, str, int], dict[str, float | bool]] = {
     ("convex_hull", "lstm n", 10): {"accuracy": 0.299, "fail": True},
     ("convex_hull", "lstm n", 50): {"fail": True},

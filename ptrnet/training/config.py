@@ -1,10 +1,10 @@
 """Training configuration: frozen, validated dataclasses saved inside every checkpoint.
 
 A :class:`RunConfig` is everything that defines a run: the model (:class:`ModelConfig`) and the
-training recipe (:class:`TrainConfig`). Both reject unknown keys and impossible values (PAPER.md
-trap 9), and ``RunConfig.from_dict(cfg.to_dict()) == cfg``.
+training recipe (:class:`TrainConfig`). Both reject unknown keys and impossible values (a
+misspelt option must not be silently ignored), and ``RunConfig.from_dict(cfg.to_dict()) == cfg``.
 
-Recipes (Sec. 4 and PAPER.md "Known"):
+Recipes (Sec. 4, and what public replications found):
 
 * ``sgd``: the paper's SGD, learning rate 1.0, no schedule.
 * ``adam``: Adam, learning rate 1e-3, exponential decay ``lr * decay ** (step / decay_every)``

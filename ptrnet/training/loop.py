@@ -2,17 +2,18 @@
 atomic checkpoints, exact resume.
 
 The loop knows nothing about the network: it calls ``model(points, lengths, targets)`` for raw
-logits (B, T, n+1) and applies the only softmax inside ``F.cross_entropy`` (PAPER.md trap 1);
-target pads (-100) are ignored by the loss (trap 4). With ``train_constraints`` ``task`` that
+logits (B, T, n+1) and applies the only softmax inside ``F.cross_entropy`` (never a softmax
+twice); target pads (-100) are ignored by the loss. With ``train_constraints`` ``task`` that
 softmax runs over the tokens the task's rules allow at each step, as a constrained decoder's.
 
 A run directory holds ``config.json`` (the RunConfig), ``log.csv`` (:mod:`ptrnet.training.
 csvlog`), ``last.safetensors`` (weights + optimiser + RNG state, written at every validation and
 at the end) and ``best.safetensors`` + ``best.json`` (weights and metrics at the validation with
-the best *decoded* primary metric, :func:`ptrnet.evaluation.evaluate.selection_key`; never the
-teacher-forced loss, trap 7). With ``ema`` the run validates, and keeps as ``best``, the moving
-average of its weights (:mod:`ptrnet.training.ema`). Since data depend only on the step
-(:mod:`ptrnet.training.data`), resuming from ``last`` reproduces the uninterrupted run exactly.
+the best *decoded* metrics, :func:`ptrnet.evaluation.evaluate.selection_key`, ties to the later
+step; never the teacher-forced loss). With ``ema`` the run validates, and keeps as ``best``,
+the moving average of its weights (:mod:`ptrnet.training.ema`). Since data depend only on the
+step (:mod:`ptrnet.training.data`), resuming from ``last`` reproduces the uninterrupted run
+exactly.
 """
 
 from __future__ import annotations
