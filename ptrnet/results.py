@@ -45,6 +45,14 @@ class Result:
     valid: bool
     probs: np.ndarray | None = None
 
+    @property
+    def tokens(self) -> np.ndarray:
+        """(T,) the output as the pointer emitted it, one token per row of ``probs``: input
+        ``j`` is token ``j + 1``, then the end symbol 0."""
+        from ptrnet.tasks import to_tokens
+
+        return to_tokens(self.sequence)
+
 
 def output_cost(task: Task, points: np.ndarray, seq: np.ndarray) -> float:
     """The ``cost`` of output ``seq`` (0-based) for ``points`` (n, dim); NaN if invalid."""

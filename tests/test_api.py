@@ -78,6 +78,7 @@ def test_probs_are_the_distributions_greedy_decoding_followed(tsp):
     assert probs.shape == (len(result.sequence) + 1, 10)
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
     tokens = np.append(result.sequence + 1, 0)  # the end symbol is column 0
+    np.testing.assert_array_equal(result.tokens, tokens)
     np.testing.assert_array_equal(probs.argmax(axis=1), tokens)
     assert result.log_prob == pytest.approx(np.log(probs[np.arange(len(tokens)), tokens]).sum())
 
