@@ -88,39 +88,26 @@ class Solver:
     def __repr__(self) -> str:
         return f"Solver(task={self.task.name!r}, path={self.loaded.path!r}, device={self.device})"
 
-    def solve(
-        self,
-        points: Any,
-        *,
-        decode: str = "greedy",
-        beam_width: int = 5,
-        views: int = 1,
-        pick: str = "likely",
-        constraints: str | None = None,
-        seed: int = 0,
-        batch_size: int = 256,
-        return_probs: bool = False,
-    ) -> Result | list[Result]:
+    def solve(self, points: Any, *, return_probs: bool = False, **options: Any):
         """Decode ``points`` with the model.
 
         Args:
             points: one instance, an (n, dim) array (sort also takes an (n,) array), or several:
                 a list of instances (sizes may differ) or a (B, n, dim) array or tensor.
-            decode, beam_width, views, pick, constraints, seed, batch_size: the decoding, named
-                and defaulted as the options of ``ptrnet eval`` (:func:`decode_options`).
             return_probs: fill each result's ``probs`` (the pointer distributions).
+            **options: the decoding, named and defaulted as the options of ``ptrnet eval``:
+                ``decode``, ``beam_width``, ``views``, ``pick``, ``constraints``, ``seed``,
+                ``batch_size`` (:func:`decode_options`).
 
         Returns:
             One :class:`Result` for one instance, else a list in the input's order.
 
         Raises:
             ValueError: a bad decoding option, or input that is not instances of the task.
+            TypeError: an option that is not one of the above.
         """
         instances, single = as_instances(self.task, points)
-        options = decode_options(
-            self.task, decode, beam_width, views, pick, constraints, seed, batch_size
-        )
-        results = self._results(instances, options, return_probs)
+        results = self._results(instances, decode_options(self.task, **options), return_probs)
         return results[0] if single else results
 
     def _results(
@@ -144,6 +131,7 @@ class Solver:
 
 def decode_options(
     task: Task,
+    *,
     decode: str = "greedy",
     beam_width: int = 5,
     views: int = 1,

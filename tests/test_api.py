@@ -96,6 +96,8 @@ def test_decoding_options_take_the_cli_names(tsp):
         tsp.solve(points, decode="beam", beam_width=0)
     with pytest.raises(ValueError, match="pick 'shortest' needs beam search"):
         tsp.solve(points, pick="shortest")
+    with pytest.raises(TypeError, match="'beam'"):
+        tsp.solve(points, beam=3)
 
 
 @pytest.mark.parametrize(
