@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ptrnet.inference import LoadedModel, load_model, resolve_checkpoint
+from ptrnet.inference import BUNDLED, LoadedModel, load_model, resolve_checkpoint
 from ptrnet.results import Result, output_cost
 from ptrnet.tasks import TASKS, Task, get_task
 from ptrnet.train_api import train
@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from torch import nn
 
 __all__ = ["Solver", "as_instances", "decode_options", "load", "train"]
-
-BUNDLED = "bundled"
 
 
 def load(
