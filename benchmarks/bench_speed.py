@@ -45,11 +45,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from reference_ptrnet import ReferencePointerNetwork  # noqa: E402
 
 from ptrnet.batching import Batch, collate  # noqa: E402
-from ptrnet.decoding import decode  # noqa: E402
-from ptrnet.decoding.decode import step_limit  # noqa: E402
+from ptrnet.decoding.decode import decode  # noqa: E402
+from ptrnet.decoding.options import DecodeOptions  # noqa: E402
+from ptrnet.decoding.search import step_limit  # noqa: E402
 from ptrnet.model import ModelConfig, build_model  # noqa: E402
+from ptrnet.runs.config import TrainConfig  # noqa: E402
 from ptrnet.tasks import get_task  # noqa: E402
-from ptrnet.training.config import TrainConfig  # noqa: E402
 from ptrnet.training.ema import ema_model  # noqa: E402
 from ptrnet.training.loop import build_optimizer, train_step  # noqa: E402
 
@@ -175,14 +176,18 @@ def decoding_row(task_name: str, n: int, d: int, repeats: int, ref_beam_count: i
     beams = [task.decode_state(lengths[i].repeat(BEAM), "task") for i in range(ref_beam_count)]
     fns = {
         "ref_greedy": lambda: ref.greedy(batch.points, lengths, task.decode_state(lengths), limit),
-        "greedy": lambda: decode(model, task, inputs, "greedy", constraints="task"),
-        "beam": lambda: decode(model, task, inputs, "beam", constraints="task", beam_width=BEAM),
+        "greedy": lambda: decode(model, task, inputs, DecodeOptions("greedy", constraints="task")),
+        "beam": lambda: decode(
+            model, task, inputs, DecodeOptions("beam", constraints="task", beam_width=BEAM)
+        ),
         "ref_beam": lambda: [ref.beam(batch.points[i], s, limit) for i, s in enumerate(beams)],
     }
     secs = interleaved(fns, repeats)
     rate = {k: BATCH / s for k, s in secs.items()}
     rate["ref_beam"] = ref_beam_count / secs["ref_beam"]
-    executed = decode(model, task, inputs, "greedy", constraints="task").tokens.shape[1]
+    executed = decode(
+        model, task, inputs, DecodeOptions("greedy", constraints="task")
+    ).tokens.shape[1]
     return [
         task_name,
         n,
@@ -235,9 +240,13 @@ def memory_row(task_name: str, n: int, d: int) -> list:
     for step in steps.values():
         step()  # optimiser state and lazy initialisation are not part of the step
     mib = {k: peak_rss_delta(step) for k, step in steps.items()}
-    mib["greedy"] = peak_rss_delta(lambda: decode(model, task, inputs, constraints="task"))
+    mib["greedy"] = peak_rss_delta(
+        lambda: decode(model, task, inputs, DecodeOptions(constraints="task"))
+    )
     mib["beam"] = peak_rss_delta(
-        lambda: decode(model, task, inputs, "beam", constraints="task", beam_width=BEAM)
+        lambda: decode(
+            model, task, inputs, DecodeOptions("beam", constraints="task", beam_width=BEAM)
+        )
     )
     return [task_name, n, d] + [f"{mib[k]:.0f}" for k in ("ref", "fp32", "bf16", "greedy", "beam")]
 

@@ -37,12 +37,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptrnet.batching import collate
-from ptrnet.decoding import decode
 from ptrnet.decoding.beam import Reranker
+from ptrnet.decoding.decode import decode
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.model import ModelConfig
 from ptrnet.precision import resolve_precision
+from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.solvers.tsp import tour_length
-from ptrnet.training.config import RunConfig, TrainConfig
 from ptrnet.training.cpu import cpu_plan
 from ptrnet.training.loop import Trainer, train
 
@@ -99,9 +100,7 @@ def beam_mean_length(trainer: Trainer, rerank: Reranker | None) -> float:
             trainer.model,
             trainer.task,
             batch,
-            "beam",
-            constraints="task",
-            beam_width=BEAM_WIDTH,
+            DecodeOptions("beam", constraints="task", beam_width=BEAM_WIDTH),
             rerank=rerank,
         )
         preds += result.sequences

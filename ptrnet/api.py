@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
+    from ptrnet.decoding.options import DecodeOptions
+
 __all__ = ["Solver", "as_instances", "decode_options", "load", "train"]
 
 
@@ -109,12 +111,12 @@ class Solver:
         return results[0] if single else results
 
     def _results(
-        self, instances: list[np.ndarray], options: dict[str, Any], return_probs: bool
+        self, instances: list[np.ndarray], options: DecodeOptions, return_probs: bool
     ) -> list[Result]:
         from ptrnet.inference import predict
 
-        seqs = predict(self.loaded, self.task, instances, **options)
-        scored = step_log_probs(self.model, self.task, instances, seqs, options["constraints"])
+        seqs = predict(self.loaded, self.task, instances, options)
+        scored = step_log_probs(self.model, self.task, instances, seqs, options.constraints)
         return [
             Result(
                 sequence=seq,
@@ -137,37 +139,32 @@ def decode_options(
     constraints: str | None = None,
     seed: int = 0,
     batch_size: int = 256,
-) -> dict[str, Any]:
-    """Checked keyword arguments of :func:`ptrnet.inference.predict`, ``constraints`` resolved
-    to the task's default (the paper's choice) when None.
+) -> DecodeOptions:
+    """The :class:`ptrnet.decoding.options.DecodeOptions` these keywords (the names of the
+    ``ptrnet eval`` options) describe, checked against ``task`` and with ``constraints``
+    resolved to the task's default (the paper's choice) when None.
 
     Raises:
-        ValueError: an unknown strategy, pick or constraint mode, a beam width or batch size
-            below 1, ``pick="shortest"`` outside TSP beam search, or a view count the task
-            cannot use.
+        ValueError: an option the decoder refuses (an unknown strategy, pick or constraint
+            mode, a beam width or batch size below 1, ``pick="shortest"`` outside TSP beam
+            search, a view count the task cannot use), named in the message.
     """
-    from ptrnet.decoding import STRATEGIES
-    from ptrnet.decoding.views import check_views
-    from ptrnet.evaluation.evaluate import beam_reranker, default_constraints
+    from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 
-    if decode not in STRATEGIES:
-        raise ValueError(f"unknown decode {decode!r}; choose from {', '.join(STRATEGIES)}")
-    if constraints not in (None, "none", "task"):
-        raise ValueError(f"unknown constraints {constraints!r}; choose from none, task")
-    for name, value in (("beam_width", beam_width), ("batch_size", batch_size)):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    beam_reranker(task, decode, pick)
-    check_views(task, views)
-    return {
-        "decode": decode,
-        "beam_width": beam_width,
-        "views": views,
-        "pick": pick,
-        "constraints": constraints or default_constraints(task.name),
-        "seed": seed,
-        "batch_size": batch_size,
-    }
+    try:
+        options = DecodeOptions(
+            strategy=decode,
+            beam_width=beam_width,
+            views=views,
+            pick=pick,
+            constraints=constraints,
+            seed=seed,
+            batch_size=batch_size,
+        )
+        return options.for_task(task)
+    except DecodeOptionError as err:  # named by this function's keyword, ``decode=``
+        keyword = "decode" if err.option == "strategy" else err.option
+        raise ValueError(f"{keyword}: {err}") from None
 
 
 def as_instances(task: Task, points: Any) -> tuple[list[np.ndarray], bool]:
@@ -228,7 +225,8 @@ def step_log_probs(
     import torch
 
     from ptrnet.batching import collate
-    from ptrnet.decoding import masked_log_probs
+    from ptrnet.decoding.search import masked_log_probs
+    from ptrnet.tasks.constraints import replay_masks
 
     device = next(model.parameters()).device
     out = []
@@ -238,12 +236,8 @@ def step_log_probs(
             batch = collate(instances[rows], seqs[rows]).to(device)
             tokens = batch.targets.clamp(min=0)  # (B, T): pads become end tokens
             logits = model(batch.points, batch.lengths, tokens)  # (B, T, n+1)
-            state = task.decode_state(batch.lengths, constraints)
-            steps = []
-            for t in range(tokens.shape[1]):
-                steps.append(masked_log_probs(logits[:, t], state.allowed()))  # (B, n+1)
-                state = state.update(tokens[:, t])
-            dists = torch.stack(steps, dim=1).cpu().numpy()  # (B, T, n+1)
+            allowed = replay_masks(task, batch.lengths, tokens, constraints)  # (B, T, n+1)
+            dists = masked_log_probs(logits, allowed).cpu().numpy()  # (B, T, n+1)
             picked = np.take_along_axis(dists, tokens.cpu().numpy()[..., None], 2)[..., 0]
             for b, (points, seq) in enumerate(zip(instances[rows], seqs[rows], strict=True)):
                 t, n = len(seq) + 1, len(points)

@@ -20,21 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptrnet.evaluation.paper_numbers import BUNDLED_COMPARISON, paper_result
-from ptrnet.tasks import TASKS, SizeRange, get_task
+from ptrnet.tasks import TASKS, SizeRange, Stream, get_task
 
-DEMO_STREAM = 7  # instance stream reserved for the demo: never used for training or validation
-DEMO_SIZES = {
-    "sort": (5, 10, 20),
-    "convex_hull": (5, 10, 50),
-    "delaunay": (5, 10),
-    "tsp": (5, 10, 20),
-}
-SHOWN = {
-    "sort": ("exact_match", "valid_rate"),
-    "convex_hull": ("accuracy", "area_coverage"),
-    "delaunay": ("accuracy", "triangle_coverage"),
-    "tsp": ("mean_length", "mean_gap"),
-}
 RATES = {
     "exact_match",
     "valid_rate",
@@ -73,7 +60,7 @@ def label(task_name: str, n: int, count: int, seed: int) -> Instances:
     """``count`` fresh instances of size n from the demo stream, with exact labels; the time
     excludes a first, untimed call (imports, compiled code warming up)."""
     task = get_task(task_name)
-    points = task.generate(SizeRange(n, n), count, seed, stream=DEMO_STREAM)
+    points = task.generate(SizeRange(n, n), count, seed, stream=Stream.DEMO)
     task.solve(points[0])
     start = time.perf_counter()
     refs = [task.solve(p) for p in points]
@@ -81,21 +68,22 @@ def label(task_name: str, n: int, count: int, seed: int) -> Instances:
 
 
 def exact_summary(task_name: str, data: Instances) -> str:
-    """What the exact solver produced: TSP's optimal mean length, otherwise its speed."""
+    """What the exact solver produced: the mean optimal cost of a task with a cost (TSP's tour
+    length), otherwise its speed."""
     per = 1e3 * data.seconds / len(data.points)
-    if task_name == "tsp":
-        from ptrnet.solvers.tsp import tour_length
-
-        mean = np.mean([tour_length(p, r) for p, r in zip(data.points, data.refs, strict=True)])
+    task = get_task(task_name)
+    if task.has_cost:
+        pairs = zip(data.points, data.refs, strict=True)
+        mean = np.mean([task.sequence_cost(p, r) for p, r in pairs])
         return f"optimal {mean:.3f} ({per:.1f} ms/inst)"
     return f"exact ({per:.2f} ms/inst)"
 
 
 def decodings(task_name: str, beam_width: int, views: int) -> list[tuple[str, int, str]]:
     """(strategy, views, row label) of each row: greedy, beam, and with ``views`` > 1 a beam
-    over that many views for the tasks that allow it (:func:`ptrnet.decoding.views.check_views`:
+    over that many views for the tasks that allow it (:func:`ptrnet.decoding.options.check_views`:
     hull and TSP, and with 8 views Delaunay)."""
-    from ptrnet.decoding.views import check_views
+    from ptrnet.decoding.options import check_views
 
     rows = [("greedy", 1, "greedy"), ("beam", 1, f"beam {beam_width}")]
     try:
@@ -111,6 +99,7 @@ def evaluate_rows(
     task_name: str, loaded, data: Instances, n: int, beam_width: int, views: int = 1
 ) -> list[DemoRow]:
     """The rows of :func:`decodings` for one task at one n."""
+    from ptrnet.decoding.options import DecodeOptions
     from ptrnet.inference import predict
 
     task = get_task(task_name)
@@ -118,9 +107,8 @@ def evaluate_rows(
     rows = []
     for decode, count, name in decodings(task_name, beam_width, views):
         start = time.perf_counter()
-        preds = predict(
-            loaded, task, data.points, decode=decode, beam_width=beam_width, views=count
-        )
+        options = DecodeOptions(strategy=decode, beam_width=beam_width, views=count)
+        preds = predict(loaded, task, data.points, options)
         seconds = time.perf_counter() - start
         metrics = task.metrics(data.points, data.refs, preds)
         rows.append(
@@ -157,10 +145,11 @@ def run_demo(
     rows, shown = [], {}
     for task_name in tasks:
         loaded = load_model(models.get(task_name), task_name)
-        for n in DEMO_SIZES[task_name]:
+        sizes = get_task(task_name).demo_sizes
+        for n in sizes:
             data = label(task_name, n, count, seed)
             rows += evaluate_rows(task_name, loaded, data, n, beam_width, views)
-        shown[task_name] = (loaded, label(task_name, DEMO_SIZES[task_name][1], 3, seed + 1))
+        shown[task_name] = (loaded, label(task_name, sizes[1], 3, seed + 1))
     if gallery is not None:
         write_gallery(shown, gallery)
     return rows
@@ -212,7 +201,7 @@ def format_table(rows: Sequence[DemoRow]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        keys = SHOWN[r.task]
+        keys = get_task(r.task).summary_metrics
         ours = " / ".join(f"{k} {_ours(k, r.metrics)}" for k in keys)
         paper = " / ".join(format_value(k, r.paper.get(k)) for k in keys if k in r.paper) or "—"
         lines.append(

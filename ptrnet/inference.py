@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptrnet.io.errors import InputError, UsageError
+from ptrnet.runs import CHECKPOINT_NAMES
 from ptrnet.tasks import Task, get_task
 
 if TYPE_CHECKING:
     from torch import nn
 
-    from ptrnet.training.config import RunConfig
+    from ptrnet.decoding.options import DecodeOptions
+    from ptrnet.runs.config import RunConfig
 
-CHECKPOINT_NAMES = ("best.safetensors", "last.safetensors")
 BUNDLED = "bundled"  # the name of a task's bundled model wherever a model is named
 BUNDLED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bundled")
 
@@ -100,7 +101,7 @@ def load_model(path: str | os.PathLike[str] | None, task: Task | str | None = No
         InputError: missing path, or an unreadable or inconsistent checkpoint.
     """
     from ptrnet.model import build_model
-    from ptrnet.training.checkpoint import CheckpointError, load_checkpoint
+    from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
 
     file = resolve_checkpoint(path, task)
     ckpt = load_checkpoint(file)
@@ -131,26 +132,13 @@ def predict(
     loaded: LoadedModel,
     task: Task | str,
     points_list: Sequence[np.ndarray],
-    *,
-    decode: str = "greedy",
-    beam_width: int = 5,
-    constraints: str | None = None,
-    seed: int = 0,
-    batch_size: int = 256,
-    pick: str = "likely",
-    views: int = 1,
+    options: DecodeOptions | None = None,
 ) -> list[np.ndarray]:
     """Decode each instance of ``points_list`` ((n, dim) arrays) with ``loaded``.
 
     Args:
-        decode: ``greedy``, ``sample`` (seeded by ``seed``) or ``beam`` (``beam_width``).
-        pick: with ``beam``, ``likely`` (the most likely beam) or, for TSP, ``shortest`` (the
-            shortest finished tour among the beams).
-        views: 1, or decode with the model's mean log-probabilities over 2 or 4 rotations of
-            each instance (convex hull, TSP), or 8: the output all eight symmetries of the
-            instance find most likely (also Delaunay; :func:`ptrnet.decoding.decode`).
-        constraints: ``none`` or ``task``; None = the paper's choice for the task
-            (:func:`ptrnet.evaluation.evaluate.default_constraints`).
+        options: how to decode (:class:`ptrnet.decoding.options.DecodeOptions`); None = the
+            defaults: greedy, with the task's own constraints.
 
     Returns:
         0-based index sequences in the order of ``points_list`` (paper format minus 1).
@@ -158,10 +146,11 @@ def predict(
     Raises:
         UsageError: the model was trained on another task, or a baseline meets an instance
             larger than its fixed output vocabulary (``max_n``).
-        ValueError: a bad decoding option (views included) or an instance of the wrong
-            dimension.
+        DecodeOptionError: options the task cannot use (a ValueError).
+        ValueError: an instance of the wrong dimension.
     """
-    from ptrnet.evaluation.evaluate import decode_all
+    from ptrnet.decoding.dataset import decode_all
+    from ptrnet.decoding.options import DecodeOptions
 
     task = check_task(loaded, task)
     max_n = loaded.config.model.max_n
@@ -171,15 +160,4 @@ def predict(
             f"the {loaded.config.model.kind} model at {loaded.path} handles "
             f"n <= {max_n}; an instance has {largest} points"
         )
-    return decode_all(
-        loaded.model,
-        task,
-        points_list,
-        strategy=decode,
-        beam_width=beam_width,
-        constraints=constraints,
-        batch_size=batch_size,
-        seed=seed,
-        pick=pick,
-        views=views,
-    )
+    return decode_all(loaded.model, task, points_list, options or DecodeOptions())

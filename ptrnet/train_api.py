@@ -45,7 +45,7 @@ def train(
         hidden: LSTM units of the new model.
         steps: optimiser steps (default 10,000, unless ``epochs`` is given).
         progress: show a progress bar on stderr.
-        **options: any other field of :class:`ptrnet.training.config.TrainConfig` (``lr``,
+        **options: any other field of :class:`ptrnet.runs.config.TrainConfig` (``lr``,
             ``batch_size``, ``epochs``, ``val_every``, ``device``, ``seed`` ...).
 
     Raises:
@@ -54,7 +54,7 @@ def train(
         RunDirError: ``out`` already holds a run.
     """
     from ptrnet.model import ModelConfig
-    from ptrnet.training.config import RunConfig, TrainConfig
+    from ptrnet.runs.config import RunConfig, TrainConfig
     from ptrnet.training.loop import train as run_training
 
     spec = get_task(task)

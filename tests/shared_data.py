@@ -1,7 +1,6 @@
-"""Where the read-only shared data lives: ``../shared`` beside the repository (as in CI)."""
+"""The released data the tests use: the copies shipped inside the package (``ptrnet/data``)."""
 
-from pathlib import Path
+from ptrnet.data import PAPER_DIR, TSPLIB_DIR
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-PAPER_DATA = SHARED / "data" / "paper"
-TSPLIB = SHARED / "data" / "tsplib"
+PAPER_DATA = PAPER_DIR
+TSPLIB = TSPLIB_DIR

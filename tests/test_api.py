@@ -12,7 +12,8 @@ import torch
 
 import ptrnet
 from ptrnet.batching import collate
-from ptrnet.decoding import decode
+from ptrnet.decoding.decode import decode
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import predict
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.paper_format import read_examples
@@ -51,7 +52,7 @@ def test_one_instance_gives_one_result_that_matches_the_inference_layer(tsp):
 def test_log_prob_is_the_decoders_own_score(tsp):
     points = [RNG.random((n, 2)) for n in (6, 9, 14)]
     results = tsp.solve(points)
-    decoded = decode(tsp.model, get_task("tsp"), collate(points), "greedy", constraints="task")
+    decoded = decode(tsp.model, get_task("tsp"), collate(points), DecodeOptions(constraints="task"))
     for result, expected in zip(results, decoded.log_prob.tolist(), strict=True):
         assert result.log_prob == pytest.approx(expected, abs=1e-4)
         assert result.log_prob < 0
@@ -86,15 +87,16 @@ def test_probs_are_the_distributions_greedy_decoding_followed(tsp):
 def test_decoding_options_take_the_cli_names(tsp):
     points = RNG.random((10, 2))
     beam = tsp.solve(points, decode="beam", beam_width=5, views=8)
-    expected = predict(tsp.loaded, "tsp", [points], decode="beam", beam_width=5, views=8)[0]
+    options = DecodeOptions(strategy="beam", beam_width=5, views=8)
+    expected = predict(tsp.loaded, "tsp", [points], options)[0]
     np.testing.assert_array_equal(beam.sequence, expected)
     shortest = tsp.solve(points, decode="beam", beam_width=5, pick="shortest")
     assert shortest.cost <= tsp.solve(points, decode="beam", beam_width=5).cost + 1e-12
-    with pytest.raises(ValueError, match="unknown decode 'beem'"):
+    with pytest.raises(ValueError, match="decode: unknown strategy 'beem'"):
         tsp.solve(points, decode="beem")
-    with pytest.raises(ValueError, match="beam_width must be a positive integer"):
+    with pytest.raises(ValueError, match="beam_width: "):
         tsp.solve(points, decode="beam", beam_width=0)
-    with pytest.raises(ValueError, match="pick 'shortest' needs beam search"):
+    with pytest.raises(ValueError, match="pick: "):
         tsp.solve(points, pick="shortest")
     with pytest.raises(TypeError, match="'beam'"):
         tsp.solve(points, beam=3)

@@ -5,11 +5,11 @@ import pytest
 import torch
 
 from ptrnet.io.paper_format import write_examples
+from ptrnet.runs.config import TrainConfig
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import SizeRange, get_task
 from ptrnet.tasks.symmetry import SQUARE_SYMMETRIES, square_symmetry
 from ptrnet.training.augment import augment
-from ptrnet.training.config import TrainConfig
 from ptrnet.training.data import TrainingData
 
 torch.set_num_threads(1)

@@ -11,11 +11,11 @@ from safetensors.torch import save_file
 from ptrnet.inference import load_model
 from ptrnet.io.paper_format import write_examples
 from ptrnet.model import ModelConfig, build_model
+from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from ptrnet.runs.config import RunConfig, TrainConfig
+from ptrnet.runs.csvlog import read_log
 from ptrnet.tasks import get_task
 from ptrnet.training import loop
-from ptrnet.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from ptrnet.training.config import RunConfig, TrainConfig
-from ptrnet.training.csvlog import read_log
 from ptrnet.training.data import TrainingData
 from ptrnet.training.loop import build_optimizer, train, train_step
 
@@ -187,7 +187,7 @@ def test_best_checkpoint_follows_the_decoded_metric_not_the_loss(tmp_path, monke
     decoded = iter([0.2, 0.6, 0.4])
     tf_loss = iter([0.5, 0.9, 0.1])
 
-    def fake_evaluate(model, task, points, refs, **options):
+    def fake_evaluate(model, task, points, refs, options=None):
         value = next(decoded)
         return {
             "exact_match": value,

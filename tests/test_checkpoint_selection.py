@@ -8,11 +8,10 @@ import pytest
 import torch
 
 import ptrnet.training.loop as loop
-from ptrnet.evaluation.evaluate import SECONDARY_METRIC, selection_key
 from ptrnet.model import ModelConfig
+from ptrnet.runs.config import RunConfig, TrainConfig
+from ptrnet.runs.csvlog import read_log
 from ptrnet.tasks import TASKS, get_task
-from ptrnet.training.config import RunConfig, TrainConfig
-from ptrnet.training.csvlog import read_log
 
 torch.set_num_threads(1)
 
@@ -21,6 +20,10 @@ def tiny_run(task: str, steps: int = 6) -> RunConfig:
     train = TrainConfig(task=task, sizes="5-6", steps=steps, batch_size=4, val_count=8,
                         val_every=1, log_every=1, threads=1, workers=0)  # fmt: skip
     return RunConfig(ModelConfig(input_dim=get_task(task).dim, hidden=8), train)
+
+
+def selection_key(task: str, metrics: dict) -> tuple:
+    return get_task(task).selection_key(metrics)
 
 
 def test_ties_on_the_primary_metric_go_to_the_secondary_one():
@@ -41,7 +44,11 @@ def test_ties_on_the_primary_metric_go_to_the_secondary_one():
     assert selection_key("convex_hull", hull) < selection_key(
         "convex_hull", {**hull, "area_coverage": math.nan}
     )
-    assert set(SECONDARY_METRIC) == set(TASKS)
+    assert {name for name, task in TASKS.items() if task.tiebreak_metric} == {
+        "sort",
+        "convex_hull",
+        "delaunay",
+    }
 
 
 def test_equal_validations_keep_the_later_checkpoint(tmp_path, monkeypatch):
@@ -62,7 +69,7 @@ def test_best_is_the_latest_of_the_top_ranked_validations(tmp_path, task):
     assert len(validations) == 6
 
     def rank(row):  # independent of selection_key: bigger is better, later wins ties
-        second = float(row[f"val_{SECONDARY_METRIC[task]}"])
+        second = float(row[f"val_{get_task(task).tiebreak_metric}"])
         return (float(row[f"val_{primary}"]), second if math.isfinite(second) else -1.0,
                 int(row["step"]))  # fmt: skip
 

@@ -6,9 +6,10 @@ import pytest
 import torch
 
 from ptrnet.cli.main import main
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.io.paper_format import read_examples
+from ptrnet.runs.csvlog import read_log
 from ptrnet.tasks import get_task
-from ptrnet.training.csvlog import read_log
 
 torch.set_num_threads(1)
 
@@ -157,7 +158,7 @@ def test_pick_shortest_never_returns_a_longer_tour_than_the_most_likely_beam():
     loaded, points = load_model(None, task), task.generate(SizeRange(10, 10), 40, seed=3)
     lengths = {}
     for pick in ("likely", "shortest"):
-        tours = predict(loaded, task, points, decode="beam", pick=pick)
+        tours = predict(loaded, task, points, DecodeOptions("beam", pick=pick))
         lengths[pick] = [tour_length(p, t) for p, t in zip(points, tours, strict=True)]
     pairs = zip(lengths["shortest"], lengths["likely"], strict=True)
     assert all(short <= likely + 1e-12 for short, likely in pairs)

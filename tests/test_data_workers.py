@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from ptrnet.model import ModelConfig
+from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import get_task
-from ptrnet.training.config import RunConfig, TrainConfig
 from ptrnet.training.cpu import busy_cores, cpu_plan
 from ptrnet.training.data import TrainingData
 from ptrnet.training.loop import train

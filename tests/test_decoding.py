@@ -7,7 +7,9 @@ import pytest
 import torch
 
 from ptrnet.batching import IGNORE_INDEX, Batch, collate
-from ptrnet.decoding import decode, masked_log_probs, score_sequences
+from ptrnet.decoding.decode import decode, score_sequences
+from ptrnet.decoding.options import DecodeOptions
+from ptrnet.decoding.search import masked_log_probs
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import TASKS, get_task
 from ptrnet.tasks.constraints import DecodeState
@@ -83,7 +85,12 @@ def test_allowed_masks_are_never_mutated(monkeypatch):
         return mask
 
     monkeypatch.setattr(DecodeState, "allowed", recording)
-    decode(make_model(), SORT, make_batch([4, 2, 3]), "beam", constraints="task", beam_width=3)
+    decode(
+        make_model(),
+        SORT,
+        make_batch([4, 2, 3]),
+        DecodeOptions("beam", constraints="task", beam_width=3),
+    )
     assert len(seen) >= 4
     assert all(torch.equal(mask, copy) for mask, copy in seen)
 
@@ -99,9 +106,7 @@ def test_pad_columns_never_chosen(strategy, mode):
         make_model(),
         SORT,
         batch,
-        strategy,
-        constraints=mode,
-        beam_width=3,
+        DecodeOptions(strategy, constraints=mode, beam_width=3),
         generator=torch.Generator().manual_seed(0),
         return_probs=True,
     )
@@ -121,7 +126,7 @@ def test_task_constraints_on_every_task(name, strategy):
     sizes = [max(task.min_n, 5), max(task.min_n, 4), 6]
     batch = make_batch(sizes, dim=task.dim)
     model = make_model(input_dim=task.dim, scale=3.0)
-    result = decode(model, task, batch, strategy, constraints="task", beam_width=3)
+    result = decode(model, task, batch, DecodeOptions(strategy, constraints="task", beam_width=3))
     assert result.tokens.shape[1] <= task.max_steps(6) + 1
     for seq, n in zip(result.sequences, sizes, strict=True):
         assert ((seq >= 0) & (seq < n)).all() and len(seq) <= task.max_steps(n)
@@ -136,7 +141,11 @@ def test_sampling_never_picks_masked_tokens():
     batch = make_batch([3] * rows + [5] * rows, extra_pad=1)
     gen = torch.Generator().manual_seed(0)
     result = decode(
-        model, SORT, batch, "sample", constraints="task", temperature=5.0, generator=gen
+        model,
+        SORT,
+        batch,
+        DecodeOptions("sample", constraints="task", temperature=5.0),
+        generator=gen,
     )
     firsts = {int(t) for t in result.tokens[:rows, 0]}
     assert firsts == {1, 2, 3}  # the sampler does explore every allowed token
@@ -147,7 +156,13 @@ def test_sampling_never_picks_masked_tokens():
 def test_sampling_is_reproducible_with_a_generator():
     model, batch = make_model(scale=0.3), make_batch([6, 4] * 10)
     runs = [
-        decode(model, SORT, batch, "sample", generator=torch.Generator().manual_seed(7))
+        decode(
+            model,
+            SORT,
+            batch,
+            DecodeOptions("sample", constraints="none"),
+            generator=torch.Generator().manual_seed(7),
+        )
         for _ in range(2)
     ]
     assert torch.equal(runs[0].tokens, runs[1].tokens)
@@ -161,8 +176,12 @@ def test_sampling_is_reproducible_with_a_generator():
 def test_beam_width_one_equals_greedy(mode, kind):
     model = make_model(kind, scale=2.0, max_n=7)
     batch = make_batch([7, 3, 5, 1, 6], extra_pad=1)
-    greedy = decode(model, SORT, batch, "greedy", constraints=mode, return_probs=True)
-    beam = decode(model, SORT, batch, "beam", constraints=mode, beam_width=1, return_probs=True)
+    greedy = decode(
+        model, SORT, batch, DecodeOptions("greedy", constraints=mode), return_probs=True
+    )
+    beam = decode(
+        model, SORT, batch, DecodeOptions("beam", constraints=mode, beam_width=1), return_probs=True
+    )
     assert torch.equal(greedy.tokens, beam.tokens)
     assert torch.equal(greedy.log_prob, beam.log_prob)
     assert torch.equal(greedy.probs, beam.probs)
@@ -183,7 +202,7 @@ def test_beam_is_exhaustive_when_wide_enough(mode, n, width):
     """With k at least the number of prefixes, beam search returns the most likely output."""
     model = make_model(scale=2.0)
     batch = make_batch([n], seed=3)
-    beam = decode(model, SORT, batch, "beam", constraints=mode, beam_width=width)
+    beam = decode(model, SORT, batch, DecodeOptions("beam", constraints=mode, beam_width=width))
     candidates = all_outputs(n, SORT.max_steps(n) + 1)
     rows = torch.zeros(len(candidates), dtype=torch.long)
     scores = constrained_log_prob(
@@ -191,13 +210,19 @@ def test_beam_is_exhaustive_when_wide_enough(mode, n, width):
     )
     assert torch.isfinite(scores).sum() > 1
     torch.testing.assert_close(beam.log_prob[0], scores.max(), atol=1e-5, rtol=0)
-    greedy = decode(model, SORT, batch, "greedy", constraints=mode)
+    greedy = decode(model, SORT, batch, DecodeOptions("greedy", constraints=mode))
     assert beam.log_prob[0] >= greedy.log_prob[0] - 1e-6
 
 
 def test_beam_log_prob_and_probs_match_its_tokens():
     model, batch = make_model(scale=2.0), make_batch([6, 3, 5], extra_pad=1)
-    beam = decode(model, SORT, batch, "beam", constraints="task", beam_width=4, return_probs=True)
+    beam = decode(
+        model,
+        SORT,
+        batch,
+        DecodeOptions("beam", constraints="task", beam_width=4),
+        return_probs=True,
+    )
     recomputed = constrained_log_prob(model, SORT, batch, beam.tokens, "task")
     torch.testing.assert_close(beam.log_prob, recomputed, atol=1e-5, rtol=0)
     chosen = beam.probs.gather(2, beam.tokens[..., None])[..., 0].log().sum(dim=1)
@@ -213,7 +238,9 @@ def test_beam_rerank_chooses_lowest_cost_finished_beam():
         seen.append(points.shape)
         return 0.0 if np.array_equal(seq, np.arange(len(points))[::-1]) else 1.0
 
-    result = decode(model, SORT, batch, "beam", constraints="task", beam_width=24, rerank=cost)
+    result = decode(
+        model, SORT, batch, DecodeOptions("beam", constraints="task", beam_width=24), rerank=cost
+    )
     assert np.array_equal(result.sequences[0], [3, 2, 1, 0])
     assert np.array_equal(result.sequences[1], [2, 1, 0])
     assert set(seen) == {(4, 1), (3, 1)}
@@ -235,7 +262,9 @@ def test_score_sequences_matches_stepwise_decoding(kind):
 
 def test_greedy_log_prob_equals_score_of_its_output():
     model, batch = make_model(), make_batch([5, 3, 4])
-    result = decode(model, SORT, batch, "greedy", constraints="none", return_probs=True)
+    result = decode(
+        model, SORT, batch, DecodeOptions("greedy", constraints="none"), return_probs=True
+    )
     scored = score_sequences(
         model, Batch(batch.points, batch.lengths, end_to_ignore(result.tokens))
     )
@@ -246,15 +275,21 @@ def test_greedy_log_prob_equals_score_of_its_output():
 def test_unknown_options_raise():
     model, batch = make_model(), make_batch([3])
     with pytest.raises(ValueError, match="strategy"):
-        decode(model, SORT, batch, "topk")
+        decode(model, SORT, batch, DecodeOptions("topk", constraints="none"))
     with pytest.raises(ValueError):
-        decode(model, SORT, batch, "greedy", constraints="strict")
+        decode(model, SORT, batch, DecodeOptions("greedy", constraints="strict"))
     with pytest.raises(ValueError):
-        decode(model, SORT, batch, "beam", beam_width=0)
+        decode(model, SORT, batch, DecodeOptions("beam", beam_width=0, constraints="none"))
     with pytest.raises(ValueError):
-        decode(model, SORT, batch, "sample", temperature=0.0)
+        decode(model, SORT, batch, DecodeOptions("sample", temperature=0.0, constraints="none"))
     with pytest.raises(ValueError, match="rerank"):
-        decode(model, SORT, batch, "greedy", rerank=lambda points, seq: 0.0)
+        decode(
+            model,
+            SORT,
+            batch,
+            DecodeOptions("greedy", constraints="none"),
+            rerank=lambda points, seq: 0.0,
+        )
 
 
 @pytest.mark.parametrize("strategy", ["greedy", "sample", "beam"])
@@ -265,8 +300,7 @@ def test_extreme_logits_give_no_nan(strategy):
             model,
             SORT,
             batch,
-            strategy,
-            constraints=mode,
+            DecodeOptions(strategy, constraints=mode),
             return_probs=True,
             generator=torch.Generator().manual_seed(0),
         )

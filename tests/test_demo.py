@@ -7,6 +7,7 @@ from tiny_models import bundle_tiny_models
 
 from ptrnet import demo, inference
 from ptrnet.cli.main import main
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.demo import TABLE_NOTE, DemoRow, format_table
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import get_task
@@ -102,7 +103,7 @@ def test_shipped_models_load_and_decode_valid_outputs(task):
     assert loaded.task == task
     assert os.path.isfile(os.path.join(inference.bundled_model_dir(task), "COMMAND.md"))
     points = get_task(task).generate(SizeRange(5, 8), 8, seed=1, stream=9)
-    preds = inference.predict(loaded, task, points, constraints="task")
+    preds = inference.predict(loaded, task, points, DecodeOptions(constraints="task"))
     assert all(get_task(task).is_valid(x, p) for x, p in zip(points, preds, strict=True))
 
 
@@ -118,13 +119,16 @@ QUALITY_FLOORS = [
 
 @pytest.mark.parametrize("task_name, n, metric, floor", QUALITY_FLOORS)
 def test_shipped_models_keep_their_quality(task_name, n, metric, floor):
-    from ptrnet.evaluation.evaluate import default_constraints, evaluate
+    from ptrnet.decoding.options import DecodeOptions
+    from ptrnet.evaluation.evaluate import evaluate
     from ptrnet.tasks import SizeRange, get_task
 
     task = get_task(task_name)
     points = task.generate(SizeRange(n, n), 300, seed=4242, stream=9)
     refs = [task.solve(p) for p in points]
     model = inference.load_model(None, task).model
-    metrics = evaluate(model, task, points, refs, constraints=default_constraints(task_name))
+    metrics = evaluate(
+        model, task, points, refs, DecodeOptions(constraints=task.default_constraints)
+    )
     value = -metrics[metric] if floor < 0 else metrics[metric]
     assert value >= floor, metrics

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from ptrnet.devices import check_device_name, resolve_device
-from ptrnet.training.config import RunConfig, TrainConfig, resume_config
+from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 
 
 @pytest.mark.parametrize("name", ["auto", "cpu", "cuda", "cuda:1"])

@@ -10,11 +10,12 @@ asks for 95%.
 import pytest
 import torch
 
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.inference import load_model
 from ptrnet.model import ModelConfig
+from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import SizeRange, get_task
-from ptrnet.training.config import RunConfig, TrainConfig
 from ptrnet.training.loop import train
 
 torch.set_num_threads(1)
@@ -44,7 +45,7 @@ def test_ptrnet_learns_to_sort_five_numbers(tmp_path):
     fresh = task.generate(SizeRange(5, 5), 2000, seed=2024, stream=7)  # unseen stream
     loaded = load_model(tmp_path, task)
     metrics = evaluate(
-        loaded.model, task, fresh, [task.solve(p) for p in fresh], constraints="task"
+        loaded.model, task, fresh, [task.solve(p) for p in fresh], DecodeOptions(constraints="task")
     )
     assert metrics["valid_rate"] == 1.0
     assert metrics["exact_match"] >= 0.95, metrics
@@ -62,6 +63,6 @@ def test_the_constrained_loss_learns_to_sort_ten_numbers_in_2000_steps(tmp_path)
     fresh = task.generate(SizeRange(10, 10), 2000, seed=2024, stream=7)
     loaded = load_model(tmp_path, task)
     metrics = evaluate(
-        loaded.model, task, fresh, [task.solve(p) for p in fresh], constraints="task"
+        loaded.model, task, fresh, [task.solve(p) for p in fresh], DecodeOptions(constraints="task")
     )
     assert metrics["exact_match"] >= 0.93, metrics

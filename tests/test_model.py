@@ -6,7 +6,8 @@ import torch
 import torch.nn.functional as F
 
 from ptrnet.batching import IGNORE_INDEX, collate
-from ptrnet.decoding import decode
+from ptrnet.decoding.decode import decode
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.baselines import AttentionSeq2Seq, Seq2Seq
 from ptrnet.model.pointer import PointerNetwork, previous_tokens
@@ -258,6 +259,8 @@ def test_pointer_learns_to_sort():
         losses.append(loss.item())
     assert np.mean(losses[:10]) > 1.5 and np.mean(losses[-20:]) < 0.35, losses[::50]
     task, points = get_task("sort"), [rng.random((5, 1)) for _ in range(200)]
-    result = decode(model.eval(), task, collate(points), "greedy", constraints="task")
+    result = decode(
+        model.eval(), task, collate(points), DecodeOptions("greedy", constraints="task")
+    )
     ok = [np.array_equal(s, task.solve(p)) for p, s in zip(points, result.sequences, strict=True)]
     assert np.mean(ok) > 0.5

@@ -10,13 +10,14 @@ import torch
 
 from ptrnet.batching import IGNORE_INDEX, Batch, collate
 from ptrnet.decoding.decode import decode
+from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.model import ModelConfig, build_model
+from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import SizeRange, get_task
-from ptrnet.training.config import RunConfig, TrainConfig
 from ptrnet.training.data import TrainingData
-from ptrnet.training.loop import sequence_log_likelihood
-from ptrnet.training.reinforce import (
+from ptrnet.training.losses import (
     leave_one_out_baseline,
     reinforce_loss,
     sample_generator,
@@ -79,7 +80,11 @@ def test_rescored_samples_match_the_sampler_log_likelihood():
     points = TSP.generate(SizeRange.parse("3-9"), 24, seed=1)
     batch = collate(points)
     drawn = decode(
-        model, TSP, batch, "sample", constraints="task", generator=sample_generator(0, 0)
+        model,
+        TSP,
+        batch,
+        DecodeOptions("sample", constraints="task"),
+        generator=sample_generator(0, 0),
     )
     scored = Batch(batch.points, batch.lengths, tokens_as_targets(drawn.tokens))
     with torch.no_grad():
@@ -119,29 +124,29 @@ def test_the_reinforce_gradient_estimates_the_exact_policy_gradient():
             q.mul_(10)
     exact = torch.stack([exact_expected_length(model, p) for p in instances]).mean()
     g_exact = flat_grad(model, exact)
-    loss, _ = reinforce_loss(
-        model, TSP, collate(instances), 2048, sample_generator(0, 0), partial_score
-    )
+    loss, _ = reinforce_loss(model, TSP, collate(instances), 2048, sample_generator(0, 0))
     g_estimate = flat_grad(model, loss)
     cosine = torch.nn.functional.cosine_similarity(g_exact, g_estimate, dim=0)
     assert cosine > 0.95  # measured 0.996; a flipped sign gives about -1
     assert float(g_estimate.norm() / g_exact.norm()) == pytest.approx(1.0, abs=0.15)
 
 
-def partial_score(model, batch):
-    return sequence_log_likelihood(model, batch, TSP)
+def sequence_log_likelihood(model, batch, task):
+    return masked_sequence_log_likelihood(model, task, batch.points, batch.lengths, batch.targets)
 
 
 def test_reinforce_loss_reports_the_mean_sampled_cost():
     model = tiny_model()
     points = TSP.generate(SizeRange.parse("5"), 6, seed=4)
-    loss, mean_cost = reinforce_loss(
-        model, TSP, collate(points), 3, sample_generator(0, 7), partial_score
-    )
+    loss, mean_cost = reinforce_loss(model, TSP, collate(points), 3, sample_generator(0, 7))
     assert loss.requires_grad and model.training
     repeated = collate([p for p in points for _ in range(3)])
     drawn = decode(
-        model, TSP, repeated, "sample", constraints="task", generator=sample_generator(0, 7)
+        model,
+        TSP,
+        repeated,
+        DecodeOptions("sample", constraints="task"),
+        generator=sample_generator(0, 7),
     )
     lengths = [tour_length(points[i // 3], s) for i, s in enumerate(drawn.sequences)]
     assert mean_cost == pytest.approx(np.mean(lengths), rel=1e-5)

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from ptrnet.cli.main import main
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.evaluation.paper_numbers import PAPER_RESULTS
 from ptrnet.io.errors import UsageError
 from ptrnet.io.paper_format import read_examples, write_examples
@@ -18,7 +19,6 @@ from ptrnet.reproduce.plans import (
     SCALES,
     TABLES,
     TEST_STREAM,
-    Decoding,
     ModelPlan,
     RowPlan,
     TablePlan,
@@ -72,7 +72,9 @@ def test_table1_plan_has_the_papers_rows_with_baselines_at_their_n():
 
 def test_table2_plan_has_a1_a3_label_models_and_the_5_20_generalisation_rows():
     plan = TABLES["table2"]
-    assert plan.decoding == Decoding("beam", "task", 5) and plan.comparators == ("a1", "a2", "a3")
+    assert plan.decoding == DecodeOptions(
+        "beam", beam_width=5, constraints="task"
+    ) and plan.comparators == ("a1", "a2", "a3")
     labelled = {m.labels: (m.sizes, m.arch) for m in plan.models if m.labels in ("a1", "a3")}
     assert labelled == {"a1": ("50", "pointer"), "a3": ("50", "pointer")}
     assert [r.n for r in plan.rows if r.model == "tsp-ptr-5-20"] == [5, 10, 20, 25, 30, 40, 50]
@@ -220,7 +222,7 @@ def test_generated_training_batches_never_hold_test_instances(tmp_path):
 def tiny_plan():
     model = ModelPlan("hull-tiny", "convex_hull", "pointer", "5", cpu_steps=1, ms_per_step=1.0)
     row = RowPlan("Ptr-Net 5→5", "hull-tiny", 5, "ptr 5-50", HULL_FILE)
-    decoding = Decoding("greedy", "none")
+    decoding = DecodeOptions("greedy", constraints="none")
     return TablePlan("tiny", "Tiny", "convex_hull", decoding, ("accuracy",), (model,), (row,))
 
 
@@ -296,7 +298,13 @@ def test_partial_report_trains_nothing_and_marks_unfinished_and_missing_runs(tmp
         RowPlan("Other 5→5", "hull-other", 5, "ptr 5-50"),
     )
     plan = TablePlan(
-        "tiny", "Tiny", "convex_hull", Decoding("greedy", "none"), ("accuracy",), (model,), rows[:1]
+        "tiny",
+        "Tiny",
+        "convex_hull",
+        DecodeOptions("greedy", constraints="none"),
+        ("accuracy",),
+        (model,),
+        rows[:1],
     )
     scale = replace(DRY, steps=2, val_every=1, test_count=5)
     Reproduction(plan, scale, str(tmp_path)).run()  # a finished 2-step run of hull-tiny

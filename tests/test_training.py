@@ -7,16 +7,15 @@ import pytest
 import torch
 
 from ptrnet.batching import collate
-from ptrnet.evaluation.evaluate import selection_key
 from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import write_examples
 from ptrnet.model import ModelConfig, build_model
+from ptrnet.runs.config import RunConfig, TrainConfig, resume_config, train_from_dict
+from ptrnet.runs.csvlog import CsvLog, read_log
 from ptrnet.tasks import get_task
 from ptrnet.tasks.constraints import teacher_forcing_mask
-from ptrnet.training.config import RunConfig, TrainConfig, resume_config, train_from_dict
-from ptrnet.training.csvlog import CsvLog, read_log
 from ptrnet.training.data import TrainingData, validation_set
-from ptrnet.training.loop import teacher_forced_loss
+from ptrnet.training.losses import teacher_forced_loss
 
 torch.set_num_threads(1)
 
@@ -212,6 +211,10 @@ def test_loss_is_cross_entropy_on_raw_logits_with_pads_ignored():
     assert torch.allclose(teacher_forced_loss(model, batch, "sum"), -picked.sum())
 
 
+def selection_key(task_name: str, metrics: dict) -> tuple[float, ...]:
+    return get_task(task_name).selection_key(metrics)
+
+
 def test_best_checkpoint_key_is_the_decoded_metric():
     # Lower teacher-forced loss never wins on its own: it is not part of the key.
     worse = {"exact_match": 0.5, "val_tf_loss": 0.1}
@@ -273,7 +276,7 @@ def test_masked_loss_is_cross_entropy_over_the_allowed_tokens_only():
             column = logits[row, step, allowed]
             want -= (column[allowed.index(token)] - torch.logsumexp(column, 0)).item()
             count += 1
-    got = teacher_forced_loss(model, batch, "sum", rules=task).item()
+    got = teacher_forced_loss(model, batch, "sum", mask_task=task).item()
     assert got == pytest.approx(want, rel=1e-5)
     # Masking removes probability mass the plain loss spends on impossible tokens.
     assert got < teacher_forced_loss(model, batch, "sum").item()
@@ -289,7 +292,7 @@ def test_every_canonical_label_is_allowed_by_its_task_rules(name, sizes):
     mask = teacher_forcing_mask(task, batch.lengths, batch.targets)  # raises on a broken label
     assert mask.shape == (*batch.targets.shape, batch.points.shape[1] + 1)
     model = build_model(ModelConfig(input_dim=task.dim, hidden=8))
-    assert torch.isfinite(teacher_forced_loss(model, batch, rules=task))
+    assert torch.isfinite(teacher_forced_loss(model, batch, mask_task=task))
 
 
 def test_a_label_that_breaks_the_rules_is_named():
@@ -306,5 +309,5 @@ def test_masked_loss_pads_the_mask_to_a_baselines_fixed_vocabulary():
     model = build_model(ModelConfig(kind="seq2seq", input_dim=1, hidden=8, max_n=9))
     logits = model(batch.points, batch.lengths, batch.targets)
     assert logits.shape[-1] == 10 > batch.points.shape[1] + 1
-    masked = teacher_forced_loss(model, batch, rules=task)
+    masked = teacher_forced_loss(model, batch, mask_task=task)
     assert torch.isfinite(masked) and masked < teacher_forced_loss(model, batch)

@@ -42,6 +42,15 @@ def test_markdown_table_with_mean(model, capsys):
     assert "| eil51 | 51 | 426 |" in out and "**mean**" in out
 
 
+def test_optima_found_without_a_path_for_a_copied_instance(model, tmp_path, capsys):
+    # No optimal.txt beside the copy: the optima shipped in ptrnet/data/tsplib are used.
+    copy = tmp_path / "eil51.tsp"
+    copy.write_bytes((TSPLIB / "eil51.tsp").read_bytes())
+    assert main(["eval", "tsp", str(copy), "--model", model, "--json", "--threads", "1"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["instances"]
+    assert row["name"] == "eil51" and row["optimum"] == 426
+
+
 def test_predict_writes_the_scaled_instance(model, tmp_path):
     out = tmp_path / "pred.txt"
     assert main(["predict", "tsp", FILES[0], "-o", str(out), "--model", model, "-q"]) == 0

@@ -7,9 +7,11 @@ import torch
 
 from ptrnet.batching import collate
 from ptrnet.cli.main import main
-from ptrnet.decoding import decode, masked_log_probs
+from ptrnet.decoding.decode import decode
+from ptrnet.decoding.options import DecodeOptions, check_views
+from ptrnet.decoding.search import masked_log_probs
 from ptrnet.decoding.view_scores import mean_view_log_likelihood, mirror_sequence, mirror_tokens
-from ptrnet.decoding.views import ViewEnsemble, check_views
+from ptrnet.decoding.views import ViewEnsemble
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import TASKS, get_task
 from ptrnet.tasks.convex_hull import signed_area
@@ -104,7 +106,11 @@ def test_each_step_is_the_mean_of_the_views_own_distributions_renormalised(views
     batch = collate(instances([6, 4, 7]))
     constraints = "task" if task is TSP else "none"
     result = decode(
-        model, task, batch, "greedy", constraints=constraints, views=views, return_probs=True
+        model,
+        task,
+        batch,
+        DecodeOptions("greedy", constraints=constraints, views=views),
+        return_probs=True,
     )
     probs = result.probs  # (B, T, n+1)
     targets = result.tokens  # (B, T), the end token repeated after a row finished
@@ -131,7 +137,12 @@ def test_four_views_make_the_decoder_blind_to_a_quarter_turn_of_its_input(strate
     turned = [square_symmetry(p, ROTATIONS[1]) for p in points]
 
     def run(points_list, views):
-        result = decode(model, TSP, collate(points_list), strategy, constraints="task", views=views)
+        result = decode(
+            model,
+            TSP,
+            collate(points_list),
+            DecodeOptions(strategy, constraints="task", views=views),
+        )
         return [s.tolist() for s in result.sequences]
 
     assert run(points, 4) == run(turned, 4)
@@ -141,9 +152,9 @@ def test_four_views_make_the_decoder_blind_to_a_quarter_turn_of_its_input(strate
 def test_one_view_is_the_model_itself():
     model = make_model(seed=6)
     batch = collate(instances([5, 9, 7], seed=7))
-    plain = decode(model, TSP, batch, "beam", constraints="task")
-    wrapped = decode(ViewEnsemble(model, 1), TSP, batch, "beam", constraints="task")
-    single = decode(model, TSP, batch, "beam", constraints="task", views=1)
+    plain = decode(model, TSP, batch, DecodeOptions("beam", constraints="task"))
+    wrapped = decode(ViewEnsemble(model, 1), TSP, batch, DecodeOptions("beam", constraints="task"))
+    single = decode(model, TSP, batch, DecodeOptions("beam", constraints="task", views=1))
     for other in (wrapped, single):
         assert torch.equal(plain.tokens, other.tokens)
         assert torch.allclose(plain.log_prob, other.log_prob, atol=1e-6)
@@ -233,7 +244,9 @@ def test_eight_views_make_the_decoder_blind_to_every_symmetry_of_its_input(strat
     points = instances([5, 8, 9, 11], seed=12)
 
     def run(points_list):
-        result = decode(model, TSP, collate(points_list), strategy, constraints="task", views=8)
+        result = decode(
+            model, TSP, collate(points_list), DecodeOptions(strategy, constraints="task", views=8)
+        )
         return [s.tolist() for s in result.sequences]
 
     base = run(points)
@@ -252,8 +265,8 @@ def test_eight_views_return_the_best_candidate_under_the_eight_view_score():
     batch = collate(instances([6, 7, 9], seed=14))
     for strategy in ("greedy", "beam"):
         options = {"constraints": "task", "beam_width": 3}
-        result = decode(model, TSP, batch, strategy, views=8, **options)
-        four = decode(model, TSP, batch, strategy, views=4, **options)
+        result = decode(model, TSP, batch, DecodeOptions(strategy, views=8, **options))
+        four = decode(model, TSP, batch, DecodeOptions(strategy, views=4, **options))
         with torch.no_grad():
             judge = [
                 mean_view_log_likelihood(model, TSP, batch.points, batch.lengths, r.tokens, "task")
@@ -262,7 +275,13 @@ def test_eight_views_return_the_best_candidate_under_the_eight_view_score():
         assert torch.allclose(result.log_prob, judge[0], atol=1e-5)
         assert (judge[0] >= judge[1] - 1e-5).all()
     with pytest.raises(ValueError, match="return_probs needs views 1, 2, 4"):
-        decode(model, TSP, batch, "greedy", constraints="task", views=8, return_probs=True)
+        decode(
+            model,
+            TSP,
+            batch,
+            DecodeOptions("greedy", constraints="task", views=8),
+            return_probs=True,
+        )
     with pytest.raises(ValueError, match="views must be one of 1, 2, 4, 8"):
         check_views(TSP, 3)
 
@@ -277,7 +296,12 @@ def test_eight_views_give_delaunay_the_same_triangles_whatever_symmetry_the_inpu
     points = instances([5, 6, 8, 7], seed=16)
 
     def triangles(points_list, views):
-        result = decode(model, DELAUNAY, collate(points_list), strategy, views=views)
+        result = decode(
+            model,
+            DELAUNAY,
+            collate(points_list),
+            DecodeOptions(strategy, views=views, constraints="none"),
+        )
         return [sorted(map(tuple, np.sort(s.reshape(-1, 3), axis=1).tolist())) if len(s) % 3 == 0
                 else s.tolist() for s in result.sequences]  # fmt: skip
 

@@ -194,7 +194,7 @@ def test_bad_training_bodies_are_422(url, payload, message):
 
 def test_serve_loads_command_line_models_then_bundled_defaults(tmp_path, monkeypatch):
     from ptrnet.cli import serve
-    from ptrnet.training.checkpoint import save_checkpoint
+    from ptrnet.runs.checkpoint import save_checkpoint
 
     for task in ("tsp", "convex_hull"):
         loaded = tiny_model(task)

@@ -3,9 +3,9 @@
 import torch
 
 from ptrnet.model import ModelConfig, build_model
+from ptrnet.runs.checkpoint import save_checkpoint
+from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import get_task
-from ptrnet.training.checkpoint import save_checkpoint
-from ptrnet.training.config import RunConfig, TrainConfig
 
 
 def bundle_tiny_models(root, tasks):

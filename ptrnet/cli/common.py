@@ -6,10 +6,26 @@ import argparse
 import re
 import sys
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import TASKS, SizeRange, Task, get_task
+from ptrnet.tasks.symmetry import VIEW_COUNTS
+
+if TYPE_CHECKING:
+    from ptrnet.decoding.options import DecodeOptions
+
+DRY_RUN_COUNT = 16  # instances of ``--dry-run`` in eval and predict
+# The flag of each DecodeOptions field that eval and predict set.
+DECODE_FLAGS = {
+    "strategy": "--decode",
+    "beam_width": "--beam-width",
+    "constraints": "--constraints",
+    "views": "--views",
+    "pick": "--pick",
+    "seed": "--seed",
+    "batch_size": "--batch-size",
+}
 
 T = TypeVar("T")
 
@@ -189,3 +205,63 @@ class Parser(argparse.ArgumentParser):
         kwargs["formatter_class"] = HelpFormatter
         kwargs["description"] = plain_text(kwargs.get("description"))
         super().__init__(*args, **kwargs)
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--model`` and the decoding options shared by ``eval`` and ``predict``."""
+    add = parser.add_argument
+    add(
+        "--model",
+        metavar="MODEL",
+        help="a run directory, a checkpoint file or 'bundled' (default: the task's bundled model)",
+    )
+    add("--decode", choices=("greedy", "sample", "beam"), default="greedy", help="strategy")
+    add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width")
+    add(
+        "--pick",
+        choices=("likely", "shortest"),
+        default="likely",
+        help="with --decode beam: the most likely beam (default, the paper's), or for tsp the "
+        "shortest tour among the beams",
+    )
+    add(
+        "--views",
+        type=int,
+        choices=VIEW_COUNTS,
+        default=1,
+        help="2 or 4 (convex_hull, tsp): decode with the model's mean log-probabilities over "
+        "that many rotations of each instance; 8 (also delaunay): search the instance's "
+        "symmetric copies too and return the answer all eight views find most likely "
+        "(1 = the model alone, the paper's decoding)",
+    )
+    add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
+    add("--seed", type=int, default=0, help="seed for --decode sample")
+    add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
+    add_threads_argument(parser)
+    add_device_argument(parser)
+
+
+def decode_options(args: argparse.Namespace, task: Task) -> DecodeOptions:
+    """The decoding options of ``eval`` and ``predict`` from their parsed flags, checked against
+    ``task`` (:meth:`ptrnet.decoding.options.DecodeOptions.for_task`).
+
+    Raises:
+        UsageError: a combination the options refuse (``--pick shortest`` without ``--decode
+            beam`` or for a task without a cost, a ``--views`` count the task cannot use),
+            naming the flag: ``--views 2: ...``.
+    """
+    from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
+
+    try:
+        return DecodeOptions(
+            strategy=args.decode,
+            beam_width=args.beam_width,
+            constraints=args.constraints,
+            views=args.views,
+            pick=args.pick,
+            seed=args.seed,
+            batch_size=args.batch_size,
+        ).for_task(task)
+    except DecodeOptionError as err:
+        flag = DECODE_FLAGS[err.option]
+        raise UsageError(f"{flag} {getattr(args, flag[2:].replace('-', '_'))}: {err}") from None

@@ -8,7 +8,8 @@ first 16 instances.
 
 For task tsp, DATA may instead be one or more TSPLIB ``.tsp`` files: each is decoded on its points
 scaled into the unit square and its tour measured under TSPLIB's EUC_2D rule against the proven
-optimum from ``--optimal`` (default: ``optimal.txt`` beside the first file); ``--two-opt``
+optimum from ``--optimal`` (default: ``optimal.txt`` beside the first file, else the optima of
+the 29 TSPLIB instances shipped in ptrnet/data/tsplib); ``--two-opt``
 improves the model's tour by 2-opt first.
 """
 
@@ -17,23 +18,25 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import (
-    add_device_argument,
+    DRY_RUN_COUNT,
+    add_model_arguments,
     add_task_argument,
-    add_threads_argument,
+    decode_options,
     load_model_on,
-    positive_int,
     set_threads,
     task_named,
 )
 from ptrnet.cli.score import format_table
 from ptrnet.io.errors import UsageError
-from ptrnet.tasks import Task, get_task
-from ptrnet.tasks.symmetry import VIEW_COUNTS
+from ptrnet.tasks import get_task
+
+if TYPE_CHECKING:
+    from ptrnet.decoding.options import DecodeOptions
 
 NAME = "eval"
-DRY_RUN_COUNT = 16
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -59,81 +62,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--model`` and the decoding options shared by ``eval`` and ``predict``."""
-    add = parser.add_argument
-    add(
-        "--model",
-        metavar="MODEL",
-        help="a run directory, a checkpoint file or 'bundled' (default: the task's bundled model)",
-    )
-    add("--decode", choices=("greedy", "sample", "beam"), default="greedy", help="strategy")
-    add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width")
-    add(
-        "--pick",
-        choices=("likely", "shortest"),
-        default="likely",
-        help="with --decode beam: the most likely beam (default, the paper's), or for tsp the "
-        "shortest tour among the beams",
-    )
-    add(
-        "--views",
-        type=int,
-        choices=VIEW_COUNTS,
-        default=1,
-        help="2 or 4 (convex_hull, tsp): decode with the model's mean log-probabilities over "
-        "that many rotations of each instance; 8 (also delaunay): search the instance's "
-        "symmetric copies too and return the answer all eight views find most likely "
-        "(1 = the model alone, the paper's decoding)",
-    )
-    add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
-    add("--seed", type=int, default=0, help="seed for --decode sample")
-    add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
-    add_threads_argument(parser)
-    add_device_argument(parser)
-
-
-def decode_options(args: argparse.Namespace, task: Task) -> dict[str, object]:
-    """Keyword arguments of :func:`ptrnet.inference.predict` from the parsed options.
-
-    Raises:
-        UsageError: ``--pick shortest`` without ``--decode beam`` or for a task other than tsp,
-            or a ``--views`` count the task cannot use (:func:`ptrnet.decoding.views.check_views`).
-    """
-    from ptrnet.decoding.views import check_views
-    from ptrnet.evaluation.evaluate import beam_reranker
-
-    try:
-        beam_reranker(task, args.decode, args.pick)
-    except ValueError as err:
-        raise UsageError(f"--pick {args.pick}: {err}") from None
-    try:
-        check_views(task, args.views)
-    except ValueError as err:
-        raise UsageError(f"--views {args.views}: {err}") from None
-    return {
-        "decode": args.decode,
-        "beam_width": args.beam_width,
-        "constraints": args.constraints,
-        "seed": args.seed,
-        "batch_size": args.batch_size,
-        "pick": args.pick,
-        "views": args.views,
-    }
-
-
-def describe_decoding(task: Task, options: dict[str, object]) -> str:
-    """The decoding ``options`` (of :func:`decode_options`) in words, defaults resolved."""
-    from ptrnet.evaluation.evaluate import default_constraints
-
-    how = {"greedy": "greedy", "sample": f"sampling (seed {options['seed']})"}
-    words = how.get(str(options["decode"]))
+def describe_decoding(options: DecodeOptions) -> str:
+    """The decoding ``options`` (resolved for the task by :func:`decode_options`) in words."""
+    how = {"greedy": "greedy", "sample": f"sampling (seed {options.seed})"}
+    words = how.get(options.strategy)
     if words is None:
-        pick = "shortest tour" if options["pick"] == "shortest" else "most likely beam"
-        words = f"beam search, width {options['beam_width']}, {pick}"
-    views = options["views"]
-    constraints = options["constraints"] or default_constraints(task.name)
-    return f"{words}; {views} view{'s' if views != 1 else ''}; constraints {constraints}"
+        pick = "shortest tour" if options.pick == "shortest" else "most likely beam"
+        words = f"beam search, width {options.beam_width}, {pick}"
+    views = f"{options.views} view{'s' if options.views != 1 else ''}"
+    return f"{words}; {views}; constraints {options.constraints}"
 
 
 def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds: float) -> None:
@@ -141,13 +78,10 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
     stdout under a table, on stderr beside ``--json`` (whose stdout stays one object)."""
     import sys
 
-    task = get_task(loaded.task)
+    device = next(loaded.model.parameters()).device
     rows = [
-        (
-            "model",
-            f"{loaded.path} (step {loaded.step:,}, {next(loaded.model.parameters()).device})",
-        ),
-        ("decoding", describe_decoding(task, decode_options(args, task))),
+        ("model", f"{loaded.path} (step {loaded.step:,}, {device})"),
+        ("decoding", describe_decoding(decode_options(args, get_task(loaded.task)))),
         ("time", f"{count:,} instance{'s' if count != 1 else ''} in {seconds:.2f} s"),
     ]
     print(text)
@@ -177,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     args.data = args.data[0]
     limit = DRY_RUN_COUNT if args.dry_run else None
     refs = list(islice(iter_examples(args.data, task, "reference"), limit))
-    seqs = predict(loaded, task, [r.points for r in refs], **options)
+    seqs = predict(loaded, task, [r.points for r in refs], options)
     preds = [Example(r.points, s, r.line) for r, s in zip(refs, seqs, strict=True)]
     metrics = score_examples(task, refs, preds)
     text = json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics)
@@ -185,24 +119,32 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def default_optimal_path(first_file: str) -> str:
+    """``optimal.txt`` beside ``first_file`` if there is one, else the copy shipped in ptrnet."""
+    import os
+
+    from ptrnet.data import TSPLIB_OPTIMAL
+
+    beside = os.path.join(os.path.dirname(first_file), "optimal.txt")
+    return beside if os.path.isfile(beside) else str(TSPLIB_OPTIMAL)
+
+
 def run_tsplib(args: argparse.Namespace, loaded, start: float) -> int:
     """``eval tsp FILE.tsp ...``: gaps to the proven optima, one row per file; ``start`` is
     when decoding began (``time.perf_counter``)."""
-    import os
-
     from ptrnet.evaluation.tsplib_eval import evaluate_tsplib, format_results
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.tsplib import read_optimal
 
     if args.task != "tsp" or not all(is_tsplib(path) for path in args.data):
         raise UsageError("TSPLIB .tsp files are tsp instances; do not mix them with other files")
-    optimal_path = args.optimal or os.path.join(os.path.dirname(args.data[0]), "optimal.txt")
+    optimal_path = args.optimal or default_optimal_path(args.data[0])
     results = evaluate_tsplib(
         loaded,
         args.data,
         read_optimal(optimal_path),
         improve=args.two_opt,
-        **decode_options(args, get_task("tsp")),
+        options=decode_options(args, get_task("tsp")),
     )
     if args.json:
         text = json.dumps({"instances": [r.to_dict() for r in results]})

@@ -72,9 +72,10 @@ def run(args: argparse.Namespace) -> int:
 
 def curves_figure_for(run_dir: str):
     """The curves figure of ``run_dir``; a missing or malformed log is an InputError."""
-    from ptrnet.viz.curves import LOG_NAME, curves_figure, read_log
+    from ptrnet.runs import LOG_CSV
+    from ptrnet.viz.curves import curves_figure, read_log
 
-    path = os.path.join(run_dir, LOG_NAME) if os.path.isdir(run_dir) else run_dir
+    path = os.path.join(run_dir, LOG_CSV) if os.path.isdir(run_dir) else run_dir
     if not os.path.isfile(path):
         raise InputError(path, None, "no training log here (expected RUN_DIR/log.csv)")
     try:
@@ -86,6 +87,7 @@ def curves_figure_for(run_dir: str):
 
 def instance_figure(args: argparse.Namespace):
     """The figure for ``MODEL_OR_TASK INPUT``: instance, exact solution, model output, heatmap."""
+    from ptrnet.decoding.options import DecodeOptions
     from ptrnet.tasks import get_task
     from ptrnet.viz.figures import prediction_figure
     from ptrnet.viz.trace import decode_trace
@@ -106,14 +108,10 @@ def instance_figure(args: argparse.Namespace):
     title = f"{task.name}, n = {len(points)}, {args.input}:{line}"
     if loaded is None:
         return prediction_figure(task, points, ref, title=title)
-    trace = decode_trace(
-        loaded,
-        task,
-        points,
-        decode=args.decode,
-        beam_width=args.beam_width,
-        constraints=args.constraints,
+    options = DecodeOptions(
+        strategy=args.decode, beam_width=args.beam_width, constraints=args.constraints
     )
+    trace = decode_trace(loaded, task, points, options)
     title += f" -- {loaded.path}, {args.decode}, constraints {trace.constraints}"
     return prediction_figure(task, points, ref, trace.sequence, trace.probs, trace.tokens, title)
 

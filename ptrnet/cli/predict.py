@@ -13,15 +13,17 @@ from __future__ import annotations
 import argparse
 
 from ptrnet.cli.common import (
+    DRY_RUN_COUNT,
+    add_model_arguments,
     add_output_argument,
     add_quiet_argument,
     add_task_argument,
+    decode_options,
     load_model_on,
     note,
     set_threads,
     task_named,
 )
-from ptrnet.cli.eval import DRY_RUN_COUNT, add_model_arguments, decode_options
 
 NAME = "predict"
 
@@ -54,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_model_on(args.model, task, args.device)
     limit = DRY_RUN_COUNT if args.dry_run else None
     points = read_points(args.input, task)[:limit]
-    seqs = predict(loaded, task, points, **options)
+    seqs = predict(loaded, task, points, options)
     written = write_examples(args.output, zip(points, seqs, strict=True))
     note(args, f"wrote {written} {task.name} predictions to {args.output}")
     return 0

@@ -18,9 +18,10 @@ import os
 import sys
 
 from ptrnet.cli.common import add_quiet_argument, positive_int
+from ptrnet.data import PAPER_DIR
 from ptrnet.io.errors import UsageError
 
-DEFAULT_PAPER_DATA = os.path.join("..", "shared", "data", "paper")
+DEFAULT_PAPER_DATA = str(PAPER_DIR)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -48,8 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add(
         "--paper-data",
         metavar="DIR",
-        help=f"folder with the paper's released test files (default: {DEFAULT_PAPER_DATA} "
-        "if it exists; else generated test sets, noted in the table)",
+        help="folder with the paper's released test files (default: the copies shipped in "
+        "ptrnet/data/paper; a folder without them means generated test sets, noted in the table)",
     )
     add(
         "--partial",

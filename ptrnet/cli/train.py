@@ -31,7 +31,7 @@ from ptrnet.io.errors import UsageError
 from ptrnet.precision import PRECISIONS
 
 if TYPE_CHECKING:
-    from ptrnet.training.config import RunConfig
+    from ptrnet.runs.config import RunConfig
 
 NAME = "train"
 DEFAULT_STEPS = 10_000
@@ -235,9 +235,9 @@ def explicit_options(args: argparse.Namespace) -> dict[str, object]:
 def fresh_config(args: argparse.Namespace) -> RunConfig:
     """A new run's configuration: preset (``--dry-run``) < explicit options."""
     from ptrnet.model import ModelConfig
+    from ptrnet.runs.config import RunConfig, TrainConfig
     from ptrnet.tasks import SizeRange, get_task
     from ptrnet.train_api import file_sizes
-    from ptrnet.training.config import RunConfig, TrainConfig
 
     preset, explicit = dict(DRY_RUN if args.dry_run else {}), explicit_options(args)
     if "data" in explicit:
@@ -269,8 +269,8 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
 def warm_start_config(args: argparse.Namespace, options: dict[str, object]) -> RunConfig:
     """A new run that starts from ``--init-from``'s weights, so its model configuration."""
     from ptrnet.inference import resolve_checkpoint
-    from ptrnet.training.checkpoint import load_checkpoint
-    from ptrnet.training.config import RunConfig, TrainConfig
+    from ptrnet.runs.checkpoint import load_checkpoint
+    from ptrnet.runs.config import RunConfig, TrainConfig
 
     name = None if args.init_from == "bundled" else args.init_from
     path = os.path.abspath(resolve_checkpoint(name, args.task))
@@ -288,8 +288,8 @@ def warm_start_config(args: argparse.Namespace, options: dict[str, object]) -> R
 
 def resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
     """The saved configuration of the run in ``out`` with the explicit resumable changes."""
-    from ptrnet.training.checkpoint import load_checkpoint
-    from ptrnet.training.config import resume_config
+    from ptrnet.runs.checkpoint import load_checkpoint
+    from ptrnet.runs.config import resume_config
     from ptrnet.training.loop import LAST
 
     path = os.path.join(out, LAST)

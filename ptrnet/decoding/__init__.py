@@ -1,6 +1,12 @@
-"""Decoding strategies (greedy, sampling, beam) in one shared loop, separate from the model."""
+"""Decoding: how a trained model's outputs are chosen, apart from the model and the task.
 
-from ptrnet.decoding.decode import STRATEGIES, DecodeResult, decode, score_sequences
-from ptrnet.decoding.search import masked_log_probs
+* :mod:`ptrnet.decoding.options` -- :class:`DecodeOptions`, every choice of a decoding run,
+  validated in one place (no torch: front ends import it freely);
+* :mod:`ptrnet.decoding.search` -- the one autoregressive loop, the masked step distribution;
+* :mod:`ptrnet.decoding.strategies`, :mod:`ptrnet.decoding.beam` -- the token choosers;
+* :mod:`ptrnet.decoding.decode` -- :func:`decode` a batch, :func:`score_sequences`;
+* :mod:`ptrnet.decoding.views`, :mod:`ptrnet.decoding.view_scores` -- multi-view decoding;
+* :mod:`ptrnet.decoding.dataset` -- :func:`decode_all`, a whole dataset in batches.
 
-__all__ = ["STRATEGIES", "DecodeResult", "decode", "masked_log_probs", "score_sequences"]
+The package itself imports nothing, so importing the options does not import torch.
+"""

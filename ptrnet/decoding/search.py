@@ -8,30 +8,37 @@ scores. The loop owns the model calls, the task's :class:`DecodeState` and the h
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
 import torch
 
+from ptrnet.batching import Batch
+from ptrnet.decoding.beam import Reranker, pick_beams
 from ptrnet.model.pointer import EncoderDecoder, Memory
+from ptrnet.tasks.base import Task
 from ptrnet.tasks.constraints import DecodeState
+
+if TYPE_CHECKING:
+    from ptrnet.decoding.views import ViewEnsemble
 
 
 def fit_mask(allowed: torch.Tensor, width: int) -> torch.Tensor:
-    """Widen a (R, w) allowed mask to (R, width) with False columns (w <= width).
+    """Widen a (..., w) allowed mask to (..., width) with False columns (w <= width).
 
     The decoding state is as wide as the longest row + 1; the model's output can be wider
     (extra padding columns, or a baseline's fixed vocabulary). Those columns are never allowed.
     """
-    extra = width - allowed.shape[1]
+    extra = width - allowed.shape[-1]
     if extra < 0:
-        raise ValueError(f"allowed mask has {allowed.shape[1]} columns, logits only {width}")
+        raise ValueError(f"allowed mask has {allowed.shape[-1]} columns, logits only {width}")
     if extra == 0:  # the usual Ptr-Net case: no copy at every step
         return allowed
     return torch.nn.functional.pad(allowed, (0, extra), value=False)
 
 
 def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-    """log-softmax over the allowed tokens: (R, V) logits, (R, <=V) bool -> (R, V) float32.
+    """log-softmax over the allowed tokens: (..., V) logits, (..., <=V) bool -> (..., V) float32.
 
     Disallowed entries are -inf. A new tensor is built every call; ``allowed`` is never
     modified (PAPER.md trap 3). Every row of a DecodeState mask has an allowed entry with a
@@ -56,7 +63,7 @@ class Strategy(Protocol):
 
 
 @dataclass(frozen=True)
-class Trace:
+class SearchTrace:
     """What one decoding run produced, per row (R rows).
 
     Attributes:
@@ -79,7 +86,7 @@ def run_search(
     max_steps: int,
     strategy: Strategy,
     keep_probs: bool = False,
-) -> Trace:
+) -> SearchTrace:
     """Decode at most ``max_steps`` tokens for every row of ``memory``, stopping early when all
     rows are done. ``dstate`` must have the same rows as ``memory``.
 
@@ -106,7 +113,7 @@ def run_search(
         dstate = dstate.update(token)
         prev = token
     tokens, probs = _backtrack(history, rows, device)
-    return Trace(tokens=tokens, scores=scores, probs=probs, done=dstate.done)
+    return SearchTrace(tokens=tokens, scores=scores, probs=probs, done=dstate.done)
 
 
 def _backtrack(
@@ -125,3 +132,48 @@ def _backtrack(
         return torch.zeros(rows, 0, dtype=torch.long, device=device), None
     stacked = torch.stack(probs[::-1], dim=1) if probs else None  # (R, T, V)
     return torch.stack(tokens[::-1], dim=1), stacked
+
+
+def step_limit(task: Task, lengths: torch.Tensor) -> int:
+    """Steps to run: the longest output any row may have, plus one for the end token."""
+    return max(task.max_steps(int(n)) for n in lengths.unique().tolist()) + 1
+
+
+def search_batch(
+    model: EncoderDecoder | ViewEnsemble,
+    task: Task,
+    batch: Batch,
+    strategy: Strategy,
+    constraints: str,
+    width: int,
+    keep_probs: bool = False,
+) -> SearchTrace:
+    """One run of the decoding loop over B instances with ``width`` rows each: (B * width) rows,
+    instance-major."""
+    rows = torch.arange(batch.size, device=batch.points.device).repeat_interleave(width)
+    memory = model.encode(batch.points, batch.lengths)
+    if width > 1:
+        memory = memory.index(rows)
+    dstate = task.decode_state(batch.lengths[rows], constraints)
+    limit = step_limit(task, batch.lengths)
+    return run_search(model, memory, dstate, limit, strategy, keep_probs=keep_probs)
+
+
+def pick_rows(
+    trace: SearchTrace, batch: Batch, width: int, rerank: Reranker | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """One row per instance of a :func:`search_batch` trace: the best of its ``width`` beams
+    (:func:`ptrnet.decoding.beam.pick_beams`). Returns tokens (B, T), scores (B,) and the
+    masked distributions (B, T, n+1) or None."""
+    keep = torch.arange(batch.size, device=batch.points.device)
+    if width > 1:
+        instances = batch_instances(batch) if rerank else None
+        keep = pick_beams(trace.scores, trace.tokens, trace.done, width, instances, rerank)
+    probs = None if trace.probs is None else trace.probs[keep][..., : batch.points.shape[1] + 1]
+    return trace.tokens[keep], trace.scores[keep], probs
+
+
+def batch_instances(batch: Batch) -> list[np.ndarray]:
+    """Each row's real points (the batch's float32 values) as a float64 (n_b, dim) array."""
+    points = batch.points.cpu().double().numpy()
+    return [points[b, :n] for b, n in enumerate(batch.lengths.tolist())]

@@ -20,10 +20,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from ptrnet.decoding.search import masked_log_probs
+from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task, from_tokens, to_tokens
-from ptrnet.tasks.constraints import DecodeState
 from ptrnet.tasks.symmetry import ROTATIONS, SQUARE_SYMMETRIES, square_symmetry_tensor
 
 # Rows scored at once: the pointer's attention works in a (rows, n+1, d) slab per step, which
@@ -87,29 +86,6 @@ def _arrays(points: torch.Tensor, lengths: torch.Tensor) -> list[np.ndarray]:
     return [row[:n] for row, n in zip(rows, lengths.tolist(), strict=True)]
 
 
-def sequence_log_likelihood(
-    model: EncoderDecoder,
-    task: Task,
-    points: torch.Tensor,
-    lengths: torch.Tensor,
-    tokens: torch.Tensor,
-    constraints: str,
-) -> torch.Tensor:
-    """(R,) float32 log-likelihood of token rows (R, T) under the masked step distributions of
-    ``constraints``, the ones the decoder draws from; -inf for a row with a disallowed token.
-
-    Tokens after a row's end token are end tokens, the only token then allowed: they add 0.
-    """
-    logits = model(points, lengths, tokens)  # (R, T, V), teacher forced
-    state = DecodeState.start(task, lengths, constraints)
-    total = torch.zeros(tokens.shape[0], device=tokens.device)
-    for step in range(tokens.shape[1]):
-        logp = masked_log_probs(logits[:, step], state.allowed())  # (R, V)
-        total = total + logp.gather(1, tokens[:, step, None])[:, 0]
-        state = state.update(tokens[:, step])
-    return total
-
-
 def mean_view_log_likelihood(
     model: EncoderDecoder,
     task: Task,
@@ -131,7 +107,7 @@ def mean_view_log_likelihood(
         image = image_tokens(task, _arrays(view, lengths), tokens, which)
         for lo in range(0, tokens.shape[0], SCORE_ROWS):
             rows = slice(lo, lo + SCORE_ROWS)
-            total[rows] += sequence_log_likelihood(
+            total[rows] += masked_sequence_log_likelihood(
                 model, task, view[rows], lengths[rows], image[rows], constraints
             )
     return total / SQUARE_SYMMETRIES

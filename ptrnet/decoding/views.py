@@ -12,7 +12,10 @@ renormalises it over the allowed tokens, so greedy, sampling and beam search (mo
 shortest beam) all run unchanged on the combined distribution. The cost is one encoder and one
 decoder pass per view. Reflections are left out: they turn a counter-clockwise label clockwise,
 so their step distributions are over a different sequence (``views=8`` brings them in after the
-search: :mod:`ptrnet.decoding.view_scores`).
+search: :mod:`ptrnet.decoding.view_scores`, :func:`decode_views`).
+
+Which view counts a task can use is checked with the other options, by
+:func:`ptrnet.decoding.options.check_views`.
 """
 
 from __future__ import annotations
@@ -22,30 +25,21 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from ptrnet.batching import Batch
+from ptrnet.decoding.beam import Reranker, pick_beams
+from ptrnet.decoding.options import DecodeOptions
+from ptrnet.decoding.search import Strategy, batch_instances, pick_rows, search_batch
+from ptrnet.decoding.view_scores import image_tokens, mean_view_log_likelihood
 from ptrnet.model.pointer import EncoderDecoder, Memory, State
 from ptrnet.tasks.base import Task
 from ptrnet.tasks.symmetry import (
+    MIRROR,
     MIRRORED_VIEWS,
-    VIEW_COUNTS,
+    ROTATION_VIEWS,
+    SQUARE_SYMMETRIES,
     square_symmetry_tensor,
     view_symmetries,
 )
-
-
-def check_views(task: Task, views: int) -> None:
-    """Raises ValueError unless ``task`` can be decoded with ``views`` views (1, 2, 4 or 8)."""
-    if views not in VIEW_COUNTS:
-        raise ValueError(f"views must be one of {', '.join(map(str, VIEW_COUNTS))}, got {views}")
-    if views == MIRRORED_VIEWS and not task.square_symmetric:
-        raise ValueError(
-            f"8 views need a task whose answers the square's symmetries keep; {task.name}'s "
-            "do not (a flip reverses a sorted order)"
-        )
-    if 1 < views < MIRRORED_VIEWS and not task.rotation_invariant_labels:
-        raise ValueError(
-            f"2 or 4 views need labels that rotations keep (convex_hull, tsp); "
-            f"{task.name}'s label order depends on the coordinates (8 views work)"
-        )
 
 
 @dataclass(frozen=True)
@@ -111,3 +105,104 @@ class ViewEnsemble(nn.Module):
             logps.append(torch.log_softmax(logits.float(), dim=-1))
             states.append(new)
         return torch.stack(logps).mean(dim=0), join_states(states)
+
+
+def decode_views(
+    model: EncoderDecoder,
+    task: Task,
+    batch: Batch,
+    strategy: Strategy,
+    options: DecodeOptions,
+    rerank: Reranker | None,
+    keep_probs: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """Decode ``batch`` with ``options.views`` (2, 4 or 8) views of each instance; ``options``
+    already checked against ``task`` (:meth:`DecodeOptions.for_task`).
+
+    2 or 4 views search once with :class:`ViewEnsemble`; the score is the log-likelihood under
+    the product distribution. 8 views: :func:`_decode_eight_views`, scored by the eight-view
+    mean log-likelihood. Returns tokens (B, T), scores (B,) and, with ``keep_probs`` (2 or 4
+    views only), the combined distributions (B, T, n+1).
+
+    Raises:
+        ValueError: ``keep_probs`` with 8 views.
+    """
+    if options.views != MIRRORED_VIEWS:
+        ensemble = ViewEnsemble(model, options.views)
+        trace = search_batch(
+            ensemble, task, batch, strategy, options.constraints, options.width, keep_probs
+        )
+        return pick_rows(trace, batch, options.width, rerank)
+    if keep_probs:
+        raise ValueError(f"return_probs needs views {', '.join(map(str, ROTATION_VIEWS))}")
+    tokens, scores = _decode_eight_views(
+        model, task, batch, strategy, options.constraints, options.width, rerank
+    )
+    return tokens, scores, None
+
+
+def _decode_eight_views(
+    model: EncoderDecoder,
+    task: Task,
+    batch: Batch,
+    strategy: Strategy,
+    constraints: str,
+    width: int,
+    rerank: Reranker | None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``views=8``: search, map each search's outputs back into the instance's own label form,
+    then pick among all of them, per instance, the one with the highest mean log-likelihood over
+    the eight symmetries (:mod:`ptrnet.decoding.view_scores`), or with ``rerank`` the lowest
+    cost. Rotation-invariant labels (hull, TSP): two four-rotation searches, on the instance and
+    on its mirror image. Others (Delaunay): one search in each of the eight views."""
+    if task.rotation_invariant_labels:
+        searches = [(0, ViewEnsemble(model, 4)), (MIRROR, ViewEnsemble(model, 4))]
+    else:
+        searches = [(which, model) for which in range(SQUARE_SYMMETRIES)]
+    instances = batch_instances(batch)
+    traces = [
+        search_batch(member, task, _transformed(batch, which), strategy, constraints, width)
+        for which, member in searches
+    ]
+    steps = max(trace.tokens.shape[1] for trace in traces)
+    found = _interleave([trace.scores.isfinite() for trace in traces], width)  # (B * S * w,)
+    done = _interleave([trace.done for trace in traces], width)
+    rows = torch.arange(batch.size, device=batch.points.device).repeat_interleave(width)
+    tokens = _interleave(
+        [
+            image_tokens(task, [instances[r] for r in rows], _pad_end(t.tokens, steps), which)
+            for (which, _), t in zip(searches, traces, strict=True)
+        ],
+        width,
+    )  # (B * S * w, T): each instance's S searches' w outputs, in its own label form
+    owner = torch.arange(batch.size, device=tokens.device).repeat_interleave(len(traces) * width)
+    # Searches share some outputs (about a tenth of them for TSP at n = 20): score each
+    # distinct (instance, output) pair once.
+    distinct, inverse = torch.unique(
+        torch.cat([owner[:, None], tokens], dim=1), dim=0, return_inverse=True
+    )
+    scores = mean_view_log_likelihood(
+        model, task, batch.points[distinct[:, 0]], batch.lengths[distinct[:, 0]],
+        distinct[:, 1:], constraints,
+    )[inverse].masked_fill(~found, float("-inf"))  # fmt: skip
+    keep = pick_beams(scores, tokens, done, len(traces) * width, instances if rerank else None,
+                      rerank)  # fmt: skip
+    return tokens[keep], scores[keep]
+
+
+def _transformed(batch: Batch, which: int) -> Batch:
+    """The batch's instances under square symmetry ``which`` (same lengths)."""
+    return Batch(square_symmetry_tensor(batch.points, which), batch.lengths)
+
+
+def _pad_end(tokens: torch.Tensor, steps: int) -> torch.Tensor:
+    """(R, t) -> (R, steps) with end tokens appended (a finished row repeats its end token)."""
+    return torch.nn.functional.pad(tokens, (0, steps - tokens.shape[1]), value=0)
+
+
+def _interleave(parts: list[torch.Tensor], width: int) -> torch.Tensor:
+    """S tensors of (B * w, ...) rows, instance-major -> (B * S * w, ...): each instance's w rows
+    of the first, then its w rows of the second, and so on."""
+    batch = parts[0].shape[0] // width
+    grouped = [p.reshape(batch, width, *p.shape[1:]) for p in parts]
+    return torch.cat(grouped, dim=1).reshape(batch * len(parts) * width, *parts[0].shape[1:])

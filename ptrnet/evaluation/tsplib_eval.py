@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from ptrnet.solvers.tsp import distance_matrix
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks import get_task
 from ptrnet.tasks.convex_hull import open_cycle
+
+if TYPE_CHECKING:
+    from ptrnet.decoding.options import DecodeOptions
 
 
 @dataclass(frozen=True)
@@ -42,13 +46,13 @@ def evaluate_tsplib(
     optimal: dict[str, int],
     *,
     improve: bool = False,
-    **decode_options,
+    options: DecodeOptions | None = None,
 ) -> list[TSPLibResult]:
     """Decode each TSPLIB file with ``loaded`` (a TSP model) and compare with ``optimal``.
 
     Args:
         improve: run 2-opt to a local optimum from the model's tour before measuring.
-        decode_options: passed to :func:`ptrnet.inference.predict` (decode, beam_width, ...).
+        options: how to decode (:func:`ptrnet.inference.predict`; None = its defaults).
 
     Raises:
         InputError: a file without an entry in ``optimal``, or a malformed file.
@@ -60,7 +64,7 @@ def evaluate_tsplib(
         instance = read_tsplib(path)
         if instance.name not in optimal:
             raise InputError(path, None, f"no optimum for {instance.name!r} in the optima file")
-        (seq,) = predict(loaded, get_task("tsp"), [instance.points], **decode_options)
+        (seq,) = predict(loaded, get_task("tsp"), [instance.points], options)
         tour = open_cycle(seq)
         if improve:
             tour = two_opt(distance_matrix(instance.coords), tour)

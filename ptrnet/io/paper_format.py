@@ -99,7 +99,7 @@ def parse_line(
         if seq is None and labels in ("reference", "prediction"):
             raise _Problem(f"no '{OUTPUT}' part: this file needs labels")
         if seq is not None and labels in ("reference", "optional"):
-            problem = label_problem(task, points, seq)
+            problem = task.label_problem(points, seq)
             if problem:
                 raise _Problem(problem)
     except _Problem as err:
@@ -150,24 +150,6 @@ def _parse_indices(tokens: list[str], n: int) -> np.ndarray:
         hint = " (indices are 1-based)" if seq[k] == 0 else ""
         raise _Problem(f"output index {k + 1} is {seq[k]}, out of range 1..{n}{hint}")
     return seq - 1
-
-
-def label_problem(task: Task, points: np.ndarray, seq: np.ndarray) -> str | None:
-    """Why ``seq`` is not a structurally valid reference label for ``points``, or None if it is.
-
-    Structure only (``task.is_valid``, plus the paper's n + 1 indices for a TSP tour); whether
-    the label is *the* canonical or optimal one is not checked.
-    """
-    n, k = len(points), len(seq)
-    if task.name == "tsp" and k != n + 1:
-        return f"TSP output has {k} indices, expected n + 1 = {n + 1} (closing index included)"
-    if task.name == "delaunay" and k % 3:
-        return f"Delaunay output has {k} indices, not a multiple of 3"
-    if task.name == "convex_hull" and (k < 4 or seq[0] != seq[-1]):
-        return "hull output must be at least 3 vertices closed by repeating the first"
-    if not task.is_valid(points, seq):
-        return f"output is not a valid {task.name} label"
-    return None
 
 
 def iter_examples(

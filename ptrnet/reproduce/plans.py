@@ -23,27 +23,31 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.evaluation.paper_numbers import paper_result
 from ptrnet.model import ModelConfig
-from ptrnet.tasks import SizeRange, get_task
-from ptrnet.training.config import RunConfig, TrainConfig
+from ptrnet.runs.config import RunConfig, TrainConfig
+from ptrnet.tasks import SizeRange, Stream, get_task
 
-TEST_SEED, TEST_STREAM, TRAIN_SEED = 0, 5, 0
+TEST_SEED, TEST_STREAM, TRAIN_SEED = 0, Stream.TEST, 0
 HULL_FILE, TSP_FILE = "convex_hull_5_test.txt", "tsp5_test.txt"
 
 
-@dataclass(frozen=True)
-class Decoding:
-    """How a table's test sets are decoded (:func:`ptrnet.evaluation.evaluate.decode_all`)."""
+def describe_decoding(decoding: DecodeOptions) -> str:
+    """A table's decoding in words, for its report."""
+    how = "greedy" if decoding.strategy == "greedy" else f"beam search, width {decoding.beam_width}"
+    limit = "restricted to valid outputs" if decoding.constraints == "task" else "unconstrained"
+    return f"{how}, {limit}"
 
-    strategy: str
-    constraints: str
-    beam_width: int = 1
 
-    def describe(self) -> str:
-        how = "greedy" if self.strategy == "greedy" else f"beam search, width {self.beam_width}"
-        limit = "restricted to valid outputs" if self.constraints == "task" else "unconstrained"
-        return f"{how}, {limit}"
+def decoding_record(decoding: DecodeOptions) -> dict[str, object]:
+    """A table's decoding in its JSON report (``beam_width`` 1 for greedy decoding)."""
+    return {
+        "strategy": decoding.strategy,
+        "constraints": decoding.constraints,
+        "beam_width": decoding.width,
+        "text": describe_decoding(decoding),
+    }
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,7 @@ class TablePlan:
     name: str
     title: str
     task: str
-    decoding: Decoding
+    decoding: DecodeOptions
     metrics: tuple[str, ...]
     models: tuple[ModelPlan, ...]
     rows: tuple[RowPlan, ...]
@@ -202,7 +206,7 @@ TABLES: dict[str, TablePlan] = {
             "table1",
             "Table 1: planar convex hull (accuracy / area coverage)",
             "convex_hull",
-            Decoding("beam", "none", beam_width=5),
+            DecodeOptions("beam", beam_width=5, constraints="none"),
             ("accuracy", "area_coverage"),
             (
                 ModelPlan(
@@ -222,7 +226,7 @@ TABLES: dict[str, TablePlan] = {
             "table2",
             "Table 2: planar TSP (mean closed-tour length)",
             "tsp",
-            Decoding("beam", "task", beam_width=5),
+            DecodeOptions("beam", beam_width=5, constraints="task"),
             ("mean_length",),
             (
                 ModelPlan("tsp-ptr-5", "tsp", "pointer", "5", 20_000, ms_per_step=23),
@@ -245,7 +249,7 @@ TABLES: dict[str, TablePlan] = {
             "delaunay",
             "Delaunay triangulation (accuracy / triangle coverage)",
             "delaunay",
-            Decoding("beam", "none", beam_width=5),
+            DecodeOptions("beam", beam_width=5, constraints="none"),
             ("accuracy", "triangle_coverage"),
             (
                 ModelPlan("delaunay-ptr-5", "delaunay", "pointer", "5", 20_000, ms_per_step=40),

@@ -45,6 +45,7 @@ from ptrnet.reproduce.plans import (
     RowPlan,
     Scale,
     TablePlan,
+    decoding_record,
     describe_budget,
     epoch_length,
     paper_numbers,
@@ -57,8 +58,8 @@ from ptrnet.reproduce.testsets import (
     mean_tour_lengths,
     paper_test_set,
 )
+from ptrnet.runs.config import RunConfig, resume_config
 from ptrnet.tasks import get_task
-from ptrnet.training.config import RunConfig, resume_config
 
 COMPUTE_JSON = "compute.json"
 
@@ -163,12 +164,11 @@ class Reproduction:
 
     def train(self, model: ModelPlan, config: RunConfig, run_dir: str, resume: bool) -> None:
         """Run the training loop, keeping ``compute.json`` current at every validation."""
-        from ptrnet.evaluation.evaluate import PRIMARY_METRIC
         from ptrnet.training.loop import RunDirError, train
 
         prior = read_compute(run_dir).get("train_wall_s", 0.0) if resume else 0.0
         start, total = time.perf_counter(), total_steps(model, self.scale)
-        primary = PRIMARY_METRIC[model.task]
+        primary = get_task(model.task).validation_metric
 
         def record(step: int) -> None:
             wall = prior + time.perf_counter() - start
@@ -226,9 +226,7 @@ class Reproduction:
             self.task,
             test.points,
             test.refs,
-            strategy=decoding.strategy,
-            beam_width=decoding.beam_width,
-            constraints=decoding.constraints,
+            decoding,
         )
         compute = {
             **compute,
@@ -311,7 +309,7 @@ class Reproduction:
             "task": self.plan.task,
             "scale": self.scale.name,
             "metrics": list(self.plan.metrics),
-            "decoding": {**asdict(self.plan.decoding), "text": self.plan.decoding.describe()},
+            "decoding": decoding_record(self.plan.decoding),
             "test_data": {"seed": TEST_SEED, "stream": TEST_STREAM, "paper_data": self.paper_data},
             "notes": self.notes,
             "rows": rows,
@@ -324,7 +322,7 @@ def saved_step(run_dir: str, config: RunConfig) -> int | None:
     Raises:
         UsageError: the run there has another configuration (beyond resumable fields).
     """
-    from ptrnet.training.checkpoint import load_checkpoint
+    from ptrnet.runs.checkpoint import load_checkpoint
     from ptrnet.training.loop import LAST
 
     last = os.path.join(run_dir, LAST)

@@ -6,6 +6,7 @@ from ptrnet.solvers.errors import DegenerateInstanceError
 from ptrnet.tasks.base import (
     END_TOKEN,
     SizeRange,
+    Stream,
     Task,
     from_tokens,
     instance_rng,
@@ -34,6 +35,7 @@ __all__ = [
     "TASKS",
     "DegenerateInstanceError",
     "SizeRange",
+    "Stream",
     "Task",
     "from_tokens",
     "get_task",

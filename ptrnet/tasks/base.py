@@ -14,10 +14,12 @@ Conventions, stated once:
 
 from __future__ import annotations
 
+import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import IntEnum, unique
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -61,6 +63,25 @@ class SizeRange:
         return str(self.lo) if self.lo == self.hi else f"{self.lo}-{self.hi}"
 
 
+@unique
+class Stream(IntEnum):
+    """The registry of random streams: every use of randomness keyed by ``(seed, stream, ...)``
+    has its own stream here, so no two uses ever share draws.
+
+    The values are part of the data format: changing one changes every file and run that uses
+    it.
+    """
+
+    TRAIN = 0  #: training instances (``ptrnet generate``'s default)
+    VALIDATION = 1  #: the validation set of a training run
+    ORDER = 2  #: the shuffled order of an epoch
+    BUCKET = 3  #: the grouping of training instances by size
+    AUGMENTATION = 4  #: the symmetry applied to each augmented training instance
+    TEST = 5  #: test sets (``ptrnet reproduce``, the live page's length test)
+    DEMO = 7  #: ``ptrnet demo``'s fresh instances
+    SAMPLING = 8  #: REINFORCE's sampled outputs (one generator per step)
+
+
 def instance_rng(seed: int, index: int, stream: int = 0) -> np.random.Generator:
     """The generator for instance ``index`` of stream ``stream`` under ``seed``.
 
@@ -85,9 +106,27 @@ def from_tokens(tokens: Sequence[int] | np.ndarray) -> np.ndarray:
 
 
 class Task(ABC):
-    """One problem: generation, reference solution, canonical target, validity, metrics, masks.
+    """One problem and everything the rest of ptrnet needs to know about it (its task card).
 
     Subclasses are stateless; the registry in :mod:`ptrnet.tasks` holds one instance of each.
+    Adding a task means one module with a subclass, plus its line in the registry; no other
+    module keys anything by task name. A new task must provide:
+
+    * class attributes ``name``, ``dim`` (numbers per input element: an instance is an (n, dim)
+      float array, coordinates for the geometric tasks, values or symbol codes otherwise),
+      ``min_n``, ``metric_keys`` (keys of :meth:`metrics`), ``validation_metric`` (the decoded
+      metric that picks the best checkpoint) and ``summary_metrics`` (the two a summary table
+      shows), ``demo_sizes`` (the n of ``ptrnet demo``'s table) and ``drawing`` (how
+      :mod:`ptrnet.viz.draw` and the web page plot an answer);
+    * methods :meth:`solve`, :meth:`canonical`, :meth:`is_valid`, :meth:`metrics`,
+      :meth:`max_steps` and :meth:`allowed_next`.
+
+    It may override: ``solvers``, ``lower_is_better`` and ``validity_metric`` (checkpoint
+    selection), ``default_constraints`` (the paper's decoding mask for it), the symmetry flags
+    (multi-view decoding, augmentation; both false suit a non-geometric task), ``has_cost`` with
+    :meth:`batch_cost` and :meth:`sequence_cost` (REINFORCE, the ``shortest`` beam pick),
+    :meth:`sample_points` (default: uniform in [0, 1)^dim) and :meth:`label_shape_problem`
+    (the length checks a reference label must pass before :meth:`is_valid`).
     """
 
     name: ClassVar[str]
@@ -95,6 +134,26 @@ class Task(ABC):
     min_n: ClassVar[int]
     metric_keys: ClassVar[tuple[str, ...]]
     solvers: ClassVar[tuple[str, ...]] = ("default",)
+    #: The decoded validation metric that picks the best checkpoint (never the teacher-forced
+    #: loss, PAPER.md trap 7), and whether lower values are better.
+    validation_metric: ClassVar[str]
+    lower_is_better: ClassVar[bool] = False
+    #: A rate ranked before ``validation_metric`` when selecting checkpoints (higher is
+    #: better), for a metric that averages over valid outputs only: TSP's ``valid_rate``.
+    validity_metric: ClassVar[str | None] = None
+    #: The decoded metric that breaks ties on ``validation_metric`` (higher is better): a
+    #: short run whose validations all score hull accuracy 0 still improves in area coverage.
+    tiebreak_metric: ClassVar[str | None] = None
+    #: The two metrics a summary table (``ptrnet demo``) shows for the task.
+    summary_metrics: ClassVar[tuple[str, str]]
+    #: The instance sizes of ``ptrnet demo``'s table.
+    demo_sizes: ClassVar[tuple[int, ...]]
+    #: How an answer is drawn: ``hull`` (closed polygon of chosen points), ``tour`` (closed
+    #: path through all points), ``triangles`` or ``bars`` (values in output order).
+    drawing: ClassVar[str]
+    #: The decoding mask the paper uses for the task (Sec. 4, Inference): ``none`` (any real
+    #: input or the end symbol) or ``task`` (:meth:`allowed_next`).
+    default_constraints: ClassVar[str] = "none"
     #: Whether the symmetries of the unit square (axis flips and swaps, all isometries of
     #: [0, 1]^dim) keep an instance's solution: true for the planar geometric tasks; false for
     #: sort, whose ascending order a flip reverses.
@@ -186,6 +245,49 @@ class Task(ABC):
         """
         raise NotImplementedError(f"task {self.name} has no cost to minimise")
 
+    def sequence_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        """The cost of one output (tasks with ``has_cost``; lower is better), inf for an output
+        that is not valid, so a beam pick never prefers it (``pick="shortest"``)."""
+        raise NotImplementedError(f"task {self.name} has no cost to minimise")
+
+    def label_shape_problem(self, n: int, seq: np.ndarray) -> str | None:
+        """Why a reference label of length ``len(seq)`` cannot be one for n inputs, or None.
+
+        Checked before :meth:`is_valid` so a malformed file gets the specific reason.
+        """
+        return None
+
+    def label_problem(self, points: np.ndarray, seq: np.ndarray) -> str | None:
+        """Why ``seq`` is not a structurally valid reference label for ``points``, or None.
+
+        Structure only (:meth:`label_shape_problem`, then :meth:`is_valid`); whether the label
+        is *the* canonical or optimal one is not checked.
+        """
+        problem = self.label_shape_problem(len(points), np.asarray(seq))
+        if problem is None and not self.is_valid(points, seq):
+            problem = f"output is not a valid {self.name} label"
+        return problem
+
+    def selection_key(self, metrics: dict[str, float | None]) -> tuple[float, ...]:
+        """Sort key of decoded validation metrics: smaller is better.
+
+        ``validity_metric`` (if any) decides first, then ``validation_metric``, then
+        ``tiebreak_metric`` (if any). An undefined or missing value (NaN, or None in a JSON
+        record) ranks last. Equal keys are left to the caller: training keeps the later step.
+        """
+        key = []
+        if self.validity_metric is not None:
+            key.append(-_number(metrics.get(self.validity_metric, 1.0)))
+        value = _number(metrics.get(self.validation_metric))
+        if not math.isfinite(value):
+            key.append(math.inf)
+        else:
+            key.append(value if self.lower_is_better else -value)
+        if self.tiebreak_metric is not None:
+            tiebreak = _number(metrics.get(self.tiebreak_metric))
+            key.append(-tiebreak if math.isfinite(tiebreak) else math.inf)
+        return tuple(key)
+
     def decode_state(self, lengths: torch.Tensor, mode: str = "task") -> DecodeState:
         """Initial decoding state for a batch with ``lengths`` (B,), ``mode`` 'none' or 'task'."""
         from ptrnet.tasks.constraints import DecodeState
@@ -201,3 +303,8 @@ def check_indices(seq: np.ndarray, n: int) -> bool:
         and np.issubdtype(seq.dtype, np.integer)
         and bool(np.all((seq >= 0) & (seq < n)))
     )
+
+
+def _number(raw: float | None) -> float:
+    """A metric as a float; None (how JSON records hold NaN) becomes NaN."""
+    return math.nan if raw is None else float(raw)

@@ -148,23 +148,41 @@ class DecodeState:
         )
 
 
+def replay_masks(
+    task: Task, lengths: torch.Tensor, tokens: torch.Tensor, mode: str
+) -> torch.Tensor:
+    """The allowed mask before each token of given rows, replayed from the start: the one replay
+    of a decoding state over a known sequence (training masks, view scores, heatmaps).
+
+    Args:
+        lengths: (B,) real sizes.
+        tokens: (B, T) model tokens >= 0 (end-padded after a row's end token).
+        mode: ``none`` or ``task`` (:meth:`DecodeState.start`).
+
+    Returns:
+        (B, T, n+1) bool: step i's mask is :meth:`DecodeState.allowed` after tokens ``< i``.
+    """
+    state = DecodeState.start(task, lengths, mode)
+    masks = []
+    for i in range(tokens.shape[1]):
+        masks.append(state.allowed())  # (B, n+1)
+        state = state.update(tokens[:, i])
+    if not masks:
+        return torch.zeros(tokens.shape[0], 0, state.visited.shape[1], dtype=torch.bool)
+    return torch.stack(masks, dim=1)
+
+
 def teacher_forcing_mask(task: Task, lengths: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """The ``task``-mode allowed mask at every teacher-forced step: (B,), (B, T) -> (B, T, n+1).
 
-    Step i's mask is :meth:`DecodeState.allowed` after the targets before it, i.e. what a
-    constrained decoder that had emitted the label prefix could emit next. Negative targets
-    (ignored pads) come after a row's end token, where the state only allows the end symbol.
-    Raises ValueError if a label token is not allowed at its step (a label that breaks the
-    task's own rules would get an infinite loss).
+    Step i's mask is :meth:`DecodeState.allowed` after the targets before it
+    (:func:`replay_masks`), i.e. what a constrained decoder that had emitted the label prefix
+    could emit next. Negative targets (ignored pads) come after a row's end token, where the
+    state only allows the end symbol. Raises ValueError if a label token is not allowed at its
+    step (a label that breaks the task's own rules would get an infinite loss).
     """
-    state = DecodeState.start(task, lengths, "task")
     tokens = targets.clamp(min=0)
-    masks = []
-    for i in range(targets.shape[1]):
-        allowed = state.allowed()  # (B, n+1)
-        masks.append(allowed)
-        state = state.update(tokens[:, i])
-    mask = torch.stack(masks, dim=1)  # (B, T, n+1)
+    mask = replay_masks(task, lengths, tokens, "task")  # (B, T, n+1)
     scored = targets >= 0
     hit = mask.gather(2, tokens[..., None])[..., 0]  # (B, T)
     bad = scored & ~hit

@@ -86,6 +86,11 @@ class ConvexHullTask(Task):
     dim = 2
     min_n = 3
     metric_keys = ("accuracy", "area_coverage", "non_simple_rate", "fail")
+    validation_metric = "accuracy"
+    tiebreak_metric = "area_coverage"
+    summary_metrics = ("accuracy", "area_coverage")
+    demo_sizes = (5, 10, 50)
+    drawing = "hull"
     solvers = ("qhull",)
     square_symmetric = True
     rotation_invariant_labels = True
@@ -101,6 +106,11 @@ class ConvexHullTask(Task):
             cycle = cycle[::-1]
         cycle = canonical_cycle(cycle)
         return np.append(cycle, cycle[0])
+
+    def label_shape_problem(self, n: int, seq: np.ndarray) -> str | None:
+        if len(seq) < 4 or seq[0] != seq[-1]:
+            return "hull output must be at least 3 vertices closed by repeating the first"
+        return None
 
     def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
         seq = np.asarray(seq)

@@ -59,6 +59,11 @@ class DelaunayTask(Task):
     dim = 2
     min_n = 3
     metric_keys = ("accuracy", "triangle_coverage")
+    validation_metric = "triangle_coverage"
+    tiebreak_metric = "accuracy"
+    summary_metrics = ("accuracy", "triangle_coverage")
+    demo_sizes = (5, 10)
+    drawing = "triangles"
     solvers = ("qhull",)
     square_symmetric = True
 
@@ -77,6 +82,11 @@ class DelaunayTask(Task):
             return False
         triples = np.sort(seq.reshape(-1, 3), axis=1)
         return bool(np.all(np.diff(triples, axis=1) > 0))
+
+    def label_shape_problem(self, n: int, seq: np.ndarray) -> str | None:
+        if len(seq) % 3:
+            return f"Delaunay output has {len(seq)} indices, not a multiple of 3"
+        return None
 
     def max_steps(self, n: int) -> int:
         return 6 * n  # a triangulation has at most 2n - 5 triangles; works on tensors too

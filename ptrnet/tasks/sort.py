@@ -34,6 +34,12 @@ class SortTask(Task):
     dim = 1
     min_n = 1
     metric_keys = ("exact_match", "position_accuracy", "valid_rate")
+    validation_metric = "exact_match"
+    tiebreak_metric = "position_accuracy"
+    summary_metrics = ("exact_match", "valid_rate")
+    demo_sizes = (5, 10, 20)
+    drawing = "bars"
+    default_constraints = "task"  # not in the paper: permutations, as TSP's tours
     solvers = ("stable_argsort",)
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:

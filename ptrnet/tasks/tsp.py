@@ -17,6 +17,7 @@ Task card
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -51,6 +52,14 @@ class TSPTask(Task):
     dim = 2
     min_n = 2
     metric_keys = ("valid_rate", "mean_length", "mean_gap")
+    validation_metric = "mean_length"
+    lower_is_better = True
+    # mean_length averages over valid tours only (with task constraints every tour is one)
+    validity_metric = "valid_rate"
+    summary_metrics = ("mean_length", "mean_gap")
+    demo_sizes = (5, 10, 20)
+    drawing = "tour"
+    default_constraints = "task"  # the paper's TSP beam keeps to valid tours (Sec. 4)
     solvers = TSP_SOLVERS
     square_symmetric = True
     rotation_invariant_labels = True
@@ -66,6 +75,22 @@ class TSPTask(Task):
         seq = np.asarray(seq)
         closed = len(seq) == len(points) + 1 and seq[0] == seq[-1]
         return (closed or len(seq) == len(points)) and is_permutation(open_cycle(seq), len(points))
+
+    def label_shape_problem(self, n: int, seq: np.ndarray) -> str | None:
+        if len(seq) != n + 1:
+            return (
+                f"TSP output has {len(seq)} indices, expected n + 1 = {n + 1} "
+                "(closing index included)"
+            )
+        return None
+
+    def sequence_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        """The closed tour's length; inf for a sequence that is not a tour (possible in
+        unconstrained decoding)."""
+        try:
+            return tour_length(points, seq)
+        except ValueError:
+            return math.inf
 
     def max_steps(self, n: int) -> int:
         return n + 1

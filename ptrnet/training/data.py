@@ -34,11 +34,17 @@ from ptrnet.batching import Batch, collate
 from ptrnet.generation import labelled_instance
 from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import read_examples
-from ptrnet.tasks import DegenerateInstanceError, Task
+from ptrnet.runs.config import TrainConfig
+from ptrnet.tasks import DegenerateInstanceError, Stream, Task
 from ptrnet.training.augment import augment
-from ptrnet.training.config import TrainConfig
 
-TRAIN_STREAM, VAL_STREAM, ORDER_STREAM, BUCKET_STREAM, AUGMENT_STREAM = 0, 1, 2, 3, 4
+TRAIN_STREAM, VAL_STREAM, ORDER_STREAM, BUCKET_STREAM, AUGMENT_STREAM = (
+    Stream.TRAIN,
+    Stream.VALIDATION,
+    Stream.ORDER,
+    Stream.BUCKET,
+    Stream.AUGMENTATION,
+)
 
 Instance = tuple[np.ndarray, np.ndarray | None]  # points (n, dim), 0-based label or None
 

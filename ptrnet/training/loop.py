@@ -1,15 +1,14 @@
 """The training loop: teacher-forced maximum likelihood (Sec. 4), validation on decoded metrics,
 atomic checkpoints, exact resume.
 
-The loop knows nothing about the network: it calls ``model(points, lengths, targets)`` for raw
-logits (B, T, n+1) and applies the only softmax inside ``F.cross_entropy`` (never a softmax
-twice); target pads (-100) are ignored by the loss. With ``train_constraints`` ``task`` that
-softmax runs over the tokens the task's rules allow at each step, as a constrained decoder's.
+The loop knows nothing about the network: :func:`train_step` calls one of the losses of
+:mod:`ptrnet.training.losses` (teacher-forced cross-entropy, plain or masked by the task's rules
+with ``train_constraints`` ``task``; or REINFORCE), clips the gradient and steps the optimiser.
 
-A run directory holds ``config.json`` (the RunConfig), ``log.csv`` (:mod:`ptrnet.training.
+A run directory holds ``config.json`` (the RunConfig), ``log.csv`` (:mod:`ptrnet.runs.
 csvlog`), ``last.safetensors`` (weights + optimiser + RNG state, written at every validation and
 at the end) and ``best.safetensors`` + ``best.json`` (weights and metrics at the validation with
-the best *decoded* metrics, :func:`ptrnet.evaluation.evaluate.selection_key`, ties to the later
+the best *decoded* metrics, :meth:`ptrnet.tasks.base.Task.selection_key`, ties to the later
 step; never the teacher-forced loss). With ``ema`` the run validates, and keeps as ``best``,
 the moving average of its weights (:mod:`ptrnet.training.ema`). Since data depend only on the
 step (:mod:`ptrnet.training.data`), resuming from ``last`` reproduces the uninterrupted run
@@ -24,38 +23,35 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ptrnet.batching import IGNORE_INDEX, Batch, collate
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.devices import resolve_device
-from ptrnet.evaluation.evaluate import PRIMARY_METRIC, evaluate, selection_key
+from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.evaluation.score import json_safe
 from ptrnet.io.atomic import atomic_write
 from ptrnet.model import build_model
 from ptrnet.precision import autocast
+from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV
+from ptrnet.runs.checkpoint import load_checkpoint, save_checkpoint
+from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
+from ptrnet.runs.csvlog import CsvLog, columns_for
 from ptrnet.tasks import Task, get_task
-from ptrnet.tasks.constraints import teacher_forcing_mask
-from ptrnet.training.checkpoint import load_checkpoint, save_checkpoint
-from ptrnet.training.config import RunConfig, TrainConfig, resume_config
 from ptrnet.training.cpu import cpu_plan
-from ptrnet.training.csvlog import CsvLog, columns_for
 from ptrnet.training.data import TrainingData, validation_set
 from ptrnet.training.ema import ema_model, ema_state, load_ema_state
-from ptrnet.training.reinforce import reinforce_loss, sample_generator
-
-LAST, BEST, BEST_JSON, CONFIG_JSON, LOG_CSV = (
-    "last.safetensors",
-    "best.safetensors",
-    "best.json",
-    "config.json",
-    "log.csv",
+from ptrnet.training.losses import (
+    loss_mask_task,
+    reinforce_loss,
+    sample_generator,
+    teacher_forced_loss,
 )
+
 VAL_BATCH = 256
 # Called after each validation with the trainer and the decoded metrics; True ends the run.
 ValidationHook = Callable[["Trainer", dict[str, Any]], bool]
@@ -75,46 +71,6 @@ class TrainResult:
     last_metrics: dict[str, Any] = field(default_factory=dict)
     elapsed_s: float = 0.0
     examples_per_s: float = 0.0
-
-
-def teacher_forced_loss(
-    model: nn.Module, batch: Batch, reduction: str = "mean", rules: Task | None = None
-) -> torch.Tensor:
-    """Cross-entropy of ``batch.targets`` (B, T) under teacher forcing, pads ignored.
-
-    ``reduction="mean"`` averages over real target tokens; ``"sum"`` sums them; ``"none"``
-    returns the (B*T,) per-token losses, 0 at pads. With ``rules``
-    (a task), each step's softmax runs only over the tokens that task allows after the label
-    prefix (:func:`ptrnet.tasks.constraints.teacher_forcing_mask`); without, over all of them.
-    """
-    logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, V) raw logits
-    if rules is not None:
-        allowed = teacher_forcing_mask(rules, batch.lengths, batch.targets)  # (B, T, n+1)
-        extra = logits.shape[-1] - allowed.shape[-1]  # baselines: V = max_n + 1 >= n + 1
-        allowed = F.pad(allowed, (0, extra), value=False)
-        logits = logits.masked_fill(~allowed, float("-inf"))
-    return F.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]),
-        batch.targets.reshape(-1),
-        ignore_index=IGNORE_INDEX,
-        reduction=reduction,
-    )
-
-
-def sequence_log_likelihood(
-    model: nn.Module, batch: Batch, rules: Task | None = None
-) -> torch.Tensor:
-    """(B,) log-likelihood of each row's ``batch.targets`` under teacher forcing, masked by
-    ``rules`` as :func:`teacher_forced_loss` (differentiable)."""
-    per_token = teacher_forced_loss(model, batch, "none", rules)  # (B*T,), 0 at pads
-    return -per_token.view(batch.size, -1).sum(dim=1)
-
-
-def loss_rules(cfg: TrainConfig) -> Task | None:
-    """The task whose rules mask the training loss, or None (``train_constraints`` none and
-    the likelihood objective; ``reinforce`` samples and scores under the rules always)."""
-    masked = cfg.train_constraints == "task" or cfg.objective == "reinforce"
-    return get_task(cfg.task) if masked else None
 
 
 def build_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -143,14 +99,13 @@ def train_step(
     for group in optimizer.param_groups:
         group["lr"] = cfg.learning_rate(step)
     optimizer.zero_grad(set_to_none=True)
-    rules = loss_rules(cfg)
+    mask_task = loss_mask_task(cfg)
     with autocast(cfg.precision, next(model.parameters()).device):
         if cfg.objective == "reinforce":
-            score = partial(sequence_log_likelihood, rules=rules)
             generator = sample_generator(cfg.seed, step)
-            loss, logged = reinforce_loss(model, rules, batch, cfg.rl_samples, generator, score)
+            loss, logged = reinforce_loss(model, mask_task, batch, cfg.rl_samples, generator)
         else:
-            loss = teacher_forced_loss(model, batch, rules=rules)
+            loss = teacher_forced_loss(model, batch, mask_task=mask_task)
             logged = None
     loss.backward()
     nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
@@ -162,10 +117,10 @@ def validation_loss(
     model: nn.Module,
     points: list[np.ndarray],
     refs: list[np.ndarray],
-    rules: Task | None = None,
+    mask_task: Task | None = None,
 ) -> float:
     """Teacher-forced loss per target token on a labelled set (a diagnostic, not a metric),
-    masked by ``rules`` as in training."""
+    masked by ``mask_task`` as in training."""
     order = np.argsort([len(p) for p in points], kind="stable")
     total, tokens = 0.0, 0
     with torch.no_grad():
@@ -173,7 +128,7 @@ def validation_loss(
             rows = order[lo : lo + VAL_BATCH]
             batch = collate([points[i] for i in rows], [refs[i] for i in rows])
             batch = batch.to(next(model.parameters()).device)
-            total += teacher_forced_loss(model, batch, "sum", rules).item()
+            total += teacher_forced_loss(model, batch, "sum", mask_task).item()
             tokens += int((batch.targets != IGNORE_INDEX).sum())
     return total / tokens
 
@@ -190,7 +145,7 @@ def train(
 
     Args:
         resume: continue from ``run_dir/last.safetensors``; ``config`` may differ from the saved
-            one only in :data:`ptrnet.training.config.RESUMABLE` fields.
+            one only in :data:`ptrnet.runs.config.RESUMABLE` fields.
         progress: show a tqdm bar on stderr.
         on_validation: called after every validation with the trainer and the decoded
             metrics; returning True ends the run there (e.g. once a target is reached).
@@ -309,7 +264,7 @@ class Trainer:
 
     @property
     def _primary(self) -> str:
-        return PRIMARY_METRIC[self.task.name]
+        return self.task.validation_metric
 
     @property
     def kept_model(self) -> nn.Module:
@@ -320,11 +275,10 @@ class Trainer:
     def _validate(self, meter: Meter, start_time: float) -> dict[str, Any]:
         """Decode the validation set, log, save ``last`` and (if improved) ``best``."""
         model = self.kept_model
-        metrics = evaluate(
-            model, self.task, self.val_points, self.val_refs, constraints=self.cfg.constraints
-        )
-        rules = loss_rules(self.cfg)
-        tf_loss = validation_loss(model, self.val_points, self.val_refs, rules)
+        decoding = DecodeOptions(constraints=self.cfg.validation_constraints)
+        metrics = evaluate(model, self.task, self.val_points, self.val_refs, decoding)
+        mask_task = loss_mask_task(self.cfg)
+        tf_loss = validation_loss(model, self.val_points, self.val_refs, mask_task)
         row = meter.row(self.step, self.cfg, start_time)
         row.update(val_tf_loss=tf_loss, **{f"val_{k}": metrics[k] for k in self.task.metric_keys})
         self.log.write(row)
@@ -343,17 +297,17 @@ class Trainer:
 
     def _keep_if_best(self, metrics: dict[str, Any], tf_loss: float) -> None:
         """Save ``best`` unless the kept one ranks strictly better by
-        :func:`~ptrnet.evaluation.evaluate.selection_key` (primary metric, then the secondary
+        :meth:`~ptrnet.tasks.base.Task.selection_key` (primary metric, then the tie-break
         one): equal ranks go to the later step, the longer-trained weights."""
-        name = self.task.name
-        if self.best and selection_key(name, metrics) > selection_key(name, self.best["metrics"]):
+        key = self.task.selection_key
+        if self.best and key(metrics) > key(self.best["metrics"]):
             return
         self.best = json_safe(
             {
                 "step": self.step,
                 "metric": self._primary,
                 "value": metrics[self._primary],
-                "constraints": self.cfg.constraints,
+                "constraints": self.cfg.validation_constraints,
                 "metrics": json_safe(metrics),
                 "val_tf_loss": tf_loss,
             }

@@ -1,6 +1,6 @@
 """Training curves from a run directory's ``log.csv``.
 
-The log (written by :mod:`ptrnet.training.csvlog`) has one row per logged step and a header
+The log (written by :mod:`ptrnet.runs.csvlog`) has one row per logged step and a header
 naming the columns. Three panels are drawn
 against ``step``, each from the columns present:
 
@@ -23,9 +23,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
-from ptrnet.training import csvlog
+from ptrnet.runs import LOG_CSV, csvlog
 
-LOG_NAME = "log.csv"
 STEP = "step"
 THROUGHPUT = "examples_per_s"
 FLAGS = {"True": 1.0, "False": 0.0}
@@ -42,7 +41,7 @@ def read_log(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """
     path = Path(path)
     if path.is_dir():
-        path = path / LOG_NAME
+        path = path / LOG_CSV
     rows = csvlog.read_log(path)
     if not rows or STEP not in rows[0]:
         raise ValueError(f"{path}: need a header with a {STEP!r} column and at least one row")

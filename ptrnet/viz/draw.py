@@ -1,12 +1,12 @@
 """Draw one instance with its exact solution and, optionally, a model's output over it.
 
-One drawer per task, chosen by :func:`draw_solution`:
+One drawer per kind of drawing, chosen by :func:`draw_solution` from the task's ``drawing``:
 
-* ``convex_hull`` -- the true hull as a shaded polygon, the output as the path it traces.
-* ``tsp`` -- the optimal tour, the output tour over it.
-* ``delaunay`` -- the true triangles; output triangles that are Delaunay in one colour, the
-  others dashed in a second.
-* ``sort`` -- bars: the sorted values, and the values in the order the model emitted them.
+* ``hull`` (convex_hull) -- the true hull as a shaded polygon, the output as the path it traces.
+* ``tour`` (tsp) -- the optimal tour, the output tour over it.
+* ``triangles`` (delaunay) -- the true triangles; output triangles that are Delaunay in one
+  colour, the others dashed in a second.
+* ``bars`` (sort) -- the sorted values, and the values in the order the model emitted them.
 
 Sequences are 0-based index arrays (see :mod:`ptrnet.tasks.base`); a prediction is drawn as
 emitted, so an open hull or a tour with repeats shows as such. Point labels are 1-based, the
@@ -23,6 +23,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Polygon
 
+from ptrnet.tasks import get_task
 from ptrnet.tasks.delaunay import triangle_set
 
 EXACT = "#2ca02c"
@@ -34,27 +35,29 @@ LABEL_LIMIT = 60  # more points than this: no index labels (they would overlap)
 def draw_solution(
     ax: Axes, task: str, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | None = None
 ) -> None:
-    """Draw ``points`` (n, dim) with the exact sequence ``ref`` and the model's ``pred``.
+    """Draw ``points`` (n, dim) with the exact sequence ``ref`` and the model's ``pred``;
+    ``task`` is the task's name.
 
     Raises:
-        ValueError: for a task without a drawer.
+        ValueError: an unknown task, or one whose ``drawing`` has no drawer here.
     """
+    kind = get_task(task).drawing
     try:
-        drawer = DRAWERS[task]
+        drawer = DRAWERS[kind]
     except KeyError:
         raise ValueError(
-            f"no drawing for task {task!r}; choose from {', '.join(DRAWERS)}"
+            f"no drawing {kind!r} for task {task!r}; choose from {', '.join(DRAWERS)}"
         ) from None
     drawer(ax, np.asarray(points, dtype=np.float64), np.asarray(ref), _optional(pred))
-    ax.legend(handles=_legend(task, pred is not None), loc="best", fontsize="small")
+    ax.legend(handles=_legend(kind, pred is not None), loc="best", fontsize="small")
 
 
 def _optional(seq: np.ndarray | None) -> np.ndarray | None:
     return None if seq is None else np.asarray(seq, dtype=np.int64)
 
 
-def _legend(task: str, with_model: bool) -> list:
-    if task == "sort":
+def _legend(kind: str, with_model: bool) -> list:
+    if kind == "bars":
         handles = [Patch(color=EXACT, alpha=0.35, label="exact (sorted)")]
         if with_model:
             handles += [
@@ -65,7 +68,7 @@ def _legend(task: str, with_model: bool) -> list:
     handles = [Line2D([], [], color=EXACT, lw=4, alpha=0.5, label="exact")]
     if with_model:
         handles.append(Line2D([], [], color=MODEL, lw=1.5, label="model"))
-        if task == "delaunay":
+        if kind == "triangles":
             handles.append(
                 Line2D([], [], color=WRONG, lw=1.2, ls="--", label="model, not Delaunay")
             )
@@ -149,8 +152,8 @@ def draw_sort(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | 
 
 
 DRAWERS: dict[str, Callable[[Axes, np.ndarray, np.ndarray, np.ndarray | None], None]] = {
-    "convex_hull": draw_hull,
-    "tsp": draw_tour,
-    "delaunay": draw_triangles,
-    "sort": draw_sort,
+    "hull": draw_hull,
+    "tour": draw_tour,
+    "triangles": draw_triangles,
+    "bars": draw_sort,
 }

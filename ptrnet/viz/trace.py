@@ -9,15 +9,19 @@ distributions kept.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ptrnet.inference import LoadedModel, check_task
 from ptrnet.tasks import END_TOKEN, Task
 
+if TYPE_CHECKING:
+    from ptrnet.decoding.options import DecodeOptions
+
 
 @dataclass(frozen=True)
-class Trace:
+class InstanceTrace:
     """One decoded instance of size n over T steps (up to and including the first end token).
 
     Attributes:
@@ -44,60 +48,48 @@ def trim_steps(tokens: np.ndarray) -> int:
 
 
 def allowed_masks(task: Task, tokens: np.ndarray, n: int, constraints: str) -> np.ndarray:
-    """(T, n+1) bool: the decoding mask before each of ``tokens`` (T,), replayed from the start."""
+    """(T, n+1) bool: the decoding mask before each of ``tokens`` (T,), replayed from the start
+    (:func:`ptrnet.tasks.constraints.replay_masks`)."""
     import torch
 
-    state = task.decode_state(torch.tensor([n]), constraints)
-    masks = []
-    for token in tokens.tolist():
-        masks.append(state.allowed()[0].numpy())
-        state = state.update(torch.tensor([token]))
-    return np.stack(masks) if masks else np.zeros((0, n + 1), dtype=bool)
+    from ptrnet.tasks.constraints import replay_masks
+
+    rows = torch.as_tensor(np.asarray(tokens, dtype=np.int64))[None]  # (1, T)
+    return replay_masks(task, torch.tensor([n]), rows, constraints)[0].numpy()
 
 
 def decode_trace(
     loaded: LoadedModel,
     task: Task | str,
     points: np.ndarray,
-    *,
-    decode: str = "greedy",
-    beam_width: int = 5,
-    constraints: str | None = None,
-) -> Trace:
+    options: DecodeOptions | None = None,
+) -> InstanceTrace:
     """Decode ``points`` (n, dim) with ``loaded`` and keep every step's distribution.
 
-    Options are those of :func:`ptrnet.inference.predict` (``sample`` excepted: a trace shows
-    the deterministic decoders).
+    ``options`` are those of :func:`ptrnet.inference.predict` (None = its defaults), with
+    greedy or beam search and one view: a trace shows the deterministic decoders' own steps.
 
     Raises:
         UsageError: the model was trained on another task.
         ValueError: a bad decoding option or an instance of the wrong dimension.
     """
     from ptrnet.batching import collate
-    from ptrnet.decoding import decode as run_decode
-    from ptrnet.evaluation.evaluate import default_constraints
+    from ptrnet.decoding.decode import decode
+    from ptrnet.decoding.options import DecodeOptions
 
     task = check_task(loaded, task)
-    if decode not in ("greedy", "beam"):
-        raise ValueError(f"a trace needs greedy or beam decoding, got {decode!r}")
-    mode = constraints or default_constraints(task.name)
-    result = run_decode(
-        loaded.model,
-        task,
-        collate([points]),
-        decode,
-        constraints=mode,
-        beam_width=beam_width,
-        return_probs=True,
-    )
+    options = (options or DecodeOptions()).for_task(task)
+    if options.strategy not in ("greedy", "beam"):
+        raise ValueError(f"a trace needs greedy or beam decoding, got {options.strategy!r}")
+    result = decode(loaded.model, task, collate([points]), options, return_probs=True)
     tokens = result.tokens[0].cpu().numpy()
     steps = trim_steps(tokens)
     tokens = tokens[:steps]
-    return Trace(
+    return InstanceTrace(
         sequence=result.sequences[0],
         tokens=tokens,
         probs=result.probs[0, :steps].cpu().numpy(),
-        allowed=allowed_masks(task, tokens, len(points), mode),
+        allowed=allowed_masks(task, tokens, len(points), options.constraints),
         log_prob=float(result.log_prob[0]),
-        constraints=mode,
+        constraints=options.constraints,
     )

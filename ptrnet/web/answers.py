@@ -7,15 +7,17 @@ Everything returned is plain JSON: sequences are 0-based index lists (the page l
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ptrnet.inference import LoadedModel
-from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import Task
-from ptrnet.viz.trace import Trace, decode_trace
-from ptrnet.web.schemas import TRACE_LIMIT, DecodeOptions
+from ptrnet.viz.trace import InstanceTrace, decode_trace
+from ptrnet.web.schemas import TRACE_LIMIT, DecodingRequest
+
+if TYPE_CHECKING:
+    from ptrnet.decoding.options import DecodeOptions
 
 
 def json_number(value: float | bool) -> float | bool | None:
@@ -27,13 +29,14 @@ def json_number(value: float | bool) -> float | bool | None:
 
 
 def metrics_for(task: Task, points: np.ndarray, ref: np.ndarray, pred: np.ndarray) -> dict:
-    """The task's metrics for one prediction (``count`` dropped), plus ``valid``; for TSP also
-    ``optimal_length`` (``mean_length`` is then the predicted tour's length)."""
+    """The task's metrics for one prediction (``count`` dropped), plus ``valid``; for a task
+    with a cost (TSP) also the reference's cost as ``optimal_length`` (``mean_length`` is then
+    the predicted tour's length)."""
     values = task.metrics([points], [ref], [pred])
     out = {key: json_number(values[key]) for key in task.metric_keys}
     out["valid"] = bool(task.is_valid(points, pred))
-    if task.name == "tsp":
-        out["optimal_length"] = json_number(tour_length(points, ref))
+    if task.has_cost:
+        out["optimal_length"] = json_number(task.sequence_cost(points, ref))
     return out
 
 
@@ -48,7 +51,7 @@ def model_info(loaded: LoadedModel) -> dict[str, Any]:
     }
 
 
-def trace_json(trace: Trace) -> dict[str, Any]:
+def trace_json(trace: InstanceTrace) -> dict[str, Any]:
     """The per-step view: tokens, distributions and masks (T rows, n+1 columns, 0 = end)."""
     return {
         "tokens": trace.tokens.tolist(),
@@ -61,14 +64,7 @@ def model_answer(
     task: Task, points: np.ndarray, loaded: LoadedModel, options: DecodeOptions
 ) -> dict[str, Any]:
     """The model's output for ``points``; the step trace only up to :data:`TRACE_LIMIT` points."""
-    trace = decode_trace(
-        loaded,
-        task,
-        points,
-        decode=options.strategy,
-        beam_width=options.beam_width,
-        constraints=options.constraints,
-    )
+    trace = decode_trace(loaded, task, points, options)
     return {
         "sequence": trace.sequence.tolist(),
         "log_prob": json_number(trace.log_prob),
@@ -81,9 +77,9 @@ def model_answer(
 
 
 def answer(
-    task: Task, points: np.ndarray, loaded: LoadedModel | None, options: DecodeOptions
+    task: Task, points: np.ndarray, loaded: LoadedModel | None, decoding: DecodingRequest
 ) -> dict[str, Any]:
-    """The full answer for one instance.
+    """The full answer for one instance, decoded as ``decoding`` asks.
 
     Raises:
         DegenerateInstanceError: the instance has no exact solution (e.g. all points collinear).
@@ -98,7 +94,7 @@ def answer(
         "message": f"no model loaded for {task.name}: showing the exact solution only",
     }
     if loaded is not None:
-        out["model"] = model_answer(task, points, loaded, options)
+        out["model"] = model_answer(task, points, loaded, decoding.to_options())
         pred = np.asarray(out["model"]["sequence"], dtype=np.int64)
         out["metrics"] = metrics_for(task, points, ref, pred)
         out["message"] = None

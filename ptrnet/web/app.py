@@ -29,7 +29,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
-from ptrnet.evaluation.evaluate import default_constraints
 from ptrnet.inference import LoadedModel
 from ptrnet.tasks import TASKS, DegenerateInstanceError
 from ptrnet.web.answers import answer, model_info
@@ -102,7 +101,7 @@ def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:
         "dim": task.dim,
         "min_n": task.min_n,
         "metric_keys": list(task.metric_keys),
-        "default_constraints": default_constraints(name),
+        "default_constraints": task.default_constraints,
         "model": None if loaded is None else model_info(loaded),
     }
 

@@ -24,17 +24,18 @@ import numpy as np
 import torch
 
 from ptrnet.batching import Batch, collate
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.pointer import EncoderDecoder
-from ptrnet.tasks import SizeRange, get_task
-from ptrnet.training.loop import teacher_forced_loss
+from ptrnet.runs.config import TrainConfig
+from ptrnet.tasks import SizeRange, Stream, get_task
+from ptrnet.training.loop import build_optimizer, train_step
 from ptrnet.web.schemas import LengthTestRequest, TrainRequest
 
 LOG_EVERY = 5
 EVAL_EVERY = 25
 VAL_COUNT = 200
-TRAIN_STREAM, VAL_STREAM, TEST_STREAM = 0, 1, 2
 SORT = get_task("sort")
 
 
@@ -103,24 +104,20 @@ class TrainJob:
         req = self.request
         torch.manual_seed(req.seed)
         model = build_model(ModelConfig(input_dim=1, hidden=req.hidden, init="default"))
-        optimizer = torch.optim.Adam(model.parameters(), lr=req.lr)
+        cfg = self._config()
+        optimizer = build_optimizer(model, cfg)
         sizes = SizeRange(req.min_len, req.max_len)
-        val = SORT.generate(sizes, VAL_COUNT, req.seed, VAL_STREAM)
+        val = SORT.generate(sizes, VAL_COUNT, req.seed, Stream.VALIDATION)
         val_refs = [SORT.solve(p) for p in val]
         losses, started = [], time.perf_counter()
         for step in range(1, req.steps + 1):
             if self._cancel.is_set():
                 break
             batch = sort_batch(
-                sizes, req.batch_size, req.seed, TRAIN_STREAM, (step - 1) * req.batch_size
+                sizes, req.batch_size, req.seed, Stream.TRAIN, (step - 1) * req.batch_size
             )
-            # The mask option applies the task's rule in the loss too (train_constraints "task").
-            loss = teacher_forced_loss(model, batch, rules=SORT if req.masked else None)
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)
-            optimizer.step()
-            losses.append(loss.item())
+            loss = train_step(model, optimizer, batch, cfg, step - 1)  # the real training step
+            losses.append(loss)
             if step % LOG_EVERY == 0 or step == req.steps:
                 self._emit(
                     "progress",
@@ -134,8 +131,26 @@ class TrainJob:
         self.model = model
 
     def _score(self, model: EncoderDecoder, val: list, refs: list) -> dict[str, float]:
-        metrics = evaluate(model, SORT, val, refs, constraints=self._mode())
+        metrics = evaluate(model, SORT, val, refs, DecodeOptions(constraints=self._mode()))
         return {"accuracy": metrics["exact_match"], "valid_rate": metrics["valid_rate"]}
+
+    def _config(self) -> TrainConfig:
+        """The request as a training configuration: Adam at a constant rate, gradients clipped
+        at 2; the mask option applies the task's rule in the loss (``train_constraints``)."""
+        req = self.request
+        return TrainConfig(
+            task=SORT.name,
+            sizes=f"{req.min_len}-{req.max_len}",
+            lr=req.lr,
+            decay=1.0,
+            clip_norm=2.0,
+            batch_size=req.batch_size,
+            steps=req.steps,
+            train_constraints=self._mode(),
+            seed=req.seed,
+            precision="fp32",
+            device="cpu",
+        )
 
     def _mode(self) -> str:
         return "task" if self.request.masked else "none"
@@ -180,10 +195,10 @@ class LiveTrainer:
         lengths = sorted(set(request.lengths))
         results = {mode: {"accuracy": [], "invalid_rate": []} for mode in ("task", "none")}
         for n in lengths:
-            points = SORT.generate(SizeRange(n, n), request.count, request.seed, TEST_STREAM)
+            points = SORT.generate(SizeRange(n, n), request.count, request.seed, Stream.TEST)
             refs = [SORT.solve(p) for p in points]
             for mode, series in results.items():
-                metrics = evaluate(job.model, SORT, points, refs, constraints=mode)
+                metrics = evaluate(job.model, SORT, points, refs, DecodeOptions(constraints=mode))
                 series["accuracy"].append(metrics["exact_match"])
                 series["invalid_rate"].append(1.0 - metrics["valid_rate"])
         trained = f"{job.request.min_len}-{job.request.max_len}"

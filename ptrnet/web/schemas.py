@@ -8,11 +8,14 @@ stays within seconds of CPU.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
 
 from ptrnet.tasks import TASKS, get_task
+
+if TYPE_CHECKING:
+    from ptrnet.decoding.options import DecodeOptions
 
 MAX_POINTS = 300  # points per instance on the page
 TRACE_LIMIT = 100  # instances up to this size also get the per-step pointer distributions
@@ -30,15 +33,25 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class DecodeOptions(Strict):
+class DecodingRequest(Strict):
     """How to decode: greedy or beam search of ``beam_width``, with or without the task's mask.
 
-    ``constraints`` None means the task's default (:mod:`ptrnet.evaluation.evaluate`).
+    ``constraints`` None means the task's default (``Task.default_constraints``). The page's
+    bounds on top of :class:`ptrnet.decoding.options.DecodeOptions`, which
+    :meth:`to_options` builds.
     """
 
     strategy: Literal["greedy", "beam"] = "greedy"
     beam_width: int = Field(5, ge=1, le=MAX_BEAM)
     constraints: Literal["none", "task"] | None = None
+
+    def to_options(self) -> DecodeOptions:
+        """The decoding options of this request (built once, passed down unchanged)."""
+        from ptrnet.decoding.options import DecodeOptions
+
+        return DecodeOptions(
+            strategy=self.strategy, beam_width=self.beam_width, constraints=self.constraints
+        )
 
 
 class PredictRequest(Strict):
@@ -47,7 +60,7 @@ class PredictRequest(Strict):
 
     task: str
     points: list[list[Coordinate]] = Field(min_length=1, max_length=MAX_POINTS)
-    decoding: DecodeOptions = DecodeOptions()
+    decoding: DecodingRequest = DecodingRequest()
 
     @field_validator("task")
     @classmethod

@@ -74,7 +74,7 @@ class TrainConfig:
             ``reinforce``: policy gradient on the task's cost (tasks with ``has_cost``: TSP tour
             length) without labels: ``rl_samples`` outputs sampled per instance under the
             task's rules, each weighted by its cost minus the mean cost of the instance's other
-            samples (:mod:`ptrnet.training.reinforce`). Meant for fine-tuning (``init_from``);
+            samples (:mod:`ptrnet.training.losses`). Meant for fine-tuning (``init_from``);
             generated training instances are then not solved (validation still is).
         rl_samples: outputs sampled per instance with ``reinforce`` (at least 2).
         log_every: steps between CSV rows.
@@ -195,11 +195,10 @@ class TrainConfig:
         return SizeRange.parse(self.sizes)
 
     @property
-    def constraints(self) -> str:
-        """Validation decoding constraints, the task's default unless set."""
-        from ptrnet.evaluation.evaluate import default_constraints
-
-        return self.val_constraints or default_constraints(self.task)
+    def validation_constraints(self) -> str:
+        """The validation decoding's constraints: ``val_constraints``, else the task's default
+        (not the training loss's mask, which is ``train_constraints``)."""
+        return self.val_constraints or get_task(self.task).default_constraints
 
     def learning_rate(self, step: int) -> float:
         """The learning rate for optimiser step ``step`` (0-based)."""

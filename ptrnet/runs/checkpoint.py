@@ -30,7 +30,7 @@ from torch import nn
 
 from ptrnet.io.atomic import atomic_write_bytes
 from ptrnet.io.errors import InputError
-from ptrnet.training.config import RunConfig
+from ptrnet.runs.config import RunConfig
 
 FORMAT = "ptrnet-checkpoint-1"
 

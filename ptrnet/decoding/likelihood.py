@@ -1,0 +1,42 @@
+"""The log-likelihood of given outputs under the masked step distributions a decoder draws from.
+
+One function for every caller that scores a known sequence: the REINFORCE objective
+(:mod:`ptrnet.training.losses`) and the eight-view judge (:mod:`ptrnet.decoding.view_scores`).
+The masks come from one replay of the task's decoding state
+(:func:`ptrnet.tasks.constraints.replay_masks`).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ptrnet.decoding.search import masked_log_probs
+from ptrnet.model.pointer import EncoderDecoder
+from ptrnet.tasks.base import Task
+from ptrnet.tasks.constraints import replay_masks
+
+
+def masked_sequence_log_likelihood(
+    model: EncoderDecoder,
+    task: Task,
+    points: torch.Tensor,
+    lengths: torch.Tensor,
+    tokens: torch.Tensor,
+    constraints: str = "task",
+) -> torch.Tensor:
+    """(R,) float32 log-likelihood of token rows under teacher forcing, each step's softmax
+    restricted to what ``constraints`` allows after the row's prefix, as a constrained
+    decoder's; -inf for a row holding a token the mask disallows. Differentiable.
+
+    Args:
+        points: (R, n, dim); lengths: (R,).
+        tokens: (R, T) model tokens; after a row's end token either end tokens (the only token
+            then allowed) or negative pads (:data:`ptrnet.batching.IGNORE_INDEX`): both add 0.
+        constraints: ``none`` or ``task``.
+    """
+    logits = model(points, lengths, tokens)  # (R, T, V), teacher forced
+    real = tokens.clamp(min=0)
+    allowed = replay_masks(task, lengths, real, constraints)  # (R, T, n+1)
+    logp = masked_log_probs(logits, allowed)  # (R, T, V)
+    picked = logp.gather(2, real[..., None])[..., 0]  # (R, T)
+    return picked.masked_fill(tokens < 0, 0.0).sum(dim=1)

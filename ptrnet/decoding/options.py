@@ -1,0 +1,161 @@
+"""How to decode: one frozen, validated :class:`DecodeOptions`, built once by every caller.
+
+The CLI builds it from its flags (``ptrnet eval``, ``ptrnet predict``), the web page from its
+request, ``ptrnet reproduce`` from its plan, the training loop from its configuration; it is
+passed unchanged down to :func:`ptrnet.decoding.decode` and
+:func:`ptrnet.decoding.dataset.decode_all`. Invalid values and combinations are refused here and
+nowhere else: those that need no task when the options are built, those that depend on the task
+(views, the ``shortest`` pick) by :meth:`DecodeOptions.for_task`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from ptrnet.devices import check_device_name
+from ptrnet.tasks.symmetry import MIRRORED_VIEWS, VIEW_COUNTS
+
+if TYPE_CHECKING:
+    from ptrnet.tasks.base import Task
+
+STRATEGIES = ("greedy", "sample", "beam")
+CONSTRAINTS = ("none", "task")
+# Which beam a beam search returns: the most likely one (the paper's), or the lowest-cost
+# finished beam under the task's own objective (TSP: the shortest tour), a cheap rerank.
+PICKS = ("likely", "shortest")
+
+
+class DecodeOptionError(ValueError):
+    """An invalid decoding option; ``option`` names the field, so a front end can name its flag
+    (``--views 2: ...``) and ``str`` is the one-line reason."""
+
+    def __init__(self, option: str, problem: str) -> None:
+        super().__init__(problem)
+        self.option = option
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """Every choice of one decoding run.
+
+    Attributes:
+        strategy: ``greedy``, ``sample`` (``temperature``, ``seed``) or ``beam``
+            (``beam_width``).
+        beam_width: beams kept per instance (beam search only), >= 1.
+        constraints: ``none`` (any real input or the end symbol; the paper's hull and Delaunay
+            decoding), ``task`` (the task's legal-next rule, e.g. valid tours), or None for the
+            task's own default (``Task.default_constraints``), filled in by :meth:`for_task`.
+        views: 1; 2 or 4 rotations of each instance decoded together (tasks with
+            ``rotation_invariant_labels``); 8: every square symmetry, picked by the eight-view
+            likelihood (``square_symmetric`` tasks). See :mod:`ptrnet.decoding.views`.
+        pick: with beam search, ``likely`` (the most likely beam) or ``shortest`` (the lowest
+            ``Task.sequence_cost`` among the finished beams; tasks with ``has_cost``).
+        temperature: divides the log-probabilities before sampling, > 0.
+        seed: seeds the sampling generator (same seed, same samples).
+        batch_size: instances per decoding batch, >= 1.
+        device: where decoding runs (``cpu``, ``cuda``, ``cuda:N``, ``auto``); None = where the
+            model's weights already are.
+
+    Raises:
+        DecodeOptionError: on construction, for an unknown name or an out-of-range value, or
+            ``pick="shortest"`` without beam search.
+    """
+
+    strategy: str = "greedy"
+    beam_width: int = 5
+    constraints: str | None = None
+    views: int = 1
+    pick: str = "likely"
+    temperature: float = 1.0
+    seed: int = 0
+    batch_size: int = 256
+    device: str | None = None
+
+    def __post_init__(self) -> None:
+        _choice("strategy", self.strategy, STRATEGIES)
+        if self.constraints is not None:
+            _choice("constraints", self.constraints, CONSTRAINTS)
+        _choice("pick", self.pick, PICKS)
+        if self.views not in VIEW_COUNTS:
+            choices = ", ".join(map(str, VIEW_COUNTS))
+            raise DecodeOptionError("views", f"views must be one of {choices}, got {self.views}")
+        _at_least_one("beam_width", self.beam_width)
+        _at_least_one("batch_size", self.batch_size)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise DecodeOptionError("seed", f"seed must be an integer, got {self.seed!r}")
+        if not (isinstance(self.temperature, int | float) and self.temperature > 0):
+            raise DecodeOptionError(
+                "temperature", f"temperature must be > 0, got {self.temperature}"
+            )
+        if not math.isfinite(self.temperature):
+            raise DecodeOptionError("temperature", "temperature must be finite")
+        if self.pick == "shortest" and self.strategy != "beam":
+            raise _shortest_error()
+        if self.device is not None:
+            try:
+                check_device_name(self.device)
+            except ValueError as err:
+                raise DecodeOptionError("device", str(err)) from None
+
+    @property
+    def width(self) -> int:
+        """Rows searched per instance and view: ``beam_width`` for beam search, else 1."""
+        return self.beam_width if self.strategy == "beam" else 1
+
+    def for_task(self, task: Task) -> DecodeOptions:
+        """These options checked against ``task``, with ``constraints`` resolved to the task's
+        default when None.
+
+        Raises:
+            DecodeOptionError: a view count the task cannot use, or ``pick="shortest"`` on a
+                task without a cost.
+        """
+        check_views(task, self.views)
+        if self.pick == "shortest" and not task.has_cost:
+            raise _shortest_error()
+        return replace(self, constraints=self.constraints or task.default_constraints)
+
+    def reranker(self, task: Task):
+        """The cost that picks among finished beams (``Task.sequence_cost``), or None for
+        ``pick="likely"``."""
+        return task.sequence_cost if self.pick == "shortest" else None
+
+
+def check_views(task: Task, views: int) -> None:
+    """Raises DecodeOptionError unless ``task`` can be decoded with ``views`` views."""
+    if views not in VIEW_COUNTS:
+        choices = ", ".join(map(str, VIEW_COUNTS))
+        raise DecodeOptionError("views", f"views must be one of {choices}, got {views}")
+    if views == MIRRORED_VIEWS and not task.square_symmetric:
+        raise DecodeOptionError(
+            "views",
+            f"8 views need a task whose answers the square's symmetries keep; {task.name}'s "
+            "do not (a flip reverses a sorted order)",
+        )
+    if 1 < views < MIRRORED_VIEWS and not task.rotation_invariant_labels:
+        raise DecodeOptionError(
+            "views",
+            f"2 or 4 views need labels that rotations keep (convex_hull, tsp); "
+            f"{task.name}'s label order depends on the coordinates (8 views work)",
+        )
+
+
+def _shortest_error() -> DecodeOptionError:
+    from ptrnet.tasks import TASKS
+
+    costed = " or ".join(name for name, task in TASKS.items() if task.has_cost)
+    return DecodeOptionError("pick", f"pick 'shortest' needs beam search on the {costed} task")
+
+
+def _choice(option: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise DecodeOptionError(
+            option, f"unknown {option} {value!r}; choose from {', '.join(choices)}"
+        )
+
+
+def _at_least_one(option: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DecodeOptionError(option, f"{option} must be an integer >= 1, got {value!r}")

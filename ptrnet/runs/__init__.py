@@ -1,0 +1,24 @@
+"""A run directory and the files in it: the one place that names them.
+
+A training run (``ptrnet train RUN_DIR``) writes:
+
+* :data:`CONFIG_JSON`: the :class:`ptrnet.runs.config.RunConfig`, as JSON;
+* :data:`LOG_CSV`: the CSV log (:mod:`ptrnet.runs.csvlog`);
+* :data:`LAST`: the latest resumable checkpoint (:mod:`ptrnet.runs.checkpoint`);
+* :data:`BEST` and :data:`BEST_JSON`: the weights and the validation record at the best decoded
+  validation metric.
+
+Modules: :mod:`ptrnet.runs.config` (the run's frozen configuration), :mod:`ptrnet.runs.checkpoint`
+(the checkpoint file format), :mod:`ptrnet.runs.csvlog` (the log). They sit above the model and
+decoding layers and below training, evaluation and inference, which all read or write runs.
+"""
+
+LAST, BEST, BEST_JSON, CONFIG_JSON, LOG_CSV = (
+    "last.safetensors",
+    "best.safetensors",
+    "best.json",
+    "config.json",
+    "log.csv",
+)
+#: The checkpoints a run directory names as its model, in order of preference.
+CHECKPOINT_NAMES = (BEST, LAST)

@@ -1,0 +1,114 @@
+"""DecodeOptions: every decoding choice validated in one place, and the task card it reads."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
+from ptrnet.tasks import TASKS, get_task
+
+
+def test_defaults_are_greedy_with_the_tasks_own_constraints():
+    options = DecodeOptions()
+    assert (options.strategy, options.views, options.pick, options.width) == (
+        "greedy",
+        1,
+        "likely",
+        1,
+    )
+    assert options.constraints is None
+    assert DecodeOptions().for_task(get_task("tsp")).constraints == "task"
+    assert DecodeOptions().for_task(get_task("convex_hull")).constraints == "none"
+    assert DecodeOptions(constraints="none").for_task(get_task("tsp")).constraints == "none"
+    assert DecodeOptions("beam", beam_width=3).width == 3
+
+
+def test_options_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DecodeOptions().views = 4  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "fields, option, message",
+    [
+        ({"strategy": "topk"}, "strategy", "unknown strategy 'topk'"),
+        ({"constraints": "strict"}, "constraints", "unknown constraints 'strict'"),
+        ({"pick": "best"}, "pick", "unknown pick 'best'"),
+        ({"views": 3}, "views", "views must be one of 1, 2, 4, 8"),
+        ({"beam_width": 0}, "beam_width", "beam_width must be an integer >= 1"),
+        ({"beam_width": True}, "beam_width", "beam_width must be an integer >= 1"),
+        ({"batch_size": 0}, "batch_size", "batch_size must be an integer >= 1"),
+        ({"temperature": 0.0}, "temperature", "temperature must be > 0"),
+        ({"temperature": float("inf")}, "temperature", "temperature must be finite"),
+        ({"seed": 1.5}, "seed", "seed must be an integer"),
+        ({"device": "tpu"}, "device", "unknown device 'tpu'"),
+        ({"pick": "shortest"}, "pick", "pick 'shortest' needs beam search on the tsp task"),
+    ],
+)
+def test_invalid_values_are_refused_with_the_option_named(fields, option, message):
+    with pytest.raises(DecodeOptionError, match=message) as caught:
+        DecodeOptions(**fields)
+    assert caught.value.option == option
+    assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "task_name, fields, message",
+    [
+        ("sort", {"views": 2}, "label order depends"),
+        ("delaunay", {"views": 4}, "label order depends"),
+        ("sort", {"views": 8}, "a flip reverses a sorted order"),
+        ("convex_hull", {"strategy": "beam", "pick": "shortest"}, "needs beam search on the tsp"),
+    ],
+)
+def test_combinations_a_task_cannot_use_are_refused_by_for_task(task_name, fields, message):
+    options = DecodeOptions(**fields)  # valid on its own
+    with pytest.raises(DecodeOptionError, match=message):
+        options.for_task(get_task(task_name))
+
+
+def test_combinations_a_task_can_use_pass():
+    DecodeOptions(views=8).for_task(get_task("delaunay"))
+    DecodeOptions(views=4).for_task(get_task("convex_hull"))
+    tsp = get_task("tsp")
+    options = DecodeOptions("beam", pick="shortest").for_task(tsp)
+    assert options.reranker(tsp) == tsp.sequence_cost
+    assert DecodeOptions("beam").reranker(tsp) is None
+
+
+@pytest.mark.parametrize("task_name", list(TASKS))
+def test_every_task_card_is_complete_and_consistent(task_name):
+    """What the rest of ptrnet reads from a task, present and pointing at real metrics."""
+    from ptrnet.viz.draw import DRAWERS
+
+    task = get_task(task_name)
+    assert task.validation_metric in task.metric_keys
+    assert task.validity_metric is None or task.validity_metric in task.metric_keys
+    assert set(task.summary_metrics) <= set(task.metric_keys)
+    assert task.default_constraints in ("none", "task")
+    assert task.drawing in DRAWERS
+    assert task.demo_sizes and min(task.demo_sizes) >= task.min_n
+    assert isinstance(task.lower_is_better, bool)
+
+
+def test_label_checks_and_rerank_cost_live_on_the_task():
+    import numpy as np
+
+    square = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    tsp, hull, delaunay = get_task("tsp"), get_task("convex_hull"), get_task("delaunay")
+    assert "expected n + 1 = 5" in tsp.label_problem(square, np.array([0, 1, 2, 3]))
+    assert tsp.label_problem(square, np.array([0, 1, 2, 3, 0])) is None
+    assert "closed by repeating" in hull.label_problem(square, np.array([0, 1, 2, 3]))
+    assert "not a multiple of 3" in delaunay.label_problem(square, np.array([0, 1]))
+    assert "not a valid tsp label" in tsp.label_problem(square, np.array([0, 1, 1, 3, 0]))
+    assert tsp.sequence_cost(square, np.array([0, 1, 2, 3, 0])) == pytest.approx(4.0)
+    assert tsp.sequence_cost(square, np.array([0, 1, 1, 3, 0])) == float("inf")
+
+
+def test_random_streams_are_distinct():
+    from ptrnet.tasks import Stream
+
+    assert len({int(s) for s in Stream}) == len(Stream)
+    assert Stream.SAMPLING != Stream.TEST  # they once shared stream 5
