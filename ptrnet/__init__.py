@@ -14,17 +14,17 @@ Importing the package is cheap (numpy only): the names below are looked up on fi
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 __version__ = "0.1.0"
 
 # Public name -> the module that defines it.
 _EXPORTS = {
     "load": "ptrnet.api",
-    "train": "ptrnet.api",
+    "train": "ptrnet.train_api",
     "Solver": "ptrnet.api",
     "Result": "ptrnet.results",
-    "PointerNetwork": "ptrnet.model.pointer",
+    "PointerNetwork": "ptrnet.api",
     "TASKS": "ptrnet.tasks",
     "get_task": "ptrnet.tasks",
 }
@@ -39,12 +39,6 @@ __all__ = [
     "load",
     "train",
 ]
-
-if TYPE_CHECKING:
-    from ptrnet.api import Solver, load, train
-    from ptrnet.model.pointer import PointerNetwork
-    from ptrnet.results import Result
-    from ptrnet.tasks import TASKS, get_task
 
 
 def __getattr__(name: str) -> Any:

@@ -4,7 +4,7 @@ A thin layer over :mod:`ptrnet.inference`: the same models (:func:`ptrnet.infere
 and the same decoding (:func:`ptrnet.inference.predict`), with the option names of
 ``ptrnet eval`` (``decode``, ``beam_width``, ``views``, ``pick``, ``constraints``), inputs in any
 obvious form and one :class:`ptrnet.results.Result` per instance. Training from Python is
-:func:`ptrnet.train_api.train`.
+:func:`ptrnet.train_api.train` (``ptrnet.train``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptrnet.inference import BUNDLED, LoadedModel, load_model, resolve_checkpoint
+from ptrnet.model.pointer import PointerNetwork as _PointerNetwork
 from ptrnet.results import Result, output_cost
 from ptrnet.tasks import TASKS, Task, get_task
-from ptrnet.train_api import train
 
 if TYPE_CHECKING:
     import torch
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from ptrnet.decoding.options import DecodeOptions
 
-__all__ = ["Solver", "as_instances", "decode_options", "load", "train"]
+__all__ = ["PointerNetwork", "Solver", "as_instances", "decode_options", "load"]
 
 
 def load(
@@ -60,6 +60,31 @@ def load(
     loaded = load_model(name, task)
     loaded.model.to(resolve_device(device))
     return Solver(loaded)
+
+
+class PointerNetwork(_PointerNetwork):
+    """The Ptr-Net (:class:`ptrnet.model.pointer.PointerNetwork`) with a loader for trained
+    weights; the ``ptrnet.PointerNetwork`` of the top-level package."""
+
+    @classmethod
+    def from_pretrained(
+        cls, name: str | os.PathLike[str], *, device: str = "cpu"
+    ) -> PointerNetwork:
+        """The trained network ``name`` names, in eval mode on ``device``: a task name (its
+        bundled model, e.g. ``"tsp"``), a run directory or a checkpoint file.
+
+        Raises:
+            InputError: a missing or unreadable model.
+            ValueError: the checkpoint holds a baseline, not a Ptr-Net.
+        """
+        loaded = load(name, device="cpu").loaded
+        if not isinstance(loaded.model, _PointerNetwork):
+            raise ValueError(f"{name} holds a {type(loaded.model).__name__}, not a Ptr-Net")
+        from ptrnet.devices import resolve_device
+
+        network = cls(loaded.config.model)
+        network.load_state_dict(loaded.model.state_dict())
+        return network.to(resolve_device(device)).eval()
 
 
 class Solver:

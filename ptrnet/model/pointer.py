@@ -200,22 +200,6 @@ class PointerNetwork(EncoderDecoder):
             nn.init.uniform_(p, -1 / math.sqrt(d), 1 / math.sqrt(d))
         self.reset_parameters()
 
-    @classmethod
-    def from_pretrained(cls, name: str, *, device: str = "cpu") -> PointerNetwork:
-        """The trained network ``name`` names, in eval mode on ``device``: a task name (its
-        bundled model, e.g. ``"tsp"``), a run directory or a checkpoint file.
-
-        Raises:
-            InputError: a missing or unreadable model.
-            ValueError: the checkpoint holds a baseline, not a Ptr-Net.
-        """
-        from ptrnet.api import load  # the one loader; imported here, above this layer
-
-        model = load(name, device=device).model
-        if not isinstance(model, cls):
-            raise ValueError(f"{name} holds a {type(model).__name__}, not a {cls.__name__}")
-        return model
-
     def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> Memory:
         """Encode a batch: (B, n, dim), (B,) -> Memory with m = V = n+1."""
         out, state = self.run_encoder(points, lengths)  # (B, n, d)
