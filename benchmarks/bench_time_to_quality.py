@@ -3,7 +3,7 @@
 Usage: ``python benchmarks/bench_time_to_quality.py [--task tsp|convex_hull|both]
 [--minutes M] [--compare-precision STEPS] [--quick]``
 
-Targets (PAPER.md, Table 1 and the TSP table):
+Targets (the paper's Table 1 and its TSP table):
 
 * TSP n = 10: mean tour length <= 2.88 (the paper's Ptr-Net; optimal is about 2.87), decoded
   with beam search (width 5, restricted to valid tours, most likely beam) on a fixed test set.

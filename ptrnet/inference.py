@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
     from ptrnet.runs.config import RunConfig
 
+BUNDLED = "bundled"  # the name of a task's bundled model wherever a model is named
 BUNDLED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bundled")
 
 
@@ -63,13 +64,14 @@ class LoadedModel:
 def resolve_checkpoint(path: str | os.PathLike[str] | None, task: Task | str | None = None) -> str:
     """The checkpoint file that ``path`` (a run directory or a file) names.
 
-    With ``path`` None, the bundled default model of ``task``.
+    With ``path`` None or ``"bundled"``, the bundled default model of ``task`` (write
+    ``./bundled`` for a directory of that name).
 
     Raises:
         UsageError: no path given and no bundled model for ``task``.
         InputError: the path does not exist, or a directory holds no checkpoint.
     """
-    if path is None:
+    if path is None or path == BUNDLED:
         bundled = None if task is None else bundled_model_dir(task)
         if bundled is None or not os.path.isdir(bundled):
             raise UsageError("no bundled model for this task: pass --model RUN_DIR_OR_CHECKPOINT")

@@ -1,14 +1,16 @@
 """``ptrnet demo`` and the bundled-model lookup behind ``--model`` being optional."""
 
+import numpy as np
 import pytest
 import torch
 from tiny_models import bundle_tiny_models
 
-from ptrnet import inference
+from ptrnet import demo, inference
 from ptrnet.cli.main import main
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.demo import DemoRow, format_table
+from ptrnet.demo import TABLE_NOTE, DemoRow, format_table
 from ptrnet.io.errors import UsageError
+from ptrnet.tasks import get_task
 
 torch.set_num_threads(1)
 
@@ -49,10 +51,39 @@ def test_demo_views_add_a_multi_view_beam_row_where_the_task_allows(
     out = tmp_path / "out"
     assert main(["demo", "--dry-run", "--views", views, "--tasks", *tasks, "--out", str(out)]) == 0
     table = (out / "demo.md").read_text()
-    labels = [line.split(" | ")[2] for line in table.splitlines()[2:]]
+    labels = [line.split(" | ")[2] for line in table.splitlines()[2:] if line.startswith("| ")]
     assert labels.count(f"beam 5, {views} views") == rows  # 8: hull, Delaunay, TSP; 4: no Delaunay
     assert "| sort | 5 | beam 5, 8 views |" not in table
     assert f"| tsp | 20 | beam 5, {views} views | mean_length" in table
+
+
+def test_demo_table_says_which_instances_each_column_is_on(tmp_path, monkeypatch, capsys):
+    bundle_tiny_models(tmp_path / "bundled", ["convex_hull"])
+    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path / "bundled"))
+    assert main(["demo", "--dry-run", "--tasks", "convex_hull", "--out", str(tmp_path)]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert "exact solver, same instances" in header and "paper's Ptr-Net, its test sets" in header
+    assert TABLE_NOTE in (tmp_path / "demo.md").read_text()
+
+
+def test_solver_time_leaves_out_the_warm_up_call(monkeypatch):
+    clock = {"now": 0.0, "calls": 0}
+
+    def solve(points):  # the first call costs 100 clock units, the others 1
+        clock["now"] += 100.0 if clock["calls"] == 0 else 1.0
+        clock["calls"] += 1
+        return np.arange(len(points))
+
+    monkeypatch.setattr(demo.time, "perf_counter", lambda: clock["now"])
+    monkeypatch.setattr(get_task("sort"), "solve", solve)
+    data = demo.label("sort", 5, 4, seed=1)
+    assert clock["calls"] == 5 and data.seconds == 4.0
+
+
+def test_hull_area_reads_fail_as_the_paper_does():
+    metrics = {"accuracy": 0.5, "area_coverage": 0.99, "non_simple_rate": 0.02, "fail": True}
+    row = DemoRow("convex_hull", 50, "greedy", metrics, "exact", {}, 0.1)
+    assert "area_coverage FAIL (99.0%; 2.0% not simple)" in format_table([row])
 
 
 def test_table_marks_missing_numbers():

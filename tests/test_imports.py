@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ptrnet", "data"),  # the package root (metadata) and the shipped data files' paths
     ("solvers",),
     ("tasks",),
-    ("io", "generation", "batching", "devices", "precision"),
+    ("io", "generation", "batching", "devices", "precision", "results"),
     ("model",),
     ("decoding",),
     ("runs",),
@@ -34,7 +34,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("evaluation",),
     ("training",),
     ("viz",),
-    ("demo", "web", "reproduce"),
+    ("demo", "web", "reproduce", "api"),  # api: ptrnet.load, Solver, PointerNetwork
+    ("train_api",),  # ptrnet.train, which reads its arrays as api.as_instances does
     ("cli",),
     ("__main__",),  # `python -m ptrnet` (and torchrun -m ptrnet) runs the cli
 )

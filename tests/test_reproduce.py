@@ -220,7 +220,7 @@ def test_generated_training_batches_never_hold_test_instances(tmp_path):
 
 
 def tiny_plan():
-    model = ModelPlan("hull-tiny", "convex_hull", "pointer", "5", cpu_steps=1)
+    model = ModelPlan("hull-tiny", "convex_hull", "pointer", "5", cpu_steps=1, ms_per_step=1.0)
     row = RowPlan("Ptr-Net 5→5", "hull-tiny", 5, "ptr 5-50", HULL_FILE)
     decoding = DecodeOptions("greedy", constraints="none")
     return TablePlan("tiny", "Tiny", "convex_hull", decoding, ("accuracy",), (model,), (row,))
@@ -255,6 +255,33 @@ def test_bad_arguments_are_one_line_errors(argv, message, capsys, tmp_path):
     assert err.startswith(message) and err.count("\n") == 1
 
 
+def test_without_scale_the_plan_is_printed_and_nothing_trains(capsys, tmp_path, monkeypatch):
+    from ptrnet.reproduce import run as reproduce_run
+    from ptrnet.reproduce.plans import estimate_hours, get_scale, get_table
+
+    started = []
+    monkeypatch.setattr(
+        reproduce_run.Reproduction, "run", lambda self: started.append(self) or {"rows": []}
+    )
+    out = tmp_path / "runs"
+    assert main(["reproduce", "table1", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    hours = estimate_hours(get_table("table1"), get_scale("cpu"))
+    assert f"about {hours:.1f} hours" in text and "--yes" in text and "hull-ptr-5-50" in text
+    assert not started and not out.exists()
+    assert 2 < hours < 4  # docs/reproduce.md: about 2.9 h for table1 on one thread
+    assert main(["reproduce", "table1", "--yes", "--out", str(out), "-q"]) == 0
+    assert [r.scale.name for r in started] == ["cpu"]
+
+
+def test_estimates_grow_with_the_scale():
+    from ptrnet.reproduce.plans import TABLES, estimate_hours, get_scale
+
+    for plan in TABLES.values():
+        dry, cpu, paper = (estimate_hours(plan, get_scale(s)) for s in ("dry-run", "cpu", "paper"))
+        assert dry < 0.01 < cpu < paper
+
+
 def test_unwritable_out_is_a_one_line_error(capsys, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -264,8 +291,8 @@ def test_unwritable_out_is_a_one_line_error(capsys, tmp_path):
 
 
 def test_partial_report_trains_nothing_and_marks_unfinished_and_missing_runs(tmp_path):
-    model = ModelPlan("hull-tiny", "convex_hull", "pointer", "5", cpu_steps=1)
-    other = ModelPlan("hull-other", "convex_hull", "pointer", "5", cpu_steps=1)
+    model = ModelPlan("hull-tiny", "convex_hull", "pointer", "5", cpu_steps=1, ms_per_step=1.0)
+    other = ModelPlan("hull-other", "convex_hull", "pointer", "5", cpu_steps=1, ms_per_step=1.0)
     rows = (
         RowPlan("Ptr-Net 5→5", "hull-tiny", 5, "ptr 5-50"),
         RowPlan("Other 5→5", "hull-other", 5, "ptr 5-50"),

@@ -135,7 +135,10 @@ def plot(*argv: str) -> int:
 
 
 def test_plot_cli_task_model_and_curves(tmp_path, hull_file, capsys):
-    assert plot("convex_hull", hull_file, "--index", 1, "-o", tmp_path / "a.png") == 0
+    assert (
+        plot("convex_hull", hull_file, "--index", 1, "--model", "none", "-o", tmp_path / "a.png")
+        == 0
+    )
     loaded = tiny_model("convex_hull")
     save_checkpoint(tmp_path / "m.safetensors", loaded.config, 0, loaded.model)
     out = tmp_path / "b.png"
@@ -144,6 +147,14 @@ def test_plot_cli_task_model_and_curves(tmp_path, hull_file, capsys):
     assert plot("curves", tmp_path, "-o", tmp_path / "c.png") == 0
     for name in ("a", "b", "c"):
         assert (tmp_path / f"{name}.png").read_bytes().startswith(PNG)
+
+
+def test_plot_cli_takes_the_bundled_model_by_default_or_by_name(tmp_path, hull_file):
+    for name, model in (("default", ()), ("bundled", ("--model", "bundled"))):
+        out = tmp_path / f"{name}.png"
+        assert plot("convex_hull", hull_file, *model, "--device", "cpu", "-o", out) == 0
+        assert out.read_bytes().startswith(PNG)
+    assert plot("convex_hull", hull_file, "--device", "tpu", "-o", tmp_path / "x.png") == 2
 
 
 def test_plot_cli_errors_are_one_line(tmp_path, hull_file, capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
@@ -80,6 +81,34 @@ def add_threads_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads", type=positive_int, metavar="T", help="torch threads (default: the idle cores)"
     )
+
+
+def add_device_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--device",
+        default="auto",
+        help="where the model runs: auto (a CUDA GPU when torch sees one, else the CPU), cpu, "
+        "cuda or cuda:N",
+    )
+
+
+def load_model_on(path: str | None, task: Task | str | None, device: str):
+    """:func:`ptrnet.inference.load_model` with the model moved to ``device``.
+
+    Raises:
+        UsageError: an unknown device, one torch cannot see, or a model of another task.
+        InputError: a missing or unreadable model.
+    """
+    from ptrnet.devices import resolve_device
+    from ptrnet.inference import load_model
+
+    try:
+        where = resolve_device(device)
+    except ValueError as err:
+        raise UsageError(f"--device {device}: {err}") from None
+    loaded = load_model(path, task)
+    loaded.model.to(where)
+    return loaded
 
 
 def set_threads(threads: int | None) -> None:
@@ -163,12 +192,50 @@ def note(args: argparse.Namespace, message: str) -> None:
         print(f"ptrnet: {message}", file=sys.stderr)
 
 
+# Docstring markup that help texts drop: ``literal``, :role:`target`, *emphasis*, **strong**.
+_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+_MARKUP = re.compile(r"``([^`]+)``|\*\*([^*]+)\*\*|(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])")
+
+
+def plain_text(text: str | None) -> str | None:
+    """``text`` (a module docstring) without reStructuredText markup, for ``--help``."""
+    if text is None:
+        return None
+    text = _ROLE.sub(lambda m: m.group(1), text).replace("::\n", ":\n")
+    return _MARKUP.sub(lambda m: next(g for g in m.groups() if g is not None), text)
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions as written (paragraphs kept); every option's default shown: appended as
+    ``(default: X)`` unless its help already says what the default is."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        shown = "default" in text.lower() or "%(default)" in text
+        unset = action.default is None or action.default is False
+        silent = unset or action.default == argparse.SUPPRESS or not action.option_strings
+        return text if shown or silent else f"{text} (default: %(default)s)"
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of every ``ptrnet`` command: plain-text descriptions, defaults shown."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs["formatter_class"] = HelpFormatter
+        kwargs["description"] = plain_text(kwargs.get("description"))
+        super().__init__(*args, **kwargs)
+
+
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """``--model`` and the decoding options shared by ``eval`` and ``predict``."""
     add = parser.add_argument
-    add("--model", metavar="RUN_DIR_OR_CHECKPOINT", help="trained model (default: the bundled one)")
+    add(
+        "--model",
+        metavar="MODEL",
+        help="a run directory, a checkpoint file or 'bundled' (default: the task's bundled model)",
+    )
     add("--decode", choices=("greedy", "sample", "beam"), default="greedy", help="strategy")
-    add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width (5)")
+    add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width")
     add(
         "--pick",
         choices=("likely", "shortest"),
@@ -190,6 +257,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     add("--seed", type=int, default=0, help="seed for --decode sample")
     add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
     add_threads_argument(parser)
+    add_device_argument(parser)
 
 
 def decode_options(args: argparse.Namespace, task: Task) -> DecodeOptions:

@@ -19,7 +19,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "demo", help="bundled models vs exact solvers vs the paper", description=__doc__
     )
     parser.add_argument("--out", default="ptrnet-demo", help="output folder (default: %(default)s)")
-    parser.add_argument("--tasks", nargs="+", choices=tuple(TASKS), default=tuple(TASKS))
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        choices=tuple(TASKS),
+        default=tuple(TASKS),
+        metavar="TASK",
+        help=f"tasks to run (default: all: {' '.join(TASKS)})",
+    )
     parser.add_argument(
         "--count",
         type=positive_int,
@@ -27,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="fresh instances per task and n (default: %(default)s)",
     )
     parser.add_argument("--seed", type=int, default=2026, help="seed of the fresh instances")
-    parser.add_argument("--beam-width", type=positive_int, default=5)
+    parser.add_argument("--beam-width", type=positive_int, default=5, help="beam search width")
     parser.add_argument(
         "--views",
         type=int,
@@ -42,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ptrnet.demo import format_table, run_demo
+    from ptrnet.demo import TABLE_NOTE, format_table, run_demo
 
     set_threads(args.threads)
     count = 5 if args.dry_run else args.count
@@ -52,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     rows = run_demo(
         args.tasks, count, args.seed, args.beam_width, gallery=gallery, views=args.views
     )
-    table = format_table(rows)
+    table = f"{format_table(rows)}\n\n{TABLE_NOTE}"
     with atomic_write(os.path.join(args.out, "demo.md")) as handle:
         handle.write(f"{table}\n")
     print(table)

@@ -18,18 +18,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
+from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import (
     DRY_RUN_COUNT,
     add_model_arguments,
     add_task_argument,
     decode_options,
+    load_model_on,
     set_threads,
     task_named,
 )
 from ptrnet.cli.score import format_table
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import get_task
+
+if TYPE_CHECKING:
+    from ptrnet.decoding.options import DecodeOptions
 
 NAME = "eval"
 
@@ -57,12 +63,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
+def describe_decoding(options: DecodeOptions) -> str:
+    """The decoding ``options`` (resolved for the task by :func:`decode_options`) in words."""
+    how = {"greedy": "greedy", "sample": f"sampling (seed {options.seed})"}
+    words = how.get(options.strategy)
+    if words is None:
+        pick = "shortest tour" if options.pick == "shortest" else "most likely beam"
+        words = f"beam search, width {options.beam_width}, {pick}"
+    views = f"{options.views} view{'s' if options.views != 1 else ''}"
+    return f"{words}; {views}; constraints {options.constraints}"
+
+
+def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds: float) -> None:
+    """Print ``text`` (the results), then the model, the decoding and the elapsed time: on
+    stdout under a table, on stderr beside ``--json`` (whose stdout stays one object)."""
+    import sys
+
+    device = next(loaded.model.parameters()).device
+    rows = [
+        ("model", f"{loaded.path} (step {loaded.step:,}, {device})"),
+        ("decoding", describe_decoding(decode_options(args, get_task(loaded.task)))),
+        ("time", f"{count:,} instance{'s' if count != 1 else ''} in {seconds:.2f} s"),
+    ]
+    print(text)
+    if args.json:
+        print("ptrnet: " + "; ".join(f"{k} {v}" for k, v in rows), file=sys.stderr)
+    else:
+        print("\n".join(f"{key:<8}  {value}" for key, value in rows))
+
+
 def run(args: argparse.Namespace) -> int:
     from itertools import islice
 
     from ptrnet.cli.inputs import check_size, prepare, report
     from ptrnet.evaluation.score import json_safe, score_examples
-    from ptrnet.inference import load_model, predict
+    from ptrnet.inference import predict
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import Example, iter_examples
@@ -70,9 +105,10 @@ def run(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     task = task_named(args.task)
     options = decode_options(args, task)  # option errors before any file is read
-    loaded = load_model(args.model, task)
+    loaded = load_model_on(args.model, task, args.device)
+    start = time.perf_counter()
     if any(is_tsplib(path) for path in args.data):
-        return run_tsplib(args, loaded)
+        return run_tsplib(args, loaded, start)
     if len(args.data) != 1:
         raise UsageError("give one paper-format DATA file (several files only for TSPLIB)")
     args.data = args.data[0]
@@ -83,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
     seqs = predict(loaded, task, [inst.unit for inst in instances], options)
     preds = [Example(r.points, s, r.line) for r, s in zip(refs, seqs, strict=True)]
     metrics = score_examples(task, refs, preds)
-    print(json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics))
+    text = json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics)
+    report_run(args, loaded, text, len(refs), time.perf_counter() - start)
     report(args, args.data, task, instances, degenerate=False)
     return 0
 
@@ -98,8 +135,9 @@ def default_optimal_path(first_file: str) -> str:
     return beside if os.path.isfile(beside) else str(TSPLIB_OPTIMAL)
 
 
-def run_tsplib(args: argparse.Namespace, loaded) -> int:
-    """``eval tsp FILE.tsp ...``: gaps to the proven optima, one row per file."""
+def run_tsplib(args: argparse.Namespace, loaded, start: float) -> int:
+    """``eval tsp FILE.tsp ...``: gaps to the proven optima, one row per file; ``start`` is
+    when decoding began (``time.perf_counter``)."""
     from ptrnet.evaluation.tsplib_eval import evaluate_tsplib, format_results
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.tsplib import read_optimal
@@ -115,7 +153,8 @@ def run_tsplib(args: argparse.Namespace, loaded) -> int:
         options=decode_options(args, get_task("tsp")),
     )
     if args.json:
-        print(json.dumps({"instances": [r.to_dict() for r in results]}))
+        text = json.dumps({"instances": [r.to_dict() for r in results]})
     else:
-        print(format_results(results))
+        text = format_results(results)
+    report_run(args, loaded, text, len(results), time.perf_counter() - start)
     return 0

@@ -25,6 +25,7 @@ from ptrnet.io.errors import UsageError
 from ptrnet.io.paper_format import write_examples
 
 NAME = "generate"
+DEFAULT_SEED = 2015
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,12 +48,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="instances in the whole (unsharded) dataset",
     )
-    parser.add_argument("--seed", required=True, type=int, help="random seed")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"random seed (default: {DEFAULT_SEED}; not train's default seed 0, so a dataset "
+        "generated with the defaults is not a model's training data)",
+    )
     parser.add_argument(
         "--stream",
         type=int,
         default=0,
-        help="sub-stream under the seed; use distinct streams for train/valid/test",
+        help="sub-stream under the seed; use distinct streams for train/valid/test (default: 0)",
     )
     add_solver_argument(parser)
     parser.add_argument(
@@ -65,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--shard",
         type=shard,
         metavar="I/K",
-        help="write only the I-th of K contiguous blocks (1-based)",
+        help="write only the I-th of K contiguous blocks (1-based; default: the whole dataset)",
     )
     add_output_argument(parser)
     add_quiet_argument(parser)

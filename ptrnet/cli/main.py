@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from ptrnet import __version__
 from ptrnet.cli import demo, eval, generate, plot, predict, reproduce, score, serve, solve, train
+from ptrnet.cli.common import Parser
 from ptrnet.io.errors import InputError, UsageError
 
 COMMANDS = (demo, generate, solve, score, train, eval, predict, plot, serve, reproduce)
@@ -31,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Pointer Networks (Vinyals et al. 2015): data, training, evaluation.",
     )
     parser.add_argument("--version", action="version", version=f"ptrnet {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=Parser
+    )
     for command in COMMANDS:
         command.register(subparsers)
     return parser

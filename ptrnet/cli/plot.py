@@ -2,15 +2,16 @@
 
 Two forms::
 
-    ptrnet plot MODEL_OR_TASK INPUT [--index I] -o FILE.png
+    ptrnet plot MODEL_OR_TASK INPUT [--index I] [--model MODEL] -o FILE.png
     ptrnet plot curves RUN_DIR -o FILE.png
 
 The first draws instance ``I`` (0-based, blank lines skipped) of the paper-format file ``INPUT``
-with its exact solution; given a model (run directory or checkpoint) instead of a task name, the
-model's output is drawn over it and the pointer heatmap beside it. The reference is the line's
-own label when it has one, else the task's exact solver. The second form draws loss, decoded
-validation metrics and throughput from ``RUN_DIR/log.csv``; ``curves`` is therefore a reserved
-word in the first position (write ``./curves`` for a model directory of that name).
+with its exact solution, a model's output over it and the pointer heatmap beside it. The model
+is MODEL_OR_TASK when that is a run directory or checkpoint; after a task name it is ``--model``
+(default: the task's bundled model; ``none`` draws the exact solution alone). The reference is
+the line's own label when it has one, else the task's exact solver. The second form draws loss,
+decoded validation metrics and throughput from ``RUN_DIR/log.csv``; ``curves`` is therefore a
+reserved word in the first position (write ``./curves`` for a model directory of that name).
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import os
 import sys
 from itertools import islice
 
-from ptrnet.cli.common import add_output_argument
+from ptrnet.cli.common import add_device_argument, add_output_argument, load_model_on
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.tasks import TASKS, DegenerateInstanceError, Task
 
 CURVES = "curves"
+NO_MODEL = "none"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,13 +43,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("input", metavar="INPUT", help="paper-format file, or RUN_DIR for curves")
     parser.add_argument("--index", type=int, default=0, metavar="I", help="instance (default 0)")
-    parser.add_argument("--decode", choices=("greedy", "beam"), default="greedy")
-    parser.add_argument("--beam-width", type=int, default=5, metavar="K")
+    parser.add_argument(
+        "--decode", choices=("greedy", "beam"), default="greedy", help="decoding strategy"
+    )
+    parser.add_argument("--beam-width", type=int, default=5, metavar="K", help="beam width")
     parser.add_argument(
         "--constraints",
         choices=("none", "task"),
         help="decoding mask (default: the paper's choice for the task)",
     )
+    parser.add_argument(
+        "--model",
+        metavar="MODEL",
+        help="after a task name: a run directory, a checkpoint file, 'bundled' or 'none' "
+        "(default: bundled, the task's bundled model)",
+    )
+    add_device_argument(parser)
     add_output_argument(parser)
     parser.set_defaults(run=run)
 
@@ -78,7 +89,6 @@ def curves_figure_for(run_dir: str):
 def instance_figure(args: argparse.Namespace):
     """The figure for ``MODEL_OR_TASK INPUT``: instance, exact solution, model output, heatmap."""
     from ptrnet.decoding.options import DecodeOptions
-    from ptrnet.inference import load_model
     from ptrnet.tasks import get_task
     from ptrnet.viz.figures import prediction_figure
     from ptrnet.viz.trace import decode_trace
@@ -86,8 +96,12 @@ def instance_figure(args: argparse.Namespace):
     loaded = None
     if args.source in TASKS:
         task = get_task(args.source)
+        if args.model != NO_MODEL:
+            loaded = load_model_on(args.model, task, args.device)
     elif os.path.exists(args.source):
-        loaded = load_model(args.source)
+        if args.model is not None:
+            raise UsageError(f"--model: the model is already {args.source}")
+        loaded = load_model_on(args.source, None, args.device)
         task = get_task(loaded.task)
     else:
         raise UsageError(f"{args.source!r} is neither a task ({', '.join(TASKS)}) nor a model path")

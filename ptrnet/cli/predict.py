@@ -23,6 +23,7 @@ from ptrnet.cli.common import (
     add_quiet_argument,
     add_task_argument,
     decode_options,
+    load_model_on,
     note,
     output_name,
     set_threads,
@@ -52,14 +53,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ptrnet.cli.inputs import read_prepared, report
-    from ptrnet.inference import load_model, predict
+    from ptrnet.inference import predict
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import write_examples
 
     set_threads(args.threads)
     task = task_named(args.task)
     options = decode_options(args, task)  # option errors before any file is read
-    loaded = load_model(args.model, task)
+    loaded = load_model_on(args.model, task, args.device)
     limit = DRY_RUN_COUNT if args.dry_run else None
     instances = read_prepared(args.input, task, args.format, MAX_MODEL_POINTS)[:limit]
     seqs = predict(loaded, task, [inst.unit for inst in instances], options)

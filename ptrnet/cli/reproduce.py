@@ -7,7 +7,8 @@ comparators), delaunay. Scales: dry-run (seconds; hidden 16, 4 steps, 20 test in
 cpu (hours on a 2-core CPU; hidden 256, a step budget per model), paper (10 epochs of 1M pairs
 per model). Runs already in DIR are reused when finished and resumed when not; --partial
 writes the table from the runs there are, training nothing (e.g. while they train elsewhere).
-See docs/reproduce.md.
+Without --scale, the command prints the cpu scale's plan and its estimated compute and trains
+only when --yes is given. See docs/reproduce.md.
 """
 
 from __future__ import annotations
@@ -32,9 +33,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add = parser.add_argument
     add("table", metavar="TABLE", help="table1, table2 or delaunay")
-    add("--scale", default="cpu", help="dry-run, cpu or paper (default: %(default)s)")
+    add(
+        "--scale",
+        help="dry-run, cpu or paper (default: cpu, after printing its plan and estimated "
+        "compute: training starts only with --yes)",
+    )
+    add("--yes", action="store_true", help="without --scale: train at the cpu scale")
     add("--out", metavar="DIR", help="output folder (default: runs/reproduce-SCALE)")
-    add("--threads", type=positive_int, metavar="T", help="torch threads and labelling processes")
+    add(
+        "--threads",
+        type=positive_int,
+        metavar="T",
+        help="torch threads and labelling processes (default: the idle cores)",
+    )
     add(
         "--paper-data",
         metavar="DIR",
@@ -58,10 +69,14 @@ def run(args: argparse.Namespace) -> int:
     from ptrnet.reproduce.run import Reproduction
 
     try:
-        plan, scale = get_table(args.table), get_scale(args.scale)
+        plan, scale = get_table(args.table), get_scale(args.scale or "cpu")
         resolve_device(args.device)
     except ValueError as err:
         raise UsageError(str(err)) from None
+    paper_data = paper_data_folder(args.paper_data)
+    if args.scale is None and not (args.yes or args.partial):
+        print(describe_plan(plan, scale))
+        return 0
     out = args.out or os.path.join("runs", f"reproduce-{scale.name}")
     writable_folder(out)
     log = (lambda _: None) if args.quiet else _note
@@ -70,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         scale,
         out,
         threads=args.threads,
-        paper_data=paper_data_folder(args.paper_data),
+        paper_data=paper_data,
         log=log,
         progress=not args.quiet and sys.stderr.isatty(),
         partial=args.partial,
@@ -79,6 +94,25 @@ def run(args: argparse.Namespace) -> int:
     base = os.path.join(out, plan.name)
     log(f"{len(report['rows'])} rows; wrote {base}.md and {base}.json")
     return 0
+
+
+def describe_plan(plan, scale) -> str:
+    """The models ``plan`` trains at ``scale``, their budgets and the estimated compute, and
+    how to start (``--yes``) or try it first (``--scale dry-run``)."""
+    from ptrnet.reproduce.plans import describe_budget, estimate_hours
+
+    width = max(len(m.name) for m in plan.models)
+    lines = [f"ptrnet reproduce {plan.name}: {plan.title}, at the {scale.name} scale"]
+    lines += [f"  {m.name:<{width}}  {m.arch}, n {m.sizes}; {describe_budget(m, scale)}"
+              for m in plan.models]  # fmt: skip
+    hours = estimate_hours(plan, scale)
+    lines += [
+        f"Estimated compute: about {hours:.1f} hours of one CPU thread (measured step times, "
+        "good to about ±50%; runs already finished in the output folder are reused).",
+        f"Start it with: ptrnet reproduce {plan.name} --yes (or --scale {scale.name}); "
+        f"try the whole pipeline in seconds with --scale dry-run.",
+    ]
+    return "\n".join(lines)
 
 
 def writable_folder(path: str) -> None:

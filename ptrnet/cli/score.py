@@ -10,7 +10,7 @@ import argparse
 import json
 
 from ptrnet.cli.common import add_task_argument, task_named
-from ptrnet.evaluation.score import json_safe, score_files
+from ptrnet.evaluation.score import FAIL, json_safe, score_files
 
 NAME = "score"
 
@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def format_table(task_name: str, metrics: dict) -> str:
-    """Aligned ``name  value`` rows: rates and lengths to 4 decimals, ``fail`` as yes/no."""
+    """Aligned ``name  value`` rows: rates and lengths to 4 decimals; ``fail`` reads ``FAIL``
+    when set (more than 1% of the polygons not simple), else ``no``."""
     rows = [("task", task_name)] + [(key, _format(value)) for key, value in metrics.items()]
     width = max(len(key) for key, _ in rows)
     return "\n".join(f"{key:<{width}}  {value}" for key, value in rows)
@@ -49,7 +50,7 @@ def format_table(task_name: str, metrics: dict) -> str:
 
 def _format(value: bool | int | float) -> str:
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return f"{FAIL} (more than 1% not simple)" if value else "no"
     if isinstance(value, int):
         return str(value)
     return f"{value:.4f}"

@@ -13,6 +13,7 @@ import os
 import sys
 from pathlib import Path
 
+from ptrnet.cli.common import add_device_argument, load_model_on
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import TASKS
 
@@ -49,8 +50,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="TASK=PATH",
-        help="model for TASK (repeatable); overrides the bundled default",
+        help="model for TASK (repeatable): a run directory, a checkpoint file or 'bundled' "
+        "(default: each task's bundled model)",
     )
+    add_device_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -72,15 +75,13 @@ def bundled_path(task: str) -> str | None:
     return str(folder) if folder.is_dir() and any(folder.iterdir()) else None
 
 
-def load_models(specs: list[str]) -> dict:
+def load_models(specs: list[str], device: str = "cpu") -> dict:
     """Task -> LoadedModel: the ``--model`` ones, then bundled defaults for the other tasks.
 
     Raises:
         UsageError: a bad spec, two models for one task, or a model of another task.
         InputError: a missing or unreadable model.
     """
-    from ptrnet.inference import load_model
-
     paths: dict[str, str] = {}
     for spec in specs:
         task, path = parse_model_spec(spec)
@@ -90,7 +91,7 @@ def load_models(specs: list[str]) -> dict:
     for task in TASKS:
         if task not in paths and (bundled := bundled_path(task)) is not None:
             paths[task] = bundled
-    return {task: load_model(path, task) for task, path in paths.items()}
+    return {task: load_model_on(path, task, device) for task, path in paths.items()}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"the web page needs the 'web' extra ({err.name} is missing): pip install 'ptrnet[web]'"
         ) from None
-    models = load_models(args.model)
+    models = load_models(args.model, args.device)
     for task in TASKS:
         where = os.path.relpath(models[task].path) if task in models else "none (exact only)"
         print(f"ptrnet: {task}: model {where}", file=sys.stderr)

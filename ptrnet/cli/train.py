@@ -66,6 +66,7 @@ TRAIN_OPTIONS = (
     "augment",
     "val_count",
     "val_every",
+    "val_data",
     "val_constraints",
     "train_constraints",
     "objective",
@@ -83,8 +84,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(NAME, help="train a model", description=__doc__)
     add_task_argument(parser)
     add = parser.add_argument
-    add("-n", "--sizes", type=size_range, metavar="N|LO-HI", help="training sizes, e.g. 5-50")
-    add("--out", metavar="RUN_DIR", help="run directory (required unless --dry-run)")
+    add(
+        "-n",
+        "--sizes",
+        type=size_range,
+        metavar="N|LO-HI",
+        help="training sizes, e.g. 5-50 (default with --data: the file's smallest to largest n)",
+    )
+    add(
+        "--out",
+        metavar="RUN_DIR",
+        help="run directory (required, except with --dry-run: default a new temporary folder)",
+    )
     add("--resume", action="store_true", help="continue the run in --out exactly")
     add("--dry-run", action="store_true", help="tiny preset that finishes in seconds")
     add("--arch", choices=("pointer", "seq2seq", "attention"), help="model (default: pointer)")
@@ -93,7 +104,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--init", choices=("paper", "default"), help="paper = uniform(-0.08, 0.08) (default)")
     add("--optimizer", choices=("sgd", "adam"), help="sgd: lr 1.0; adam: lr 1e-3 (default)")
     add("--lr", type=float, metavar="X", help="learning rate (default: per optimizer)")
-    add("--decay", type=float, help="lr factor per --decay-every steps (sgd 1.0, adam 0.96)")
+    add(
+        "--decay",
+        type=float,
+        help="lr factor per --decay-every steps (default: sgd 1.0, adam 0.96)",
+    )
     add("--decay-every", type=positive_int, metavar="N", help="default: 1000")
     add("--clip-norm", type=float, metavar="X", help="gradient L2 norm limit (default: 2.0)")
     add(
@@ -106,9 +121,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--batch-size", type=positive_int, metavar="B", help="default: 128")
     length = parser.add_mutually_exclusive_group()
     length.add_argument("--steps", type=positive_int, help=f"default: {DEFAULT_STEPS}")
-    length.add_argument("--epochs", type=positive_int, help="passes over --data / --epoch-size")
-    add("--epoch-size", type=positive_int, metavar="N", help="generated instances per epoch")
-    add("--data", metavar="FILE", help="paper-format training file (default: generate)")
+    length.add_argument(
+        "--epochs", type=positive_int, help="passes over --data / --epoch-size (default: --steps)"
+    )
+    add(
+        "--epoch-size",
+        type=positive_int,
+        metavar="N",
+        help="generated instances per epoch (default: 1000000)",
+    )
+    add("--data", metavar="FILE", help="paper-format training file (default: generate fresh data)")
+    add(
+        "--val-data",
+        metavar="FILE",
+        help="validate on this paper-format file (labels: the file's, else the exact solver's) "
+        "(default: --val-count generated instances)",
+    )
     add("--labels", choices=("solve", "file"), help="targets: task.solve (default) or the file's")
     add("--bucket", action="store_true", default=None, help="batch similar sizes together")
     add(
@@ -119,7 +147,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(planar tasks); labels are relabelled, not solved again",
     )
     add("--val-count", type=positive_int, metavar="N", help="validation instances (default 1000)")
-    add("--val-every", type=positive_int, metavar="N", help="steps between validations (500)")
+    add(
+        "--val-every",
+        type=positive_int,
+        metavar="N",
+        help="steps between validations (default: 500)",
+    )
     add("--val-constraints", choices=("none", "task"), help="default: the task's")
     add(
         "--train-constraints",
@@ -136,13 +169,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--rl-samples",
         type=positive_int,
         metavar="K",
-        help="reinforce: outputs sampled per instance, each judged against the others (8)",
+        help="reinforce: outputs sampled per instance, each judged against the others (default: 8)",
     )
-    add("--log-every", type=positive_int, metavar="N", help="steps between log rows (50)")
+    add("--log-every", type=positive_int, metavar="N", help="steps between log rows (default: 50)")
     add(
         "--init-from",
         metavar="MODEL",
-        help="start from these weights: a run directory, checkpoint file or 'bundled'",
+        help="start from these weights: a run directory, checkpoint file or 'bundled' "
+        "(default: a fresh initialisation, --init)",
     )
     add("--seed", type=int, help="seed for init and data (default: 0)")
     add(
@@ -209,10 +243,16 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     from ptrnet.model import ModelConfig
     from ptrnet.runs.config import RunConfig, TrainConfig
     from ptrnet.tasks import SizeRange, get_task
+    from ptrnet.train_api import file_sizes
 
-    options = {**(DRY_RUN if args.dry_run else {}), **explicit_options(args)}
+    preset, explicit = dict(DRY_RUN if args.dry_run else {}), explicit_options(args)
+    if "data" in explicit:
+        preset.pop("sizes", None)  # a file's own sizes, not the preset's
+    options = {**preset, **explicit}
     if "sizes" not in options:
-        raise UsageError("-n/--sizes is required, e.g. -n 5-50")
+        if "data" not in options:
+            raise UsageError("-n/--sizes is required without --data, e.g. -n 5-50")
+        options["sizes"] = str(file_sizes(get_task(args.task), options["data"]))
     if "epochs" in options:
         options.pop("steps", None)
     options.setdefault("steps", None if "epochs" in options else DEFAULT_STEPS)

@@ -99,6 +99,30 @@ def score_files(
     return score_examples(task, refs, preds)
 
 
+FAIL = "FAIL"  # the paper's flag, spelled as the paper spells it in every human-readable output
+
+
+def area_text(metrics: dict) -> str:
+    """Hull area coverage as the paper reports it: ``99.6%``, or ``FAIL`` when the flag is set,
+    followed by the area over the simple polygons and the share not simple where both are
+    known: ``FAIL (99.7%; 1.1% not simple)``."""
+    area = metrics.get("area_coverage")
+    if not metrics.get("fail"):
+        return percent(area)
+    bad = metrics.get("non_simple_rate")
+    known = not (_undefined(area) or _undefined(bad))
+    return f"{FAIL} ({percent(area)}; {percent(bad)} not simple)" if known else FAIL
+
+
+def percent(value: float | None) -> str:
+    """A rate in [0, 1] as ``12.3%``; ``—`` when undefined."""
+    return "—" if _undefined(value) else f"{100 * value:.1f}%"
+
+
+def _undefined(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def json_safe(metrics: dict) -> dict:
     """``metrics`` with NaN replaced by None, since JSON has no NaN."""
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in metrics.items()}

@@ -8,7 +8,7 @@ One definition serves the training and the tables (:mod:`ptrnet.reproduce.run`,
 Choices the paper leaves open, made here [not in paper]:
 
 * Optimiser: ptrnet's default recipe (Adam 1e-3, decay 0.96 per 1000 steps, batch 128, clipping
-  2.0); the paper's SGD did not reach its numbers in public replications (PAPER.md).
+  2.0); the paper's SGD did not reach its numbers in public replications.
 * Models trained on a size range (hull 5-50, TSP 5-20) batch similar sizes together
   (``bucket``); every instance still draws its n uniformly.
 * The ``paper`` scale trains 10 epochs of 1M pairs (the paper's dataset size; the number of
@@ -60,6 +60,9 @@ class ModelPlan:
         labels: None = fresh generated data labelled by ``task.solve``; a solver name = a
             training file generated once with that solver and trained on with its own labels.
         cpu_steps: the step budget at the ``cpu`` scale.
+        ms_per_step: measured milliseconds per training step of 128 at hidden 256 on one
+            busy CPU thread (AMD EPYC, bf16 autocast; docs/reproduce.md), for
+            :func:`estimate_hours`; the measurements are good to about ±50%.
     """
 
     name: str
@@ -67,6 +70,7 @@ class ModelPlan:
     arch: str
     sizes: str
     cpu_steps: int
+    ms_per_step: float
     labels: str | None = None
 
     @property
@@ -103,6 +107,7 @@ class TablePlan:
     models: tuple[ModelPlan, ...]
     rows: tuple[RowPlan, ...]
     comparators: tuple[str, ...] = ()
+    setup_hours: float = 0.0  # labelling files, test sets and comparators at the cpu scale
 
     def model(self, name: str) -> ModelPlan:
         """The model called ``name`` (every row's model is one of ``models``, tested)."""
@@ -204,12 +209,16 @@ TABLES: dict[str, TablePlan] = {
             DecodeOptions("beam", beam_width=5, constraints="none"),
             ("accuracy", "area_coverage"),
             (
-                ModelPlan("hull-ptr-5-50", "convex_hull", "pointer", "5-50", 20_000),
-                ModelPlan("hull-lstm-5", "convex_hull", "seq2seq", "5", 20_000),
-                ModelPlan("hull-lstm-10", "convex_hull", "seq2seq", "10", 20_000),
-                ModelPlan("hull-ptr-50", "convex_hull", "pointer", "50", 10_000),
-                ModelPlan("hull-lstm-50", "convex_hull", "seq2seq", "50", 10_000),
-                ModelPlan("hull-attention-50", "convex_hull", "attention", "50", 10_000),
+                ModelPlan(
+                    "hull-ptr-5-50", "convex_hull", "pointer", "5-50", 20_000, ms_per_step=85
+                ),
+                ModelPlan("hull-lstm-5", "convex_hull", "seq2seq", "5", 20_000, ms_per_step=25),
+                ModelPlan("hull-lstm-10", "convex_hull", "seq2seq", "10", 20_000, ms_per_step=30),
+                ModelPlan("hull-ptr-50", "convex_hull", "pointer", "50", 10_000, ms_per_step=200),
+                ModelPlan("hull-lstm-50", "convex_hull", "seq2seq", "50", 10_000, ms_per_step=160),
+                ModelPlan(
+                    "hull-attention-50", "convex_hull", "attention", "50", 10_000, ms_per_step=300
+                ),
             ),
             _hull_rows(),
         ),
@@ -220,14 +229,21 @@ TABLES: dict[str, TablePlan] = {
             DecodeOptions("beam", beam_width=5, constraints="task"),
             ("mean_length",),
             (
-                ModelPlan("tsp-ptr-5", "tsp", "pointer", "5", 20_000),
-                ModelPlan("tsp-ptr-10", "tsp", "pointer", "10", 20_000),
-                ModelPlan("tsp-ptr-5-20", "tsp", "pointer", "5-20", 20_000, labels="auto"),
-                ModelPlan("tsp-ptr-50-a1", "tsp", "pointer", "50", 6_000, labels="a1"),
-                ModelPlan("tsp-ptr-50-a3", "tsp", "pointer", "50", 6_000, labels="a3"),
+                ModelPlan("tsp-ptr-5", "tsp", "pointer", "5", 20_000, ms_per_step=23),
+                ModelPlan("tsp-ptr-10", "tsp", "pointer", "10", 20_000, ms_per_step=34),
+                ModelPlan(
+                    "tsp-ptr-5-20", "tsp", "pointer", "5-20", 20_000, ms_per_step=65, labels="auto"
+                ),
+                ModelPlan(
+                    "tsp-ptr-50-a1", "tsp", "pointer", "50", 6_000, ms_per_step=335, labels="a1"
+                ),
+                ModelPlan(
+                    "tsp-ptr-50-a3", "tsp", "pointer", "50", 6_000, ms_per_step=335, labels="a3"
+                ),
             ),
             _tsp_rows(),
             comparators=("a1", "a2", "a3"),
+            setup_hours=2.0,  # 200,000-pair files (57 min) and 10,000-instance sets (about 1 h)
         ),
         TablePlan(
             "delaunay",
@@ -236,9 +252,9 @@ TABLES: dict[str, TablePlan] = {
             DecodeOptions("beam", beam_width=5, constraints="none"),
             ("accuracy", "triangle_coverage"),
             (
-                ModelPlan("delaunay-ptr-5", "delaunay", "pointer", "5", 20_000),
-                ModelPlan("delaunay-ptr-10", "delaunay", "pointer", "10", 15_000),
-                ModelPlan("delaunay-ptr-50", "delaunay", "pointer", "50", 2_000),
+                ModelPlan("delaunay-ptr-5", "delaunay", "pointer", "5", 20_000, ms_per_step=40),
+                ModelPlan("delaunay-ptr-10", "delaunay", "pointer", "10", 15_000, ms_per_step=100),
+                ModelPlan("delaunay-ptr-50", "delaunay", "pointer", "50", 2_000, ms_per_step=2200),
             ),
             tuple(
                 RowPlan(f"Ptr-Net {n}→{n}", f"delaunay-ptr-{n}", n, "ptr n") for n in (5, 10, 50)
@@ -285,6 +301,18 @@ def describe_budget(model: ModelPlan, scale: Scale) -> str:
     return f"{text}, hidden {scale.hidden}"
 
 
+def estimate_hours(table: TablePlan, scale: Scale) -> float:
+    """Hours of one CPU thread that training every model of ``table`` at ``scale`` takes:
+    steps × measured step time (scaled by batch and width), plus a tenth for validation, plus
+    the table's ``setup_hours`` (at the cpu scale; scaled with the training file's size)."""
+    step_scale = (scale.batch_size / 128) * (scale.hidden / 256) ** 2
+    seconds = sum(
+        1.1 * total_steps(m, scale) * m.ms_per_step / 1000 * step_scale for m in table.models
+    )
+    setup = table.setup_hours * scale.file_count / SCALES["cpu"].file_count
+    return seconds / 3600 + setup
+
+
 def run_config(
     model: ModelPlan,
     scale: Scale,
@@ -328,7 +356,7 @@ def run_config(
 
 # The paper's numbers that ptrnet.evaluation.paper_numbers does not hold: the LSTM 10→10 row,
 # the FAIL flags, the Ptr-Nets trained on A1/A3 labels and the comparator columns of Table 2
-# (PAPER.md gives only A3 for n = 25..50; the n = 50 comparators are one test set's).
+# (the paper gives only A3 for n = 25..50; the n = 50 comparators are one test set's).
 PAPER_EXTRA: dict[tuple[str, str, int], dict[str, float | bool]] = {
     ("convex_hull", "lstm n", 10): {"accuracy": 0.299, "fail": True},
     ("convex_hull", "lstm n", 50): {"fail": True},

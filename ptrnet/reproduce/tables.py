@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ptrnet.evaluation.score import area_text
+
 RATES = frozenset({"accuracy", "area_coverage", "triangle_coverage", "valid_rate"})
 COMPUTE_HEADER = ("scale · budget", "train time", "steps", "examples", "threads")
 NAMES = {"optimal": "optimal", "a1": "A1", "a2": "A2", "a3": "A3"}
@@ -91,15 +93,9 @@ def _cell(values: dict[str, Any], metrics: Sequence[str]) -> str:
     """``92.0% / 99.6%``; ``FAIL`` for area coverage when the FAIL flag is set, followed by the
     area over the simple polygons and the share not simple where they are known (ours):
     ``89.3% / FAIL (99.7%; 1.1% not simple)``."""
-    parts = []
-    for key in metrics:
-        if key == "area_coverage" and values.get("fail"):
-            area, bad = values.get("area_coverage"), values.get("non_simple_rate")
-            known = not (_missing(area) or _missing(bad))
-            parts.append(f"FAIL ({_rate(area)}; {_rate(bad)} not simple)" if known else "FAIL")
-        else:
-            parts.append(_rate(values.get(key)))
-    return " / ".join(parts)
+    return " / ".join(
+        area_text(values) if key == "area_coverage" else _rate(values.get(key)) for key in metrics
+    )
 
 
 def _test(row: dict[str, Any]) -> str:

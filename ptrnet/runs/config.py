@@ -1,10 +1,10 @@
 """Training configuration: frozen, validated dataclasses saved inside every checkpoint.
 
 A :class:`RunConfig` is everything that defines a run: the model (:class:`ModelConfig`) and the
-training recipe (:class:`TrainConfig`). Both reject unknown keys and impossible values (PAPER.md
-trap 9), and ``RunConfig.from_dict(cfg.to_dict()) == cfg``.
+training recipe (:class:`TrainConfig`). Both reject unknown keys and impossible values (a
+misspelt option must not be silently ignored), and ``RunConfig.from_dict(cfg.to_dict()) == cfg``.
 
-Recipes (Sec. 4 and PAPER.md "Known"):
+Recipes (Sec. 4, and what public replications found):
 
 * ``sgd``: the paper's SGD, learning rate 1.0, no schedule.
 * ``adam``: Adam, learning rate 1e-3, exponential decay ``lr * decay ** (step / decay_every)``
@@ -61,7 +61,10 @@ class TrainConfig:
         augment: show every training instance in a random input order and, for the planar
             tasks, one of the 8 symmetries of the unit square, drawn afresh per epoch; the
             label is relabelled to match, not solved again (:mod:`ptrnet.training.augment`).
-        val_count, val_every: validation set size and interval in steps.
+        val_count, val_every: validation set size (of generated instances) and interval in
+            steps.
+        val_data: paper-format file of validation instances (labels from the file where it has
+            them, else from ``task.solve``); None = ``val_count`` generated instances.
         val_constraints: decoding constraints for validation; None = the task's default.
         train_constraints: ``none`` (the paper): the teacher-forced softmax runs over every
             input, so the model must also learn the task's rules; ``task``: it runs only over
@@ -110,6 +113,7 @@ class TrainConfig:
     augment: bool = False
     val_count: int = 1000
     val_every: int = 500
+    val_data: str | None = None
     val_constraints: str | None = None
     train_constraints: str = "none"
     objective: str = "likelihood"
@@ -139,7 +143,7 @@ class TrainConfig:
             raise ValueError(
                 f"objective 'reinforce' needs a task with a cost; {task.name} has none"
             )
-        for name in ("data", "init_from"):
+        for name in ("data", "val_data", "init_from"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise ValueError(f"{name} must be a path string, got {value!r}")

@@ -141,6 +141,9 @@ class Task(ABC):
     #: A rate ranked before ``validation_metric`` when selecting checkpoints (higher is
     #: better), for a metric that averages over valid outputs only: TSP's ``valid_rate``.
     validity_metric: ClassVar[str | None] = None
+    #: The decoded metric that breaks ties on ``validation_metric`` (higher is better): a
+    #: short run whose validations all score hull accuracy 0 still improves in area coverage.
+    tiebreak_metric: ClassVar[str | None] = None
     #: The two metrics a summary table (``ptrnet demo``) shows for the task.
     summary_metrics: ClassVar[tuple[str, str]]
     #: The instance sizes of ``ptrnet demo``'s table.
@@ -268,17 +271,21 @@ class Task(ABC):
     def selection_key(self, metrics: dict[str, float | None]) -> tuple[float, ...]:
         """Sort key of decoded validation metrics: smaller is better.
 
-        ``validity_metric`` (if any) decides first, then ``validation_metric``. An undefined
-        value (NaN, or None in a JSON record) ranks last.
+        ``validity_metric`` (if any) decides first, then ``validation_metric``, then
+        ``tiebreak_metric`` (if any). An undefined or missing value (NaN, or None in a JSON
+        record) ranks last. Equal keys are left to the caller: training keeps the later step.
         """
         key = []
         if self.validity_metric is not None:
             key.append(-_number(metrics.get(self.validity_metric, 1.0)))
-        value = _number(metrics[self.validation_metric])
+        value = _number(metrics.get(self.validation_metric))
         if not math.isfinite(value):
             key.append(math.inf)
         else:
             key.append(value if self.lower_is_better else -value)
+        if self.tiebreak_metric is not None:
+            tiebreak = _number(metrics.get(self.tiebreak_metric))
+            key.append(-tiebreak if math.isfinite(tiebreak) else math.inf)
         return tuple(key)
 
     def decode_state(self, lengths: torch.Tensor, mode: str = "task") -> DecodeState:

@@ -87,6 +87,7 @@ class ConvexHullTask(Task):
     min_n = 3
     metric_keys = ("accuracy", "area_coverage", "non_simple_rate", "fail")
     validation_metric = "accuracy"
+    tiebreak_metric = "area_coverage"
     summary_metrics = ("accuracy", "area_coverage")
     demo_sizes = (5, 10, 50)
     drawing = "hull"

@@ -60,6 +60,7 @@ class DelaunayTask(Task):
     min_n = 3
     metric_keys = ("accuracy", "triangle_coverage")
     validation_metric = "triangle_coverage"
+    tiebreak_metric = "accuracy"
     summary_metrics = ("accuracy", "triangle_coverage")
     demo_sizes = (5, 10)
     drawing = "triangles"

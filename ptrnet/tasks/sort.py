@@ -35,6 +35,7 @@ class SortTask(Task):
     min_n = 1
     metric_keys = ("exact_match", "position_accuracy", "valid_rate")
     validation_metric = "exact_match"
+    tiebreak_metric = "position_accuracy"
     summary_metrics = ("exact_match", "valid_rate")
     demo_sizes = (5, 10, 20)
     drawing = "bars"

@@ -16,9 +16,10 @@ order of an uninterrupted one and needs no data-loader state.
   an order drawn from ``(seed, BUCKET_STREAM, e, pool)``; without it a batch mixes sizes freely.
 * Augmentation (``augment``): instance ``i`` of epoch ``e`` is shown in the view drawn from
   ``(seed, AUGMENT_STREAM, e, i)`` (:func:`ptrnet.training.augment.augment`), after labelling.
-* Validation: instances ``0 .. val_count-1`` of stream :data:`VAL_STREAM` under the same seed.
-  Streams key instances separately, so no seed makes validation equal training (PAPER.md
-  trap 8); a training file is checked for validation instances before training starts.
+* Validation: instances ``0 .. val_count-1`` of stream :data:`VAL_STREAM` under the same seed,
+  or the instances of ``val_data``. Streams key instances separately, so no seed makes
+  validation equal training; a training file is checked for validation instances before
+  training starts.
 """
 
 from __future__ import annotations
@@ -49,7 +50,18 @@ Instance = tuple[np.ndarray, np.ndarray | None]  # points (n, dim), 0-based labe
 
 
 def validation_set(task: Task, cfg: TrainConfig) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """The fixed validation instances and their canonical labels: (points list, labels list)."""
+    """The fixed validation instances and their labels: (points list, labels list).
+
+    Generated (``val_count`` instances of :data:`VAL_STREAM`, canonical labels) unless
+    ``val_data`` names a file: then its instances, with the file's labels where a line has
+    them and the task's solution otherwise.
+
+    Raises:
+        InputError: an unreadable or malformed validation file, or one with an instance that
+            has no reference solution (degenerate).
+    """
+    if cfg.val_data is not None:
+        return _read_validation_file(task, cfg.val_data)
     pairs = [
         labelled_instance(task, cfg.size_range, cfg.seed, i, stream=VAL_STREAM)
         for i in range(cfg.val_count)
@@ -216,13 +228,27 @@ def _read_file(task: Task, cfg: TrainConfig, val_points: list[np.ndarray]) -> li
                 cfg.data, ex.line, f"{len(ex.points)} points, outside the training sizes {sizes}"
             )
         if _key(ex.points) in held_out:
+            where = cfg.val_data or f"stream {VAL_STREAM} of seed {cfg.seed}"
+            advice = "" if cfg.val_data else "; train with another seed"
             raise InputError(
-                cfg.data,
-                ex.line,
-                "instance is in the validation set (stream "
-                f"{VAL_STREAM} of seed {cfg.seed}); train with another seed",
+                cfg.data, ex.line, f"instance is in the validation set ({where}){advice}"
             )
     return [(ex.points, ex.seq) for ex in examples]
+
+
+def _read_validation_file(task: Task, path: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The instances of ``path`` and their labels (the file's, else ``task.solve``'s)."""
+    points, labels = [], []
+    for ex in read_examples(path, task, "optional"):
+        seq = ex.seq
+        if seq is None:
+            try:
+                seq = task.solve(ex.points)
+            except DegenerateInstanceError as err:
+                raise InputError(path, ex.line, str(err)) from None
+        points.append(ex.points)
+        labels.append(seq)
+    return points, labels
 
 
 def _key(points: np.ndarray) -> bytes:

@@ -8,10 +8,11 @@ with ``train_constraints`` ``task``; or REINFORCE), clips the gradient and steps
 A run directory holds ``config.json`` (the RunConfig), ``log.csv`` (:mod:`ptrnet.runs.
 csvlog`), ``last.safetensors`` (weights + optimiser + RNG state, written at every validation and
 at the end) and ``best.safetensors`` + ``best.json`` (weights and metrics at the validation with
-the best *decoded* primary metric, :meth:`ptrnet.tasks.base.Task.selection_key`; never the
-teacher-forced loss, trap 7). With ``ema`` the run validates, and keeps as ``best``, the moving
-average of its weights (:mod:`ptrnet.training.ema`). Since data depend only on the step
-(:mod:`ptrnet.training.data`), resuming from ``last`` reproduces the uninterrupted run exactly.
+the best *decoded* metrics, :meth:`ptrnet.tasks.base.Task.selection_key`, ties to the later
+step; never the teacher-forced loss). With ``ema`` the run validates, and keeps as ``best``,
+the moving average of its weights (:mod:`ptrnet.training.ema`). Since data depend only on the
+step (:mod:`ptrnet.training.data`), resuming from ``last`` reproduces the uninterrupted run
+exactly.
 
 Under ``torchrun`` the run is data-parallel (:mod:`ptrnet.training.distributed`): each rank
 trains on its rows of the global batch, rank 0 alone validates and writes the run directory.
@@ -365,9 +366,11 @@ class Trainer:
         return {"best": self.best, "grad_scaler": self.scaler.state_dict()}
 
     def _keep_if_best(self, metrics: dict[str, Any], tf_loss: float) -> None:
-        """Save ``best`` if the decoded primary metric improved (ties keep the earlier one)."""
+        """Save ``best`` unless the kept one ranks strictly better by
+        :meth:`~ptrnet.tasks.base.Task.selection_key` (primary metric, then the tie-break
+        one): equal ranks go to the later step, the longer-trained weights."""
         key = self.task.selection_key
-        if self.best and key(metrics) >= key(self.best["metrics"]):
+        if self.best and key(metrics) > key(self.best["metrics"]):
             return
         self.best = json_safe(
             {

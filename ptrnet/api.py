@@ -1,0 +1,270 @@
+"""The Python API: :func:`load` a model, :meth:`Solver.solve` instances (docs/api.md).
+
+A thin layer over :mod:`ptrnet.inference`: the same models (:func:`ptrnet.inference.load_model`)
+and the same decoding (:func:`ptrnet.inference.predict`), with the option names of
+``ptrnet eval`` (``decode``, ``beam_width``, ``views``, ``pick``, ``constraints``), inputs in any
+obvious form and one :class:`ptrnet.results.Result` per instance. Training from Python is
+:func:`ptrnet.train_api.train` (``ptrnet.train``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ptrnet.inference import BUNDLED, LoadedModel, load_model, resolve_checkpoint
+from ptrnet.model.pointer import PointerNetwork as _PointerNetwork
+from ptrnet.results import Result, output_cost
+from ptrnet.tasks import TASKS, Task, get_task
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+    from ptrnet.decoding.options import DecodeOptions
+
+__all__ = ["PointerNetwork", "Solver", "as_instances", "decode_options", "load"]
+
+
+def load(
+    model: str | os.PathLike[str] = BUNDLED, *, task: str | None = None, device: str = "auto"
+) -> Solver:
+    """A :class:`Solver` for ``model``.
+
+    Args:
+        model: a task name (``"tsp"``: that task's bundled model), ``"bundled"`` (with
+            ``task``), or a run directory or checkpoint file (write ``./tsp`` for a directory
+            named like a task).
+        task: the task the model must have been trained on; None = the model's own.
+        device: ``auto`` (a CUDA GPU when torch sees one, else the CPU), ``cpu``, ``cuda`` or
+            ``cuda:N``.
+
+    Raises:
+        UsageError: ``bundled`` without a task, or a model trained on another task.
+        InputError: a missing or unreadable model.
+        ValueError: an unknown device, or a CUDA device torch cannot see.
+    """
+    from ptrnet.devices import resolve_device
+    from ptrnet.io.errors import UsageError
+
+    name = os.fspath(model)
+    if name in TASKS:
+        name = resolve_checkpoint(None, name)  # that task's bundled model
+    elif name == BUNDLED:
+        if task is None:
+            raise UsageError("load('bundled') needs task=, e.g. load('bundled', task='tsp')")
+        name = None
+    loaded = load_model(name, task)
+    loaded.model.to(resolve_device(device))
+    return Solver(loaded)
+
+
+class PointerNetwork(_PointerNetwork):
+    """The Ptr-Net (:class:`ptrnet.model.pointer.PointerNetwork`) with a loader for trained
+    weights; the ``ptrnet.PointerNetwork`` of the top-level package."""
+
+    @classmethod
+    def from_pretrained(
+        cls, name: str | os.PathLike[str], *, device: str = "cpu"
+    ) -> PointerNetwork:
+        """The trained network ``name`` names, in eval mode on ``device``: a task name (its
+        bundled model, e.g. ``"tsp"``), a run directory or a checkpoint file.
+
+        Raises:
+            InputError: a missing or unreadable model.
+            ValueError: the checkpoint holds a baseline, not a Ptr-Net.
+        """
+        loaded = load(name, device="cpu").loaded
+        if not isinstance(loaded.model, _PointerNetwork):
+            raise ValueError(f"{name} holds a {type(loaded.model).__name__}, not a Ptr-Net")
+        from ptrnet.devices import resolve_device
+
+        network = cls(loaded.config.model)
+        network.load_state_dict(loaded.model.state_dict())
+        return network.to(resolve_device(device)).eval()
+
+
+class Solver:
+    """A loaded model and its task; :meth:`solve` decodes instances.
+
+    Attributes:
+        loaded: the model with its configuration and checkpoint record
+            (:class:`ptrnet.inference.LoadedModel`).
+        task: the task the model was trained on.
+    """
+
+    def __init__(self, loaded: LoadedModel) -> None:
+        self.loaded = loaded
+        self.task: Task = get_task(loaded.task)
+
+    @property
+    def model(self) -> nn.Module:
+        """The network (an ``nn.Module`` in eval mode)."""
+        return self.loaded.model
+
+    @property
+    def device(self) -> torch.device:
+        """The device the model's weights are on."""
+        return next(self.model.parameters()).device
+
+    def __repr__(self) -> str:
+        return f"Solver(task={self.task.name!r}, path={self.loaded.path!r}, device={self.device})"
+
+    def solve(self, points: Any, *, return_probs: bool = False, **options: Any):
+        """Decode ``points`` with the model.
+
+        Args:
+            points: one instance, an (n, dim) array (sort also takes an (n,) array), or several:
+                a list of instances (sizes may differ) or a (B, n, dim) array or tensor.
+            return_probs: fill each result's ``probs`` (the pointer distributions).
+            **options: the decoding, named and defaulted as the options of ``ptrnet eval``:
+                ``decode``, ``beam_width``, ``views``, ``pick``, ``constraints``, ``seed``,
+                ``batch_size`` (:func:`decode_options`).
+
+        Returns:
+            One :class:`Result` for one instance, else a list in the input's order.
+
+        Raises:
+            ValueError: a bad decoding option, or input that is not instances of the task.
+            TypeError: an option that is not one of the above.
+        """
+        instances, single = as_instances(self.task, points)
+        results = self._results(instances, decode_options(self.task, **options), return_probs)
+        return results[0] if single else results
+
+    def _results(
+        self, instances: list[np.ndarray], options: DecodeOptions, return_probs: bool
+    ) -> list[Result]:
+        from ptrnet.inference import predict
+
+        seqs = predict(self.loaded, self.task, instances, options)
+        scored = step_log_probs(self.model, self.task, instances, seqs, options.constraints)
+        return [
+            Result(
+                sequence=seq,
+                cost=output_cost(self.task, points, seq),
+                log_prob=float(logp.sum()),
+                valid=bool(self.task.is_valid(points, seq)),
+                probs=np.exp(dists) if return_probs else None,
+            )
+            for points, seq, (logp, dists) in zip(instances, seqs, scored, strict=True)
+        ]
+
+
+def decode_options(
+    task: Task,
+    *,
+    decode: str = "greedy",
+    beam_width: int = 5,
+    views: int = 1,
+    pick: str = "likely",
+    constraints: str | None = None,
+    seed: int = 0,
+    batch_size: int = 256,
+) -> DecodeOptions:
+    """The :class:`ptrnet.decoding.options.DecodeOptions` these keywords (the names of the
+    ``ptrnet eval`` options) describe, checked against ``task`` and with ``constraints``
+    resolved to the task's default (the paper's choice) when None.
+
+    Raises:
+        ValueError: an option the decoder refuses (an unknown strategy, pick or constraint
+            mode, a beam width or batch size below 1, ``pick="shortest"`` outside TSP beam
+            search, a view count the task cannot use), named in the message.
+    """
+    from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
+
+    try:
+        options = DecodeOptions(
+            strategy=decode,
+            beam_width=beam_width,
+            views=views,
+            pick=pick,
+            constraints=constraints,
+            seed=seed,
+            batch_size=batch_size,
+        )
+        return options.for_task(task)
+    except DecodeOptionError as err:  # named by this function's keyword, ``decode=``
+        keyword = "decode" if err.option == "strategy" else err.option
+        raise ValueError(f"{keyword}: {err}") from None
+
+
+def as_instances(task: Task, points: Any) -> tuple[list[np.ndarray], bool]:
+    """``points`` as a list of (n, dim) float64 arrays, and whether it was one instance.
+
+    One instance: an (n, dim) array-like (or (n,) for a 1-D task such as sort). Several: a
+    (B, n, dim) array-like or tensor, or a list of instances of any sizes.
+
+    Raises:
+        ValueError: an empty instance, values that are not finite numbers, or the wrong shape.
+    """
+    if hasattr(points, "detach"):  # a torch tensor, on any device
+        points = points.detach().cpu().numpy()
+    try:
+        array = np.asarray(points, dtype=np.float64)
+    except ValueError:  # ragged: a list of instances of different sizes
+        if isinstance(points, (str, bytes)) or not isinstance(points, Sequence):
+            raise ValueError(
+                f"expected {task.name} instances, got {type(points).__name__}"
+            ) from None
+        return [_instance(task, p) for p in points], False
+    if array.size == 0 and array.ndim == 1:
+        return [], False
+    one = array.ndim == 1 or (array.ndim == 2 and (task.dim > 1 or array.shape[1] == 1))
+    if one:
+        return [_instance(task, array)], True
+    if array.ndim in (2, 3) and len(array) > 0:
+        return [_instance(task, p) for p in array], False
+    raise ValueError(f"{task.name} instances are (n, {task.dim}) arrays; got shape {array.shape}")
+
+
+def _instance(task: Task, points: Any) -> np.ndarray:
+    """One instance as an (n, dim) float64 array; raises ValueError on anything else."""
+    array = np.asarray(points, dtype=np.float64)
+    if task.dim == 1 and array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2 or array.shape[1] != task.dim or len(array) < task.min_n:
+        raise ValueError(
+            f"a {task.name} instance is an (n, {task.dim}) array with n >= {task.min_n}"
+            f"{' (or an (n,) array)' if task.dim == 1 else ''}; got shape {array.shape}"
+        )
+    if not np.isfinite(array).all():
+        raise ValueError(f"a {task.name} instance has a value that is not a finite number")
+    return array
+
+
+def step_log_probs(
+    model: nn.Module,
+    task: Task,
+    instances: list[np.ndarray],
+    seqs: list[np.ndarray],
+    constraints: str,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For each output, its per-step log-likelihoods (T,) and masked log-distributions
+    (T, n + 1) under ``constraints``, the model reading the output teacher-forced; T counts
+    the end symbol. The sum of the first is the output's log-likelihood as a decoder scores it.
+    """
+    import torch
+
+    from ptrnet.batching import collate
+    from ptrnet.decoding.search import masked_log_probs
+    from ptrnet.tasks.constraints import replay_masks
+
+    device = next(model.parameters()).device
+    out = []
+    with torch.no_grad():
+        for lo in range(0, len(instances), 256):
+            rows = slice(lo, lo + 256)
+            batch = collate(instances[rows], seqs[rows]).to(device)
+            tokens = batch.targets.clamp(min=0)  # (B, T): pads become end tokens
+            logits = model(batch.points, batch.lengths, tokens)  # (B, T, n+1)
+            allowed = replay_masks(task, batch.lengths, tokens, constraints)  # (B, T, n+1)
+            dists = masked_log_probs(logits, allowed).cpu().numpy()  # (B, T, n+1)
+            picked = np.take_along_axis(dists, tokens.cpu().numpy()[..., None], 2)[..., 0]
+            for b, (points, seq) in enumerate(zip(instances[rows], seqs[rows], strict=True)):
+                t, n = len(seq) + 1, len(points)
+                out.append((picked[b, :t], dists[b, :t, : n + 1]))
+    return out

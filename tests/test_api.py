@@ -1,0 +1,174 @@
+"""The Python API (ptrnet.load, Solver.solve, Result, ptrnet.train), checked against the
+inference layer, the decoder's own scores and the task's exact geometry."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import ptrnet
+from ptrnet.batching import collate
+from ptrnet.decoding.decode import decode
+from ptrnet.decoding.options import DecodeOptions
+from ptrnet.inference import predict
+from ptrnet.io.errors import InputError, UsageError
+from ptrnet.io.paper_format import read_examples
+from ptrnet.solvers.tsp import tour_length
+from ptrnet.tasks import get_task
+from ptrnet.tasks.convex_hull import simple_polygon_area
+
+torch.set_num_threads(1)
+RNG = np.random.default_rng(7)
+
+
+@pytest.fixture(scope="module")
+def tsp():
+    return ptrnet.load("tsp", device="cpu")
+
+
+def test_import_stays_light_and_names_load_on_use():
+    code = "import sys, ptrnet; ptrnet.__version__; print('torch' in sys.modules)"
+    assert subprocess.check_output([sys.executable, "-c", code], text=True).strip() == "False"
+    assert set(ptrnet.__all__) <= set(dir(ptrnet))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        ptrnet.nope  # noqa: B018
+
+
+def test_one_instance_gives_one_result_that_matches_the_inference_layer(tsp):
+    points = RNG.random((12, 2))
+    result = tsp.solve(points)
+    assert isinstance(result, ptrnet.Result)
+    expected = predict(tsp.loaded, "tsp", [points])[0]
+    np.testing.assert_array_equal(result.sequence, expected)
+    assert result.sequence[0] == result.sequence[-1] == 0 and len(result.sequence) == 13
+    assert result.valid and result.cost == pytest.approx(tour_length(points, result.sequence))
+    assert result.probs is None
+
+
+def test_log_prob_is_the_decoders_own_score(tsp):
+    points = [RNG.random((n, 2)) for n in (6, 9, 14)]
+    results = tsp.solve(points)
+    decoded = decode(tsp.model, get_task("tsp"), collate(points), DecodeOptions(constraints="task"))
+    for result, expected in zip(results, decoded.log_prob.tolist(), strict=True):
+        assert result.log_prob == pytest.approx(expected, abs=1e-4)
+        assert result.log_prob < 0
+
+
+def test_batches_in_every_form_give_the_same_results(tsp):
+    batch = RNG.random((3, 10, 2))
+    as_list = tsp.solve(list(batch))
+    for form in (batch, torch.from_numpy(batch), batch.tolist()):
+        got = tsp.solve(form)
+        assert isinstance(got, list) and len(got) == 3
+        for a, b in zip(got, as_list, strict=True):
+            np.testing.assert_array_equal(a.sequence, b.sequence)
+    ragged = tsp.solve([batch[0], batch[1][:7]])
+    np.testing.assert_array_equal(ragged[0].sequence, as_list[0].sequence)
+    assert len(ragged[1].sequence) == 8
+    assert tsp.solve([]) == []
+
+
+def test_probs_are_the_distributions_greedy_decoding_followed(tsp):
+    points = RNG.random((9, 2))
+    result = tsp.solve(points, return_probs=True)
+    probs = result.probs
+    assert probs.shape == (len(result.sequence) + 1, 10)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
+    tokens = np.append(result.sequence + 1, 0)  # the end symbol is column 0
+    np.testing.assert_array_equal(result.tokens, tokens)
+    np.testing.assert_array_equal(probs.argmax(axis=1), tokens)
+    picked = np.log(probs[np.arange(len(tokens)), tokens]).sum()
+    assert result.log_prob == pytest.approx(picked, abs=1e-5)
+
+
+def test_decoding_options_take_the_cli_names(tsp):
+    points = RNG.random((10, 2))
+    beam = tsp.solve(points, decode="beam", beam_width=5, views=8)
+    options = DecodeOptions(strategy="beam", beam_width=5, views=8)
+    expected = predict(tsp.loaded, "tsp", [points], options)[0]
+    np.testing.assert_array_equal(beam.sequence, expected)
+    shortest = tsp.solve(points, decode="beam", beam_width=5, pick="shortest")
+    assert shortest.cost <= tsp.solve(points, decode="beam", beam_width=5).cost + 1e-12
+    with pytest.raises(ValueError, match="decode: unknown strategy 'beem'"):
+        tsp.solve(points, decode="beem")
+    with pytest.raises(ValueError, match="beam_width: "):
+        tsp.solve(points, decode="beam", beam_width=0)
+    with pytest.raises(ValueError, match="pick: "):
+        tsp.solve(points, pick="shortest")
+    with pytest.raises(TypeError, match="'beam'"):
+        tsp.solve(points, beam=3)
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (np.zeros((5, 3)), r"\(n, 2\) array"),
+        (np.zeros((0, 2)), r"\(n, 2\) array"),
+        (np.full((5, 2), np.nan), "not a finite number"),
+        ("points", "expected tsp instances"),
+        ([np.zeros((5, 2)), np.zeros((4, 3))], r"\(n, 2\) array"),
+    ],
+)
+def test_inputs_that_are_not_instances_are_named(tsp, bad, message):
+    with pytest.raises(ValueError, match=message):
+        tsp.solve(bad)
+
+
+def test_sort_takes_plain_vectors():
+    solver = ptrnet.load("sort")
+    values = RNG.random(8)
+    result = solver.solve(values)
+    assert sorted(result.sequence.tolist()) == list(range(8))
+    assert result.cost == np.count_nonzero(np.diff(values[result.sequence]) < 0)
+    many = solver.solve([RNG.random(5), RNG.random(7)])
+    assert [len(r.sequence) for r in many] == [5, 7]
+    np.testing.assert_array_equal(solver.solve(values[:, None]).sequence, result.sequence)
+
+
+def test_hull_cost_is_the_output_polygons_area():
+    solver = ptrnet.load("convex_hull")
+    points = RNG.random((8, 2))
+    result = solver.solve(points)
+    area = simple_polygon_area(points, result.sequence)
+    assert result.cost == pytest.approx(area) if area is not None else math.isnan(result.cost)
+
+
+def test_load_names_and_errors(tmp_path):
+    assert ptrnet.load("bundled", task="sort").task.name == "sort"
+    with pytest.raises(UsageError, match="needs task="):
+        ptrnet.load("bundled")
+    with pytest.raises(UsageError, match="trained on tsp, not sort"):
+        ptrnet.load("tsp", task="sort")
+    with pytest.raises(InputError, match="no such model"):
+        ptrnet.load(tmp_path / "missing")
+    with pytest.raises(ValueError, match="unknown device"):
+        ptrnet.load("tsp", device="tpu")
+
+
+def test_from_pretrained_returns_the_network():
+    model = ptrnet.PointerNetwork.from_pretrained("tsp")
+    assert isinstance(model, ptrnet.PointerNetwork) and isinstance(model, torch.nn.Module)
+    assert not model.training
+
+
+def test_train_from_arrays_validates_on_the_given_instances(tmp_path):
+    train = [RNG.random(n) for n in (4, 5, 6, 5, 4, 6, 5, 4)]
+    val = [RNG.random(5) for _ in range(3)]
+    run = ptrnet.train("sort", train, val_data=val, out=tmp_path / "run", hidden=8, steps=2,
+                       batch_size=4, val_every=1, workers=0, threads=1)  # fmt: skip
+    config = json.loads((tmp_path / "run" / "config.json").read_text())["train"]
+    assert config["sizes"] == "4-6"  # from the data
+    assert config["val_data"].endswith("val-data.txt")
+    saved = read_examples(config["val_data"], get_task("sort"), "ignore")
+    np.testing.assert_array_equal(saved[2].points[:, 0], val[2])
+    assert json.loads((tmp_path / "run" / "best.json").read_text())["metrics"]["count"] == 3
+    assert ptrnet.load(run).solve(val[0]).sequence.shape == (5,)
+
+
+def test_train_needs_data_or_sizes(tmp_path):
+    with pytest.raises(ValueError, match="give training data or sizes"):
+        ptrnet.train("sort", out=tmp_path)
