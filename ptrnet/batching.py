@@ -4,7 +4,7 @@ Instances of different sizes share one batch: points are zero-padded to the larg
 ``lengths`` records each row's real size. Targets use the model-token convention of
 :mod:`ptrnet.tasks.base` (0 = end symbol, ``j >= 1`` = input ``j - 1``), end symbol included,
 padded with :data:`IGNORE_INDEX` so ``F.cross_entropy(..., ignore_index=IGNORE_INDEX)`` skips the
-pads (PAPER.md trap 4: pads must be masked in the loss too).
+pads (a common slip in public implementations: pads must be masked in the loss too).
 """
 
 from __future__ import annotations

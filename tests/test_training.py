@@ -125,7 +125,8 @@ def test_validation_never_shares_an_instance_with_training(seed):
     # Training is stream 0 of the seed, in order (a running instance counter) ...
     assert trained == as_rows(task.generate(cfg.size_range, 300, seed, stream=0))
     assert not set(trained) & set(as_rows(val_points))
-    # ... and no re-seeded run trains on this run's validation set (PAPER.md trap 8).
+    # ... and no re-seeded run trains on this run's validation set (validation must never equal
+    # training through re-seeding).
     for other in (seed + 1, seed + 2, seed + 10):
         assert not keys(val_points) & keys(task.generate(cfg.size_range, 300, other, stream=0))
 

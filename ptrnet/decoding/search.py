@@ -41,8 +41,9 @@ def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tenso
     """log-softmax over the allowed tokens: (..., V) logits, (..., <=V) bool -> (..., V) float32.
 
     Disallowed entries are -inf. A new tensor is built every call; ``allowed`` is never
-    modified (PAPER.md trap 3). Every row of a DecodeState mask has an allowed entry with a
-    finite logit (end or a real input), so no row is all -inf and no NaN can appear.
+    modified (masks mutated in place across steps are a known bug of public implementations).
+    Every row of a DecodeState mask has an allowed entry with a finite logit (end or a real
+    input), so no row is all -inf and no NaN can appear.
     """
     keep = fit_mask(allowed, logits.shape[-1])
     return torch.log_softmax(logits.float().masked_fill(~keep, float("-inf")), dim=-1)

@@ -3,7 +3,8 @@ that the Table 1 baselines in :mod:`ptrnet.model.baselines` share.
 
 Read top to bottom: the decoder-side memory, shared helpers, the recurrent encoder-decoder core,
 then the Ptr-Net head. The model is pure: tensors in, float32 logits out. No softmax, sampling or
-task rules live here (PAPER.md trap 1: the loss applies the only softmax).
+task rules live here (the loss applies the only softmax; a second one, a known bug elsewhere,
+flattens the gradients).
 
 Choices the paper leaves open, made here:
 

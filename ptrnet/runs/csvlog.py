@@ -3,8 +3,9 @@
 Columns: ``step`` (optimiser steps done), ``loss`` (mean
 teacher-forced training loss over the interval), ``lr``, ``examples_per_s`` (training throughput
 over the interval, validation excluded), ``elapsed_s``, ``val_tf_loss`` (teacher-forced loss on
-the validation set, labelled so because it is *not* a decoded metric, PAPER.md trap 7), then the
-task's decoded validation metrics as ``val_<key>``. Columns without a value in a row are empty.
+the validation set, labelled so because it is *not* a decoded metric: checkpoints are never
+picked on it), then the task's decoded validation metrics as ``val_<key>``. Columns without a
+value in a row are empty.
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ class Task(ABC):
     metric_keys: ClassVar[tuple[str, ...]]
     solvers: ClassVar[tuple[str, ...]] = ("default",)
     #: The decoded validation metric that picks the best checkpoint (never the teacher-forced
-    #: loss, PAPER.md trap 7), and whether lower values are better.
+    #: loss), and whether lower values are better.
     validation_metric: ClassVar[str]
     lower_is_better: ClassVar[bool] = False
     #: A rate ranked before ``validation_metric`` when selecting checkpoints (higher is

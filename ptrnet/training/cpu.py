@@ -1,11 +1,12 @@
 """How a training run splits the CPU cores between torch threads and data worker processes.
 
-The rule is no oversubscription (PAPER.md trap 10): torch threads, data workers and the other
-work already running on the machine never exceed its cores. With more runnable threads than
-cores, torch's OpenMP threads wait at the end of every operator for whichever of them is
-descheduled. Measured on a shared 2-core machine with other jobs running (docs/speed.md): TSP-10
-training at hidden 256 ran 2,817 examples/s with one torch thread and 41 with two; a single
-(128 x 256) @ (256 x 1024) matmul ran at 105 GFLOP/s on one thread and 4-6 GFLOP/s on two.
+The rule is no oversubscription (default thread settings crawl on a small CPU): torch threads,
+data workers and the other work already running on the machine never exceed its cores. With more
+runnable threads than cores, torch's OpenMP threads wait at the end of every operator for
+whichever of them is descheduled. Measured on a shared 2-core machine with other jobs running
+(docs/speed.md): TSP-10 training at hidden 256 ran 2,817 examples/s with one torch thread and 41
+with two; a single (128 x 256) @ (256 x 1024) matmul ran at 105 GFLOP/s on one thread and 4-6
+GFLOP/s on two.
 
 So the automatic choice counts the cores other processes keep busy (sampled over 0.2 s when the
 run starts) as taken: a snapshot, whose worst case (a job that starts later) costs what

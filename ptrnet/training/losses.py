@@ -2,7 +2,7 @@
 (Sec. 4), and the REINFORCE objective.
 
 Teacher forcing: the model returns raw logits (B, T, n+1) and the only softmax is inside
-``F.cross_entropy`` (PAPER.md trap 1); target pads (-100) are ignored (trap 4). With a loss mask
+``F.cross_entropy`` (never a second one); target pads (-100) are ignored. With a loss mask
 task (``train_constraints`` ``task``), that softmax runs over the tokens the task's rules allow
 at each step, as a constrained decoder's.
 

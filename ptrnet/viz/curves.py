@@ -6,7 +6,7 @@ against ``step``, each from the columns present:
 
 * loss -- every column whose name contains ``loss`` (``loss``, ``val_tf_loss``: teacher-forced);
 * decoded metrics -- every other ``val_`` column (e.g. ``val_accuracy``, ``val_mean_gap``),
-  measured on decoded outputs (PAPER.md trap 7: the metric that picks checkpoints);
+  measured on decoded outputs (the metric that picks checkpoints);
 * throughput -- ``examples_per_s``.
 
 Empty cells (a metric logged only every few steps) are skipped, not drawn as zeros.
