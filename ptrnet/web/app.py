@@ -33,6 +33,7 @@ from ptrnet.evaluation.evaluate import default_constraints
 from ptrnet.inference import LoadedModel
 from ptrnet.tasks import TASKS, DegenerateInstanceError
 from ptrnet.web.answers import answer, model_info
+from ptrnet.web.lesson import Lessons, add_lesson_routes, bundled_lessons
 from ptrnet.web.live_train import JobBusy, LiveTrainer, TrainJob
 from ptrnet.web.schemas import (
     MAX_BEAM,
@@ -58,9 +59,12 @@ LIMITS = {
 
 
 def create_app(
-    models: Mapping[str, LoadedModel] | None = None, trainer: LiveTrainer | None = None
+    models: Mapping[str, LoadedModel] | None = None,
+    trainer: LiveTrainer | None = None,
+    lessons: Lessons | None = None,
 ) -> FastAPI:
-    """The app, serving ``models`` (task name -> loaded model; tasks may lack one).
+    """The app, serving ``models`` (task name -> loaded model; tasks may lack one) and the lesson
+    panels' ``lessons`` (default: the bundled ones, :mod:`ptrnet.web.lesson`).
 
     Raises:
         ValueError: a model registered under a task it was not trained on.
@@ -92,6 +96,7 @@ def create_app(
             raise HTTPException(422, f"no exact solution: {err}") from None
 
     add_training_routes(app, trainer)
+    add_lesson_routes(app, models, trainer, lessons or bundled_lessons())
     return app
 
 

@@ -1,4 +1,7 @@
-"""Live training of a small sorting Ptr-Net for the web page: the length-generalisation demo.
+"""Live training of a small Ptr-Net for the web page: the length-generalisation demo.
+
+The task is sorting, or the request's ``task`` when it has one (the lesson panel's
+:class:`~ptrnet.web.lesson.LessonTrainRequest` adds convex hull).
 
 One job at a time runs in a background thread with one torch thread (``torch.set_num_threads``
 is process-wide, so the server's own predictions then use one thread too). The job appends
@@ -6,8 +9,9 @@ events to a list that the server streams as server-sent events:
 
 * ``start`` -- the request it runs;
 * ``progress`` -- every :data:`LOG_EVERY` steps: ``step``, mean ``loss`` since the last one;
-* ``eval`` -- every :data:`EVAL_EVERY` steps and at the end: decoded ``accuracy`` (exact match)
-  and ``valid_rate`` on fixed validation lists of the training lengths;
+* ``eval`` -- every :data:`EVAL_EVERY` steps and at the end: decoded ``accuracy`` (the task's
+  primary metric: exact match for sort, the right hull for convex hull) and ``valid_rate`` on
+  fixed validation instances of the training lengths;
 * ``end`` -- ``status`` ``done``, ``cancelled`` or ``error`` (with ``message``); always last.
 
 Once a job has finished, :meth:`LiveTrainer.test` decodes fresh lists of other (longer) lengths
@@ -24,10 +28,10 @@ import numpy as np
 import torch
 
 from ptrnet.batching import Batch, collate
-from ptrnet.evaluation.evaluate import evaluate
+from ptrnet.evaluation.evaluate import PRIMARY_METRIC, decode_all
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.pointer import EncoderDecoder
-from ptrnet.tasks import SizeRange, get_task
+from ptrnet.tasks import SizeRange, Task, get_task
 from ptrnet.training.loop import teacher_forced_loss
 from ptrnet.web.schemas import LengthTestRequest, TrainRequest
 
@@ -35,17 +39,32 @@ LOG_EVERY = 5
 EVAL_EVERY = 25
 VAL_COUNT = 200
 TRAIN_STREAM, VAL_STREAM, TEST_STREAM = 0, 1, 2
-SORT = get_task("sort")
 
 
 class JobBusy(RuntimeError):
     """A job is already running (one at a time)."""
 
 
-def sort_batch(sizes: SizeRange, count: int, seed: int, stream: int, start: int = 0) -> Batch:
-    """Lists ``start .. start+count-1`` of ``stream`` with their sorting targets."""
-    points = SORT.generate(sizes, count, seed, stream, start)
-    return collate(points, [SORT.solve(p) for p in points])
+def task_batch(
+    task: Task, sizes: SizeRange, count: int, seed: int, stream: int, start: int = 0
+) -> Batch:
+    """Instances ``start .. start+count-1`` of ``stream`` with their exact targets."""
+    points = task.generate(sizes, count, seed, stream, start)
+    return collate(points, [task.solve(p) for p in points])
+
+
+def scores(
+    model: EncoderDecoder, task: Task, points: list, refs: list, mode: str
+) -> dict[str, float]:
+    """Decoded ``accuracy`` (the task's primary metric) and ``valid_rate`` (share of outputs the
+    task accepts: a permutation for sort, a closed polygon without repeats for convex hull)."""
+    preds = decode_all(model, task, points, constraints=mode)
+    metrics = task.metrics(points, refs, preds)
+    valid = [task.is_valid(p, s) for p, s in zip(points, preds, strict=True)]
+    return {
+        "accuracy": float(metrics[PRIMARY_METRIC[task.name]]),
+        "valid_rate": float(np.mean(valid)),
+    }
 
 
 class TrainJob:
@@ -53,6 +72,7 @@ class TrainJob:
 
     def __init__(self, request: TrainRequest) -> None:
         self.request = request
+        self.task = get_task(getattr(request, "task", "sort"))
         self.events: list[dict[str, Any]] = []
         self.model: EncoderDecoder | None = None
         self.status = "running"
@@ -102,20 +122,21 @@ class TrainJob:
     def _train(self) -> None:
         req = self.request
         torch.manual_seed(req.seed)
-        model = build_model(ModelConfig(input_dim=1, hidden=req.hidden, init="default"))
+        task = self.task
+        model = build_model(ModelConfig(input_dim=task.dim, hidden=req.hidden, init="default"))
         optimizer = torch.optim.Adam(model.parameters(), lr=req.lr)
         sizes = SizeRange(req.min_len, req.max_len)
-        val = SORT.generate(sizes, VAL_COUNT, req.seed, VAL_STREAM)
-        val_refs = [SORT.solve(p) for p in val]
+        val = task.generate(sizes, VAL_COUNT, req.seed, VAL_STREAM)
+        val_refs = [task.solve(p) for p in val]
         losses, started = [], time.perf_counter()
         for step in range(1, req.steps + 1):
             if self._cancel.is_set():
                 break
-            batch = sort_batch(
-                sizes, req.batch_size, req.seed, TRAIN_STREAM, (step - 1) * req.batch_size
+            batch = task_batch(
+                task, sizes, req.batch_size, req.seed, TRAIN_STREAM, (step - 1) * req.batch_size
             )
             # The mask option applies the task's rule in the loss too (train_constraints "task").
-            loss = teacher_forced_loss(model, batch, rules=SORT if req.masked else None)
+            loss = teacher_forced_loss(model, batch, rules=task if req.masked else None)
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)
@@ -130,12 +151,8 @@ class TrainJob:
                 )
                 losses = []
             if step % EVAL_EVERY == 0 or step == req.steps:
-                self._emit("eval", step=step, **self._score(model, val, val_refs))
+                self._emit("eval", step=step, **scores(model, task, val, val_refs, self._mode()))
         self.model = model
-
-    def _score(self, model: EncoderDecoder, val: list, refs: list) -> dict[str, float]:
-        metrics = evaluate(model, SORT, val, refs, constraints=self._mode())
-        return {"accuracy": metrics["exact_match"], "valid_rate": metrics["valid_rate"]}
 
     def _mode(self) -> str:
         return "task" if self.request.masked else "none"
@@ -180,14 +197,15 @@ class LiveTrainer:
         lengths = sorted(set(request.lengths))
         results = {mode: {"accuracy": [], "invalid_rate": []} for mode in ("task", "none")}
         for n in lengths:
-            points = SORT.generate(SizeRange(n, n), request.count, request.seed, TEST_STREAM)
-            refs = [SORT.solve(p) for p in points]
+            points = job.task.generate(SizeRange(n, n), request.count, request.seed, TEST_STREAM)
+            refs = [job.task.solve(p) for p in points]
             for mode, series in results.items():
-                metrics = evaluate(job.model, SORT, points, refs, constraints=mode)
-                series["accuracy"].append(metrics["exact_match"])
+                metrics = scores(job.model, job.task, points, refs, mode)
+                series["accuracy"].append(metrics["accuracy"])
                 series["invalid_rate"].append(1.0 - metrics["valid_rate"])
         trained = f"{job.request.min_len}-{job.request.max_len}"
         return {
+            "task": job.task.name,
             "lengths": lengths,
             "trained_on": trained,
             "masked_training": job.request.masked,
