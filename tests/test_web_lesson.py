@@ -153,3 +153,67 @@ def test_bad_lesson_training_bodies_are_422(payload, message):
     with TestClient(create_app(lessons=Lessons())) as client:
         response = client.post("/api/lesson/train", json=payload)
     assert response.status_code == 422 and message in response.json()["detail"]
+
+
+def tiny_copy_model():
+    """A randomly initialised pointer-generator over a small vocabulary (needs ptrnet.text)."""
+    checkpoint = pytest.importorskip("ptrnet.text.checkpoint", reason="no copy task in ptrnet")
+    from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
+    from ptrnet.text.vocab import SPECIALS, Vocabulary
+
+    vocab = Vocabulary([*SPECIALS, "breaks", "record", "the", "on", "friday", "by"])
+    torch.manual_seed(0)
+    config = PointerGeneratorConfig(vocab_size=len(vocab), embed=8, hidden=8)
+    return checkpoint.CopyModel(PointerGenerator(config).eval(), vocab, path="<tiny copy>")
+
+
+@pytest.fixture(scope="module")
+def copy_client():
+    with TestClient(create_app(lessons=Lessons(copy=tiny_copy_model()))) as c:
+        yield c
+
+
+SENTENCE = "late on friday akinyi broke the lisbon record by 4 seconds"
+
+
+def test_copy_panel_terms_add_up_to_the_models_mixture(copy_client):
+    data = copy_client.post("/api/lesson/copy", json={"sentence": SENTENCE}).json()
+    assert data["source"][:-1] == SENTENCE.split() and data["target"] is None
+    assert set(data["oov"]) >= {"akinyi", "lisbon", "4"} and "friday" not in data["oov"]
+    for step in data["steps"]:
+        assert step["mixture"] == pytest.approx(step["generate"] + step["copy"], abs=2e-4)
+        assert 0.0 <= step["p_gen"] <= 1.0 and len(step["attention"]) == len(data["source"])
+        assert sum(step["attention"]) == pytest.approx(1.0, abs=1e-3)
+        assert step["mixture_top"][0][1] == pytest.approx(step["mixture"], abs=1e-4)  # greedy
+
+
+@pytest.mark.parametrize("p_gen", [0.0, 1.0])
+def test_copy_panel_override_leaves_one_path(copy_client, p_gen):
+    data = copy_client.post("/api/lesson/copy", json={"sentence": SENTENCE, "p_gen": p_gen}).json()
+    assert data["p_gen_override"] == p_gen
+    for step in data["steps"]:
+        assert step["p_gen"] == p_gen
+        if p_gen == 0.0:  # copying alone: only source words, no generated mass
+            assert step["generate"] == 0.0 and step["in_source"]
+        else:  # the vocabulary alone: no copied mass, only vocabulary words
+            assert step["copy"] == 0.0 and step["in_vocabulary"]
+
+
+def test_copy_panel_samples_a_sentence_with_its_reference(copy_client):
+    first = copy_client.post("/api/lesson/copy", json={"seed": 3}).json()
+    again = copy_client.post("/api/lesson/copy", json={"seed": 3}).json()
+    assert first["target"] and first["source"] == again["source"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "status", "message"),
+    [
+        ({"sentence": "word " * 61}, 422, "1 to 60 words"),
+        ({"sentence": "..."}, 200, ""),
+        ({"p_gen": 1.5}, 422, "less than or equal to 1"),
+        ({"sentence": ""}, 422, "at least 1 character"),
+    ],
+)
+def test_bad_copy_bodies(copy_client, payload, status, message):
+    response = copy_client.post("/api/lesson/copy", json=payload)
+    assert response.status_code == status and message in response.json().get("detail", "")

@@ -37,6 +37,7 @@ from tests.test_web_browser import ARGS, TIMEOUT_MS  # noqa: E402
 
 torch.set_num_threads(1)
 VIEWPORT = {"width": 1024, "height": 768}
+TRAIN_MS = 120_000  # a 10-step run plus its validation decoding, on a busy CPU
 LESSONS = bundled_lessons()
 
 
@@ -141,6 +142,11 @@ def test_mixing_is_the_weighted_average_and_pointing_one_input(page, shots):
     chosen = trace["tokens"][1]
     assert "between the inputs" in page.inner_text("#mixing-info")
     assert f"input {chosen}" in page.inner_text("#mixing-info") or chosen == 0
+    doubt = int(np.argmin([max(row[1:]) for row in trace["probs"][:-1]]))  # least sure step
+    page.click("#step-first")
+    for _ in range(doubt):
+        page.click("#step-next")
+    assert page.inner_text("#step-info").startswith(f"Step {doubt + 1} of")
     page.screenshot(path=str(shots / "web_mixing.png"))
 
 
@@ -184,13 +190,16 @@ def test_convex_hull_trains_live_then_is_tested_on_longer_inputs(page, shots):
     page.locator("#training").scroll_into_view_if_needed()
     page.select_option("#tr-task", "convex_hull")
     assert page.input_value("#tr-lr") == "0.01"
-    for field, value in {"#tr-hidden": "16", "#tr-steps": "30", "#tr-batch": "16"}.items():
+    for field, value in {"#tr-hidden": "16", "#tr-steps": "10", "#tr-batch": "16"}.items():
         page.fill(field, value)
     page.click("#tr-start")
-    page.wait_for_function("document.querySelector('#tr-status').textContent.includes('done')")
+    page.wait_for_function(
+        "document.querySelector('#tr-status').textContent.includes('done')", timeout=TRAIN_MS
+    )
     page.fill("#te-lengths", "5 8")
     page.fill("#te-count", "10")
     page.click("#te-run")
     page.wait_for_function("document.querySelector('#te-status').textContent.includes('tested on')")
     assert page.locator("#chart-gen-acc path.series").count() == 2
-    assert "hull" in page.inner_text("#chart-gen-acc")
+    assert "hull" in page.text_content("#chart-gen-acc")
+    page.locator("#training").screenshot(path=str(shots / "web_training_hull.png"))

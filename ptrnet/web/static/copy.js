@@ -9,7 +9,7 @@ let answer = null;
 let selected = 0; // output step whose attention shades the source
 
 const pct = (p) => `${(100 * p).toFixed(1)}%`;
-const tops = (pairs) => pairs.map(([w, p]) => `${w} ${pct(p)}`).join(", ");
+const tops = (pairs) => pairs.slice(0, 3).map(([w, p]) => `${w} ${pct(p)}`).join(", ");
 
 function chip(parent, text, cls, title = "") {
   const span = document.createElement("span");
@@ -65,8 +65,9 @@ function draw() {
   const override = answer.p_gen_override;
   const mode = override === null ? "the model's own p_gen" : `p_gen fixed at ${override}`;
   const target = answer.target ? ` Reference summary: "${answer.target.join(" ")}".` : "";
-  $("cp-status").replaceChildren(`Greedy decoding with ${mode}. Out-of-vocabulary source words ` +
-    `(dashed): ${answer.oov.join(", ") || "none"}.`);
+  $("cp-status").replaceChildren(`Greedy decoding with ${mode}. Output words framed green were ` +
+    `mostly copied, blue mostly generated; out-of-vocabulary source words (dashed, red in the ` +
+    `table): ${answer.oov.join(", ") || "none"}.`);
   if (target) {
     const span = document.createElement("span");
     span.className = "answer-only";

@@ -51,9 +51,9 @@ export function drawMixing(svg, view, marks) {
     "data-x": average[0],
     "data-y": average[1],
   });
-  const where = Math.max(...marks.prob) > 0.99
-    ? "on one input: the pointer is sure here, so mixing and pointing agree; an uncertain step " +
-      "puts it between the inputs"
+  const where = Math.max(...marks.prob) > 0.95
+    ? "nearly on one input: the pointer is almost sure here, so mixing and pointing agree; at " +
+      "an uncertain step the average falls between the inputs"
     : "a place between the inputs, not one of them";
   return `Mixing (◆): the attention-weighted average of the points is (${fmt(average[0])}, ` +
     `${fmt(average[1])}), ${where}. Pointing: the pointer names ${pick}. ` +
