@@ -11,6 +11,7 @@ import shutil
 import socket
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 import torch
@@ -42,12 +43,11 @@ ARGS = [
 TIMEOUT_MS = 20_000
 
 
-@pytest.fixture(scope="module")
-def server():
-    """The app with a tiny convex-hull model, served by uvicorn on a free port in a thread."""
+@contextmanager
+def serving(app):
+    """Serve ``app`` by uvicorn on a free port in a thread; yields its URL."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    app = create_app({"convex_hull": tiny_model("convex_hull")})
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -59,6 +59,13 @@ def server():
     server.should_exit = True
     thread.join(timeout=10)
     sock.close()
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The app with a tiny convex-hull model."""
+    with serving(create_app({"convex_hull": tiny_model("convex_hull")})) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +25,10 @@ if CHROMIUM is None:
     )
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
-import uvicorn  # noqa: E402
-
 from ptrnet.inference import load_model  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
 from ptrnet.web.lesson import bundled_lessons  # noqa: E402
-from tests.test_web_browser import ARGS, TIMEOUT_MS  # noqa: E402
+from tests.test_web_browser import ARGS, TIMEOUT_MS, serving  # noqa: E402
 
 torch.set_num_threads(1)
 VIEWPORT = {"width": 1024, "height": 768}
@@ -43,21 +38,11 @@ LESSONS = bundled_lessons()
 
 @pytest.fixture(scope="module")
 def server():
-    """The app with the bundled hull model and lesson models, by uvicorn on a free port."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    app = create_app({"convex_hull": load_model(None, "convex_hull")}, lessons=LESSONS)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    """The app with the bundled hull model and lesson models."""
+    with serving(
+        create_app({"convex_hull": load_model(None, "convex_hull")}, lessons=LESSONS)
+    ) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

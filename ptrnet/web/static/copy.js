@@ -2,6 +2,8 @@
 // (POST /api/lesson/copy). Each output word: p_gen, its generate and copy terms, the mixture P(w),
 // the attention over the source (click a word), and the top words of P_vocab and of P(w).
 
+import { post } from "./api.js";
+
 const $ = (id) => document.getElementById(id);
 let seed = 0;
 let useSentence = false; // true once the user has typed or asked for the box's sentence
@@ -81,13 +83,7 @@ async function ask() {
   if (useSentence) body.sentence = $("cp-sentence").value;
   if ($("cp-override").checked) body.p_gen = Number($("cp-pgen").value);
   try {
-    const response = await fetch("/api/lesson/copy", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const data = await response.json();
-    if (!response.ok) throw new Error(data.detail || response.statusText);
+    const data = await post("/api/lesson/copy", body);
     answer = data;
     selected = Math.min(selected, data.steps.length - 1);
     if (!useSentence) $("cp-sentence").value = data.source.slice(0, -1).join(" ");

@@ -3,16 +3,7 @@
 // a place between the inputs. A pointer points: its output is one of the inputs. Both use the
 // same weights here, the model's pointer distribution at this step (end symbol left out).
 
-import { toPx } from "./board.js";
-
-const NS = "http://www.w3.org/2000/svg";
-
-function add(parent, tag, attrs) {
-  const el = document.createElementNS(NS, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  parent.appendChild(el);
-  return el;
-}
+import { add, toPx } from "./board.js";
 
 /** The weighted average of `points` (n rows of numbers) under `weights`, renormalised over the
  * inputs; null when the inputs carry no weight (all of it on the end symbol). */

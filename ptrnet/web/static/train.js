@@ -1,6 +1,7 @@
 // Live training of a small Ptr-Net (sort or convex hull): start/cancel a run, stream its events
 // (server-sent events), then test it on longer inputs and compare runs per length.
 
+import { post } from "./api.js";
 import { lineChart } from "./chart.js";
 
 const $ = (id) => document.getElementById(id);
@@ -12,22 +13,11 @@ let evals = []; // {step, accuracy, valid_rate}
 let run = null; // {number, masked}
 let runCount = 0;
 const tests = []; // answers of POST /api/train/test, each with its run
-// Per task: settings that learn in a minute or two on one CPU thread, and the test lengths.
+// Per task: settings that learn within minutes on one CPU thread, and the test lengths.
 const DEFAULTS = {
   sort: { "tr-steps": 1000, "tr-lr": 0.003, "tr-min": 5, "tr-max": 10, "te-lengths": "5 10 15 20 30 40" },
   convex_hull: { "tr-steps": 800, "tr-lr": 0.01, "tr-min": 5, "tr-max": 10, "te-lengths": "5 10 15 20 30 50" },
 };
-
-async function post(url, body) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body || {}),
-  });
-  const data = await response.json();
-  if (!response.ok) throw new Error(data.detail || response.statusText);
-  return data;
-}
 
 function trainRequest() {
   const value = (id) => Number($(id).value);

@@ -1,19 +1,11 @@
 // Lesson panel "a seq2seq cannot say 6": the fixed-vocabulary baseline and the Ptr-Net on the
 // same convex-hull instance (POST /api/lesson/vocabulary).
 
-import { percent, render, toPx } from "./board.js";
+import { post } from "./api.js";
+import { add, percent, render, toPx } from "./board.js";
 
 const $ = (id) => document.getElementById(id);
-const NS = "http://www.w3.org/2000/svg";
 let seed = 0;
-
-function add(parent, tag, attrs = {}, text = null) {
-  const el = document.createElementNS(NS, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  if (text !== null) el.textContent = text;
-  parent.appendChild(el);
-  return el;
-}
 
 const path = (points, seq) => seq.map((i, k) => `${k ? "L" : "M"}${toPx(points[i]).join(",")}`).join(" ");
 const named = (seq) => (seq.length ? seq.map((i) => i + 1).join(" → ") : "nothing");
@@ -92,13 +84,7 @@ async function ask() {
   const body = { n: Number($("vc-n").value), seed };
   $("vc-status").textContent = "…";
   try {
-    const response = await fetch("/api/lesson/vocabulary", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const data = await response.json();
-    if (!response.ok) throw new Error(data.detail || response.statusText);
+    const data = await post("/api/lesson/vocabulary", body);
     seed = data.seed;
     drawBoard(data);
     drawTable(data);
