@@ -85,6 +85,7 @@ def test_vocabulary_panel_picks_a_hull_that_needs_a_missing_point(client):
     assert s2s["metrics"]["accuracy"] == 0.0  # it cannot name a hull vertex past point 5
     pointer = data["pointer"]
     assert all(len(row) == 8 for row in pointer["trace"]["probs"])
+    assert s2s["info"]["kind"] == "seq2seq" and s2s["info"]["validation"] is None  # no record
     again = client.post("/api/lesson/vocabulary", json={"n": 7, "seed": data["seed"]}).json()
     assert again["seed"] == data["seed"] and again["points"] == data["points"]
 

@@ -112,6 +112,7 @@ def test_board_and_step_controls_fit_together_and_the_toggles_work(page, shots):
 
 
 def test_mixing_is_the_weighted_average_and_pointing_one_input(page, shots):
+    page.fill("#random-count", "40")  # enough points for an uncertain step
     with page.expect_response("**/api/predict") as response:
         page.click("#randomise")
     trace = response.value.json()["model"]["trace"]

@@ -92,6 +92,13 @@ def lesson_instance(task: Task, n: int, seed: int, vocab_inputs: int) -> tuple[n
     return task.generate(sizes, 1, seed, LESSON_STREAM)[0], seed
 
 
+def described(loaded: LoadedModel) -> dict[str, Any]:
+    """:func:`model_info` plus ``validation``: the checkpoint's best decoded validation value of
+    its selection metric (hull accuracy), None when the checkpoint has no record."""
+    best = loaded.info.get("best") or {}
+    return {**model_info(loaded), "validation": best.get("value"), "metric": best.get("metric")}
+
+
 def vocabulary_answer(
     task: Task, points: np.ndarray, baseline: LoadedModel, pointer: LoadedModel | None
 ) -> dict[str, Any]:
@@ -117,7 +124,7 @@ def vocabulary_answer(
             "tokens": tokens.tolist(),
             "probs": np.round(probs.astype(np.float64), 4).tolist(),
             "metrics": metrics_for(task, points, ref, seq),
-            "info": model_info(baseline),
+            "info": described(baseline),
         },
         "pointer": None,
     }
@@ -127,6 +134,6 @@ def vocabulary_answer(
             "sequence": trace.sequence.tolist(),
             "trace": trace_json(trace),
             "metrics": metrics_for(task, points, ref, trace.sequence),
-            "info": model_info(pointer),
+            "info": described(pointer),
         }
     return out

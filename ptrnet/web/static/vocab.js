@@ -10,6 +10,11 @@ let seed = 0;
 const path = (points, seq) => seq.map((i, k) => `${k ? "L" : "M"}${toPx(points[i]).join(",")}`).join(" ");
 const named = (seq) => (seq.length ? seq.map((i) => i + 1).join(" → ") : "nothing");
 const verdict = (m) => (m.accuracy === 1 ? "the right hull" : "not the hull");
+/** "validation accuracy 4.3%" from a checkpoint's record, or "". */
+const validation = (info) =>
+  info.validation === null || info.validation === undefined
+    ? ""
+    : `; its validation ${info.metric} is ${(100 * info.validation).toFixed(1)}%`;
 
 function drawBoard(data) {
   const svg = $("vc-board");
@@ -59,8 +64,8 @@ function drawTable(data) {
 function summarise(data) {
   const s2s = data.seq2seq;
   const lines = [ // [text, shown only with the exact answer]
-    [`Seq2seq (trained on n = ${data.vocabulary}, ${data.vocabulary + 1} output classes): ` +
-      `${named(s2s.sequence)}, ${verdict(s2s.metrics)}.`, false],
+    [`Seq2seq (trained on n = ${data.vocabulary}, ${data.vocabulary + 1} output classes` +
+      `${validation(s2s.info)}): ${named(s2s.sequence)}, ${verdict(s2s.metrics)}.`, false],
   ];
   if (data.missing.length) {
     const hull = new Set(data.reference);
@@ -70,7 +75,7 @@ function summarise(data) {
     }
   }
   lines.push([data.pointer
-    ? `Ptr-Net (n = ${data.pointer.info.trained_sizes}): ${named(data.pointer.sequence)}, ${verdict(data.pointer.metrics)}.`
+    ? `Ptr-Net (trained on n = ${data.pointer.info.trained_sizes}${validation(data.pointer.info)}): ${named(data.pointer.sequence)}, ${verdict(data.pointer.metrics)}.`
     : "No Ptr-Net for convex hull is loaded.", false]);
   $("vc-summary").replaceChildren(...lines.map(([line, answerOnly]) => {
     const p = document.createElement("p");
