@@ -102,6 +102,8 @@ def test_board_and_step_controls_fit_together_and_the_toggles_work(page, shots):
     page.check("#cl-large")
     large = page.eval_on_selector("#playground .explain", "e => getComputedStyle(e).fontSize")
     assert float(large[:-2]) >= 1.3 * float(size[:-2])
+    for selector in ("#board", "#step-first", "#step-next"):
+        assert inside_viewport(page, selector), f"{selector} is not visible with large text"
     page.screenshot(path=str(shots / "web_classroom.png"))
     page.uncheck("#cl-explain")
     assert not page.is_visible("#playground .explain")
