@@ -100,11 +100,11 @@ async function runTest() {
 }
 
 /** One series per (run, decoding): colour = run, dashes = decoded without the mask.
- * Labels: run number, trained with the mask ("masked") or without ("free"), then the decoding. */
+ * Labels: run number, task, trained with the mask ("mask") or without ("free"), then the decoding. */
 function testSeries(metric) {
   return tests.flatMap((t, k) =>
     ["task", "none"].map((mode) => ({
-      label: `#${t.run} ${t.task === "sort" ? "sort" : "hull"} ${t.masked_training ? "masked" : "free"}, decoded ${mode === "task" ? "masked" : "free"}`,
+      label: `#${t.run} ${t.task === "sort" ? "sort" : "hull"} ${t.masked_training ? "mask" : "free"}, dec. ${mode === "task" ? "masked" : "free"}`,
       color: COLORS[k % COLORS.length],
       dash: mode === "task" ? "" : "5 3",
       points: t.lengths.map((n, i) => [n, t.decoding[mode][metric][i]]),
