@@ -174,7 +174,7 @@ def test_copy_panel_or_its_missing_model(page, shots):
     assert "fixed at 0" in page.inner_text("#cp-status")
 
 
-def test_convex_hull_trains_live_then_is_tested_on_longer_inputs(page, shots):
+def test_convex_hull_trains_live_then_is_tested_on_longer_inputs(page):
     page.locator("#training").scroll_into_view_if_needed()
     page.select_option("#tr-task", "convex_hull")
     assert page.input_value("#tr-lr") == "0.01"
@@ -190,4 +190,3 @@ def test_convex_hull_trains_live_then_is_tested_on_longer_inputs(page, shots):
     page.wait_for_function("document.querySelector('#te-status').textContent.includes('tested on')")
     assert page.locator("#chart-gen-acc path.series").count() == 2
     assert "hull" in page.text_content("#chart-gen-acc")
-    page.locator("#training").screenshot(path=str(shots / "web_training_hull.png"))
