@@ -35,6 +35,7 @@ from ptrnet.inference import LoadedModel
 from ptrnet.tasks import TASKS, DegenerateInstanceError
 from ptrnet.web.answers import answer, model_info
 from ptrnet.web.guard import Guard, GuardLimits
+from ptrnet.web.lesson import Lessons, add_lesson_routes, bundled_lessons
 from ptrnet.web.live_train import JobBusy, LiveTrainer, TrainJob
 from ptrnet.web.schemas import (
     MAX_BEAM,
@@ -66,9 +67,11 @@ def create_app(
     models: Mapping[str, LoadedModel] | None = None,
     trainer: LiveTrainer | None = None,
     limits: GuardLimits | None = None,
+    lessons: Lessons | None = None,
 ) -> FastAPI:
     """The app, serving ``models`` (task name -> loaded model; tasks may lack one) within
-    ``limits`` (default :class:`GuardLimits`: answers only for localhost names).
+    ``limits`` (default :class:`GuardLimits`: answers only for localhost names), and the lesson
+    panels' ``lessons`` (default: the bundled ones, :mod:`ptrnet.web.lesson`).
 
     Raises:
         ValueError: a model registered under a task it was not trained on.
@@ -101,6 +104,7 @@ def create_app(
             raise HTTPException(422, f"no exact solution: {err}") from None
 
     add_training_routes(app, trainer)
+    add_lesson_routes(app, models, trainer, lessons or bundled_lessons())
     return app
 
 

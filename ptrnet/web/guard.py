@@ -26,7 +26,16 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_HOSTS = ("localhost", "127.0.0.1", "::1")
-HEAVY_PATHS = frozenset({"/api/predict", "/api/train", "/api/train/test"})
+HEAVY_PATHS = frozenset(
+    {
+        "/api/predict",
+        "/api/train",
+        "/api/train/test",
+        "/api/lesson/vocabulary",
+        "/api/lesson/copy",
+        "/api/lesson/train",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,7 @@
-"""Live training of a small sorting Ptr-Net for the web page: the length-generalisation demo.
+"""Live training of a small Ptr-Net for the web page: the length-generalisation demo.
+
+The task is sorting, or the request's ``task`` when it has one (the lesson panel's
+:class:`~ptrnet.web.lesson.LessonTrainRequest` adds convex hull).
 
 One job at a time runs in a background thread with one torch thread (``torch.set_num_threads``
 is process-wide, so the server's own predictions then use one thread too). The job appends
@@ -6,8 +9,9 @@ events to a list that the server streams as server-sent events:
 
 * ``start`` -- the request it runs;
 * ``progress`` -- every :data:`LOG_EVERY` steps: ``step``, mean ``loss`` since the last one;
-* ``eval`` -- every :data:`EVAL_EVERY` steps and at the end: decoded ``accuracy`` (exact match)
-  and ``valid_rate`` on fixed validation lists of the training lengths;
+* ``eval`` -- every :data:`EVAL_EVERY` steps and at the end: decoded ``accuracy`` (the task's
+  validation metric: exact match for sort, the right hull for convex hull) and ``valid_rate``
+  on fixed validation instances of the training lengths;
 * ``end`` -- ``status`` ``done``, ``cancelled`` or ``error`` (with ``message``); always last.
 
 Once a job has finished, :meth:`LiveTrainer.test` decodes fresh lists of other (longer) lengths
@@ -24,29 +28,44 @@ import numpy as np
 import torch
 
 from ptrnet.batching import Batch, collate
+from ptrnet.decoding.dataset import decode_all
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.runs.config import TrainConfig
-from ptrnet.tasks import SizeRange, Stream, get_task
+from ptrnet.tasks import SizeRange, Stream, Task, get_task
 from ptrnet.training.loop import build_optimizer, train_step
 from ptrnet.web.schemas import LengthTestRequest, TrainRequest
 
 LOG_EVERY = 5
 EVAL_EVERY = 25
 VAL_COUNT = 200
-SORT = get_task("sort")
 
 
 class JobBusy(RuntimeError):
     """A job is already running (one at a time)."""
 
 
-def sort_batch(sizes: SizeRange, count: int, seed: int, stream: int, start: int = 0) -> Batch:
-    """Lists ``start .. start+count-1`` of ``stream`` with their sorting targets."""
-    points = SORT.generate(sizes, count, seed, stream, start)
-    return collate(points, [SORT.solve(p) for p in points])
+def task_batch(
+    task: Task, sizes: SizeRange, count: int, seed: int, stream: int, start: int = 0
+) -> Batch:
+    """Instances ``start .. start+count-1`` of ``stream`` with their exact targets."""
+    points = task.generate(sizes, count, seed, stream, start)
+    return collate(points, [task.solve(p) for p in points])
+
+
+def scores(
+    model: EncoderDecoder, task: Task, points: list, refs: list, mode: str
+) -> dict[str, float]:
+    """Decoded ``accuracy`` (the task's validation metric) and ``valid_rate`` (share of outputs
+    the task accepts: a permutation for sort, a closed polygon without repeats for a hull)."""
+    preds = decode_all(model, task, points, DecodeOptions(constraints=mode))
+    metrics = task.metrics(points, refs, preds)
+    valid = [task.is_valid(p, s) for p, s in zip(points, preds, strict=True)]
+    return {
+        "accuracy": float(metrics[task.validation_metric]),
+        "valid_rate": float(np.mean(valid)),
+    }
 
 
 class TrainJob:
@@ -54,6 +73,7 @@ class TrainJob:
 
     def __init__(self, request: TrainRequest) -> None:
         self.request = request
+        self.task = get_task(getattr(request, "task", "sort"))
         self.events: list[dict[str, Any]] = []
         self.model: EncoderDecoder | None = None
         self.status = "running"
@@ -103,18 +123,19 @@ class TrainJob:
     def _train(self) -> None:
         req = self.request
         torch.manual_seed(req.seed)
-        model = build_model(ModelConfig(input_dim=1, hidden=req.hidden, init="default"))
+        task = self.task
+        model = build_model(ModelConfig(input_dim=task.dim, hidden=req.hidden, init="default"))
         cfg = self._config()
         optimizer = build_optimizer(model, cfg)
         sizes = SizeRange(req.min_len, req.max_len)
-        val = SORT.generate(sizes, VAL_COUNT, req.seed, Stream.VALIDATION)
-        val_refs = [SORT.solve(p) for p in val]
+        val = task.generate(sizes, VAL_COUNT, req.seed, Stream.VALIDATION)
+        val_refs = [task.solve(p) for p in val]
         losses, started = [], time.perf_counter()
         for step in range(1, req.steps + 1):
             if self._cancel.is_set():
                 break
-            batch = sort_batch(
-                sizes, req.batch_size, req.seed, Stream.TRAIN, (step - 1) * req.batch_size
+            batch = task_batch(
+                task, sizes, req.batch_size, req.seed, Stream.TRAIN, (step - 1) * req.batch_size
             )
             loss = train_step(model, optimizer, batch, cfg, step - 1)  # the real training step
             losses.append(loss)
@@ -127,19 +148,15 @@ class TrainJob:
                 )
                 losses = []
             if step % EVAL_EVERY == 0 or step == req.steps:
-                self._emit("eval", step=step, **self._score(model, val, val_refs))
+                self._emit("eval", step=step, **scores(model, task, val, val_refs, self._mode()))
         self.model = model
-
-    def _score(self, model: EncoderDecoder, val: list, refs: list) -> dict[str, float]:
-        metrics = evaluate(model, SORT, val, refs, DecodeOptions(constraints=self._mode()))
-        return {"accuracy": metrics["exact_match"], "valid_rate": metrics["valid_rate"]}
 
     def _config(self) -> TrainConfig:
         """The request as a training configuration: Adam at a constant rate, gradients clipped
         at 2; the mask option applies the task's rule in the loss (``train_constraints``)."""
         req = self.request
         return TrainConfig(
-            task=SORT.name,
+            task=self.task.name,
             sizes=f"{req.min_len}-{req.max_len}",
             lr=req.lr,
             decay=1.0,
@@ -195,14 +212,15 @@ class LiveTrainer:
         lengths = sorted(set(request.lengths))
         results = {mode: {"accuracy": [], "invalid_rate": []} for mode in ("task", "none")}
         for n in lengths:
-            points = SORT.generate(SizeRange(n, n), request.count, request.seed, Stream.TEST)
-            refs = [SORT.solve(p) for p in points]
+            points = job.task.generate(SizeRange(n, n), request.count, request.seed, Stream.TEST)
+            refs = [job.task.solve(p) for p in points]
             for mode, series in results.items():
-                metrics = evaluate(job.model, SORT, points, refs, DecodeOptions(constraints=mode))
-                series["accuracy"].append(metrics["exact_match"])
+                metrics = scores(job.model, job.task, points, refs, mode)
+                series["accuracy"].append(metrics["accuracy"])
                 series["invalid_rate"].append(1.0 - metrics["valid_rate"])
         trained = f"{job.request.min_len}-{job.request.max_len}"
         return {
+            "task": job.task.name,
             "lengths": lengths,
             "trained_on": trained,
             "masked_training": job.request.masked,

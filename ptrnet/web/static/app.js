@@ -3,6 +3,7 @@
 
 import { fromPx, percent, render, SIZE } from "./board.js";
 import { metricRows } from "./metrics.js";
+import { drawMixing } from "./mixing.js";
 import { initTraining } from "./train.js";
 
 const $ = (id) => document.getElementById(id);
@@ -91,6 +92,8 @@ function showError(message) {
 
 function redraw() {
   const marks = render($("board"), { ...state });
+  const mixing = $("show-mixing").checked ? drawMixing($("board"), state, marks) : "";
+  $("mixing-info").textContent = mixing;
   showMetrics();
   showStepper(marks);
 }
@@ -216,6 +219,8 @@ function switchTask() {
   $("sort-controls").classList.toggle("hidden", !sort);
   $("board-hint").classList.toggle("hidden", sort);
   $("clear").disabled = sort;
+  $("count-unit").textContent = sort ? "numbers" : "points";
+  $("random-count").title = sort ? "how many random numbers" : "how many random points";
   if (sort) readNumbers();
   else {
     if (state.points.length && state.points[0].length !== 2) state.points = [];
@@ -248,6 +253,7 @@ async function start() {
   $("step-next").addEventListener("click", () => setStep(currentStep() + 1));
   $("step-last").addEventListener("click", () => setStep(Infinity));
   $("step-slider").addEventListener("input", (e) => setStep(Number(e.target.value)));
+  $("show-mixing").addEventListener("change", redraw);
   initTraining();
   switchTask();
 }

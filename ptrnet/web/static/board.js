@@ -19,7 +19,7 @@ export function fromPx(px, py) {
 }
 
 /** Create an SVG element with attributes and append it to parent. */
-function add(parent, tag, attrs = {}, text = null) {
+export function add(parent, tag, attrs = {}, text = null) {
   const el = document.createElementNS(NS, tag);
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
   if (text !== null) el.textContent = text;

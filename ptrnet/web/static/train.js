@@ -1,6 +1,7 @@
-// Live training of a small sorting Ptr-Net: start/cancel a run, stream its events (server-sent
-// events), then test it on longer lists and compare runs per length.
+// Live training of a small Ptr-Net (sort or convex hull): start/cancel a run, stream its events
+// (server-sent events), then test it on longer inputs and compare runs per length.
 
+import { post } from "./api.js";
 import { lineChart } from "./chart.js";
 
 const $ = (id) => document.getElementById(id);
@@ -12,21 +13,16 @@ let evals = []; // {step, accuracy, valid_rate}
 let run = null; // {number, masked}
 let runCount = 0;
 const tests = []; // answers of POST /api/train/test, each with its run
-
-async function post(url, body) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body || {}),
-  });
-  const data = await response.json();
-  if (!response.ok) throw new Error(data.detail || response.statusText);
-  return data;
-}
+// Per task: settings that learn within minutes on one CPU thread, and the test lengths.
+const DEFAULTS = {
+  sort: { "tr-steps": 1000, "tr-lr": 0.003, "tr-min": 5, "tr-max": 10, "te-lengths": "5 10 15 20 30 40" },
+  convex_hull: { "tr-steps": 800, "tr-lr": 0.01, "tr-min": 5, "tr-max": 10, "te-lengths": "5 10 15 20 30 50" },
+};
 
 function trainRequest() {
   const value = (id) => Number($(id).value);
   return {
+    task: $("tr-task").value,
     hidden: value("tr-hidden"),
     steps: value("tr-steps"),
     batch_size: value("tr-batch"),
@@ -46,17 +42,17 @@ function setRunning(running) {
 async function startTraining() {
   const body = trainRequest();
   try {
-    await post("/api/train", body);
+    await post("/api/lesson/train", body);
   } catch (err) {
     $("tr-status").textContent = `Could not start: ${err.message}`;
     return;
   }
   runCount += 1;
-  run = { number: runCount, masked: body.masked };
+  run = { number: runCount, masked: body.masked, task: body.task };
   progress = [];
   evals = [];
   setRunning(true);
-  $("tr-status").textContent = `Run #${run.number} started.`;
+  $("tr-status").textContent = `Run #${run.number} (${body.task}) started.`;
   source = new EventSource("/api/train/events");
   source.onmessage = (message) => handleEvent(JSON.parse(message.data));
 }
@@ -86,7 +82,7 @@ function drawTrainingCharts() {
   lineChart($("chart-acc"), [
     { label: "accuracy", color: COLORS[0], points: evals.map((e) => [e.step, e.accuracy]) },
     { label: "valid outputs", color: COLORS[2], dash: "4 3", points: evals.map((e) => [e.step, e.valid_rate]) },
-  ], { title: "validation lists, decoded", xLabel: "step", yMin: 0, yMax: 1 });
+  ], { title: "validation instances, decoded", xLabel: "step", yMin: 0, yMax: 1 });
 }
 
 async function runTest() {
@@ -104,11 +100,11 @@ async function runTest() {
 }
 
 /** One series per (run, decoding): colour = run, dashes = decoded without the mask.
- * Labels: run number, trained with the mask ("masked") or without ("free"), then the decoding. */
+ * Labels: run number, task, trained with the mask ("mask") or without ("free"), then the decoding. */
 function testSeries(metric) {
   return tests.flatMap((t, k) =>
     ["task", "none"].map((mode) => ({
-      label: `#${t.run} ${t.masked_training ? "masked" : "free"}, decoded ${mode === "task" ? "masked" : "free"}`,
+      label: `#${t.run} ${t.task === "sort" ? "sort" : "hull"} ${t.masked_training ? "mask" : "free"}, dec. ${mode === "task" ? "masked" : "free"}`,
       color: COLORS[k % COLORS.length],
       dash: mode === "task" ? "" : "5 3",
       points: t.lengths.map((n, i) => [n, t.decoding[mode][metric][i]]),
@@ -117,12 +113,17 @@ function testSeries(metric) {
 }
 
 function drawTestCharts() {
-  const options = { xLabel: "list length", yMin: 0, yMax: 1 };
+  const options = { xLabel: "input length", yMin: 0, yMax: 1 };
   lineChart($("chart-gen-acc"), testSeries("accuracy"), { ...options, title: "accuracy per length" });
   lineChart($("chart-gen-invalid"), testSeries("invalid_rate"), { ...options, title: "invalid outputs per length" });
 }
 
+function switchTask() {
+  for (const [id, value] of Object.entries(DEFAULTS[$("tr-task").value])) $(id).value = value;
+}
+
 export function initTraining() {
+  $("tr-task").addEventListener("change", switchTask);
   $("tr-start").addEventListener("click", startTraining);
   $("tr-cancel").addEventListener("click", () => post("/api/train/cancel").catch(() => {}));
   $("te-run").addEventListener("click", runTest);

@@ -1,0 +1,126 @@
+"""The lesson panels' API, registered on the app by :func:`add_lesson_routes`.
+
+Routes:
+
+* ``GET /api/lesson`` -- which lesson models are installed (each ``null`` when not, with the
+  reason).
+* ``POST /api/lesson/vocabulary`` -- "seq2seq cannot say 6": a convex-hull instance of ``n``
+  points answered by the fixed-vocabulary seq2seq baseline and by the Ptr-Net
+  (:class:`VocabularyRequest`, :mod:`ptrnet.web.vocabulary`).
+* ``POST /api/lesson/copy`` -- "generate or copy": one sentence of the copy task through the
+  pointer-generator, every step's P_vocab, attention, p_gen and mixture, p_gen optionally
+  overridden (:class:`CopyRequest`, :mod:`ptrnet.web.copy_panel`).
+* ``POST /api/lesson/train`` -- live training of sort or convex hull
+  (:class:`LessonTrainRequest`); its events, cancel and length test are the ``/api/train/*``
+  routes of the app.
+
+Lesson models come from :class:`Lessons` (by default the bundled ones,
+:func:`bundled_lessons`); no request names a file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from fastapi import FastAPI, HTTPException
+from pydantic import Field, model_validator
+
+from ptrnet.inference import BUNDLED_DIR, LoadedModel
+from ptrnet.tasks import TASKS
+from ptrnet.web.answers import model_info
+from ptrnet.web.copy_panel import CopyRequest, copy_answer, copy_info, load_bundled_copy
+from ptrnet.web.live_train import JobBusy, LiveTrainer
+from ptrnet.web.schemas import Strict, TrainRequest
+from ptrnet.web.vocabulary import check_baseline, lesson_instance, vocabulary_answer
+
+HULL = TASKS["convex_hull"]
+SEQ2SEQ_DIR = os.path.join(BUNDLED_DIR, "convex_hull_seq2seq")
+
+
+@dataclass(frozen=True)
+class Lessons:
+    """The lesson panels' models; None where not installed, ``copy_missing`` saying why."""
+
+    seq2seq: LoadedModel | None = None
+    copy: Any = None  # a ptrnet.text.checkpoint.CopyModel
+    copy_missing: str = "copy model not installed"
+
+    def __post_init__(self) -> None:
+        if self.seq2seq is not None:
+            check_baseline(self.seq2seq, HULL)
+
+
+def bundled_lessons() -> Lessons:
+    """The bundled seq2seq baseline (``ptrnet/bundled/convex_hull_seq2seq/``) and copy model."""
+    from ptrnet.inference import load_model
+
+    seq2seq = None
+    if os.path.isfile(os.path.join(SEQ2SEQ_DIR, "best.safetensors")):
+        seq2seq = load_model(SEQ2SEQ_DIR, HULL)
+    copy, missing = load_bundled_copy()
+    return Lessons(seq2seq=seq2seq, copy=copy, copy_missing=missing)
+
+
+class VocabularyRequest(Strict):
+    """A convex-hull instance of ``n`` points from the lesson stream, picked by ``seed``."""
+
+    n: int = Field(6, ge=3, le=12)
+    seed: int = Field(0, ge=0, le=2**31 - 1)
+
+
+class LessonTrainRequest(TrainRequest):
+    """A live run (:class:`~ptrnet.web.schemas.TrainRequest`) of sort or convex hull."""
+
+    task: Literal["sort", "convex_hull"] = "sort"
+
+    @model_validator(mode="after")
+    def _task_sizes(self) -> LessonTrainRequest:
+        if self.min_len < TASKS[self.task].min_n:
+            raise ValueError(f"{self.task} needs at least {TASKS[self.task].min_n} points")
+        return self
+
+
+def add_lesson_routes(
+    app: FastAPI, models: Mapping[str, LoadedModel], trainer: LiveTrainer, lessons: Lessons
+) -> None:
+    """Register the lesson routes; ``models`` are the app's Ptr-Nets (task -> model)."""
+
+    @app.get("/api/lesson")
+    def lesson() -> dict[str, Any]:
+        s2s = lessons.seq2seq
+        return {
+            "seq2seq": None if s2s is None else model_info(s2s),
+            "seq2seq_missing": None if s2s else "no seq2seq baseline installed",
+            "pointer": None if HULL.name not in models else model_info(models[HULL.name]),
+            "copy": None if lessons.copy is None else copy_info(lessons.copy),
+            "copy_missing": None if lessons.copy else lessons.copy_missing,
+        }
+
+    @app.post("/api/lesson/vocabulary")
+    def vocabulary(request: VocabularyRequest) -> dict[str, Any]:
+        if lessons.seq2seq is None:
+            raise HTTPException(404, "no seq2seq baseline installed")
+        max_n = lessons.seq2seq.config.model.max_n
+        points, seed = lesson_instance(HULL, request.n, request.seed, max_n)
+        answer = vocabulary_answer(HULL, points, lessons.seq2seq, models.get(HULL.name))
+        return {**answer, "seed": seed}
+
+    @app.post("/api/lesson/copy")
+    def copy(request: CopyRequest) -> dict[str, Any]:
+        if lessons.copy is None:
+            raise HTTPException(404, lessons.copy_missing)
+        try:
+            return copy_answer(lessons.copy, request)
+        except ValueError as err:
+            raise HTTPException(422, f"sentence: {err}") from None
+
+    @app.post("/api/lesson/train", status_code=202)
+    def train(request: LessonTrainRequest) -> dict[str, str]:
+        try:
+            trainer.start(request)
+        except JobBusy as err:
+            raise HTTPException(409, str(err)) from None
+        return {"status": "started"}

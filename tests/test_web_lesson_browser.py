@@ -1,0 +1,193 @@
+"""The lesson panels and classroom mode in headless Chromium at a projector's 1024 x 768.
+
+Served with the bundled convex-hull Ptr-Net and the bundled lesson models (the seq2seq baseline;
+the copy model where ``ptrnet/bundled/copy/`` has one), as ``ptrnet serve`` would. Every page
+must log no console error. With ``PTRNET_SCREENSHOTS=DIR`` the screenshots of docs/web.md are
+written to DIR (``PTRNET_SCREENSHOTS=docs/images``); otherwise to a temporary folder.
+Skipped, like tests/test_web_browser.py, only without Chromium or Playwright.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("fastapi", reason="the web extra is not installed")
+CHROMIUM = shutil.which("chromium")
+if CHROMIUM is None:
+    pytest.skip(
+        "no browser: install Debian's chromium (apt-get install chromium)", allow_module_level=True
+    )
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+
+from benchmarks.bench_web_load import serving  # noqa: E402
+from ptrnet.inference import load_model  # noqa: E402
+from ptrnet.web.app import create_app  # noqa: E402
+from ptrnet.web.lesson import bundled_lessons  # noqa: E402
+from tests.test_web_browser import ARGS, TIMEOUT_MS  # noqa: E402
+
+torch.set_num_threads(1)
+VIEWPORT = {"width": 1024, "height": 768}
+TRAIN_MS = 120_000  # a 10-step run plus its validation decoding, on a busy CPU
+LESSONS = bundled_lessons()
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The app with the bundled hull model and lesson models."""
+    with serving(
+        create_app({"convex_hull": load_model(None, "convex_hull")}, lessons=LESSONS)
+    ) as address:
+        yield f"http://{address}"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def shots(tmp_path) -> Path:
+    folder = os.environ.get("PTRNET_SCREENSHOTS")
+    return Path(folder) if folder else tmp_path
+
+
+@pytest.fixture
+def page(browser, server):
+    """The page at 1024 x 768; fails the test on any JavaScript or console error."""
+    page = browser.new_page(viewport=VIEWPORT)
+    page.set_default_timeout(TIMEOUT_MS)
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.goto(server)
+    page.wait_for_selector("#board .point")
+    page.wait_for_selector("#board path.model-path", state="attached")
+    yield page
+    page.close()
+    assert not errors, f"console errors: {errors}"
+
+
+def inside_viewport(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    return (
+        box is not None
+        and box["x"] >= 0
+        and box["y"] >= 0
+        and box["x"] + box["width"] <= VIEWPORT["width"]
+        and box["y"] + box["height"] <= VIEWPORT["height"]
+    )
+
+
+def test_board_and_step_controls_fit_together_and_the_toggles_work(page, shots):
+    page.click("#step-first")
+    for selector in ("#board", "#step-first", "#step-next", "#step-slider", "#step-info"):
+        assert inside_viewport(page, selector), f"{selector} is not visible at 1024 x 768"
+    assert page.inner_text("#step-info").startswith("Step 1 of")  # ◀◀: the first pointer
+    page.click("#step-last")
+    assert page.inner_text("#step-info").startswith("Whole output")  # ▶▶: the whole output
+    page.click("#step-first")
+    assert page.locator("#board path.ref").count() >= 1 and page.is_visible("#metrics")
+    page.check("#cl-hide")
+    assert not page.locator("#board path.ref").first.is_visible()
+    assert not page.is_visible("#metrics")
+    size = page.eval_on_selector("#playground .explain", "e => getComputedStyle(e).fontSize")
+    page.check("#cl-large")
+    large = page.eval_on_selector("#playground .explain", "e => getComputedStyle(e).fontSize")
+    assert float(large[:-2]) >= 1.3 * float(size[:-2])
+    for selector in ("#board", "#step-first", "#step-next"):
+        assert inside_viewport(page, selector), f"{selector} is not visible with large text"
+    page.screenshot(path=str(shots / "web_classroom.png"))
+    page.uncheck("#cl-explain")
+    assert not page.is_visible("#playground .explain")
+    page.select_option("#task", "sort")
+    assert page.inner_text("#count-unit") == "numbers"
+    page.select_option("#task", "convex_hull")
+    assert page.inner_text("#count-unit") == "points"
+
+
+def test_mixing_is_the_weighted_average_and_pointing_one_input(page, shots):
+    page.fill("#random-count", "40")  # enough points for an uncertain step
+    with page.expect_response("**/api/predict") as response:
+        page.click("#randomise")
+    trace = response.value.json()["model"]["trace"]
+    page.wait_for_selector("#step-first")
+    page.click("#step-first")
+    page.click("#step-next")
+    mark = page.locator("#board path.mix")
+    got = np.array([float(mark.get_attribute("data-x")), float(mark.get_attribute("data-y"))])
+    points = np.array(response.value.request.post_data_json["points"])
+    weights = np.array(trace["probs"][1][1:])  # step 2's pointer over the inputs, end left out
+    expected = weights @ points / weights.sum()
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+    chosen = trace["tokens"][1]
+    assert "between the inputs" in page.inner_text("#mixing-info")
+    assert f"input {chosen}" in page.inner_text("#mixing-info") or chosen == 0
+    doubt = int(np.argmin([max(row[1:]) for row in trace["probs"][:-1]]))  # least sure step
+    page.click("#step-first")
+    for _ in range(doubt):
+        page.click("#step-next")
+    assert page.inner_text("#step-info").startswith(f"Step {doubt + 1} of")
+    page.screenshot(path=str(shots / "web_mixing.png"))
+
+
+@pytest.mark.skipif(LESSONS.seq2seq is None, reason="no bundled seq2seq baseline")
+def test_the_seq2seq_has_no_class_for_point_six(page, shots):
+    panel = page.locator("#vocab-panel")
+    panel.scroll_into_view_if_needed()
+    page.wait_for_selector("#vc-table tbody tr")
+    absent = page.locator("#vc-table th.absent")
+    assert absent.count() == 1 and absent.inner_text() == "6"  # n = 6, vocabulary of 5 points
+    assert page.locator("#vc-board .missing-point").count() == 1
+    assert "cannot output" in page.inner_text("#vc-summary")
+    assert "Ptr-Net" in page.inner_text("#vc-summary")
+    panel.screenshot(path=str(shots / "web_vocabulary.png"))
+    with page.expect_response("**/api/lesson/vocabulary"):
+        page.fill("#vc-n", "8")
+        page.dispatch_event("#vc-n", "change")
+    page.wait_for_function("document.querySelectorAll('#vc-table th.absent').length === 3")
+
+
+def test_copy_panel_or_its_missing_model(page, shots):
+    panel = page.locator("#copy-panel")
+    panel.scroll_into_view_if_needed()
+    if LESSONS.copy is None:
+        assert "copy model not installed" in page.inner_text("#cp-missing")
+        assert page.is_disabled("#cp-run")
+        return
+    page.wait_for_selector("#cp-table tbody tr")
+    panel.screenshot(path=str(shots / "web_copy.png"))
+    with page.expect_response("**/api/lesson/copy") as response:
+        page.check("#cp-override")  # slider at 0.5; move it to 0: copying alone
+    with page.expect_response("**/api/lesson/copy") as response:
+        page.fill("#cp-pgen", "0")
+        page.dispatch_event("#cp-pgen", "change")
+    steps = response.value.json()["steps"]
+    assert all(s["generate"] == 0 and s["p_gen"] == 0 for s in steps)
+    assert "fixed at 0" in page.inner_text("#cp-status")
+
+
+def test_convex_hull_trains_live_then_is_tested_on_longer_inputs(page):
+    page.locator("#training").scroll_into_view_if_needed()
+    page.select_option("#tr-task", "convex_hull")
+    assert page.input_value("#tr-lr") == "0.01"
+    for field, value in {"#tr-hidden": "16", "#tr-steps": "10", "#tr-batch": "16"}.items():
+        page.fill(field, value)
+    page.click("#tr-start")
+    page.wait_for_function(
+        "document.querySelector('#tr-status').textContent.includes('done')", timeout=TRAIN_MS
+    )
+    page.fill("#te-lengths", "5 8")
+    page.fill("#te-count", "10")
+    page.click("#te-run")
+    page.wait_for_function("document.querySelector('#te-status').textContent.includes('tested on')")
+    assert page.locator("#chart-gen-acc path.series").count() == 2
+    assert "hull" in page.text_content("#chart-gen-acc")
