@@ -1,0 +1,63 @@
+"""Configuration of a copy-task training run (no torch, so the CLI can build its parser and
+check options without importing it)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+ARCHS = ("pointer_generator", "seq2seq", "pointer")  # learned p_gen, p_gen = 1, p_gen = 0
+
+
+@dataclass(frozen=True)
+class CopyTrainConfig:
+    """A copy-task training run (every field is saved in the checkpoint).
+
+    Attributes:
+        arch: ``pointer_generator``, ``seq2seq`` or ``pointer``.
+        embed, hidden: model sizes (:class:`PointerGeneratorConfig`).
+        steps, batch_size, lr, clip: Adam steps, examples per step, learning rate, gradient
+            norm clip.
+        seed: seeds the data, the vocabulary and the initial weights.
+        min_count, vocab_pairs: the vocabulary keeps words seen ``min_count`` times in the first
+            ``vocab_pairs`` training examples.
+        val_count, val_every: validation examples, and steps between validations.
+    """
+
+    arch: str = "pointer_generator"
+    embed: int = 64
+    hidden: int = 128
+    steps: int = 3000
+    batch_size: int = 64
+    lr: float = 2e-3
+    clip: float = 2.0
+    seed: int = 1
+    min_count: int = 10
+    vocab_pairs: int = 20000
+    val_count: int = 500
+    val_every: int = 250
+
+    def __post_init__(self) -> None:
+        if self.arch not in ARCHS:
+            raise ValueError(f"unknown arch {self.arch!r}; expected one of {', '.join(ARCHS)}")
+        counts = (
+            self.steps,
+            self.batch_size,
+            self.min_count,
+            self.vocab_pairs,
+            self.val_count,
+            self.val_every,
+        )
+        if min(counts) < 1 or self.lr <= 0 or self.clip <= 0:
+            raise ValueError("steps, sizes and counts must be >= 1, lr and clip > 0")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CopyTrainConfig:
+        """Inverse of :meth:`to_dict`. Raises ValueError on unknown keys."""
+        unknown = set(data) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown copy training keys: {', '.join(sorted(unknown))}")
+        return cls(**data)

@@ -1,0 +1,117 @@
+"""Training the pointer-generator on the copy task by teacher forcing on the mixture's
+likelihood: the loss is the mean over target words (END included) of ``-log P(w*)``, where P is
+the model's mixture over the extended vocabulary (See et al. 2017, eq. 6) and w* the target's
+extended id. The seq2seq's targets map out-of-vocabulary words to ``<unk>``; the models that can
+point keep them as copies of the source.
+
+Data is drawn on the fly from the grammar: batch ``s`` (1-based) holds the examples
+``(s-1)*B .. s*B-1`` of stream :data:`TRAIN_STREAM` under the seed; the vocabulary is built from
+the first ``vocab_pairs`` of that stream, the validation set is stream :data:`VALID_STREAM`.
+The run directory receives ``best.safetensors`` (best decoded validation exact match, greedy),
+``best.json`` and ``log.csv``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from ptrnet.io.atomic import atomic_write
+from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
+from ptrnet.text.batch import Batch, make_batch
+from ptrnet.text.checkpoint import CopyModel, save_copy_model
+from ptrnet.text.config import CopyTrainConfig
+from ptrnet.text.evaluate import evaluate_pairs
+from ptrnet.text.grammar import generate_pairs
+from ptrnet.text.metrics import KEYS
+from ptrnet.text.vocab import PAD_ID, Vocabulary
+from ptrnet.training.csvlog import CsvLog
+
+TRAIN_STREAM, VALID_STREAM = 1, 2
+
+
+def loss_of(model: PointerGenerator, batch: Batch) -> torch.Tensor:
+    """Mean negative log-likelihood of the batch's target words under the mixture."""
+    step = model(batch.ids, batch.extended, batch.lengths, batch.previous, batch.extra)
+    keep = batch.targets != PAD_ID  # (B, T)
+    nll = -step.log_probs.gather(2, batch.targets.unsqueeze(-1)).squeeze(-1)  # (B, T)
+    return nll[keep].mean()
+
+
+def train_copy(
+    config: CopyTrainConfig, out_dir: str, log: Callable[[str], None] = print
+) -> dict[str, Any]:
+    """Train a model as ``config`` says, writing into ``out_dir`` (created if missing); returns
+    the best validation record (also ``best.json``)."""
+    os.makedirs(out_dir, exist_ok=True)
+    torch.manual_seed(config.seed)
+    vocab = Vocabulary.build(
+        generate_pairs(config.vocab_pairs, config.seed, TRAIN_STREAM), config.min_count
+    )
+    model = PointerGenerator(
+        PointerGeneratorConfig(len(vocab), config.arch, config.embed, config.hidden)
+    )
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    valid = list(generate_pairs(config.val_count, config.seed, VALID_STREAM))
+    csv = CsvLog(
+        os.path.join(out_dir, "log.csv"), ["step", "loss", "elapsed_s", *(f"val_{k}" for k in KEYS)]
+    )
+    log(f"vocabulary {len(vocab)} words; {sum(p.numel() for p in model.parameters())} parameters")
+    best: dict[str, Any] = {"step": 0, "metrics": {"exact_match": -1.0}}
+    start, losses = time.monotonic(), []
+    for step in range(1, config.steps + 1):
+        pairs = list(
+            generate_pairs(
+                config.batch_size, config.seed, TRAIN_STREAM, (step - 1) * config.batch_size
+            )
+        )
+        batch = make_batch(
+            vocab,
+            [p.source for p in pairs],
+            [p.target for p in pairs],
+            copy=config.arch != "seq2seq",
+        )
+        model.train()
+        loss = loss_of(model, batch)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
+        optimizer.step()
+        losses.append(loss.item())
+        if step % config.val_every and step != config.steps:
+            continue
+        model.eval()
+        metrics, _ = evaluate_pairs(CopyModel(model, vocab), valid)
+        row = {
+            "step": step,
+            "loss": sum(losses) / len(losses),
+            "elapsed_s": time.monotonic() - start,
+        }
+        csv.write({**row, **{f"val_{k}": v for k, v in metrics.items()}})
+        log(_progress(row, metrics))
+        losses = []
+        if metrics["exact_match"] > best["metrics"]["exact_match"]:
+            best = {"step": step, "metrics": metrics, "config": config.to_dict()}
+            save_copy_model(
+                os.path.join(out_dir, "best.safetensors"),
+                model,
+                vocab,
+                config.to_dict(),
+                step,
+                best,
+            )
+            with atomic_write(os.path.join(out_dir, "best.json")) as stream:
+                json.dump(best, stream, indent=2)
+    csv.close()
+    return best
+
+
+def _progress(row: dict[str, Any], metrics: dict[str, Any]) -> str:
+    """One log line: step, loss, time and the validation metrics."""
+    shown = " ".join(f"{k} {v:.4f}" for k, v in metrics.items() if isinstance(v, float))
+    return f"step {row['step']} loss {row['loss']:.4f} {row['elapsed_s']:.0f}s val {shown}"
