@@ -7,7 +7,7 @@ Task card:
   and numbers from pools far larger than any vocabulary (:data:`NAME_POOL` names and companies
   of 3 syllables, :data:`NUMBER_POOL` numbers): almost every name and number is rare, so a
   vocabulary built from the training data leaves them out.
-* **output**: a headline of 3-7 tokens that copies some source words (names, numbers, cities)
+* **output**: a headline of 3-9 tokens that copies some source words (names, numbers, cities)
   and generates template words absent from the source ("breaks", "wins", "to lead"), e.g.
   ``late on friday kanori broke the lisbon record by 4 seconds`` ->
   ``kanori breaks lisbon record``.
@@ -55,7 +55,7 @@ TEMPLATES = (
      "{name} to lead {company}"),
     ("{company} named {name} as its new chief executive on {day}", "{name} to lead {company}"),
     ("the {city} council voted {num} to {num2} on {day} to close the old {place}",
-     "{city} council votes to shut {place}"),
+     "{city} council votes {num} to {num2} to shut {place}"),
     ("{name} scored {num} points as {city} beat {city2} on {day}",
      "{name} scores {num} in {city} win"),
     ("{name} and {name2} signed for {city} united on {day} for {num} million",
