@@ -24,6 +24,8 @@ from ptrnet.cli.common import add_quiet_argument, note, positive_int
 
 TASK = "copy"
 COMMANDS = ("generate", "train", "eval", "predict")
+DRY_RUN = {"steps": 4, "val_every": 2, "val_count": 8, "hidden": 8, "embed": 4}
+DRY_RUN_COUNT = 16
 TRAIN_OPTIONS = ("steps", "batch_size", "lr", "embed", "hidden", "seed", "val_every", "val_count")
 
 
@@ -72,6 +74,7 @@ def _register_train(parser: argparse.ArgumentParser) -> None:
         value = getattr(defaults, name)
         add(f"--{name.replace('_', '-')}", type=type(value), default=value, help=f"default {value}")
     add("--threads", type=positive_int, default=1, metavar="T", help="torch threads (1)")
+    add("--dry-run", action="store_true", help=f"a tiny run: {DRY_RUN}")
     add_quiet_argument(parser)
     parser.set_defaults(run=_train)
 
@@ -85,7 +88,8 @@ def _train(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(args.threads)
     try:
-        config = CopyTrainConfig(args.arch, **{k: getattr(args, k) for k in TRAIN_OPTIONS})
+        options = {k: getattr(args, k) for k in TRAIN_OPTIONS}
+        config = CopyTrainConfig(args.arch, **{**options, **(DRY_RUN if args.dry_run else {})})
         os.makedirs(args.out, exist_ok=True)
     except ValueError as err:
         raise UsageError(str(err)) from None
@@ -105,6 +109,7 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     add("--p-gen", type=_probability, metavar="P", help="override p_gen at every step (0-1)")
     add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
     add("--threads", type=positive_int, default=1, metavar="T", help="torch threads (1)")
+    add("--dry-run", action="store_true", help=f"only the first {DRY_RUN_COUNT} sentences")
 
 
 def _probability(text: str) -> float:
@@ -133,7 +138,7 @@ def _eval(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(args.threads)
     loaded = load(args.model)
-    pairs = read_pairs(args.data)
+    pairs = read_pairs(args.data)[: DRY_RUN_COUNT if args.dry_run else None]
     metrics, _ = evaluate_pairs(
         loaded, pairs, args.decode, args.beam_width, args.batch_size, args.p_gen
     )
@@ -169,7 +174,8 @@ def _predict(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     loaded = load(args.model)
     if os.path.isfile(args.input):
-        sources = [p.source for p in read_pairs(args.input, need_target=False)]
+        pairs = read_pairs(args.input, need_target=False)[: DRY_RUN_COUNT if args.dry_run else None]
+        sources = [p.source for p in pairs]
     else:
         sources = [tokenize(args.input)]
         if not sources[0]:

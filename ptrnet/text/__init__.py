@@ -3,8 +3,9 @@ source and generating template words it does not contain (See, Liu & Manning 201
 
 Modules, in import order: :mod:`~ptrnet.text.format` (the one-line text format, tokens),
 :mod:`~ptrnet.text.grammar` (the seeded generator), :mod:`~ptrnet.text.vocab` (vocabulary and
-extended ids), :mod:`~ptrnet.text.metrics` — all free of torch — then
-:mod:`~ptrnet.text.batch`, :mod:`~ptrnet.text.decode`, :mod:`~ptrnet.text.checkpoint`,
-:mod:`~ptrnet.text.train` and :mod:`~ptrnet.text.run` over the model
-:mod:`ptrnet.model.pointer_generator`.
+extended ids), :mod:`~ptrnet.text.metrics` and :mod:`~ptrnet.text.config` — all free of torch —
+then, over the model :mod:`ptrnet.model.pointer_generator`, :mod:`~ptrnet.text.batch`
+(tensors), :mod:`~ptrnet.text.decode` (greedy, beam, explain), :mod:`~ptrnet.text.checkpoint`,
+:mod:`~ptrnet.text.evaluate` (load and score) and :mod:`~ptrnet.text.train`. The commands are
+in :mod:`ptrnet.cli.copy`.
 """
