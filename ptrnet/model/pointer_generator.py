@@ -22,14 +22,14 @@ the batch's widest sentence, ``e`` embedding, ``d`` hidden.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ptrnet.text.config import ARCHS
+from ptrnet.text.config import DictConfig, check_arch
 
 FIXED_P_GEN = {"pointer_generator": None, "seq2seq": 1.0, "pointer": 0.0}
 EPS = 1e-12
@@ -37,7 +37,7 @@ UNK_ID = 1  # the embedding's input for extended ids (ptrnet.text.vocab.UNK_ID)
 
 
 @dataclass(frozen=True)
-class PointerGeneratorConfig:
+class PointerGeneratorConfig(DictConfig):
     """What rebuilds a :class:`PointerGenerator`.
 
     Attributes:
@@ -54,21 +54,9 @@ class PointerGeneratorConfig:
     hidden: int = 128
 
     def __post_init__(self) -> None:
-        if self.arch not in ARCHS:
-            raise ValueError(f"unknown arch {self.arch!r}; expected one of {', '.join(ARCHS)}")
+        check_arch(self.arch)
         if self.vocab_size < 2 or self.embed < 1 or self.hidden < 2 or self.hidden % 2:
             raise ValueError("vocab_size >= 2, embed >= 1 and an even hidden >= 2 are required")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PointerGeneratorConfig:
-        """Inverse of :meth:`to_dict`. Raises ValueError on unknown keys."""
-        unknown = set(data) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown pointer-generator config keys: {', '.join(sorted(unknown))}")
-        return cls(**data)
 
 
 class Memory(NamedTuple):

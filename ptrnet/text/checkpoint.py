@@ -1,7 +1,8 @@
 """Copy-task checkpoints: one safetensors file with the weights, and in its header metadata the
 model's config, the vocabulary and the training configuration, so the file alone rebuilds the
-model and its words. The reading and the errors are those of
-:mod:`ptrnet.training.checkpoint`; only the metadata differs (format ``ptrnet-copy-1``).
+model and its words. The file is read by
+:func:`ptrnet.training.checkpoint.read_checkpoint_file`, with its errors; only the metadata
+differs (format ``ptrnet-copy-1``).
 
 Layout: tensors ``model.<param>``; metadata ``ptrnet`` = JSON ``{"format", "model":
 PointerGeneratorConfig.to_dict(), "vocabulary": [words], "train": {...}, "step", "info"}``.
@@ -11,17 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from ptrnet.io.atomic import atomic_write_bytes
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
 from ptrnet.text.vocab import Vocabulary
-from ptrnet.training.checkpoint import CheckpointError, _header
+from ptrnet.training.checkpoint import CheckpointError, read_checkpoint_file
 
 FORMAT = "ptrnet-copy-1"
 
@@ -71,15 +70,7 @@ def load_copy_model(path: str | os.PathLike[str]) -> CopyModel:
     Raises:
         CheckpointError: unreadable, not a copy-task checkpoint, or inconsistent.
     """
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read()
-        meta = json.loads(_header(data)["__metadata__"]["ptrnet"])
-        tensors = load_tensors(data)
-    except OSError as err:
-        raise CheckpointError(path, f"cannot read checkpoint: {err.strerror or err}") from None
-    except (ValueError, KeyError, TypeError, struct.error) as err:
-        raise CheckpointError(path, f"not a ptrnet checkpoint ({err})") from None
+    meta, tensors = read_checkpoint_file(path)
     if meta.get("format") != FORMAT:
         raise CheckpointError(path, f"not a copy-task checkpoint (format {meta.get('format')!r})")
     try:

@@ -4,13 +4,36 @@ check options without importing it)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
 ARCHS = ("pointer_generator", "seq2seq", "pointer")  # learned p_gen, p_gen = 1, p_gen = 0
 
+C = TypeVar("C", bound="DictConfig")
+
+
+def check_arch(arch: str) -> None:
+    """Raises ValueError unless ``arch`` is one of :data:`ARCHS`."""
+    if arch not in ARCHS:
+        raise ValueError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
+
+
+class DictConfig:
+    """``to_dict`` / ``from_dict`` for a frozen config dataclass (the checkpoint's JSON)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls: type[C], data: dict[str, Any]) -> C:
+        """Inverse of :meth:`to_dict`. Raises ValueError on unknown keys (or bad values)."""
+        unknown = set(data) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        if unknown:
+            raise ValueError(f"unknown {cls.__name__} keys: {', '.join(sorted(unknown))}")
+        return cls(**data)
+
 
 @dataclass(frozen=True)
-class CopyTrainConfig:
+class CopyTrainConfig(DictConfig):
     """A copy-task training run (every field is saved in the checkpoint).
 
     Attributes:
@@ -38,8 +61,7 @@ class CopyTrainConfig:
     val_every: int = 250
 
     def __post_init__(self) -> None:
-        if self.arch not in ARCHS:
-            raise ValueError(f"unknown arch {self.arch!r}; expected one of {', '.join(ARCHS)}")
+        check_arch(self.arch)
         counts = (
             self.steps,
             self.batch_size,
@@ -50,14 +72,3 @@ class CopyTrainConfig:
         )
         if min(counts) < 1 or self.lr <= 0 or self.clip <= 0:
             raise ValueError("steps, sizes and counts must be >= 1, lr and clip > 0")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CopyTrainConfig:
-        """Inverse of :meth:`to_dict`. Raises ValueError on unknown keys."""
-        unknown = set(data) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown copy training keys: {', '.join(sorted(unknown))}")
-        return cls(**data)

@@ -100,15 +100,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
         CheckpointError: missing or unreadable file, not a ptrnet checkpoint, or a config that
             no longer validates.
     """
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read()
-        meta = json.loads(_header(data)["__metadata__"]["ptrnet"])
-        tensors = load_tensors(data)
-    except OSError as err:
-        raise CheckpointError(path, f"cannot read checkpoint: {err.strerror or err}") from None
-    except (ValueError, KeyError, TypeError, struct.error) as err:
-        raise CheckpointError(path, f"not a ptrnet checkpoint ({err})") from None
+    meta, tensors = read_checkpoint_file(path)
     if meta.get("format") != FORMAT:
         raise CheckpointError(path, f"unknown checkpoint format {meta.get('format')!r}")
     try:
@@ -129,6 +121,27 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
         tensors.get("rng.torch"),
         ema or None,
     )
+
+
+def read_checkpoint_file(
+    path: str | os.PathLike[str],
+) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """The ``ptrnet`` metadata (JSON) and the tensors of a safetensors file, whatever format it
+    declares (the copy task's checkpoints, :mod:`ptrnet.text.checkpoint`, read theirs here too).
+
+    Raises:
+        CheckpointError: a missing or unreadable file, or one without ptrnet metadata.
+    """
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read()
+        meta = json.loads(_header(data)["__metadata__"]["ptrnet"])
+        tensors = load_tensors(data)
+    except OSError as err:
+        raise CheckpointError(path, f"cannot read checkpoint: {err.strerror or err}") from None
+    except (ValueError, KeyError, TypeError, struct.error) as err:
+        raise CheckpointError(path, f"not a ptrnet checkpoint ({err})") from None
+    return meta, tensors
 
 
 def _header(data: bytes) -> dict[str, Any]:
