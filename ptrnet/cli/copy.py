@@ -19,8 +19,12 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import add_quiet_argument, note, positive_int
+
+if TYPE_CHECKING:
+    from ptrnet.text.decode import Explanation
 
 TASK = "copy"
 COMMANDS = ("generate", "train", "eval", "predict")
@@ -157,7 +161,11 @@ def _eval(args: argparse.Namespace) -> int:
 def _register_predict(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", metavar="SENTENCE_OR_FILE", help="a sentence, or a file of them")
     parser.add_argument("-o", "--output", metavar="FILE", help="write SOURCE<TAB>PREDICTION lines")
-    parser.add_argument("--explain", action="store_true", help="each word's p_gen and attention")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="per word: p_gen, the vocabulary's and the attention's favourites",
+    )
     _add_model_arguments(parser)
     add_quiet_argument(parser)
     parser.set_defaults(run=_predict)
@@ -203,14 +211,18 @@ def _predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def _explained(explanation) -> str:
-    """Lines ``word  p_gen  P(word)  most-attended source word`` for each output step."""
+def _explained(explanation: Explanation) -> str:
+    """The source, then per output step: the word, p_gen, its probability under the mixture,
+    the vocabulary path's favourite word and the most attended source word."""
     lines = [" ".join(explanation.source)]
     for t, word in enumerate(explanation.output):
-        focus = explanation.source[int(explanation.attention[t].argmax())]
-        prob = float(explanation.mixture[t, explanation.vocabulary.index(word)])
+        vocab_p, vocab_i = explanation.p_vocab[t].max(0)
+        attn_p, attn_i = explanation.attention[t].max(0)
         lines.append(
-            f"  {word:<14} p_gen {float(explanation.p_gen[t]):.3f}  P {prob:.3f}  attends {focus}"
+            f"  {word:<12} p_gen {float(explanation.p_gen[t]):.3f}"
+            f"  P {float(explanation.mixture[t].max()):.3f}"
+            f"  vocabulary: {explanation.vocabulary[int(vocab_i)]} ({float(vocab_p):.3f})"
+            f"  source: {explanation.source[int(attn_i)]} ({float(attn_p):.3f})"
         )
     return "\n".join(lines)
 

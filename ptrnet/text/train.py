@@ -27,6 +27,7 @@ from ptrnet.text.batch import Batch, make_batch
 from ptrnet.text.checkpoint import CopyModel, save_copy_model
 from ptrnet.text.config import CopyTrainConfig
 from ptrnet.text.evaluate import evaluate_pairs
+from ptrnet.text.format import Pair
 from ptrnet.text.grammar import generate_pairs
 from ptrnet.text.metrics import KEYS
 from ptrnet.text.vocab import PAD_ID, Vocabulary
@@ -47,37 +48,27 @@ def train_copy(
     config: CopyTrainConfig, out_dir: str, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """Train a model as ``config`` says, writing into ``out_dir`` (created if missing); returns
-    the best validation record (also ``best.json``)."""
+    the best validation record (also ``best.json``): the highest greedy exact match, ties going
+    to the lower teacher-forced validation loss ``val_tf_loss``."""
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(config.seed)
-    vocab = Vocabulary.build(
-        generate_pairs(config.vocab_pairs, config.seed, TRAIN_STREAM), config.min_count
-    )
-    model = PointerGenerator(
-        PointerGeneratorConfig(len(vocab), config.arch, config.embed, config.hidden)
-    )
+    vocab_pairs = generate_pairs(config.vocab_pairs, config.seed, TRAIN_STREAM)
+    vocab = Vocabulary.build(vocab_pairs, config.min_count)
+    model_config = PointerGeneratorConfig(len(vocab), config.arch, config.embed, config.hidden)
+    model = PointerGenerator(model_config)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     valid = list(generate_pairs(config.val_count, config.seed, VALID_STREAM))
-    csv = CsvLog(
-        os.path.join(out_dir, "log.csv"), ["step", "loss", "elapsed_s", *(f"val_{k}" for k in KEYS)]
-    )
+    columns = ["step", "loss", "elapsed_s", "val_tf_loss", *(f"val_{k}" for k in KEYS)]
+    csv = CsvLog(os.path.join(out_dir, "log.csv"), columns)
     log(f"vocabulary {len(vocab)} words; {sum(p.numel() for p in model.parameters())} parameters")
-    best: dict[str, Any] = {"step": 0, "metrics": {"exact_match": -1.0}}
+    best: dict[str, Any] = {}
+    best_rank = (-1.0, 0.0)
     start, losses = time.monotonic(), []
     for step in range(1, config.steps + 1):
-        pairs = list(
-            generate_pairs(
-                config.batch_size, config.seed, TRAIN_STREAM, (step - 1) * config.batch_size
-            )
-        )
-        batch = make_batch(
-            vocab,
-            [p.source for p in pairs],
-            [p.target for p in pairs],
-            copy=config.arch != "seq2seq",
-        )
+        start_index = (step - 1) * config.batch_size
+        pairs = list(generate_pairs(config.batch_size, config.seed, TRAIN_STREAM, start_index))
         model.train()
-        loss = loss_of(model, batch)
+        loss = loss_of(model, _batch(vocab, pairs, config.arch))
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
@@ -85,33 +76,55 @@ def train_copy(
         losses.append(loss.item())
         if step % config.val_every and step != config.steps:
             continue
-        model.eval()
-        metrics, _ = evaluate_pairs(CopyModel(model, vocab), valid)
-        row = {
-            "step": step,
-            "loss": sum(losses) / len(losses),
-            "elapsed_s": time.monotonic() - start,
-        }
-        csv.write({**row, **{f"val_{k}": v for k, v in metrics.items()}})
-        log(_progress(row, metrics))
-        losses = []
-        if metrics["exact_match"] > best["metrics"]["exact_match"]:
+        row = {"step": step, "loss": sum(losses) / len(losses), "elapsed_s": 0.0}
+        row.update(_validate(model, vocab, valid, config.arch))
+        row["elapsed_s"], losses = time.monotonic() - start, []
+        csv.write(row)
+        log(_progress(row))
+        rank = (row["val_exact_match"], -row["val_tf_loss"])
+        if rank > best_rank:
+            metrics = {k[4:]: v for k, v in row.items() if k.startswith("val_")}
             best = {"step": step, "metrics": metrics, "config": config.to_dict()}
-            save_copy_model(
-                os.path.join(out_dir, "best.safetensors"),
-                model,
-                vocab,
-                config.to_dict(),
-                step,
-                best,
-            )
-            with atomic_write(os.path.join(out_dir, "best.json")) as stream:
-                json.dump(best, stream, indent=2)
+            best_rank = rank
+            _save_best(out_dir, model, vocab, config, best)
     csv.close()
     return best
 
 
-def _progress(row: dict[str, Any], metrics: dict[str, Any]) -> str:
+def _batch(vocab: Vocabulary, pairs: list[Pair], arch: str) -> Batch:
+    """Training tensors; only the seq2seq's targets map unknown words to ``<unk>``."""
+    sources, targets = [p.source for p in pairs], [p.target for p in pairs]
+    return make_batch(vocab, sources, targets, copy=arch != "seq2seq")
+
+
+@torch.no_grad()
+def _validate(
+    model: PointerGenerator, vocab: Vocabulary, valid: list[Pair], arch: str
+) -> dict[str, Any]:
+    """``val_tf_loss`` (teacher-forced) and the greedy decode's metrics as ``val_<key>``."""
+    model.eval()
+    tf_loss = loss_of(model, _batch(vocab, valid, arch)).item()
+    metrics, _ = evaluate_pairs(CopyModel(model, vocab), valid)
+    return {"val_tf_loss": tf_loss, **{f"val_{k}": v for k, v in metrics.items()}}
+
+
+def _save_best(
+    out_dir: str,
+    model: PointerGenerator,
+    vocab: Vocabulary,
+    config: CopyTrainConfig,
+    best: dict[str, Any],
+) -> None:
+    """``best.safetensors`` and ``best.json`` for the record ``best``."""
+    path = os.path.join(out_dir, "best.safetensors")
+    save_copy_model(path, model, vocab, config.to_dict(), best["step"], best)
+    with atomic_write(os.path.join(out_dir, "best.json")) as stream:
+        json.dump(best, stream, indent=2)
+
+
+def _progress(row: dict[str, Any]) -> str:
     """One log line: step, loss, time and the validation metrics."""
-    shown = " ".join(f"{k} {v:.4f}" for k, v in metrics.items() if isinstance(v, float))
+    shown = " ".join(
+        f"{k[4:]} {v:.4f}" for k, v in row.items() if k.startswith("val_") and isinstance(v, float)
+    )
     return f"step {row['step']} loss {row['loss']:.4f} {row['elapsed_s']:.0f}s val {shown}"
