@@ -1,10 +1,11 @@
 """The pointer-generator (See, Liu & Manning 2017, "Get To The Point", section 2.2).
 
-An LSTM encoder-decoder with additive attention over the source. At each output step t the
-decoder state s_t and the context c_t = sum_i a_ti h_i give a vocabulary distribution
-``P_vocab = softmax(V'(V[s_t; c_t] + b) + b')`` and a switch
-``p_gen = sigmoid(w_c.c_t + w_s.s_t + w_x.x_t + b_ptr)``; the output distribution over the
-sentence's extended vocabulary (fixed words, then its out-of-vocabulary source words) is
+An LSTM encoder-decoder with additive attention over the source. The decoder LSTM reads only the
+previous words (attention after it, without input feeding), so teacher forcing runs all steps in
+one LSTM call. At each output step t the decoder state s_t and the context
+c_t = sum_i a_ti h_i give a vocabulary distribution ``P_vocab = softmax(V'(V[s_t; c_t] + b) + b')``
+and a switch ``p_gen = sigmoid(w_c.c_t + w_s.s_t + w_x.x_t + b_ptr)``; the output distribution
+over the sentence's extended vocabulary (fixed words, then its out-of-vocabulary source words) is
 
     P(w) = p_gen * P_vocab(w) + (1 - p_gen) * sum_{i: w_i = w} a_ti,
 
