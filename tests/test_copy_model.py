@@ -13,6 +13,7 @@ from ptrnet.model.pointer_generator import (
     mixture,
 )
 from ptrnet.text.batch import make_batch
+from ptrnet.text.config import FIXED_P_GEN, CopyTrainConfig
 from ptrnet.text.decode import beam_search, decode_sources, explain, greedy
 from ptrnet.text.vocab import END, SPECIALS, Vocabulary
 
@@ -26,9 +27,9 @@ SOURCES = [
 ]
 
 
-def _model(arch="pointer_generator", seed=0):
+def _model(p_gen=None, seed=0):
     torch.manual_seed(seed)
-    return PointerGenerator(PointerGeneratorConfig(len(VOCAB), arch, embed=8, hidden=12)).eval()
+    return PointerGenerator(PointerGeneratorConfig(len(VOCAB), p_gen, embed=8, hidden=12)).eval()
 
 
 def test_mixture_matches_hand_computed_values():
@@ -84,7 +85,8 @@ def test_model_mixture_is_consistent_and_normalised():
 @pytest.mark.parametrize(("arch", "value"), [("seq2seq", 1.0), ("pointer", 0.0)])
 def test_fixed_archs_equal_the_pointer_generator_with_p_gen_overridden(arch, value):
     generator = _model()
-    fixed = PointerGenerator(generator.config.__class__(len(VOCAB), arch, 8, 12)).eval()
+    config = PointerGeneratorConfig(len(VOCAB), FIXED_P_GEN[arch], 8, 12)
+    fixed = PointerGenerator(config).eval()
     fixed.load_state_dict(generator.state_dict())
     with torch.no_grad():
         overridden, own = _step(generator, p_gen=value), _step(fixed)
@@ -168,14 +170,19 @@ def test_explain_reports_each_step_and_follows_the_override():
 
 
 def test_config_validates():
+    with pytest.raises(ValueError, match="p_gen"):
+        PointerGeneratorConfig(10, 1.5)
     with pytest.raises(ValueError, match="arch"):
-        PointerGeneratorConfig(10, "transformer")
+        CopyTrainConfig(arch="transformer")
     with pytest.raises(ValueError, match="even"):
         PointerGeneratorConfig(10, hidden=7)
     with pytest.raises(ValueError, match="unknown"):
         PointerGeneratorConfig.from_dict({"vocab_size": 10, "layers": 2})
-    config = PointerGeneratorConfig(10, "pointer")
+    config = PointerGeneratorConfig(10, 0.0)
     assert PointerGeneratorConfig.from_dict(config.to_dict()) == config
+    assert CopyTrainConfig.from_dict(CopyTrainConfig().to_dict()) == CopyTrainConfig()
+    with pytest.raises(ValueError, match="unknown"):
+        CopyTrainConfig.from_dict({"layers": 2})
     table = torch.full((8, 8), 1e-9)  # next-word probabilities by previous word (W = 8)
     table[2, 4], table[2, 5] = 0.6, 0.4  # after <s>: the .6, record .4
     table[4, 3], table[4, 5], table[4, 4] = 0.4, 0.3, 0.3  # after the: </s> .4

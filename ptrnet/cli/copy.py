@@ -150,7 +150,7 @@ def _eval(args: argparse.Namespace) -> int:
         print(json.dumps(metrics))
     else:
         width = max(map(len, metrics))
-        for key, value in {"task": TASK, "arch": loaded.model.config.arch, **metrics}.items():
+        for key, value in {"task": TASK, "arch": loaded.train.get("arch"), **metrics}.items():
             shown = (
                 f"{value:.4f}" if isinstance(value, float) else "n/a" if value is None else value
             )

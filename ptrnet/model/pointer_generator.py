@@ -12,9 +12,11 @@ over the sentence's extended vocabulary (fixed words, then its out-of-vocabulary
 formed in probability space with ``scatter_add`` and logged with a clamp (:data:`EPS`), so a
 word the mixture gives no mass to costs ``-log EPS`` with zero gradient instead of ``inf``.
 
-``arch`` switches a path off: ``seq2seq`` fixes p_gen = 1 (vocabulary only; attention still
-feeds P_vocab), ``pointer`` fixes p_gen = 0 (copy only). Any model also takes a ``p_gen``
-override per call, the same mechanism, so one can ask what each path alone would output.
+The config's ``p_gen`` switches a path off: 1 fixes p_gen = 1 (the seq2seq: vocabulary only;
+attention still feeds P_vocab), 0 fixes p_gen = 0 (the pure pointer: copy only), None learns
+it. Any model also takes a ``p_gen`` override per call, the same mechanism, so one can ask what
+each path alone would output. (The names of the three, ``--arch``, are in
+:mod:`ptrnet.text.config`.)
 
 The model is pure: tensors in, probabilities out. Shapes: ``B`` batch, ``n`` source positions
 (padded), ``T`` output steps, ``V`` fixed vocabulary, ``X`` extra (out-of-vocabulary) ids of
@@ -23,41 +25,49 @@ the batch's widest sentence, ``e`` embedding, ``d`` hidden.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
+from dataclasses import asdict, dataclass, fields
+from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ptrnet.text.config import DictConfig, check_arch
-
-FIXED_P_GEN = {"pointer_generator": None, "seq2seq": 1.0, "pointer": 0.0}
 EPS = 1e-12
 UNK_ID = 1  # the embedding's input for extended ids (ptrnet.text.vocab.UNK_ID)
 
 
 @dataclass(frozen=True)
-class PointerGeneratorConfig(DictConfig):
+class PointerGeneratorConfig:
     """What rebuilds a :class:`PointerGenerator`.
 
     Attributes:
         vocab_size: V, the fixed vocabulary (ids 0 .. V-1; 0 padding, 1 unknown).
-        arch: ``pointer_generator`` (learned p_gen), ``seq2seq`` (p_gen = 1) or ``pointer``
-            (p_gen = 0).
+        p_gen: None (learned), or the value it is fixed at: 1 (vocabulary only) or 0 (copy
+            only); any value in [0, 1] is accepted.
         embed: e, word embedding size (shared by encoder and decoder).
         hidden: d, decoder state size; the encoder is bidirectional with d/2 per direction.
     """
 
     vocab_size: int
-    arch: str = "pointer_generator"
+    p_gen: float | None = None
     embed: int = 64
     hidden: int = 128
 
     def __post_init__(self) -> None:
-        check_arch(self.arch)
+        _check_p_gen(self.p_gen)
         if self.vocab_size < 2 or self.embed < 1 or self.hidden < 2 or self.hidden % 2:
             raise ValueError("vocab_size >= 2, embed >= 1 and an even hidden >= 2 are required")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PointerGeneratorConfig:
+        """Inverse of :meth:`to_dict`. Raises ValueError on unknown keys."""
+        unknown = set(data) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown pointer-generator keys: {', '.join(sorted(unknown))}")
+        return cls(**data)
 
 
 class Memory(NamedTuple):
@@ -149,7 +159,7 @@ class PointerGenerator(nn.Module):
         p_gen: float | None = None,
     ) -> Step:
         """Run T decoder steps on the previous words ``previous`` (B, T) (extended ids; those
-        past V enter as unknown), from ``state``. ``p_gen`` overrides the switch (and the arch's
+        past V enter as unknown), from ``state``. ``p_gen`` overrides the switch (and the config's
         fixed value) when given; ``extra`` is X."""
         x = self.embedding(previous.masked_fill(previous >= self.config.vocab_size, UNK_ID))
         s, state = self.decoder(x, state)  # (B, T, d)
@@ -178,13 +188,18 @@ class PointerGenerator(nn.Module):
         return self.decode(memory, previous, state, extra, p_gen)
 
     def _p_gen(self, features: torch.Tensor, override: float | None) -> torch.Tensor:
-        """(B, T, 2d + e) -> (B, T): the override, else the arch's fixed value, else learned."""
-        fixed = override if override is not None else FIXED_P_GEN[self.config.arch]
+        """(B, T, 2d + e) -> (B, T): the override, else the config's fixed value, else learned."""
+        fixed = override if override is not None else self.config.p_gen
         if fixed is None:
             return torch.sigmoid(self.switch(features)).squeeze(-1)
-        if not 0.0 <= fixed <= 1.0:
-            raise ValueError(f"p_gen must be in [0, 1], got {fixed}")
+        _check_p_gen(fixed)
         return features.new_full(features.shape[:-1], float(fixed))
+
+
+def _check_p_gen(value: float | None) -> None:
+    """Raises ValueError unless ``value`` is None or in [0, 1]."""
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise ValueError(f"p_gen must be in [0, 1], got {value}")
 
 
 def _join(state: torch.Tensor) -> torch.Tensor:

@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypeVar
 
-ARCHS = ("pointer_generator", "seq2seq", "pointer")  # learned p_gen, p_gen = 1, p_gen = 0
+# Each architecture is the pointer-generator with p_gen learned or fixed (vocabulary only: the
+# seq2seq; copy only: the pure pointer): PointerGeneratorConfig.p_gen.
+FIXED_P_GEN = {"pointer_generator": None, "seq2seq": 1.0, "pointer": 0.0}
+ARCHS = tuple(FIXED_P_GEN)
 
 C = TypeVar("C", bound="DictConfig")
 

@@ -2,7 +2,7 @@
 quantity of the mixture for one sentence (what a teaching panel draws), optionally with p_gen
 overridden to show what each path alone would output.
 
-Every function takes ``p_gen``: None uses the model's own switch (or its arch's fixed value); a
+Every function takes ``p_gen``: None uses the model's own switch (or its config's fixed value); a
 number in [0, 1] replaces it at every step (1 = vocabulary only, 0 = copy only).
 """
 

@@ -25,7 +25,7 @@ from ptrnet.io.atomic import atomic_write
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
 from ptrnet.text.batch import Batch, make_batch
 from ptrnet.text.checkpoint import CopyModel, save_copy_model
-from ptrnet.text.config import CopyTrainConfig
+from ptrnet.text.config import FIXED_P_GEN, CopyTrainConfig
 from ptrnet.text.evaluate import evaluate_pairs
 from ptrnet.text.format import Pair
 from ptrnet.text.grammar import generate_pairs
@@ -54,7 +54,9 @@ def train_copy(
     torch.manual_seed(config.seed)
     vocab_pairs = generate_pairs(config.vocab_pairs, config.seed, TRAIN_STREAM)
     vocab = Vocabulary.build(vocab_pairs, config.min_count)
-    model_config = PointerGeneratorConfig(len(vocab), config.arch, config.embed, config.hidden)
+    model_config = PointerGeneratorConfig(
+        len(vocab), FIXED_P_GEN[config.arch], config.embed, config.hidden
+    )
     model = PointerGenerator(model_config)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     valid = list(generate_pairs(config.val_count, config.seed, VALID_STREAM))
