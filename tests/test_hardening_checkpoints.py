@@ -12,7 +12,12 @@ import torch
 
 from ptrnet.cli.main import main
 from ptrnet.model import ModelConfig, build_model
-from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from ptrnet.runs.checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    read_checkpoint_file,
+    save_checkpoint,
+)
 from ptrnet.runs.config import RunConfig, TrainConfig
 
 
@@ -145,12 +150,19 @@ def test_resume_accepts_the_original_command_line(tmp_path: Path, capsys) -> Non
     assert "cannot change sizes from 5 to 6 when resuming" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("task", ["convex_hull", "delaunay", "sort", "tsp"])
-def test_bundled_models_carry_a_checksum_that_catches_a_bit_flip(tmp_path: Path, task) -> None:
-    bundled = Path(__file__).parents[1] / "ptrnet" / "bundled" / task / "best.safetensors"
+BUNDLED = sorted((Path(__file__).parents[1] / "ptrnet" / "bundled").glob("*/best.safetensors"))
+
+
+@pytest.mark.parametrize("bundled", BUNDLED, ids=lambda path: path.parent.name)
+def test_bundled_models_carry_a_checksum_that_catches_a_bit_flip(tmp_path: Path, bundled) -> None:
     data = bundled.read_bytes()
     assert json.loads(split(data)[0]["__metadata__"]["ptrnet"])["checksum"].startswith("sha256:")
     copy = tmp_path / "best.safetensors"
     copy.write_bytes(flip_bit(data))
     with pytest.raises(CheckpointError, match="checksum mismatch"):
-        load_checkpoint(copy)
+        read_checkpoint_file(copy)
+
+
+def test_every_bundled_model_is_covered() -> None:
+    names = {path.parent.name for path in BUNDLED}
+    assert {"convex_hull", "delaunay", "sort", "tsp", "copy", "convex_hull_seq2seq"} <= names

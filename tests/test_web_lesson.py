@@ -172,7 +172,7 @@ def tiny_copy_model():
 
 @pytest.fixture(scope="module")
 def copy_client():
-    with TestClient(create_app(lessons=Lessons(copy=tiny_copy_model()))) as c:
+    with TestClient(create_app(lessons=Lessons(copy=tiny_copy_model())), base_url=LOCAL) as c:
         yield c
 
 

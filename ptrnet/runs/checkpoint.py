@@ -102,10 +102,15 @@ def save_checkpoint(
         optim_tensors, meta["optimizer"] = _flatten_optimizer(optimizer.state_dict())
         tensors.update(optim_tensors)
         tensors["rng.torch"] = torch.get_rng_state()
+    atomic_write_bytes(path, checksummed_file(tensors, meta))
+
+
+def checksummed_file(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> bytes:
+    """The safetensors bytes of ``tensors`` with ``meta`` (JSON) as their ``ptrnet`` metadata,
+    plus ``meta["checksum"]``: the SHA-256 of the ``model.`` and ``ema.`` tensors."""
     data = save_tensors(tensors, metadata={"ptrnet": json.dumps(meta)})
-    meta["checksum"] = tensor_digest(data, DIGESTED)
-    data = save_tensors(tensors, metadata={"ptrnet": json.dumps(meta)})
-    atomic_write_bytes(path, data)
+    meta = {**meta, "checksum": tensor_digest(data, DIGESTED)}
+    return save_tensors(tensors, metadata={"ptrnet": json.dumps(meta)})
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
@@ -116,39 +121,23 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
             header, metadata of the wrong shape or types, a configuration that does not
             validate or does not fit the tensors, a checksum mismatch, or non-finite weights.
     """
-    try:
-        if os.path.getsize(path) > MAX_CHECKPOINT_BYTES:
-            raise CheckpointError(path, f"file over the limit of {MAX_CHECKPOINT_BYTES} bytes")
-        with open(path, "rb") as stream:
-            data = stream.read()
-    except OSError as err:
-        raise CheckpointError(path, f"cannot read checkpoint: {err.strerror or err}") from None
-    try:
-        entries, metadata = read_header(data)
-        meta = _checked_meta(metadata)
-    except (HeaderError, ValueError) as err:
-        raise CheckpointError(path, f"not a ptrnet checkpoint ({err})") from None
+    meta, tensors = read_checkpoint_file(path)
     if meta.get("format") != FORMAT:
         raise CheckpointError(path, f"unknown checkpoint format {str(meta.get('format'))[:40]!r}")
+    try:
+        _check_run_meta(meta)
+    except ValueError as err:
+        raise CheckpointError(path, f"not a ptrnet checkpoint ({err})") from None
     try:
         config = RunConfig.from_dict(meta["config"])
     except (ValueError, TypeError, KeyError, AttributeError) as err:
         raise CheckpointError(path, f"invalid configuration: {err}") from None
     try:
-        _check_shapes(config, entries)
+        _check_shapes(config, {name: tensor.shape for name, tensor in tensors.items()})
     except ValueError as err:
         raise CheckpointError(path, f"weights do not fit the configuration: {err}") from None
-    if "checksum" in meta and tensor_digest(data, DIGESTED) != meta["checksum"]:
-        raise CheckpointError(path, "checksum mismatch: the weights were changed or damaged")
-    try:
-        tensors = load_tensors(data)
-    except SafetensorError as err:
-        raise CheckpointError(path, f"not a ptrnet checkpoint ({str(err)[:120]})") from None
     model_state = {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}
     ema = {k[4:]: v for k, v in tensors.items() if k.startswith("ema.")}
-    bad = next((k for k, v in tensors.items() if k.startswith(DIGESTED) and _not_finite(v)), None)
-    if bad is not None:
-        raise CheckpointError(path, f"tensor {bad} holds NaN or infinite values")
     optimizer_state = None
     if "optimizer" in meta:
         try:
@@ -166,13 +155,56 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     )
 
 
-def _checked_meta(metadata: dict[str, str]) -> dict[str, Any]:
-    """The ``ptrnet`` metadata as a dict with the types :func:`load_checkpoint` relies on."""
+def read_checkpoint_file(
+    path: str | os.PathLike[str],
+) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """The ``ptrnet`` metadata (a JSON object) and the tensors of a ptrnet safetensors file,
+    whatever format it declares (the copy task's checkpoints, :mod:`ptrnet.text.checkpoint`,
+    are read here too), after the checks every such file gets: its size, the header against the
+    bytes, the checksum when one is recorded, finite ``model.`` and ``ema.`` tensors. The
+    tensors are loaded only once the header has proved they fit in the file.
+
+    Raises:
+        CheckpointError: any of those checks failing, one line.
+    """
+    try:
+        if os.path.getsize(path) > MAX_CHECKPOINT_BYTES:
+            raise CheckpointError(path, f"file over the limit of {MAX_CHECKPOINT_BYTES} bytes")
+        with open(path, "rb") as stream:
+            data = stream.read()
+    except OSError as err:
+        raise CheckpointError(path, f"cannot read checkpoint: {err.strerror or err}") from None
+    try:
+        _, metadata = read_header(data)
+        meta = _meta_object(metadata)
+    except (HeaderError, ValueError) as err:
+        raise CheckpointError(path, f"not a ptrnet checkpoint ({err})") from None
+    if "checksum" in meta and tensor_digest(data, DIGESTED) != meta["checksum"]:
+        raise CheckpointError(path, "checksum mismatch: the weights were changed or damaged")
+    try:
+        tensors = load_tensors(data)
+    except SafetensorError as err:
+        raise CheckpointError(path, f"not a ptrnet checkpoint ({str(err)[:120]})") from None
+    bad = next((k for k, v in tensors.items() if k.startswith(DIGESTED) and _not_finite(v)), None)
+    if bad is not None:
+        raise CheckpointError(path, f"tensor {bad} holds NaN or infinite values")
+    return meta, tensors
+
+
+def _meta_object(metadata: dict[str, str]) -> dict[str, Any]:
+    """The ``ptrnet`` metadata as a JSON object with, if any, a string checksum."""
     if "ptrnet" not in metadata:
         raise ValueError("no 'ptrnet' metadata")
     meta = json.loads(metadata["ptrnet"])
     if not isinstance(meta, dict):
         raise ValueError("metadata is not a JSON object")
+    if not isinstance(meta.get("checksum", ""), str):
+        raise ValueError("metadata 'checksum' is not a string")
+    return meta
+
+
+def _check_run_meta(meta: dict[str, Any]) -> None:
+    """Raise ValueError unless a run checkpoint's metadata has the types loading relies on."""
     for key, kind in (("config", dict), ("step", int), ("info", dict), ("optimizer", dict)):
         if key not in meta and key in ("info", "optimizer"):
             continue
@@ -182,21 +214,19 @@ def _checked_meta(metadata: dict[str, str]) -> dict[str, Any]:
             raise ValueError(f"metadata {key!r} is not a JSON {kind.__name__}")
     if meta["step"] < 0:
         raise ValueError(f"metadata 'step' is {meta['step']}, below 0")
-    if not isinstance(meta.get("checksum", ""), str):
-        raise ValueError("metadata 'checksum' is not a string")
-    return meta
 
 
-def _check_shapes(config: RunConfig, entries: dict) -> None:
-    """Raise ValueError unless the ``model.`` tensors are exactly the configuration's
-    parameters with its shapes (checked on the meta device, no allocation)."""
+def _check_shapes(config: RunConfig, shapes: dict[str, Any]) -> None:
+    """Raise ValueError unless the ``model.`` tensors (name -> shape) are exactly the
+    configuration's parameters with its shapes (the model's shapes come from the meta device:
+    nothing is allocated for a configuration however large)."""
     expected = state_shapes(config.model)
-    declared = {k[6:]: e.shape for k, e in entries.items() if k.startswith("model.")}
+    declared = {k[6:]: tuple(shape) for k, shape in shapes.items() if k.startswith("model.")}
     odd = sorted(set(expected) ^ set(declared))
     if odd:
         raise ValueError(f"model.{odd[0]} is missing or unexpected")
     for name, shape in expected.items():
-        if declared[name] != shape:
+        if declared[name] != tuple(shape):
             raise ValueError(
                 f"model.{name} has shape {list(declared[name])}, the configuration needs "
                 f"{list(shape)}"

@@ -23,6 +23,8 @@ from typing import Any
 from pydantic import Field, FiniteFloat
 
 from ptrnet.inference import bundled_model_dir
+from ptrnet.text.config import arch_of
+from ptrnet.web.answers import model_name
 from ptrnet.web.schemas import Strict
 
 COPY_STREAM = 7  # sampled sentences: a stream no training run draws from
@@ -55,8 +57,8 @@ def copy_info(model: Any) -> dict[str, Any]:
     """What the page says about a loaded copy model (a ``CopyModel``)."""
     config = model.model.config
     return {
-        "path": model.path,
-        "arch": config.arch,
+        "name": model_name(model.path),
+        "arch": arch_of(config.p_gen),
         "hidden": config.hidden,
         "vocabulary": len(model.vocab),
         "step": model.step,

@@ -1,0 +1,83 @@
+"""Configuration of a copy-task training run (no torch, so the CLI can build its parser and
+check options without importing it)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, TypeVar
+
+# Each architecture is the pointer-generator with p_gen learned or fixed (vocabulary only: the
+# seq2seq; copy only: the pure pointer): PointerGeneratorConfig.p_gen.
+FIXED_P_GEN = {"pointer_generator": None, "seq2seq": 1.0, "pointer": 0.0}
+ARCHS = tuple(FIXED_P_GEN)
+
+
+def arch_of(p_gen: float | None) -> str:
+    """The architecture whose switch is ``p_gen`` (None: learned, the pointer-generator)."""
+    return next(arch for arch, fixed in FIXED_P_GEN.items() if fixed == p_gen)
+
+
+C = TypeVar("C", bound="DictConfig")
+
+
+def check_arch(arch: str) -> None:
+    """Raises ValueError unless ``arch`` is one of :data:`ARCHS`."""
+    if arch not in ARCHS:
+        raise ValueError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
+
+
+class DictConfig:
+    """``to_dict`` / ``from_dict`` for a frozen config dataclass (the checkpoint's JSON)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls: type[C], data: dict[str, Any]) -> C:
+        """Inverse of :meth:`to_dict`. Raises ValueError on unknown keys (or bad values)."""
+        unknown = set(data) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        if unknown:
+            raise ValueError(f"unknown {cls.__name__} keys: {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class CopyTrainConfig(DictConfig):
+    """A copy-task training run (every field is saved in the checkpoint).
+
+    Attributes:
+        arch: ``pointer_generator``, ``seq2seq`` or ``pointer``.
+        embed, hidden: model sizes (:class:`PointerGeneratorConfig`).
+        steps, batch_size, lr, clip: Adam steps, examples per step, learning rate, gradient
+            norm clip.
+        seed: seeds the data, the vocabulary and the initial weights.
+        min_count, vocab_pairs: the vocabulary keeps words seen ``min_count`` times in the first
+            ``vocab_pairs`` training examples.
+        val_count, val_every: validation examples, and steps between validations.
+    """
+
+    arch: str = "pointer_generator"
+    embed: int = 64
+    hidden: int = 128
+    steps: int = 3000
+    batch_size: int = 64
+    lr: float = 2e-3
+    clip: float = 2.0
+    seed: int = 1
+    min_count: int = 10
+    vocab_pairs: int = 20000
+    val_count: int = 500
+    val_every: int = 250
+
+    def __post_init__(self) -> None:
+        check_arch(self.arch)
+        counts = (
+            self.steps,
+            self.batch_size,
+            self.min_count,
+            self.vocab_pairs,
+            self.val_count,
+            self.val_every,
+        )
+        if min(counts) < 1 or self.lr <= 0 or self.clip <= 0:
+            raise ValueError("steps, sizes and counts must be >= 1, lr and clip > 0")

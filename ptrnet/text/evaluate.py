@@ -1,0 +1,45 @@
+"""Inference for the copy task: load a model by name, decode sentences, score a dataset. The CLI
+(``ptrnet eval|predict copy``) is a thin shell over these."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ptrnet.inference import resolve_checkpoint
+from ptrnet.text.checkpoint import CopyModel, load_copy_model
+from ptrnet.text.decode import Decoded, decode_sources
+from ptrnet.text.format import Pair
+from ptrnet.text.metrics import copy_metrics
+
+TASK = "copy"
+
+
+def load(path: str | os.PathLike[str] | None) -> CopyModel:
+    """The model of a run directory or checkpoint file; None = the bundled copy model.
+
+    Raises:
+        UsageError / InputError: as :func:`ptrnet.inference.resolve_checkpoint`;
+        CheckpointError: the file is not a copy-task checkpoint.
+    """
+    return load_copy_model(resolve_checkpoint(path, TASK))
+
+
+def evaluate_pairs(
+    model: CopyModel | Any,
+    pairs: Sequence[Pair],
+    strategy: str = "greedy",
+    width: int = 5,
+    batch_size: int = 256,
+    p_gen: float | None = None,
+) -> tuple[dict[str, Any], list[Decoded]]:
+    """Decode every source of ``pairs`` with ``model`` (a :class:`CopyModel`, or anything with
+    ``model`` and ``vocab``) and score the outputs (:func:`ptrnet.text.metrics.copy_metrics`);
+    returns the metrics and the decoded outputs."""
+    sources = [p.source for p in pairs]
+    decoded = decode_sources(model.model, model.vocab, sources, strategy, width, batch_size, p_gen)
+    metrics = copy_metrics(
+        pairs, [d.words for d in decoded], model.vocab, [d.p_gen for d in decoded]
+    )
+    return metrics, decoded

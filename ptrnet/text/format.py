@@ -1,0 +1,95 @@
+"""The copy task's text format: one example per line, ``SOURCE<TAB>TARGET``.
+
+Each side is a sequence of tokens separated by single spaces: lower-case words, numbers and
+punctuation marks each as their own token (see :func:`tokenize`), for example::
+
+    late on friday akinyi broke the lisbon record by 4 seconds<TAB>akinyi breaks lisbon record
+
+Blank lines and lines starting with ``#`` are skipped. A file of sources to summarise
+(``ptrnet predict copy FILE``) may omit the tab and the target. Every problem is an
+:class:`~ptrnet.io.errors.InputError` reading ``FILE:LINE: problem``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ptrnet.io.atomic import atomic_write
+from ptrnet.io.errors import InputError
+
+SEPARATOR = "\t"
+_TOKEN = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A source sentence and its target summary, as token tuples (the target may be empty when
+    only sources are read)."""
+
+    source: tuple[str, ...]
+    target: tuple[str, ...]
+
+    def line(self) -> str:
+        """The pair as one line of the text format, without the newline."""
+        return f"{' '.join(self.source)}{SEPARATOR}{' '.join(self.target)}"
+
+
+def tokenize(text: str) -> tuple[str, ...]:
+    """Lower-case ``text`` and split it into words, numbers and single punctuation marks:
+    ``"Late on Friday, Akinyi won."`` -> ``("late", "on", "friday", ",", "akinyi", "won", ".")``.
+    """
+    return tuple(_TOKEN.findall(text.lower()))
+
+
+def parse_line(line: str, path: str, number: int, need_target: bool = True) -> Pair:
+    """One line of the format (without its newline) as a :class:`Pair`.
+
+    Raises:
+        InputError: no tab (when ``need_target``), more than one tab, or an empty side.
+    """
+    parts = line.split(SEPARATOR)
+    if len(parts) > 2:
+        raise InputError(
+            path, number, f"expected one tab between source and target, found {len(parts) - 1}"
+        )
+    if len(parts) == 1 and need_target:
+        raise InputError(path, number, "expected 'SOURCE<TAB>TARGET', found no tab")
+    source = tokenize(parts[0])
+    if not source:
+        raise InputError(path, number, "empty source sentence")
+    target = tokenize(parts[1]) if len(parts) == 2 else ()
+    if need_target and not target:
+        raise InputError(path, number, "empty target summary")
+    return Pair(source, target)
+
+
+def read_pairs(path: str | os.PathLike[str], need_target: bool = True) -> list[Pair]:
+    """All examples of a file in the format.
+
+    Raises:
+        InputError: a malformed line (``FILE:LINE``), or a file without examples.
+        OSError: the file cannot be read.
+    """
+    path = os.fspath(path)
+    pairs = []
+    with open(path, encoding="utf-8") as stream:
+        for number, raw in enumerate(stream, 1):
+            line = raw.rstrip("\r\n")
+            if line.strip() and not line.startswith("#"):
+                pairs.append(parse_line(line, path, number, need_target))
+    if not pairs:
+        raise InputError(path, None, "no examples in file")
+    return pairs
+
+
+def write_pairs(path: str | os.PathLike[str], pairs: Iterable[Pair]) -> int:
+    """Write ``pairs`` one per line, atomically; returns how many were written."""
+    count = 0
+    with atomic_write(path) as stream:
+        for pair in pairs:
+            stream.write(pair.line() + "\n")
+            count += 1
+    return count

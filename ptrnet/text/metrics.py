@@ -1,0 +1,66 @@
+"""Metrics of the copy task, on words (no torch).
+
+* ``exact_match``: share of examples whose predicted headline equals the target.
+* ``token_accuracy``: words equal at the same position, over the longer of prediction and
+  target, summed over the dataset (a missing or extra word counts as wrong).
+* ``oov_recall``: of the target words outside the model's vocabulary (counted with
+  multiplicity), the share the prediction contains (as many times); None without such words.
+* ``p_gen_copied`` / ``p_gen_generated``: mean p_gen at the steps that output a word present in
+  the source / absent from it (None when there are none), from the decoder's record.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Container, Sequence
+from typing import Any
+
+from ptrnet.text.format import Pair
+
+KEYS = ("exact_match", "token_accuracy", "oov_recall", "p_gen_copied", "p_gen_generated", "count")
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def copy_metrics(
+    pairs: Sequence[Pair],
+    predictions: Sequence[Sequence[str]],
+    vocabulary: Container[str],
+    p_gen: Sequence[Sequence[float]] | None = None,
+) -> dict[str, Any]:
+    """The metrics above for ``predictions[i]`` against ``pairs[i].target``.
+
+    Args:
+        vocabulary: the model's fixed vocabulary (what counts as in-vocabulary).
+        p_gen: per prediction, the p_gen of each of its words (None: the p_gen keys are None).
+    Raises:
+        ValueError: different counts, or no examples.
+    """
+    if len(pairs) != len(predictions) or (p_gen is not None and len(p_gen) != len(pairs)):
+        raise ValueError("one prediction (and one p_gen record) per example is required")
+    if not pairs:
+        raise ValueError("no examples to score")
+    exact = right = positions = oov_total = oov_found = 0
+    copied: list[float] = []
+    generated: list[float] = []
+    for i, (pair, predicted) in enumerate(zip(pairs, predictions, strict=True)):
+        predicted = tuple(predicted)
+        exact += predicted == pair.target
+        right += sum(a == b for a, b in zip(predicted, pair.target, strict=False))
+        positions += max(len(predicted), len(pair.target))
+        wanted = Counter(w for w in pair.target if w not in vocabulary)
+        output = Counter(predicted)
+        oov_total += sum(wanted.values())
+        oov_found += sum(min(c, output[w]) for w, c in wanted.items())
+        for word, gate in zip(predicted, p_gen[i] if p_gen is not None else (), strict=False):
+            (copied if word in pair.source else generated).append(gate)
+    return {
+        "exact_match": exact / len(pairs),
+        "token_accuracy": right / positions if positions else 1.0,
+        "oov_recall": oov_found / oov_total if oov_total else None,
+        "p_gen_copied": _mean(copied),
+        "p_gen_generated": _mean(generated),
+        "count": len(pairs),
+    }
