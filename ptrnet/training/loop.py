@@ -44,6 +44,7 @@ from ptrnet.tasks import Task, get_task
 from ptrnet.training.cpu import cpu_plan
 from ptrnet.training.data import TrainingData, validation_set
 from ptrnet.training.ema import ema_model, ema_state, load_ema_state
+from ptrnet.training.baselines import Baseline, make_baseline
 from ptrnet.training.losses import (
     loss_mask_task,
     reinforce_loss,
@@ -88,9 +89,15 @@ def build_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer
 
 
 def train_step(
-    model: nn.Module, optimizer: torch.optim.Optimizer, batch: Batch, cfg: TrainConfig, step: int
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    cfg: TrainConfig,
+    step: int,
+    baseline: Baseline | None = None,
 ) -> float:
-    """One optimiser step at learning rate ``cfg.learning_rate(step)`` in ``cfg.precision``.
+    """One optimiser step at learning rate ``cfg.learning_rate(step)`` in ``cfg.precision``;
+    ``baseline`` is REINFORCE's (None = leave-one-out), told of the step once it is taken.
 
     Returns the figure logged as the step's loss: the teacher-forced loss per token, or with
     ``objective`` ``reinforce`` the mean cost of the sampled outputs (e.g. tour length).
@@ -102,13 +109,17 @@ def train_step(
     with autocast(cfg.precision, next(model.parameters()).device):
         if cfg.objective == "reinforce":
             generator = sample_generator(cfg.seed, step)
-            loss, logged = reinforce_loss(model, mask_task, batch, cfg.rl_samples, generator)
+            loss, logged = reinforce_loss(
+                model, mask_task, batch, cfg.rl_samples, generator, baseline
+            )
         else:
             loss = teacher_forced_loss(model, batch, mask_task=mask_task)
             logged = None
     loss.backward()
     nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
     optimizer.step()
+    if baseline is not None:
+        baseline.after_step(model, step)
     return loss.item() if logged is None else logged
 
 
@@ -179,6 +190,9 @@ class Trainer:
             self._restore(last)
         elif self.cfg.init_from is not None:
             self._warm_start(self.cfg.init_from)
+        self.baseline = None
+        if self.cfg.objective == "reinforce":
+            self.baseline = make_baseline(self.cfg, self.model, self.task)
         self.val_points, self.val_refs = validation_set(self.task, self.cfg)
         self.data = TrainingData(self.task, self.cfg, self.val_points)
         with atomic_write(os.path.join(run_dir, CONFIG_JSON)) as stream:
@@ -240,7 +254,9 @@ class Trainer:
             tic = time.perf_counter()  # the step's time includes any wait for its batch
             for batch in batches:
                 batch = batch.to(self.device)
-                loss = train_step(self.model, self.optimizer, batch, self.cfg, self.step)
+                loss = train_step(
+                    self.model, self.optimizer, batch, self.cfg, self.step, self.baseline
+                )
                 if self.ema is not None:
                     self.ema.update_parameters(self.model)
                 self.step += 1
