@@ -35,7 +35,9 @@ def rotations(lengths: torch.Tensor, width: int) -> torch.Tensor:
 
 def rotate(batch: Batch, order: torch.Tensor) -> Batch:
     """The B * S rotated copies of ``batch`` that ``order`` (from :func:`rotations`) lists."""
-    rows = torch.arange(batch.size, device=order.device).repeat_interleave(order.shape[0] // batch.size)
+    rows = torch.arange(batch.size, device=order.device).repeat_interleave(
+        order.shape[0] // batch.size
+    )
     points = batch.points[rows].gather(1, order[..., None].expand(-1, -1, batch.points.shape[2]))
     return Batch(points, batch.lengths[rows])
 

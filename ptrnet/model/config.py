@@ -68,9 +68,7 @@ class ModelConfig:
 
     def _check_pointer_options(self) -> None:
         if self.encoder not in ENCODERS:
-            raise ValueError(
-                f"unknown encoder {self.encoder!r}; choose from {', '.join(ENCODERS)}"
-            )
+            raise ValueError(f"unknown encoder {self.encoder!r}; choose from {', '.join(ENCODERS)}")
         for name in ("encoder_layers", "heads"):
             value = getattr(self, name)
             if not _is_int(value) or value < 1:

@@ -41,10 +41,10 @@ from ptrnet.runs.checkpoint import load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 from ptrnet.runs.csvlog import CsvLog, columns_for
 from ptrnet.tasks import Task, get_task
+from ptrnet.training.baselines import Baseline, make_baseline
 from ptrnet.training.cpu import cpu_plan
 from ptrnet.training.data import TrainingData, validation_set
 from ptrnet.training.ema import ema_model, ema_state, load_ema_state
-from ptrnet.training.baselines import Baseline, make_baseline
 from ptrnet.training.losses import (
     loss_mask_task,
     reinforce_loss,

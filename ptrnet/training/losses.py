@@ -135,7 +135,8 @@ def reinforce_loss(
 
 def sampled_rows(batch: Batch, samples: int, multistart: bool) -> Batch:
     """The B * K instances to sample from, instance-major: each instance ``samples`` times, or
-    with ``multistart`` once per start (K = N rotations, :func:`ptrnet.decoding.multistart.rotate`)."""
+    with ``multistart`` once per start (K = N rotations,
+    :func:`ptrnet.decoding.multistart.rotate`)."""
     if multistart:
         return rotate(batch, rotations(batch.lengths, batch.points.shape[1]))
     rows = torch.arange(batch.size, device=batch.points.device).repeat_interleave(samples)
