@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
+from tiny_models import TRANSFORMER
 
 from ptrnet.batching import IGNORE_INDEX, Batch, collate
 from ptrnet.decoding.decode import decode, score_sequences
@@ -17,10 +18,6 @@ from ptrnet.tasks.constraints import DecodeState
 torch.set_num_threads(1)
 
 SORT = get_task("sort")
-
-
-# The pointer model beyond the paper: Transformer encoder, a glimpse, clipped logits.
-TRANSFORMER = dict(encoder="transformer", encoder_layers=2, heads=2, glimpses=1, logit_clip=10.0)
 
 
 def make_model(kind="pointer", input_dim=1, hidden=16, seed=0, scale=1.0, max_n=None):

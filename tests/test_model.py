@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from tiny_models import TRANSFORMER
 
 from ptrnet.batching import IGNORE_INDEX, collate
 from ptrnet.decoding.decode import decode
@@ -16,8 +17,6 @@ from ptrnet.tasks import get_task
 torch.set_num_threads(1)
 
 KINDS = ("pointer", "seq2seq", "attention")
-# The pointer model beyond the paper: Transformer encoder, a glimpse, clipped logits.
-TRANSFORMER = dict(encoder="transformer", encoder_layers=2, heads=2, glimpses=1, logit_clip=10.0)
 ARCHS = (*KINDS, "transformer")
 
 

@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 import torch
+from tiny_models import TRANSFORMER
 
 from ptrnet.batching import collate
 from ptrnet.inference import bundled_model_dir, load_model
@@ -15,8 +16,6 @@ from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import TASKS
 
 torch.set_num_threads(1)
-
-TRANSFORMER = dict(encoder="transformer", encoder_layers=2, heads=2, glimpses=1, logit_clip=10.0)
 
 
 def make_model(seed=0, **kw):

@@ -4,6 +4,7 @@ sampling of the same model as oracles."""
 import numpy as np
 import pytest
 import torch
+from tiny_models import TRANSFORMER
 
 from ptrnet.batching import Batch, collate
 from ptrnet.decoding.dataset import decode_all
@@ -17,7 +18,6 @@ from ptrnet.tasks import SizeRange, get_task
 torch.set_num_threads(1)
 
 TSP = get_task("tsp")
-TRANSFORMER = dict(encoder="transformer", encoder_layers=2, heads=2, glimpses=1, logit_clip=10.0)
 
 
 def make_model(arch, seed=0):

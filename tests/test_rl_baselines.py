@@ -2,15 +2,13 @@
 update rule, the objective's gradient against the exact policy gradient, and short runs that
 lower the tour length."""
 
-import itertools
-
 import numpy as np
 import pytest
 import torch
+from test_reinforce import exact_expected_length, flat_grad
 
 from ptrnet.batching import collate
 from ptrnet.decoding.decode import decode
-from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.config import TrainConfig
@@ -125,21 +123,6 @@ def test_baseline_options_are_validated():
 
 
 # --- the objective's gradient ---
-
-
-def exact_expected_length(model, points):
-    """E[tour length] under the model's constrained distribution, all tours enumerated."""
-    tours = [np.array([0, *rest, 0]) for rest in itertools.permutations(range(1, len(points)))]
-    batch = collate([points] * len(tours), tours)
-    logp = masked_sequence_log_likelihood(model, TSP, batch.points, batch.lengths, batch.targets)
-    lengths = torch.tensor([tour_length(points, t) for t in tours], dtype=logp.dtype)
-    return (logp.exp() * lengths).sum()
-
-
-def flat_grad(model, loss):
-    model.zero_grad()
-    loss.backward()
-    return torch.cat([q.grad.flatten() for q in model.parameters() if q.grad is not None])
 
 
 def sharp_model(seed=2):
