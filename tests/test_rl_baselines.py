@@ -2,6 +2,8 @@
 update rule, the objective's gradient against the exact policy gradient, and short runs that
 lower the tour length."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -185,4 +187,50 @@ def test_a_few_steps_with_each_baseline_shorten_the_greedy_tours(name):
     for step in range(40):
         train_step(model, optimizer, batch, cfg, step, baseline)
     after = greedy_lengths(model, points).mean()
+    assert after < before - 0.1, (before, after)
+
+
+# --- any task with a cost ---
+
+
+class DescentSort(type(get_task("sort"))):
+    """Sort with a cost, defined here only: the total descent of the output, sum over
+    consecutive outputs of max(0, x_prev - x_next), 0 exactly when the output is sorted. The
+    REINFORCE machinery reads nothing but the task's cost."""
+
+    has_cost = True
+
+    def batch_cost(self, points, tokens, lengths):
+        size = points.shape[1]
+        picked = (tokens[:, :size] - 1).clamp(min=0)  # (B, N) 0-based, junk past n_b
+        values = points[..., 0].gather(1, picked)  # (B, N)
+        steps = torch.arange(1, size, device=points.device)[None, :] < lengths[:, None]
+        descent = (values[:, :-1] - values[:, 1:]).clamp(min=0)  # (B, N-1)
+        return (descent * steps).sum(dim=1)
+
+
+@pytest.mark.parametrize("name", ["samples", "pomo"])
+def test_reinforce_lowers_the_cost_of_a_task_it_knows_only_by_its_cost(name):
+    task = DescentSort()
+    points = task.generate(SizeRange.parse("6"), 32, seed=1)
+    batch = collate(points)
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(input_dim=1, hidden=32, init="default"))
+    cfg = TrainConfig(task="sort", sizes="6", steps=1, lr=3e-3, precision="fp32")
+
+    def greedy_cost():
+        model.eval()
+        found = decode(model, task, batch, DecodeOptions("greedy"))
+        return float(task.batch_cost(batch.points, found.tokens, batch.lengths).mean())
+
+    before = greedy_cost()
+    optimizer = build_optimizer(model, cfg)
+    baseline = make_baseline(replace(cfg, baseline=name), model, task)
+    model.train()
+    for step in range(40):
+        optimizer.zero_grad()
+        loss, _ = reinforce_loss(model, task, batch, 8, sample_generator(0, step), baseline)
+        loss.backward()
+        optimizer.step()
+    after = greedy_cost()
     assert after < before - 0.1, (before, after)
