@@ -95,7 +95,8 @@ def previous_tokens(targets: torch.Tensor) -> torch.Tensor:
 
 
 class EncoderDecoder(nn.Module):
-    """LSTM encoder and decoder (Sec. 2.1) shared by the Ptr-Net and the baselines.
+    """LSTM encoder (or, for the Ptr-Net, a Transformer one) and LSTM decoder (Sec. 2.1) shared
+    by the Ptr-Net and the baselines.
 
     Subclasses define ``encode`` (building a :class:`Memory`) and ``head`` (decoder outputs to
     masked logits). ``forward`` (teacher forcing) and ``step`` (one autoregressive step) are
@@ -132,7 +133,8 @@ class EncoderDecoder(nn.Module):
     def run_encoder(
         self, points: torch.Tensor, lengths: torch.Tensor
     ) -> tuple[torch.Tensor, State]:
-        """Encode right-padded inputs: (B, n, dim), (B,) -> states (B, n, d), final (h, c).
+        """Encode right-padded inputs: (B, n, dim), (B,) -> states (B, n, d), final (h, c)
+        (a Transformer encoder: the mean state as h, zero c; :mod:`ptrnet.model.transformer`).
 
         Pad positions of the returned states are zero. Raises ValueError on bad lengths.
         """
