@@ -73,7 +73,7 @@ def test_eval_prints_the_score_keys(runs, data, task, capsys):
     assert metrics["count"] == 16
 
 
-@pytest.mark.parametrize("decode", ["greedy", "beam", "sample"])
+@pytest.mark.parametrize("decode", ["greedy", "beam", "sample", "multistart"])
 def test_predict_then_score_round_trip(runs, data, tmp_path, decode, capsys):
     pred = tmp_path / "pred.txt"
     args = [
@@ -194,17 +194,30 @@ def test_errors_are_one_line(runs, data, tmp_path, capsys):
         (["eval", "sort", str(data["sort"]), "--model", str(bad)], "not a ptrnet checkpoint"),
         (
             ["eval", "tsp", str(data["tsp"]), "--model", str(runs / "tsp"), "--pick", "shortest"],
-            "--pick shortest: pick 'shortest' needs beam search on the tsp task",
+            "--pick shortest: pick 'shortest' needs several candidates (beam, multistart or "
+            "samples > 1) on the tsp task",
         ),
         (
             ["eval", "sort", str(data["sort"]), "--decode", "beam", "--pick", "shortest"],
-            "--pick shortest: pick 'shortest' needs beam search",
+            "--pick shortest: pick 'shortest' needs several candidates",
         ),
         (
             ["train", "sort", "-n", "5", "--lr", "-1", "--out", str(tmp_path / "r")],
             "lr must be a positive number",
         ),
         (["train", "knapsack", "-n", "5", "--out", str(tmp_path / "r")], "unknown task"),
+        (
+            ["eval", "tsp", str(data["tsp"]), "--samples", "3"],
+            "--samples 3: samples > 1 needs sampling, not greedy decoding",
+        ),
+        (
+            ["eval", "tsp", str(data["tsp"]), "--decode", "multistart", "--views", "4"],
+            "--views 4: multistart decoding takes one view",
+        ),
+        (
+            ["train", "tsp", "-n", "5", "--encoder", "transformer", "--heads", "3", "--out", "r"],
+            "hidden 256 must divide by heads 3",
+        ),
         (["train", "convex_hull", "-n", "2", "--out", str(tmp_path / "r")], "needs n >= 3"),
         (["train", "sort", "--out", str(tmp_path / "r")], "-n/--sizes is required"),
         (["train", "sort", "-n", "5"], "--out RUN_DIR is required"),

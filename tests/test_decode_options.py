@@ -44,7 +44,12 @@ def test_options_are_frozen():
         ({"temperature": float("inf")}, "temperature", "temperature must be finite"),
         ({"seed": 1.5}, "seed", "seed must be an integer"),
         ({"device": "tpu"}, "device", "unknown device 'tpu'"),
-        ({"pick": "shortest"}, "pick", "pick 'shortest' needs beam search on the tsp task"),
+        ({"pick": "shortest"}, "pick", "pick 'shortest' needs several candidates"),
+        ({"samples": 0}, "samples", "samples must be an integer >= 1"),
+        ({"samples": 4}, "samples", "samples > 1 needs sampling, not greedy decoding"),
+        ({"strategy": "beam", "samples": 2}, "samples", "needs sampling, not beam"),
+        ({"strategy": "multistart", "views": 2}, "views", "multistart decoding takes one view"),
+        ({"strategy": "sample", "pick": "shortest"}, "pick", "needs several candidates"),
     ],
 )
 def test_invalid_values_are_refused_with_the_option_named(fields, option, message):
@@ -60,7 +65,7 @@ def test_invalid_values_are_refused_with_the_option_named(fields, option, messag
         ("sort", {"views": 2}, "label order depends"),
         ("delaunay", {"views": 4}, "label order depends"),
         ("sort", {"views": 8}, "a flip reverses a sorted order"),
-        ("convex_hull", {"strategy": "beam", "pick": "shortest"}, "needs beam search on the tsp"),
+        ("convex_hull", {"strategy": "beam", "pick": "shortest"}, "on the tsp task"),
     ],
 )
 def test_combinations_a_task_cannot_use_are_refused_by_for_task(task_name, fields, message):

@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
+from tiny_models import TRANSFORMER
 
 from ptrnet.batching import IGNORE_INDEX, Batch, collate
 from ptrnet.decoding.decode import decode, score_sequences
@@ -20,13 +21,17 @@ SORT = get_task("sort")
 
 
 def make_model(kind="pointer", input_dim=1, hidden=16, seed=0, scale=1.0, max_n=None):
+    """A tiny model; ``kind`` ``transformer`` is the pointer model with :data:`TRANSFORMER`."""
     torch.manual_seed(seed)
+    extra = TRANSFORMER if kind == "transformer" else {}
+    kind = "pointer" if kind == "transformer" else kind
     cfg = ModelConfig(
         kind=kind,
         input_dim=input_dim,
         hidden=hidden,
         init="default",
         max_n=max_n if kind != "pointer" else None,
+        **extra,
     )
     model = build_model(cfg).eval()
     with torch.no_grad():  # sharper distributions make ties and near-ties unlikely
@@ -98,12 +103,13 @@ def test_allowed_masks_are_never_mutated(monkeypatch):
 # --- constraints, padding and validity across strategies ---
 
 
-@pytest.mark.parametrize("strategy", ["greedy", "sample", "beam"])
+@pytest.mark.parametrize("kind", ["pointer", "transformer"])
+@pytest.mark.parametrize("strategy", ["greedy", "sample", "beam", "multistart"])
 @pytest.mark.parametrize("mode", ["none", "task"])
-def test_pad_columns_never_chosen(strategy, mode):
+def test_pad_columns_never_chosen(strategy, mode, kind):
     batch = make_batch([5, 2, 3, 1], extra_pad=2, pad_value=1e6)
     result = decode(
-        make_model(),
+        make_model(kind),
         SORT,
         batch,
         DecodeOptions(strategy, constraints=mode, beam_width=3),
@@ -119,13 +125,14 @@ def test_pad_columns_never_chosen(strategy, mode):
             assert SORT.is_valid(np.zeros((n, 1)), seq)
 
 
+@pytest.mark.parametrize("kind", ["pointer", "transformer"])
 @pytest.mark.parametrize("name", sorted(TASKS))
-@pytest.mark.parametrize("strategy", ["greedy", "beam"])
-def test_task_constraints_on_every_task(name, strategy):
+@pytest.mark.parametrize("strategy", ["greedy", "beam", "multistart"])
+def test_task_constraints_on_every_task(name, strategy, kind):
     task = TASKS[name]
     sizes = [max(task.min_n, 5), max(task.min_n, 4), 6]
     batch = make_batch(sizes, dim=task.dim)
-    model = make_model(input_dim=task.dim, scale=3.0)
+    model = make_model(kind, input_dim=task.dim, scale=3.0)
     result = decode(model, task, batch, DecodeOptions(strategy, constraints="task", beam_width=3))
     assert result.tokens.shape[1] <= task.max_steps(6) + 1
     for seq, n in zip(result.sequences, sizes, strict=True):
@@ -172,7 +179,7 @@ def test_sampling_is_reproducible_with_a_generator():
 
 
 @pytest.mark.parametrize("mode", ["none", "task"])
-@pytest.mark.parametrize("kind", ["pointer", "attention"])
+@pytest.mark.parametrize("kind", ["pointer", "attention", "transformer"])
 def test_beam_width_one_equals_greedy(mode, kind):
     model = make_model(kind, scale=2.0, max_n=7)
     batch = make_batch([7, 3, 5, 1, 6], extra_pad=1)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from tiny_models import TRANSFORMER
 
 from ptrnet.batching import IGNORE_INDEX, collate
 from ptrnet.decoding.decode import decode
@@ -16,10 +17,14 @@ from ptrnet.tasks import get_task
 torch.set_num_threads(1)
 
 KINDS = ("pointer", "seq2seq", "attention")
+ARCHS = (*KINDS, "transformer")
 
 
 def make_model(kind="pointer", hidden=16, input_dim=2, max_n=8, seed=0, **kw):
+    """A tiny model; ``kind`` ``transformer`` is the pointer model with :data:`TRANSFORMER`."""
     torch.manual_seed(seed)
+    if kind == "transformer":
+        kind, kw = "pointer", {**TRANSFORMER, **kw}
     cfg = ModelConfig(
         kind=kind,
         input_dim=input_dim,
@@ -136,7 +141,7 @@ def test_teacher_forcing_uses_coordinates_not_indices(kind):
     assert torch.all(diff[:2] == 0) and torch.all(diff[2:] > 1e-6)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", ARCHS)
 def test_step_matches_teacher_forced_forward(kind):
     model, batch = make_model(kind), make_batch()
     forward = model(batch.points, batch.lengths, batch.targets)
@@ -156,7 +161,7 @@ def test_memory_index_selects_rows():
 # --- padding (trap 4) ---
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", ARCHS)
 @pytest.mark.parametrize("pad_value", [0.0, 1e6, float("nan")])
 def test_padding_does_not_change_a_row(kind, pad_value):
     """A row padded among longer rows (and with extra pad columns of any value) gives the same
@@ -171,7 +176,7 @@ def test_padding_does_not_change_a_row(kind, pad_value):
     points[1, 3:] = pad_value
     want = model(alone.points, alone.lengths, alone.targets)[0]  # (4, V)
     got = model(points, mixed.lengths, mixed.targets)[1, :4]
-    real = 4 if kind == "pointer" else model.config.max_n + 1
+    real = 4 if model.config.kind == "pointer" else model.config.max_n + 1
     torch.testing.assert_close(got[:, :4], want[:, :4], atol=1e-6, rtol=1e-5)
     assert torch.isneginf(got[:, 4:real]).all()
 
@@ -221,7 +226,7 @@ def test_bad_lengths_raise():
 # --- mixed precision ---
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", ARCHS)
 def test_bf16_autocast_is_finite_and_close(kind):
     model, batch = make_model(kind, hidden=32), make_batch()
     fp32 = model(batch.points, batch.lengths, batch.targets)

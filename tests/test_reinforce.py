@@ -16,9 +16,9 @@ from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import SizeRange, get_task
+from ptrnet.training.baselines import leave_one_out_baseline
 from ptrnet.training.data import TrainingData
 from ptrnet.training.losses import (
-    leave_one_out_baseline,
     reinforce_loss,
     sample_generator,
     tokens_as_targets,

@@ -7,6 +7,9 @@ from ptrnet.runs.checkpoint import save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import get_task
 
+# The pointer model beyond the paper, tiny: Transformer encoder, one glimpse, clipped logits.
+TRANSFORMER = dict(encoder="transformer", encoder_layers=2, heads=2, glimpses=1, logit_clip=10.0)
+
 
 def bundle_tiny_models(root, tasks):
     """Write randomly initialised tiny models where the bundled ones would be."""

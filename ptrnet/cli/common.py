@@ -20,6 +20,7 @@ DRY_RUN_COUNT = 16  # instances of ``--dry-run`` in eval and predict
 DECODE_FLAGS = {
     "strategy": "--decode",
     "beam_width": "--beam-width",
+    "samples": "--samples",
     "constraints": "--constraints",
     "views": "--views",
     "pick": "--pick",
@@ -234,14 +235,27 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="a run directory, a checkpoint file or 'bundled' (default: the task's bundled model)",
     )
-    add("--decode", choices=("greedy", "sample", "beam"), default="greedy", help="strategy")
+    add(
+        "--decode",
+        choices=("greedy", "sample", "beam", "multistart"),
+        default="greedy",
+        help="strategy; multistart: one greedy run from every input (tsp: every city), the best "
+        "kept by --pick",
+    )
     add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width")
+    add(
+        "--samples",
+        type=positive_int,
+        default=1,
+        metavar="K",
+        help="with --decode sample: draw K outputs per instance, keep the best by --pick",
+    )
     add(
         "--pick",
         choices=("likely", "shortest"),
         default="likely",
-        help="with --decode beam: the most likely beam (default, the paper's), or for tsp the "
-        "shortest tour among the beams",
+        help="with several candidates (--decode beam or multistart, --samples K > 1): the most "
+        "likely (default, the paper's), or for tsp the shortest tour among them",
     )
     add(
         "--views",
@@ -275,6 +289,7 @@ def decode_options(args: argparse.Namespace, task: Task) -> DecodeOptions:
         return DecodeOptions(
             strategy=args.decode,
             beam_width=args.beam_width,
+            samples=args.samples,
             constraints=args.constraints,
             views=args.views,
             pick=args.pick,

@@ -31,7 +31,9 @@ from ptrnet.cli.common import (
     task_named,
 )
 from ptrnet.io.errors import UsageError
+from ptrnet.model.config import ENCODERS
 from ptrnet.precision import PRECISIONS
+from ptrnet.runs.config import BASELINES
 
 if TYPE_CHECKING:
     from ptrnet.runs.config import RunConfig
@@ -47,6 +49,9 @@ DRY_RUN = {
     "val_every": 2,
     "log_every": 1,
 }
+# Options that build the ModelConfig; the pointer's beyond-the-paper ones map one-to-one.
+POINTER_OPTIONS = ("encoder", "encoder_layers", "heads", "glimpses", "logit_clip")
+MODEL_OPTIONS = ("arch", "hidden", "layers", "init", *POINTER_OPTIONS)
 # Options that map one-to-one onto TrainConfig fields (the rest build the ModelConfig).
 TRAIN_OPTIONS = (
     "sizes",
@@ -71,6 +76,8 @@ TRAIN_OPTIONS = (
     "train_constraints",
     "objective",
     "rl_samples",
+    "baseline",
+    "baseline_every",
     "log_every",
     "seed",
     "threads",
@@ -102,6 +109,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--hidden", type=positive_int, metavar="D", help="LSTM units (default: 256)")
     add("--layers", type=positive_int, metavar="L", help="LSTM layers (default: 1)")
     add("--init", choices=("paper", "default"), help="paper = uniform(-0.08, 0.08) (default)")
+    add(
+        "--encoder",
+        choices=ENCODERS,
+        help="lstm (the paper, default) or transformer (self-attention, no positional "
+        "encoding: invariant to the input order)",
+    )
+    add("--encoder-layers", type=positive_int, metavar="L", help="transformer layers (default: 3)")
+    add("--heads", type=positive_int, metavar="H", help="transformer attention heads (default: 8)")
+    add("--glimpses", type=int, metavar="G", help="pointer glimpses (Bello et al.; default 0)")
+    add("--logit-clip", type=float, metavar="C", help="pointer logits C tanh(u) (default 0: off)")
     add("--optimizer", choices=("sgd", "adam"), help="sgd: lr 1.0; adam: lr 1e-3 (default)")
     add("--lr", type=float, metavar="X", help="learning rate (default: per optimizer)")
     add(
@@ -170,6 +187,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=positive_int,
         metavar="K",
         help="reinforce: outputs sampled per instance, each judged against the others (default: 8)",
+    )
+    add(
+        "--baseline",
+        choices=BASELINES,
+        help="reinforce: samples (the other samples' mean, default), rollout (a frozen greedy "
+        "copy), ema (moving average of costs) or pomo (a sample from every start)",
+    )
+    add(
+        "--baseline-every",
+        type=positive_int,
+        metavar="N",
+        help="reinforce, rollout: steps between tests of the policy (default: 100)",
     )
     add("--log-every", type=positive_int, metavar="N", help="steps between log rows (default: 50)")
     add(
@@ -268,6 +297,7 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
         layers=args.layers or 1,
         init=args.init or "paper",
         max_n=max_n,
+        **{k: getattr(args, k) for k in POINTER_OPTIONS if getattr(args, k) is not None},
     )
     return RunConfig(model, TrainConfig(task=args.task, **options))
 
@@ -283,7 +313,7 @@ def warm_start_config(args: argparse.Namespace, options: dict[str, object]) -> R
     saved = load_checkpoint(path).config
     if saved.train.task != args.task:
         raise UsageError(f"--init-from {path} was trained on {saved.train.task}, not {args.task}")
-    model_changes = [a for a in ("arch", "hidden", "layers", "init") if getattr(args, a)]
+    model_changes = [a for a in MODEL_OPTIONS if getattr(args, a) is not None]
     if model_changes:
         raise UsageError(
             f"--init-from takes the model from {path}; drop {', '.join(model_changes)}"
@@ -306,12 +336,7 @@ def resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
     saved = load_checkpoint(path).config
     if saved.train.task != args.task:
         raise UsageError(f"the run in {out} trains {saved.train.task}, not {args.task}")
-    saved_model = {
-        "arch": saved.model.kind,
-        "hidden": saved.model.hidden,
-        "layers": saved.model.layers,
-        "init": saved.model.init,
-    }
+    saved_model = {a: getattr(saved.model, "kind" if a == "arch" else a) for a in MODEL_OPTIONS}
     given = {a: getattr(args, a) for a in saved_model if getattr(args, a) is not None}
     if args.init_from is not None:  # the same source resolves to the same absolute path
         name = None if args.init_from == "bundled" else args.init_from

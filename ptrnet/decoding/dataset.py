@@ -31,7 +31,8 @@ def decode_all(
         model: a network taking (B, n, dim) points; put in eval mode for the call (and moved
             to ``options.device`` when that is set).
         points_list: instances, each (n, dim).
-        options: how to decode (None = the defaults); ``batch_size`` instances per batch,
+        options: how to decode (None = the defaults); ``batch_size`` instances per batch
+            (multistart: ``batch_size`` runs, so ``batch_size // n`` instances),
             ``seed`` seeds the one generator of ``sample`` decoding (same seed, same samples).
 
     Raises:
@@ -47,12 +48,15 @@ def decode_all(
     if options.strategy == "sample":
         generator = torch.Generator(device).manual_seed(options.seed)
     order = np.argsort([len(p) for p in points_list], kind="stable")
+    size = options.batch_size
+    if options.strategy == "multistart" and len(points_list):  # n runs per instance
+        size = max(1, size // max(len(p) for p in points_list))
     out: list[np.ndarray | None] = [None] * len(points_list)
     was_training = model.training
     model.eval()
     try:
-        for lo in range(0, len(order), options.batch_size):
-            rows = order[lo : lo + options.batch_size]
+        for lo in range(0, len(order), size):
+            rows = order[lo : lo + size]
             batch = collate([points_list[i] for i in rows]).to(device)
             result = decode(model, task, batch, options, generator=generator)
             for i, seq in zip(rows, result.sequences, strict=True):

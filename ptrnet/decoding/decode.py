@@ -1,9 +1,11 @@
-"""Decoding entry points: :func:`decode` (greedy, sampling, beam) and :func:`score_sequences`.
+"""Decoding entry points: :func:`decode` (greedy, sampling, beam, multistart) and
+:func:`score_sequences`.
 
 Strategies are chosen by :class:`ptrnet.decoding.options.DecodeOptions` and run in the one loop
 of :mod:`ptrnet.decoding.search`; the model only supplies logits and the task only supplies the
 allowed-token masks. Decoding several views of each instance lives in
-:mod:`ptrnet.decoding.views`.
+:mod:`ptrnet.decoding.views`, one greedy run from every start in
+:mod:`ptrnet.decoding.multistart`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import torch
 
 from ptrnet.batching import Batch
 from ptrnet.decoding.beam import Reranker
+from ptrnet.decoding.multistart import decode_multistart
 from ptrnet.decoding.options import STRATEGIES, DecodeOptions
 from ptrnet.decoding.search import pick_rows, search_batch
 from ptrnet.decoding.strategies import chooser
@@ -64,22 +67,25 @@ def decode(
             and ``device`` are the dataset decoder's (:func:`ptrnet.decoding.dataset.decode_all`).
         generator: draws the samples of ``sample`` decoding (None = torch's global generator).
         rerank: ``rerank(points (n, dim), sequence) -> cost``, lower is better, applied to the
-            finished beams in place of ``options.pick``'s cost (beam search only).
+            finished candidates in place of ``options.pick``'s cost (beam search, multistart,
+            best-of-k sampling).
         return_probs: also return the masked step distributions (B, T, n+1).
 
     With ``views`` > 1 ``log_prob`` is the combined score (:func:`decode_views`).
 
     Raises:
         ValueError: options the task cannot use (:meth:`DecodeOptions.for_task`), rerank
-            without beam search, or return_probs with 8 views.
+            with one candidate per instance, or return_probs with 8 views.
     """
     options = (options or DecodeOptions()).for_task(task)
     rerank = rerank or options.reranker(task)
-    if rerank is not None and options.strategy != "beam":
-        raise ValueError("rerank applies to beam search only")
+    if rerank is not None and not options.several:
+        raise ValueError("rerank needs several candidates: beam, multistart or samples > 1")
     choose = chooser(options, batch.size, generator)
     batch = batch.to(next(model.parameters()).device)
-    if options.views > 1:
+    if options.strategy == "multistart":
+        found = decode_multistart(model, task, batch, options.constraints, rerank, return_probs)
+    elif options.views > 1:
         found = decode_views(model, task, batch, choose, options, rerank, return_probs)
     else:
         trace = search_batch(

@@ -20,10 +20,11 @@ from ptrnet.tasks.symmetry import MIRRORED_VIEWS, VIEW_COUNTS
 if TYPE_CHECKING:
     from ptrnet.tasks.base import Task
 
-STRATEGIES = ("greedy", "sample", "beam")
+STRATEGIES = ("greedy", "sample", "beam", "multistart")
 CONSTRAINTS = ("none", "task")
-# Which beam a beam search returns: the most likely one (the paper's), or the lowest-cost
-# finished beam under the task's own objective (TSP: the shortest tour), a cheap rerank.
+# Which of several candidates per instance (beams, samples, starts) is returned: the most likely
+# one (the paper's), or the lowest-cost finished one under the task's own objective (TSP: the
+# shortest tour), a cheap rerank.
 PICKS = ("likely", "shortest")
 
 
@@ -41,17 +42,24 @@ class DecodeOptions:
     """Every choice of one decoding run.
 
     Attributes:
-        strategy: ``greedy``, ``sample`` (``temperature``, ``seed``) or ``beam``
-            (``beam_width``).
+        strategy: ``greedy``, ``sample`` (``temperature``, ``seed``, ``samples``), ``beam``
+            (``beam_width``) or ``multistart``: greedy decoding from every input of the
+            instance, each run reading the inputs rotated so that input comes first (TSP: a
+            tour from every city), the best kept by ``pick``
+            (:mod:`ptrnet.decoding.multistart`).
         beam_width: beams kept per instance (beam search only), >= 1.
+        samples: outputs sampled per instance (best-of-k sampling; sampling only), the best
+            kept by ``pick``; 1 = one sample.
         constraints: ``none`` (any real input or the end symbol; the paper's hull and Delaunay
             decoding), ``task`` (the task's legal-next rule, e.g. valid tours), or None for the
             task's own default (``Task.default_constraints``), filled in by :meth:`for_task`.
         views: 1; 2 or 4 rotations of each instance decoded together (tasks with
             ``rotation_invariant_labels``); 8: every square symmetry, picked by the eight-view
             likelihood (``square_symmetric`` tasks). See :mod:`ptrnet.decoding.views`.
-        pick: with beam search, ``likely`` (the most likely beam) or ``shortest`` (the lowest
-            ``Task.sequence_cost`` among the finished beams; tasks with ``has_cost``).
+        pick: with several candidates per instance (beam search, multistart, ``samples`` > 1),
+            ``likely`` (the one the model scores highest) or ``shortest`` (the lowest
+            ``Task.sequence_cost`` among the finished ones; tasks with ``has_cost``), which puts
+            the task's cost, not the model alone, in the loop.
         temperature: divides the log-probabilities before sampling, > 0.
         seed: seeds the sampling generator (same seed, same samples).
         batch_size: instances per decoding batch, >= 1.
@@ -60,11 +68,13 @@ class DecodeOptions:
 
     Raises:
         DecodeOptionError: on construction, for an unknown name or an out-of-range value, or
-            ``pick="shortest"`` without beam search.
+            ``pick="shortest"`` with one candidate per instance, ``samples`` > 1 without
+            sampling, or multistart with views.
     """
 
     strategy: str = "greedy"
     beam_width: int = 5
+    samples: int = 1
     constraints: str | None = None
     views: int = 1
     pick: str = "likely"
@@ -83,6 +93,13 @@ class DecodeOptions:
             raise DecodeOptionError("views", f"views must be one of {choices}, got {self.views}")
         _at_least_one("beam_width", self.beam_width)
         _at_least_one("batch_size", self.batch_size)
+        _at_least_one("samples", self.samples)
+        if self.samples > 1 and self.strategy != "sample":
+            raise DecodeOptionError(
+                "samples", f"samples > 1 needs sampling, not {self.strategy} decoding"
+            )
+        if self.strategy == "multistart" and self.views > 1:
+            raise DecodeOptionError("views", "multistart decoding takes one view")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise DecodeOptionError("seed", f"seed must be an integer, got {self.seed!r}")
         if not (isinstance(self.temperature, int | float) and self.temperature > 0):
@@ -91,7 +108,7 @@ class DecodeOptions:
             )
         if not math.isfinite(self.temperature):
             raise DecodeOptionError("temperature", "temperature must be finite")
-        if self.pick == "shortest" and self.strategy != "beam":
+        if self.pick == "shortest" and not self.several:
             raise _shortest_error()
         if self.device is not None:
             try:
@@ -101,8 +118,16 @@ class DecodeOptions:
 
     @property
     def width(self) -> int:
-        """Rows searched per instance and view: ``beam_width`` for beam search, else 1."""
-        return self.beam_width if self.strategy == "beam" else 1
+        """Rows searched together per instance and view: ``beam_width`` for beam search,
+        ``samples`` for sampling, else 1 (multistart runs one search per start)."""
+        if self.strategy == "beam":
+            return self.beam_width
+        return self.samples if self.strategy == "sample" else 1
+
+    @property
+    def several(self) -> bool:
+        """Whether decoding finds several candidates per instance for ``pick`` to choose from."""
+        return self.strategy in ("beam", "multistart") or self.samples > 1
 
     def for_task(self, task: Task) -> DecodeOptions:
         """These options checked against ``task``, with ``constraints`` resolved to the task's
@@ -146,7 +171,11 @@ def _shortest_error() -> DecodeOptionError:
     from ptrnet.tasks import TASKS
 
     costed = " or ".join(name for name, task in TASKS.items() if task.has_cost)
-    return DecodeOptionError("pick", f"pick 'shortest' needs beam search on the {costed} task")
+    return DecodeOptionError(
+        "pick",
+        f"pick 'shortest' needs several candidates (beam, multistart or samples > 1) on the "
+        f"{costed} task",
+    )
 
 
 def _choice(option: str, value: object, choices: tuple[str, ...]) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 KINDS = ("pointer", "seq2seq", "attention")
 INITS = ("paper", "default")
+ENCODERS = ("lstm", "transformer")
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,17 @@ class ModelConfig:
         init: ``paper`` = uniform(-0.08, 0.08) on every parameter (Sec. 4); ``default`` = PyTorch's.
         max_n: size of the fixed output vocabulary minus the end class, required by the
             baselines and rejected for ``pointer`` (a Ptr-Net has no fixed vocabulary).
+        encoder: ``lstm`` (the paper) or ``transformer`` (self-attention without positional
+            encoding, so invariant to the input order; Kool et al. 2019): ``pointer`` only.
+        encoder_layers, heads: the Transformer encoder's layers and attention heads (``hidden``
+            must divide by ``heads``); unused by the LSTM encoder.
+        glimpses: attention glimpses that refine the pointer's query before it points (Bello et
+            al. 2016, Sec. 3.1); 0 = the paper's pointer. ``pointer`` only.
+        logit_clip: C > 0 clips the pointer's logits to C tanh(u) (Bello et al. 2016, Sec. A.2);
+            0 = off (the paper). ``pointer`` only.
+
+    A checkpoint saved before these four fields existed loads with their defaults: the paper's
+    LSTM Ptr-Net.
     """
 
     kind: str = "pointer"
@@ -30,6 +42,11 @@ class ModelConfig:
     layers: int = 1
     init: str = "paper"
     max_n: int | None = None
+    encoder: str = "lstm"
+    encoder_layers: int = 3
+    heads: int = 8
+    glimpses: int = 0
+    logit_clip: float = 0.0
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -40,12 +57,34 @@ class ModelConfig:
             value = getattr(self, name)
             if not _is_int(value) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self._check_pointer_options()
         if self.kind == "pointer":
             if self.max_n is not None:
                 raise ValueError("max_n applies only to the seq2seq and attention baselines")
         elif not _is_int(self.max_n) or self.max_n < 1:
             raise ValueError(
                 f"the {self.kind} baseline needs a positive integer max_n, got {self.max_n!r}"
+            )
+
+    def _check_pointer_options(self) -> None:
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"unknown encoder {self.encoder!r}; choose from {', '.join(ENCODERS)}")
+        for name in ("encoder_layers", "heads"):
+            value = getattr(self, name)
+            if not _is_int(value) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.encoder == "transformer" and self.hidden % self.heads:
+            raise ValueError(f"hidden {self.hidden} must divide by heads {self.heads}")
+        if not _is_int(self.glimpses) or self.glimpses < 0:
+            raise ValueError(f"glimpses must be a non-negative integer, got {self.glimpses!r}")
+        clip = self.logit_clip
+        if isinstance(clip, bool) or not isinstance(clip, int | float) or not 0 <= clip < 1e6:
+            raise ValueError(f"logit_clip must be 0 (off) or a positive number, got {clip!r}")
+        changed = self.encoder != "lstm" or self.glimpses or self.logit_clip
+        if changed and self.kind != "pointer":
+            raise ValueError(
+                "encoder, glimpses and logit_clip apply to the pointer model only, "
+                f"not to the {self.kind} baseline"
             )
 
     @classmethod

@@ -14,6 +14,9 @@ Choices the paper leaves open, made here:
   decoder input after the end token: a row that has ended is forced to repeat the end token by the
   decoding state and its teacher-forced steps are ignored by the loss, so that input only needs to
   be well defined, and "token 0 -> start symbol" is one rule for both cases.
+* Beyond the paper (``ModelConfig``): a Transformer encoder in place of the LSTM
+  (:mod:`ptrnet.model.transformer`), glimpses that refine the pointer's query, and logit
+  clipping (Bello et al. 2016). The defaults are the paper's model.
 * Padding: instances are right-padded; the encoder runs each row over its real length only
   (:mod:`ptrnet.model.ragged`), so pads never enter it and the decoder starts from each row's
   state at its real last element. Pad columns get logit -inf (in float32, so no bf16 overflow).
@@ -31,6 +34,7 @@ from ptrnet.model.attention import additive_scores
 from ptrnet.model.config import ModelConfig
 from ptrnet.model.lstm import run_lstm
 from ptrnet.model.ragged import ragged_lstm
+from ptrnet.model.transformer import SetEncoder
 
 # Decoder state: the LSTM's (h, c), each (layers, B, d), and for the attention baseline also its
 # context d' (1, B, d). Every member has the batch on dim 1, so beams re-select rows uniformly.
@@ -45,6 +49,7 @@ class Memory:
         enc: (B, m, d) encoder states the decoder attends over (Ptr-Net: m = n+1, end vector
             first; attention baseline: m = n).
         enc_proj: (B, m, d) W1 enc, precomputed for additive attention; None without attention.
+        glimpse_proj: (B, m, d) the glimpse's projection of enc; None without glimpses.
         att_valid: (B, m) bool, True = a real attention position (not padding).
         out_valid: (B, V) bool, True = an output column that exists for this row (end or a real
             input); V = n+1 for the Ptr-Net, max_n+1 for the baselines.
@@ -60,6 +65,7 @@ class Memory:
     out_valid: torch.Tensor
     inputs: torch.Tensor
     state: State
+    glimpse_proj: torch.Tensor | None = None
 
     def index(self, rows: torch.Tensor) -> Memory:
         """Re-select batch rows, e.g. ``arange(B).repeat_interleave(k)`` to expand for beams."""
@@ -70,6 +76,7 @@ class Memory:
             out_valid=self.out_valid[rows],
             inputs=self.inputs[rows],
             state=tuple(s[:, rows] for s in self.state),
+            glimpse_proj=None if self.glimpse_proj is None else self.glimpse_proj[rows],
         )
 
 
@@ -89,7 +96,8 @@ def previous_tokens(targets: torch.Tensor) -> torch.Tensor:
 
 
 class EncoderDecoder(nn.Module):
-    """LSTM encoder and decoder (Sec. 2.1) shared by the Ptr-Net and the baselines.
+    """LSTM encoder (or, for the Ptr-Net, a Transformer one) and LSTM decoder (Sec. 2.1) shared
+    by the Ptr-Net and the baselines.
 
     Subclasses define ``encode`` (building a :class:`Memory`) and ``head`` (decoder outputs to
     masked logits). ``forward`` (teacher forcing) and ``step`` (one autoregressive step) are
@@ -102,7 +110,10 @@ class EncoderDecoder(nn.Module):
         super().__init__()
         self.config = config
         d = config.hidden
-        self.encoder = nn.LSTM(config.input_dim, d, config.layers, batch_first=True)
+        if config.encoder == "transformer":
+            self.encoder = SetEncoder(config)
+        else:
+            self.encoder = nn.LSTM(config.input_dim, d, config.layers, batch_first=True)
         self.decoder = nn.LSTM(config.input_dim, d, config.layers, batch_first=True)
         self.start = nn.Parameter(torch.empty(config.input_dim))  # learned start symbol input
         nn.init.uniform_(self.start, -1 / math.sqrt(d), 1 / math.sqrt(d))
@@ -111,16 +122,20 @@ class EncoderDecoder(nn.Module):
         """Apply ``config.init``: ``paper`` = uniform(-0.08, 0.08) on every parameter (Sec. 4).
 
         ``default`` keeps PyTorch's layer defaults; the extra vectors (start, end, v) use the LSTM
-        rule uniform(-1/sqrt(d), 1/sqrt(d)), set when they are created.
+        rule uniform(-1/sqrt(d), 1/sqrt(d)), set when they are created. A Transformer encoder
+        always keeps PyTorch's defaults (a layer norm's gain near 0 would silence it).
         """
         if self.config.init == "paper":
+            own = {id(p) for p in self.encoder.parameters()}
             for p in self.parameters():
-                nn.init.uniform_(p, -0.08, 0.08)
+                if self.config.encoder == "lstm" or id(p) not in own:
+                    nn.init.uniform_(p, -0.08, 0.08)
 
     def run_encoder(
         self, points: torch.Tensor, lengths: torch.Tensor
     ) -> tuple[torch.Tensor, State]:
-        """Encode right-padded inputs: (B, n, dim), (B,) -> states (B, n, d), final (h, c).
+        """Encode right-padded inputs: (B, n, dim), (B,) -> states (B, n, d), final (h, c)
+        (a Transformer encoder: the mean state as h, zero c; :mod:`ptrnet.model.transformer`).
 
         Pad positions of the returned states are zero. Raises ValueError on bad lengths.
         """
@@ -133,6 +148,8 @@ class EncoderDecoder(nn.Module):
         lengths_cpu = lengths.cpu()
         if lengths_cpu.min() < 1 or lengths_cpu.max() > n:
             raise ValueError(f"lengths must lie in 1..{n}")
+        if self.config.encoder == "transformer":
+            return self.encoder(points, lengths)
         if bool((lengths_cpu == n).all()):  # no padding: one fused LSTM call
             return run_lstm(self.encoder, points)
         return ragged_lstm(self.encoder, points, lengths_cpu)  # each row's own final (h, c)
@@ -186,6 +203,11 @@ class EncoderDecoder(nn.Module):
 class PointerNetwork(EncoderDecoder):
     """Ptr-Net (Sec. 2.3): p(C_i | C_<i, P) = softmax(u^i), u^i_j = v^T tanh(W1 e_j + W2 d_i),
     over j = 0 (end symbol) and the n inputs. Output width V = n+1 follows the input size.
+
+    With ``glimpses`` = G > 0 the query d_i is first replaced G times by a glimpse (Bello et al.
+    2016): g = sum_j softmax_j(v_g^T tanh(r_j + W_q q)) r_j over the real positions, with
+    r_j = W_r e_j; the pointer then scores with W2 g. With ``logit_clip`` = C > 0 the logits
+    are C tanh(u^i).
     """
 
     def __init__(self, config: ModelConfig) -> None:
@@ -197,7 +219,13 @@ class PointerNetwork(EncoderDecoder):
         self.w1 = nn.Linear(d, d, bias=False)
         self.w2 = nn.Linear(d, d, bias=False)
         self.v = nn.Parameter(torch.empty(d))
-        for p in (self.end, self.v):
+        extra = [self.end, self.v]
+        if config.glimpses:
+            self.g_ref = nn.Linear(d, d, bias=False)  # r_j = W_r e_j
+            self.g_w2 = nn.Linear(d, d, bias=False)
+            self.g_v = nn.Parameter(torch.empty(d))
+            extra.append(self.g_v)
+        for p in extra:
             nn.init.uniform_(p, -1 / math.sqrt(d), 1 / math.sqrt(d))
         self.reset_parameters()
 
@@ -214,8 +242,22 @@ class PointerNetwork(EncoderDecoder):
             out_valid=valid,
             inputs=self.input_table(points),
             state=state,
+            glimpse_proj=self.g_ref(enc) if self.config.glimpses else None,
         )
 
     def head(self, memory: Memory, dec: torch.Tensor) -> torch.Tensor:
-        u = additive_scores(memory.enc_proj, self.w2(dec), self.v)  # (B, T, n+1)
+        query = dec  # (B, T, d)
+        for _ in range(self.config.glimpses):
+            query = self.glimpse(memory, query)
+        u = additive_scores(memory.enc_proj, self.w2(query), self.v)  # (B, T, n+1)
+        if self.config.logit_clip:
+            u = self.config.logit_clip * torch.tanh(u)
         return u.float().masked_fill(~memory.out_valid[:, None], float("-inf"))
+
+    def glimpse(self, memory: Memory, query: torch.Tensor) -> torch.Tensor:
+        """One glimpse: query (B, T, d) -> attention-weighted sum of r_j over real positions."""
+        ref = memory.glimpse_proj  # (B, m, d)
+        scores = additive_scores(ref, self.g_w2(query), self.g_v)  # (B, T, m)
+        scores = scores.masked_fill(~memory.att_valid[:, None], float("-inf"))
+        weights = torch.softmax(scores, dim=-1).to(ref.dtype)  # (B, T, m)
+        return torch.bmm(weights, ref)  # (B, T, d)

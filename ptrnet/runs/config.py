@@ -30,6 +30,7 @@ DEFAULT_DECAY = {"sgd": 1.0, "adam": 0.96}
 CONSTRAINTS = ("none", "task")
 LABELS = ("solve", "file")
 OBJECTIVES = ("likelihood", "reinforce")
+BASELINES = ("samples", "rollout", "ema", "pomo")
 # Changing these on --resume leaves the data order, the optimiser and the model untouched.
 RESUMABLE = frozenset(
     {"device", "steps", "epochs", "threads", "workers", "precision", "val_every", "log_every"}
@@ -77,6 +78,14 @@ class TrainConfig:
             samples (:mod:`ptrnet.training.losses`). Meant for fine-tuning (``init_from``);
             generated training instances are then not solved (validation still is).
         rl_samples: outputs sampled per instance with ``reinforce`` (at least 2).
+        baseline: what ``reinforce`` compares each sample's cost with
+            (:mod:`ptrnet.training.baselines`): ``samples`` (the instance's other samples),
+            ``rollout`` (a frozen greedy copy, Kool et al. 2019), ``ema`` (a moving average of
+            the batch costs) or ``pomo`` (one sample from every start, their mean; Kwon et al.
+            2020).
+        baseline_beta: the ``ema`` baseline's decay per step, in [0, 1).
+        baseline_every, baseline_count: the ``rollout`` baseline's test interval in steps and
+            held-out set size.
         log_every: steps between CSV rows.
         init_from: checkpoint file whose weights start the run (fine-tuning, e.g. a bundled
             model with another loss or data); None = the initialisation ``model.init`` names.
@@ -118,6 +127,10 @@ class TrainConfig:
     train_constraints: str = "none"
     objective: str = "likelihood"
     rl_samples: int = 8
+    baseline: str = "samples"
+    baseline_beta: float = 0.8
+    baseline_every: int = 100
+    baseline_count: int = 256
     log_every: int = 50
     init_from: str | None = None
     seed: int = 0
@@ -139,6 +152,7 @@ class TrainConfig:
             _choice("val_constraints", self.val_constraints, CONSTRAINTS)
         _choice("train_constraints", self.train_constraints, CONSTRAINTS)
         _choice("objective", self.objective, OBJECTIVES)
+        _choice("baseline", self.baseline, BASELINES)
         if self.objective == "reinforce" and not task.has_cost:
             raise ValueError(
                 f"objective 'reinforce' needs a task with a cost; {task.name} has none"
@@ -169,6 +183,8 @@ class TrainConfig:
             raise ValueError(f"decay must be in (0, 1], got {self.decay!r}")
         if not _is_number(self.ema) or not 0 <= self.ema < 1:
             raise ValueError(f"ema must be 0 (off) or in (0, 1), got {self.ema!r}")
+        if not _is_number(self.baseline_beta) or not 0 <= self.baseline_beta < 1:
+            raise ValueError(f"baseline_beta must be in [0, 1), got {self.baseline_beta!r}")
         for name in (
             "decay_every",
             "batch_size",
@@ -178,6 +194,8 @@ class TrainConfig:
             "val_every",
             "log_every",
             "rl_samples",
+            "baseline_every",
+            "baseline_count",
         ):
             _positive_int(name, getattr(self, name))
         if self.rl_samples < 2:

@@ -80,6 +80,7 @@ class Stream(IntEnum):
     TEST = 5  #: test sets (``ptrnet reproduce``, the live page's length test)
     DEMO = 7  #: ``ptrnet demo``'s fresh instances
     SAMPLING = 8  #: REINFORCE's sampled outputs (one generator per step)
+    ROLLOUT = 9  #: the held-out instances of REINFORCE's greedy-rollout baseline
 
 
 def instance_rng(seed: int, index: int, stream: int = 0) -> np.random.Generator:

@@ -45,6 +45,7 @@ from ptrnet.runs.checkpoint import load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 from ptrnet.runs.csvlog import CsvLog, columns_for
 from ptrnet.tasks import Task, get_task
+from ptrnet.training.baselines import Baseline, make_baseline
 from ptrnet.training.cpu import cpu_plan
 from ptrnet.training.data import TrainingData, validation_set
 from ptrnet.training.distributed import NullLog, Ranks, Session, session, shard_batch, unwrap
@@ -99,10 +100,13 @@ def train_step(
     batch: Batch,
     cfg: TrainConfig,
     step: int,
+    *,
     weight: float = 1.0,
     scaler: torch.amp.GradScaler | None = None,
+    baseline: Baseline | None = None,
 ) -> float:
-    """One optimiser step at learning rate ``cfg.learning_rate(step)`` in ``cfg.precision``.
+    """One optimiser step at learning rate ``cfg.learning_rate(step)`` in ``cfg.precision``;
+    ``baseline`` is REINFORCE's (None = leave-one-out), told of the step once it is taken.
 
     ``model`` may be wrapped in DDP; ``weight`` multiplies the loss before the backward pass (a
     rank's ``K * share``, :mod:`ptrnet.training.distributed`); ``scaler``: fp16's gradient
@@ -121,7 +125,13 @@ def train_step(
             generator = sample_generator(cfg.seed, step, device)
             # Sampled with the bare model; re-scored through ``model`` (DDP's hooks, if wrapped).
             loss, logged = reinforce_loss(
-                unwrap(model), mask_task, batch, cfg.rl_samples, generator, scorer=model
+                unwrap(model),
+                mask_task,
+                batch,
+                cfg.rl_samples,
+                generator,
+                scorer=model,
+                baseline=baseline,
             )
         else:
             loss = teacher_forced_loss(model, batch, mask_task=mask_task)
@@ -137,6 +147,8 @@ def train_step(
     else:
         scaler.step(optimizer)  # skipped when the scaled gradients overflowed
         scaler.update()
+    if baseline is not None:
+        baseline.after_step(unwrap(model), step)
     return loss.item() if logged is None else logged
 
 
@@ -215,6 +227,9 @@ class Trainer:
         elif self.cfg.init_from is not None:
             self._warm_start(self.cfg.init_from)
         self.wrapped = self.session.wrap(self.model)  # what steps train: DDP or the model
+        self.baseline = None
+        if self.cfg.objective == "reinforce":
+            self.baseline = make_baseline(self.cfg, self.model, self.task)
         self.val_points, self.val_refs = validation_set(self.task, self.cfg)
         self.data = TrainingData(self.task, self.cfg, self.val_points)
         self.log = self._open_log(resume) if self.session.main else NullLog()
@@ -308,7 +323,14 @@ class Trainer:
         weight = self.session.ranks.world * shard.share
         rows = shard.batch.to(self.device)
         local = train_step(
-            self.wrapped, self.optimizer, rows, self.cfg, self.step, weight, self.scaler
+            self.wrapped,
+            self.optimizer,
+            rows,
+            self.cfg,
+            self.step,
+            weight=weight,
+            scaler=self.scaler,
+            baseline=self.baseline,
         )
         if self.ema is not None:
             self.ema.update_parameters(self.model)

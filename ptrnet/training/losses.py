@@ -14,14 +14,16 @@ trains on the cost of the model's own outputs instead, as Bello et al. (2016) an
 
 One step, for a batch of B instances and K = ``rl_samples``:
 
-1. sample K outputs per instance from the model under the task's rules (no gradient);
+1. sample K outputs per instance from the model under the task's rules (no gradient); with the
+   ``pomo`` baseline, one output from each of the K = N starts instead (N = the batch's longest
+   instance; :mod:`ptrnet.decoding.multistart`);
 2. cost c (B, K) of each (:meth:`ptrnet.tasks.base.Task.batch_cost`; TSP: tour length);
-3. baseline: for each sample, the mean cost of the instance's other K - 1 samples (the
-   leave-one-out baseline of Kool et al. 2019's "buy 4 REINFORCE samples"), which needs no
-   critic network or frozen copy of the model and leaves the gradient unbiased;
+3. baseline b (B, K), the choice of ``TrainConfig.baseline`` (:mod:`ptrnet.training.baselines`;
+   by default the mean cost of the instance's other K - 1 samples), which does not depend on
+   the sample it is compared with, so the gradient stays unbiased;
 4. re-score the samples with teacher forcing under the same rules (one parallel pass, with
    gradient): log p (B, K);
-5. loss = mean((c - baseline) * log p): its gradient is the policy gradient of the mean cost.
+5. loss = mean((c - b) * log p): its gradient is the policy gradient of the mean cost.
 
 The samples are drawn from a generator seeded by ``(seed, step)``, so a resumed run draws the
 same samples as an uninterrupted one.
@@ -37,10 +39,12 @@ from torch import nn
 from ptrnet.batching import IGNORE_INDEX, Batch
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
+from ptrnet.decoding.multistart import rotate, rotations
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task, get_task
 from ptrnet.tasks.constraints import teacher_forcing_mask
+from ptrnet.training.baselines import Baseline
 
 # REINFORCE samples valid outputs only: the cost is defined on them (TSP tours).
 SAMPLE_TOURS = DecodeOptions(strategy="sample", constraints="task")
@@ -85,12 +89,6 @@ def sample_generator(seed: int, step: int, device: torch.device | str = "cpu") -
     return torch.Generator(device).manual_seed(int(state))
 
 
-def leave_one_out_baseline(cost: torch.Tensor) -> torch.Tensor:
-    """(B, K) mean cost of the other K - 1 samples of the same instance, per sample."""
-    samples = cost.shape[1]
-    return (cost.sum(dim=1, keepdim=True) - cost) / (samples - 1)
-
-
 def tokens_as_targets(tokens: torch.Tensor) -> torch.Tensor:
     """(B, T) decoded tokens as teacher-forcing targets: everything after a row's first end
     token (0) becomes :data:`ptrnet.batching.IGNORE_INDEX`."""
@@ -105,7 +103,9 @@ def reinforce_loss(
     batch: Batch,
     samples: int,
     generator: torch.Generator,
+    *,
     scorer: torch.nn.Module | None = None,
+    baseline: Baseline | None = None,
 ) -> tuple[torch.Tensor, float]:
     """The REINFORCE loss of one batch (module docstring) and the samples' mean cost.
 
@@ -115,13 +115,15 @@ def reinforce_loss(
     Args:
         model: the bare model the samples are drawn from.
         batch: B instances (targets, if any, are ignored).
-        samples: K outputs per instance.
+        samples: K outputs per instance (ignored by a multistart baseline: one per start).
         generator: draws the samples.
         scorer: the module the differentiable re-scoring runs through (default ``model``);
             under DistributedDataParallel the wrapped model, so gradients pass its hooks.
+        baseline: the cost each sample is compared with; None = leave-one-out.
     """
-    rows = torch.arange(batch.size, device=batch.points.device).repeat_interleave(samples)
-    repeated = Batch(batch.points[rows], batch.lengths[rows])  # (B*K, N, dim)
+    baseline = baseline or Baseline()
+    repeated = sampled_rows(batch, samples, baseline.multistart)  # (B*K, N, dim)
+    samples = repeated.size // batch.size
     was_training = model.training
     model.eval()
     with torch.no_grad():
@@ -129,10 +131,20 @@ def reinforce_loss(
     model.train(was_training)
     cost = task.batch_cost(repeated.points, drawn.tokens, repeated.lengths)  # (B*K,)
     cost = cost.view(batch.size, samples).float()
-    advantage = (cost - leave_one_out_baseline(cost)).view(-1)  # (B*K,)
+    advantage = (cost - baseline.values(cost, batch)).view(-1)  # (B*K,)
     targets = tokens_as_targets(drawn.tokens)
     scorer = model if scorer is None else scorer
     logp = masked_sequence_log_likelihood(
         scorer, task, repeated.points, repeated.lengths, targets, "task"
     )  # (B*K,), differentiable
     return (advantage * logp).mean(), float(cost.mean())
+
+
+def sampled_rows(batch: Batch, samples: int, multistart: bool) -> Batch:
+    """The B * K instances to sample from, instance-major: each instance ``samples`` times, or
+    with ``multistart`` once per start (K = N rotations,
+    :func:`ptrnet.decoding.multistart.rotate`)."""
+    if multistart:
+        return rotate(batch, rotations(batch.lengths, batch.points.shape[1]))
+    rows = torch.arange(batch.size, device=batch.points.device).repeat_interleave(samples)
+    return Batch(batch.points[rows], batch.lengths[rows])

@@ -1,0 +1,51 @@
+"""A Transformer encoder for the pointer model (Kool et al. 2019's encoder, beyond the paper).
+
+The paper's LSTM reads the inputs in their given order, so the same point set in another order
+is another input. A set problem (TSP, convex hull, Delaunay) has no input order: this encoder
+embeds each element on its own (a linear map of its coordinates) and mixes them by
+self-attention only, with no positional encoding, so permuting the inputs permutes the encoder
+states and changes nothing else.
+
+The pointer's LSTM decoder still needs an initial (h, c): h is the mean of the real elements'
+states in every decoder layer, c is zero (Kool et al. start their decoder from the same graph
+mean). Padding never enters: padded keys are masked out of attention, pad states are zeroed.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ptrnet.model.config import ModelConfig
+
+State = tuple[torch.Tensor, torch.Tensor]  # LSTM (h, c), each (layers, B, d)
+
+
+class SetEncoder(nn.Module):
+    """Embedding + ``encoder_layers`` pre-norm Transformer layers, no dropout, no positions."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        d = config.hidden
+        self.decoder_layers = config.layers
+        self.embed = nn.Linear(config.input_dim, d)
+        layer = nn.TransformerEncoderLayer(
+            d, config.heads, dim_feedforward=4 * d, dropout=0.0, batch_first=True, norm_first=True
+        )
+        self.layers = nn.TransformerEncoder(
+            layer, config.encoder_layers, norm=nn.LayerNorm(d), enable_nested_tensor=False
+        )
+
+    def forward(self, points: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, State]:
+        """(B, n, dim), (B,) -> states (B, n, d), zero at pads, and the decoder's initial (h, c).
+
+        ``lengths`` are checked by the caller (1..n).
+        """
+        n = points.shape[1]
+        real = torch.arange(n, device=points.device)[None, :] < lengths[:, None]  # (B, n)
+        points = points.masked_fill(~real[..., None], 0.0)  # a NaN pad would reach the values
+        out = self.layers(self.embed(points), src_key_padding_mask=~real)  # (B, n, d)
+        out = out.masked_fill(~real[..., None], 0.0)
+        mean = out.sum(dim=1) / lengths[:, None].to(out.dtype)  # (B, d)
+        h = mean[None].expand(self.decoder_layers, -1, -1).contiguous()  # (layers, B, d)
+        return out, (h, torch.zeros_like(h))
