@@ -11,7 +11,10 @@ run round by round, interleaved, and the table gives the median of the rounds:
 * ``train``: ``ptrnet.training.loop.train`` itself, as ``ptrnet train`` runs it: the automatic
   thread and worker plan, fresh data labelled by exact solvers, the examples/s it reports
   (step time, the final validation excluded); ``train late``: the same, but the neighbours start
-  one second after the run does, after its start-up plan; ``train 1w``: one data worker;
+  one second after the run does, after its start-up plan; ``late fixed``: the same with the
+  thread count of the start-up plan kept for the whole run (the behaviour before
+  :class:`ptrnet.training.cpu.ThreadPlanner`; the planner is switched off for this variant);
+  ``train 1w``: one data worker;
 * ``label ms``: building and labelling one batch in this process (a pool of 8, per batch).
 """
 
@@ -28,10 +31,12 @@ from collections.abc import Callable
 import torch
 from reference_ptrnet import ReferencePointerNetwork
 
+import ptrnet.training.loop as loop_module
 from ptrnet.batching import Batch
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import get_task
+from ptrnet.training.cpu import ThreadPlanner
 from ptrnet.training.data import TrainingData
 from ptrnet.training.loop import build_optimizer, train, train_step
 
@@ -43,6 +48,7 @@ LOAD_HEADER = (
     "step 2t ex/s",
     "train ex/s",
     "train late ex/s",
+    "late fixed ex/s",
     "train 1w ex/s",
     "label ms/batch",
     "train vs ref 1t",
@@ -94,9 +100,18 @@ def run_config(task: str, n: int, d: int, precision: str, workers: int | None) -
     return RunConfig(ModelConfig(hidden=d), train_cfg)
 
 
-def train_loop(config: RunConfig, late: Neighbours | None = None) -> float:
+class StartupPlanOnly(ThreadPlanner):
+    """A planner that never re-plans: the start-up plan for the whole run."""
+
+    def due(self, step: int) -> bool:
+        return False
+
+
+def train_loop(config: RunConfig, late: Neighbours | None = None, replan: bool = True) -> float:
     """Examples/s that ``train`` reports for ``config``; with ``late``, those neighbours are
-    stopped first and started ``LATE_S`` seconds into the run."""
+    stopped first and started ``LATE_S`` seconds into the run; ``replan=False`` keeps the
+    start-up thread plan."""
+    loop_module.ThreadPlanner = ThreadPlanner if replan else StartupPlanOnly
     timer = None
     if late is not None:
         late.stop()
@@ -136,11 +151,13 @@ def load_row(
         "step2": lambda: step_loop(model, batch, precision, 2),
         "train": lambda: train_loop(run_config(task, n, d, precision, None)),
         "late": lambda: train_loop(run_config(task, n, d, precision, None), neighbours),
+        "fixed": lambda: train_loop(run_config(task, n, d, precision, None), neighbours, False),
         "worker": lambda: train_loop(run_config(task, n, d, precision, 1)),
         "label": lambda: label_ms(task, n, label_rounds),
     }
     if load == 0:
-        fns.pop("late")
+        for name in ("late", "fixed"):
+            fns.pop(name)
     got: dict[str, list[float]] = {name: [] for name in fns}
     neighbours.start()
     try:
@@ -152,5 +169,5 @@ def load_row(
         neighbours.stop()
     med = {name: statistics.median(values) for name, values in got.items()}
     cells = [f"{med[k]:.0f}" if k in med else "" for k in ("ref1", "ref2", "step1", "step2")]
-    cells += [f"{med[k]:.0f}" if k in med else "" for k in ("train", "late", "worker")]
+    cells += [f"{med[k]:.0f}" if k in med else "" for k in ("train", "late", "fixed", "worker")]
     return [load, *cells, f"{med['label']:.0f}", f"{med['train'] / med['ref1']:.2f}x"]
