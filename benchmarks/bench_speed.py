@@ -1,6 +1,7 @@
 """Training and decoding speed of ptrnet against the step-by-step reference, side by side.
 
-Usage: ``python benchmarks/bench_speed.py [--quick] [--threads N] [--repeats R]``
+Usage: ``python benchmarks/bench_speed.py [--quick] [--threads N] [--repeats R]
+[--load 0,1 [--only-load] [--load-rounds R] [--load-precision P]]``
 
 For each (task, n, hidden) of the grid (batch 128) it prints:
 
@@ -18,6 +19,10 @@ For each (task, n, hidden) of the grid (batch 128) it prints:
    each step, timed in the same rounds as a fp32 step, and its share of the step.
 4. Peak memory of one training step and one decoding call: the rise of the process's peak RSS
    (VmHWM, reset through /proc/self/clear_refs) over its RSS before the call.
+5. With ``--load``: training when the machine is shared (benchmarks/shared_load.py): convex
+   hull, n = 50, hidden 256, ``ptrnet.training.loop.train`` as ``ptrnet train`` runs it against
+   the reference's step loop on 1 and 2 threads, beside 0, 1, ... busy-loop neighbour processes
+   that the benchmark starts and stops.
 
 Timings interleave the variants round by round and report medians, so the ratios hold under
 background load. Targets: random closed tours for TSP (speed does not depend on which tour),
@@ -43,6 +48,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from reference_ptrnet import ReferencePointerNetwork  # noqa: E402
+from shared_load import LOAD_HEADER, load_row  # noqa: E402
 
 from ptrnet.batching import Batch, collate  # noqa: E402
 from ptrnet.decoding.decode import decode  # noqa: E402
@@ -314,6 +320,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller grid")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--repeats", type=int, default=None, help="timed rounds per variant")
+    parser.add_argument("--load", default=None, help="busy neighbours per row of table 5: 0,1")
+    parser.add_argument("--only-load", action="store_true", help="only table 5")
+    parser.add_argument("--load-rounds", type=int, default=3, help="rounds per row of table 5")
+    parser.add_argument("--load-precision", default="auto", help="ptrnet's precision, table 5")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     repeats = args.repeats or (3 if args.quick else 9)
@@ -323,6 +333,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"{machine(args.threads)}\n",
         flush=True,
     )
+    if args.load is not None:
+        loaded_table(args.load, args.load_rounds, args.load_precision)
+    if args.only_load:
+        return
     rows = [training_row(*cfg, repeats) for cfg in grid]
     print("Training, batch 128\n\n" + markdown(TRAIN_HEADER, rows) + "\n", flush=True)
     rows = [ema_row(*cfg, repeats) for cfg in grid]
@@ -335,6 +349,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows = [memory_row(*cfg) for cfg in grid]
     print("Peak RSS rise per call\n\n" + markdown(MEMORY_HEADER, rows), flush=True)
     print(f"\nload average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def loaded_table(loads: str, rounds: int, precision: str) -> None:
+    """Table 5: hull n = 50, hidden 256 beside each count of busy neighbours in ``loads``."""
+    batch = make_batch("convex_hull", 50)
+    rows = []
+    for load in (int(x) for x in loads.split(",")):
+        rows.append(load_row("convex_hull", 50, 256, batch, load, rounds, precision))
+        print(f"  {load} neighbours done, load average {os.getloadavg()[0]:.2f}", flush=True)
+    title = f"Training when the machine is shared: convex hull n = 50, d = 256, {precision}"
+    print(f"{title}\n\n{markdown(LOAD_HEADER, rows)}\n", flush=True)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,10 @@ with two; a single (128 x 256) @ (256 x 1024) matmul ran at 105 GFLOP/s on one t
 GFLOP/s on two.
 
 So the automatic choice counts the cores other processes keep busy (sampled over 0.2 s when the
-run starts) as taken: a snapshot, whose worst case (a job that starts later) costs what
-oversubscription costs, and whose error the other way costs at most a factor of the thread
-count; ``--threads`` overrides it.
+run starts) as taken, and :class:`ThreadPlanner` takes the same count again every few seconds
+while the run trains: a snapshot taken once at start-up would keep two threads when a neighbour
+starts later, the oversubscribed case (docs/speed.md, "When the machine is shared").
+``--threads`` fixes the count and turns re-planning off.
 
 Under torchrun, the ``ranks`` processes of one machine split its free cores evenly: each rank
 plans for its share, so K ranks never oversubscribe the machine together.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 
 from ptrnet.generation import default_workers as available_cores
 
@@ -28,6 +30,10 @@ from ptrnet.generation import default_workers as available_cores
 # step for the paper's small sizes (docs/speed.md); on 2 cores a worker would take half of the
 # cores from the step, which measured slower than labelling between steps.
 CORES_PER_WORKER = 4
+# Seconds between two thread plans while training: long enough for /proc/stat's 100 Hz counters
+# to average over, short enough that a neighbour that starts later costs at most a few seconds
+# of oversubscription.
+REPLAN_SECONDS = 2.0
 
 
 def auto_workers(cores: int) -> int:
@@ -82,7 +88,115 @@ def cpu_plan(
         cores divided by ``ranks``, rounded down.
     """
     cores = cores or available_cores()
-    free = max(1, (cores - (busy_cores() if busy is None else busy)) // ranks)
+    free = free_cores(cores, busy_cores() if busy is None else busy, ranks)
     workers = auto_workers(free) if workers is None else workers
     threads = threads if threads is not None else max(1, free - workers)
     return threads, workers
+
+
+def free_cores(cores: int, busy: int, ranks: int = 1) -> int:
+    """One rank's share of the cores that ``busy`` cores of other work leave, at least 1."""
+    return max(1, (cores - busy) // ranks)
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    """The machine's CPU counters and this process's CPU time at one moment.
+
+    Attributes:
+        jiffies: the aggregate line of /proc/stat (user, nice, system, idle, iowait, ...).
+        own_s: CPU seconds this process has used, all its threads (``time.process_time``).
+    """
+
+    jiffies: tuple[int, ...]
+    own_s: float
+
+
+def cpu_sample() -> CpuSample:
+    """The counters now (raises OSError where /proc/stat is missing)."""
+    return CpuSample(tuple(_cpu_times()), time.process_time())
+
+
+def _try_sample() -> CpuSample | None:
+    """:func:`cpu_sample`, or None where /proc/stat is missing."""
+    try:
+        return cpu_sample()
+    except OSError:
+        return None
+
+
+def others_busy(
+    first: CpuSample,
+    second: CpuSample,
+    cpus: int,
+    ranks: int = 1,
+    workers: int = 0,
+    tick: float = 0.01,
+) -> int:
+    """Cores that processes other than this run kept busy between two samples, rounded.
+
+    The machine's busy share (time not idle or iowait) times ``cpus``, minus the cores this
+    process used times ``ranks`` (its sibling ranks on this machine are assumed to use as
+    much), minus ``ranks * workers`` for the run's data workers (counted as busy: their CPU
+    time is not this process's); ``tick`` is the seconds per jiffy (``1 / SC_CLK_TCK``). 0 for
+    an empty interval.
+    """
+    total = sum(second.jiffies) - sum(first.jiffies)
+    if total <= 0:
+        return 0
+    idle = sum(second.jiffies[3:5]) - sum(first.jiffies[3:5])
+    wall = total * tick / cpus  # seconds between the samples
+    own = (second.own_s - first.own_s) / wall * ranks
+    return max(0, round(cpus * (1 - idle / total) - own - ranks * workers))
+
+
+class ThreadPlanner:
+    """Re-plans the torch threads of a running training process from the recent CPU load.
+
+    Rank 0 calls :meth:`plan` at the steps :meth:`due` names, and every rank passes that plan
+    to :meth:`adopt` (the training loop broadcasts it), so ranks change their thread counts at
+    the same step. The count is, as at start-up, this rank's share of the cores that other
+    processes leave free, minus its data workers. A fixed count (``--threads``) never re-plans;
+    without /proc/stat the count stays.
+    """
+
+    def __init__(
+        self,
+        threads: int,
+        workers: int,
+        fixed: bool,
+        ranks: int = 1,
+        cores: int | None = None,
+        seconds: float = REPLAN_SECONDS,
+    ) -> None:
+        self.threads, self.workers, self.ranks, self.fixed = threads, workers, ranks, fixed
+        self.cores = cores or available_cores()
+        self.seconds, self.next_step, self.last_step = seconds, 1, 0
+        self.tick = 1.0 / os.sysconf("SC_CLK_TCK")
+        self.sample = None if fixed else _try_sample()
+        self.clock = time.perf_counter()
+
+    def due(self, step: int) -> bool:
+        """Whether to re-plan after ``step`` steps (the same answer on every rank)."""
+        return not self.fixed and step >= self.next_step
+
+    def plan(self, step: int) -> tuple[int, int]:
+        """(threads, next step to re-plan at) from the load since the previous plan: the next
+        step lies about ``seconds`` ahead at the recent rate of steps. Without /proc/stat the
+        thread count stays."""
+        clock, first = time.perf_counter(), self.sample
+        per_step = (clock - self.clock) / max(1, step - self.last_step)
+        next_step = step + max(1, round(self.seconds / max(per_step, 1e-6)))
+        self.sample = _try_sample()
+        self.clock, self.last_step = clock, step
+        if first is None or self.sample is None:
+            return self.threads, next_step
+        cpus = os.cpu_count() or self.cores  # /proc/stat counts every online CPU
+        busy = others_busy(first, self.sample, cpus, self.ranks, self.workers, self.tick)
+        threads = max(1, free_cores(self.cores, busy, self.ranks) - self.workers)
+        return threads, next_step
+
+    def adopt(self, plan: tuple[int, int]) -> int:
+        """Take a plan from :meth:`plan` (on any rank); returns the thread count."""
+        self.threads, self.next_step = plan
+        return self.threads

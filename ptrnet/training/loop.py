@@ -46,7 +46,7 @@ from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 from ptrnet.runs.csvlog import CsvLog, columns_for
 from ptrnet.tasks import Task, get_task
 from ptrnet.training.baselines import Baseline, make_baseline
-from ptrnet.training.cpu import cpu_plan
+from ptrnet.training.cpu import ThreadPlanner, cpu_plan
 from ptrnet.training.data import TrainingData, validation_set
 from ptrnet.training.distributed import NullLog, Ranks, Session, session, shard_batch, unwrap
 from ptrnet.training.ema import ema_model, ema_state, load_ema_state
@@ -200,6 +200,8 @@ def train(
         threads, workers = cpu_plan(config.train.threads, config.train.workers, ranks=local)
         torch.set_num_threads(threads)
         trainer = Trainer(config, os.fspath(run_dir), resume, run_session)
+        fixed = config.train.threads is not None
+        trainer.planner = ThreadPlanner(threads, workers, fixed, local)
         return trainer.run(progress and run_session.main, workers, on_validation)
 
 
@@ -233,6 +235,7 @@ class Trainer:
         self.val_points, self.val_refs = validation_set(self.task, self.cfg)
         self.data = TrainingData(self.task, self.cfg, self.val_points)
         self.log = self._open_log(resume) if self.session.main else NullLog()
+        self.planner: ThreadPlanner | None = None  # re-plans torch threads while training
 
     def _open_log(self, resume: bool) -> CsvLog:
         """Write ``config.json`` and open ``log.csv`` (rank 0's job)."""
@@ -299,6 +302,8 @@ class Trainer:
             for batch in batches:
                 loss = self._step(batch)
                 self.step += 1
+                if self.planner is not None and self.planner.due(self.step):
+                    self._replan_threads(self.planner)
                 meter.add(loss, batch.size, time.perf_counter() - tic)
                 bar.update(1)
                 if self.step % self.cfg.val_every == 0 or self.step == total:
@@ -336,6 +341,13 @@ class Trainer:
             self.ema.update_parameters(self.model)
         self.session.after_step(self.model, self.step + 1)
         return self.session.sum(shard.share * local)
+
+    def _replan_threads(self, planner: ThreadPlanner) -> None:
+        """Rank 0 re-plans the torch threads from the recent load; every rank follows."""
+        plan = planner.plan(self.step) if self.session.main else None
+        threads = planner.adopt(self.session.broadcast(plan))
+        if threads != torch.get_num_threads():
+            torch.set_num_threads(threads)
 
     def _validate_once(
         self, meter: Meter, start_time: float, on_validation: ValidationHook | None
