@@ -10,7 +10,6 @@ Skipped, like tests/test_web_browser.py, only without Chromium or Playwright.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -18,18 +17,13 @@ import pytest
 import torch
 
 pytest.importorskip("fastapi", reason="the web extra is not installed")
-CHROMIUM = shutil.which("chromium")
-if CHROMIUM is None:
-    pytest.skip(
-        "no browser: install Debian's chromium (apt-get install chromium)", allow_module_level=True
-    )
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-
 from benchmarks.bench_web_load import serving  # noqa: E402
 from ptrnet.inference import load_model  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
 from ptrnet.web.lesson import bundled_lessons  # noqa: E402
-from tests.test_web_browser import ARGS, TIMEOUT_MS  # noqa: E402
+
+# Importing test_web_browser skips this module too without Chromium or Playwright.
+from tests.test_web_browser import ARGS, CHROMIUM, TIMEOUT_MS, sync_api  # noqa: E402
 
 torch.set_num_threads(1)
 VIEWPORT = {"width": 1024, "height": 768}
