@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptrnet.evaluation.paper_numbers import BUNDLED_COMPARISON, paper_result
-from ptrnet.tasks import TASKS, SizeRange, Stream, get_task
+from ptrnet.tasks import POINT_TASKS, SizeRange, Stream, get_task
 
 RATES = {
     "exact_match",
@@ -126,7 +126,7 @@ def evaluate_rows(
 
 
 def run_demo(
-    tasks: Sequence[str] = tuple(TASKS),
+    tasks: Sequence[str] = tuple(POINT_TASKS),
     count: int = 100,
     seed: int = 2026,
     beam_width: int = 5,

@@ -29,7 +29,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 
 import numpy as np
 
-from ptrnet.tasks import DegenerateInstanceError, SizeRange, Task, get_task
+from ptrnet.tasks import DegenerateInstanceError, SizeRange, Task, get_point_task
 
 MAX_ATTEMPTS = 100  # redraws of one degenerate instance before giving up
 MAX_BLOCK = 256  # instances per worker job: large enough to amortise pickling, small for balance
@@ -84,7 +84,7 @@ def _label_block(
     task_name: str, sizes: SizeRange, seed: int, stream: int, solver: str, start: int, stop: int
 ) -> list[Labelled]:
     """Worker job: instances ``start .. stop-1``, labelled. Takes the task by name to pickle."""
-    task = get_task(task_name)
+    task = get_point_task(task_name)
     return [labelled_instance(task, sizes, seed, i, solver, stream) for i in range(start, stop)]
 
 
@@ -113,7 +113,7 @@ def generate_dataset(
         ValueError: unknown task or solver, sizes below the task's minimum, a bad shard, or
             an error of the solver itself (e.g. n > 20 for an exact TSP solver).
     """
-    task = get_task(task) if isinstance(task, str) else task
+    task = get_point_task(task, "a labelled point dataset") if isinstance(task, str) else task
     sizes = SizeRange.parse(sizes)
     task.check_sizes(sizes)
     solver = task.check_solver(solver)

@@ -19,7 +19,7 @@ import numpy as np
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.runs import CHECKPOINT_NAMES
-from ptrnet.tasks import Task, get_task
+from ptrnet.tasks import Task, get_point_task
 
 if TYPE_CHECKING:
     from torch import nn
@@ -135,7 +135,7 @@ def load_model(
 
 def check_task(loaded: LoadedModel, task: Task | str) -> Task:
     """``task`` as a Task; raises UsageError unless the model was trained on it."""
-    task = get_task(task) if isinstance(task, str) else task
+    task = get_point_task(task, "a Ptr-Net model") if isinstance(task, str) else task
     if task.name != loaded.task:
         raise UsageError(
             f"the model at {loaded.path} was trained on {loaded.task}, not {task.name}"

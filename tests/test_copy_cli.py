@@ -6,15 +6,16 @@ import json
 import pytest
 import torch
 
-from ptrnet.cli import copy as copy_cli
-from ptrnet.cli.main import main
+from ptrnet.cli import eval as eval_command
+from ptrnet.cli import generate, predict, train
+from ptrnet.cli.main import build_parser, main
 from ptrnet.inference import bundled_model_dir
 from ptrnet.io.errors import InputError
 from ptrnet.runs.checkpoint import CheckpointError
 from ptrnet.text.checkpoint import load_copy_model, save_copy_model
 from ptrnet.text.evaluate import evaluate_pairs, load
 from ptrnet.text.format import read_pairs
-from ptrnet.text.grammar import generate_pairs
+from ptrnet.tasks import get_task
 
 torch.set_num_threads(1)
 
@@ -40,9 +41,16 @@ def tiny_run(tmp_path_factory):
     return root / "run"
 
 
-def test_handles_only_copy_commands():
-    assert copy_cli.handles(["eval", "copy", "x"]) and copy_cli.handles(["predict", "copy"])
-    assert not copy_cli.handles(["eval", "sort", "x"]) and not copy_cli.handles(["serve"])
+generate_pairs = get_task("copy").generate_pairs
+
+
+@pytest.mark.parametrize("module", [generate, train, eval_command, predict])
+def test_copy_commands_are_parsed_by_the_generic_commands(module):
+    """One parser for every task: ``COMMAND copy`` and ``COMMAND sort`` run the same module."""
+    argv = {"generate": ["--count", "1", "-o", "f"], "train": [], "eval": ["f"], "predict": ["x"]}
+    for task in ("copy", "sort"):
+        args = build_parser().parse_args([module.NAME, task, *argv[module.NAME]])
+        assert args.run is module.run and args.task == task
 
 
 def test_generate_is_deterministic_text(cli, tmp_path):
@@ -96,7 +104,7 @@ def test_errors_are_one_line(cli, tiny_run, tmp_path):
     assert status == 1 and "not a copy-task checkpoint" in err and len(err.splitlines()) == 1
     status, _, err = cli("predict", "copy", "x", "--model", tiny_run, "--p-gen", "2")
     assert status == 2 and "expected a number in [0, 1]" in err
-    status, _, err = cli("train", "copy", "--out", "r", "--steps", "0")
+    status, _, err = cli("train", "copy", "--out", "r", "--lr", "0")
     assert status == 2 and err.startswith("ptrnet: error: steps")
     status, _, err = cli("predict", "copy", " ", "--model", tiny_run)
     assert status == 2 and "no words" in err

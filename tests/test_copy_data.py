@@ -5,9 +5,12 @@ import pytest
 
 from ptrnet.io.errors import InputError
 from ptrnet.text.format import Pair, read_pairs, tokenize, write_pairs
-from ptrnet.text.grammar import CLOSED_WORDS, TEMPLATES, generate_pairs, sample_pair
+from ptrnet.tasks import get_task
+from ptrnet.tasks.copy import CLOSED_WORDS, TEMPLATES, sample_pair
 from ptrnet.text.metrics import copy_metrics
 from ptrnet.text.vocab import END_ID, SPECIALS, UNK_ID, Vocabulary
+
+generate_pairs = get_task("copy").generate_pairs
 
 
 def test_grammar_is_a_pure_function_of_seed_stream_and_index():

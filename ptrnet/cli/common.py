@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 from ptrnet.io.errors import UsageError
-from ptrnet.tasks import TASKS, SizeRange, Task, get_task
+from ptrnet.tasks import POINT_TASKS, TASKS, SizeRange, Task, TaskCard, get_point_task, get_task
 from ptrnet.tasks.symmetry import VIEW_COUNTS
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def add_task_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_solver_argument(parser: argparse.ArgumentParser) -> None:
-    solvers = "; ".join(f"{name}: {', '.join(t.solvers)}" for name, t in TASKS.items())
+    solvers = "; ".join(f"{name}: {', '.join(t.solvers)}" for name, t in POINT_TASKS.items())
     parser.add_argument(
         "--solver", metavar="NAME", help=f"reference solver (default: the task's first). {solvers}"
     )
@@ -122,8 +122,8 @@ def set_threads(threads: int | None) -> None:
     torch.set_num_threads(cpu_plan(threads, 0)[0])
 
 
-def task_named(name: str) -> Task:
-    """The registered task ``name``.
+def task_named(name: str) -> TaskCard:
+    """The registered task ``name``, of any input kind.
 
     Raises:
         UsageError: an unknown name (the message lists the choices).
@@ -134,16 +134,27 @@ def task_named(name: str) -> Task:
         raise UsageError(str(err)) from None
 
 
-def task_and_solver(args: argparse.Namespace) -> tuple[Task, str]:
-    """The task named by ``args.task`` and the solver ``args.solver`` resolved for it.
+def point_task_named(name: str, command: str) -> Task:
+    """The registered point task ``name``, for the ``ptrnet`` subcommand ``command``.
 
     Raises:
-        UsageError: an unknown task, or a solver that is not one of the task's (the message
-            lists the choices).
+        UsageError: an unknown name, or a task whose inputs are not points (the message names
+            the point tasks).
     """
-    task = task_named(args.task)
     try:
-        return task, task.check_solver(args.solver)
+        return get_point_task(name, f"ptrnet {command}")
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+
+
+def task_solver(task: Task, solver: str | None) -> str:
+    """The solver ``solver`` (None: the task's first) resolved for ``task``.
+
+    Raises:
+        UsageError: a solver that is not one of the task's (the message lists the choices).
+    """
+    try:
+        return task.check_solver(solver)
     except ValueError as err:
         raise UsageError(str(err)) from None
 

@@ -10,7 +10,7 @@ import time
 
 from ptrnet.cli.common import add_threads_argument, positive_int, set_threads
 from ptrnet.io.atomic import atomic_write
-from ptrnet.tasks import TASKS
+from ptrnet.tasks import POINT_TASKS
 from ptrnet.tasks.symmetry import VIEW_COUNTS
 
 
@@ -22,10 +22,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--tasks",
         nargs="+",
-        choices=tuple(TASKS),
-        default=tuple(TASKS),
+        choices=tuple(POINT_TASKS),
+        default=tuple(POINT_TASKS),
         metavar="TASK",
-        help=f"tasks to run (default: all: {' '.join(TASKS)})",
+        help=f"tasks to run (default: all: {' '.join(POINT_TASKS)})",
     )
     parser.add_argument(
         "--count",

@@ -12,6 +12,11 @@ scaled into the unit square and its tour measured under TSPLIB's EUC_2D rule aga
 optimum from ``--optimal`` (default: ``optimal.txt`` beside the first file, else the optima of
 the 29 TSPLIB instances shipped in ptrnet/data/tsplib); ``--two-opt``
 improves the model's tour by 2-opt first.
+
+For a sentence task (copy), DATA is one file of ``SOURCE<TAB>TARGET`` lines and the metrics are
+exact_match, token_accuracy, oov_recall and the mean p_gen on copied and on generated words;
+``--decode greedy|beam``, ``--beam-width`` and ``--p-gen`` set the decoding, and the options of
+point tasks (views, constraints, sampling, TSPLIB) are refused.
 """
 
 from __future__ import annotations
@@ -28,8 +33,8 @@ from ptrnet.cli.common import (
     decode_options,
     load_model_on,
     set_threads,
-    task_named,
 )
+from ptrnet.cli.kinds import add_kind_arguments, command_task, finish, kind_run
 from ptrnet.cli.score import format_table
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import get_task
@@ -46,7 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_task_argument(parser)
     parser.add_argument(
-        "data", metavar="DATA", nargs="+", help="labelled instances (paper format) or TSPLIB .tsp"
+        "data",
+        metavar="DATA",
+        nargs="+",
+        help="labelled instances (paper format; copy: SOURCE<TAB>TARGET lines) or TSPLIB .tsp",
     )
     parser.add_argument(
         "--optimal",
@@ -60,7 +68,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help=f"only the first {DRY_RUN_COUNT} instances"
     )
-    parser.set_defaults(run=run)
+    add_kind_arguments(NAME, parser)
+    finish(parser, run)
 
 
 def describe_decoding(options: DecodeOptions) -> str:
@@ -102,8 +111,11 @@ def run(args: argparse.Namespace) -> int:
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import Example, iter_examples
 
+    task = command_task(args, NAME)
+    other = kind_run(task, NAME)
+    if other is not None:
+        return other(args, task)
     set_threads(args.threads)
-    task = task_named(args.task)
     options = decode_options(args, task)  # option errors before any file is read
     loaded = load_model_on(args.model, task, args.device)
     start = time.perf_counter()

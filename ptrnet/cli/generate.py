@@ -1,5 +1,9 @@
 """``ptrnet generate``: a labelled dataset in the paper's format, from a seed.
 
+For a point task (sort, convex_hull, delaunay, tsp) ``-n/--sizes`` is required. A sentence task
+(copy) takes ``--count``, ``--seed``, ``--stream`` and ``-o`` only, and writes its text format
+(``SOURCE<TAB>TARGET`` per line).
+
 Output is byte-identical for a given seed whatever ``--workers`` is, and the shards
 ``--shard 1/K .. K/K`` concatenated equal the unsharded file (see :mod:`ptrnet.generation`).
 """
@@ -18,8 +22,9 @@ from ptrnet.cli.common import (
     progress,
     shard,
     size_range,
-    task_and_solver,
+    task_solver,
 )
+from ptrnet.cli.kinds import add_kind_arguments, command_task, finish, kind_run
 from ptrnet.generation import generate_dataset, shard_range
 from ptrnet.io.errors import UsageError
 from ptrnet.io.paper_format import write_examples
@@ -36,10 +41,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "-n",
         "--sizes",
-        required=True,
         type=size_range,
         metavar="N|LO-HI",
-        help="instance size, or a range drawn uniformly per instance, e.g. 5-50",
+        help="instance size, or a range drawn uniformly per instance, e.g. 5-50 (point tasks: "
+        "required, no default)",
     )
     parser.add_argument(
         "--count",
@@ -76,11 +81,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_output_argument(parser)
     add_quiet_argument(parser)
-    parser.set_defaults(run=run)
+    add_kind_arguments(NAME, parser)
+    finish(parser, run)
 
 
 def run(args: argparse.Namespace) -> int:
-    task, solver = task_and_solver(args)
+    task = command_task(args, NAME)
+    other = kind_run(task, NAME)
+    if other is not None:
+        return other(args, task)
+    if args.sizes is None:
+        raise UsageError("-n/--sizes is required for a point task, e.g. -n 5-50")
+    solver = task_solver(task, args.solver)
     total = len(shard_range(args.count, args.shard))
     try:
         examples = generate_dataset(

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 
 from ptrnet import __version__
 from ptrnet.cli import (
-    copy,
     demo,
     eval,
     generate,
@@ -55,8 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ptrnet`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    # The copy task (ptrnet.text) has its own options; its commands are parsed by its parser.
-    parser = copy.build_parser() if copy.handles(argv) else build_parser()
+    parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # --help, --version, or an argparse error already printed

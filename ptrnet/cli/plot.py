@@ -23,7 +23,7 @@ from itertools import islice
 
 from ptrnet.cli.common import add_device_argument, add_output_argument, load_model_on
 from ptrnet.io.errors import InputError, UsageError
-from ptrnet.tasks import TASKS, DegenerateInstanceError, Task
+from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError, Task
 
 CURVES = "curves"
 NO_MODEL = "none"
@@ -39,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "source",
         metavar="MODEL_OR_TASK",
-        help=f"a model (run directory or checkpoint), a task ({', '.join(TASKS)}), or 'curves'",
+        help=f"a model (run directory or checkpoint), a point task ({', '.join(POINT_TASKS)}), "
+        "or 'curves'",
     )
     parser.add_argument("input", metavar="INPUT", help="paper-format file, or RUN_DIR for curves")
     parser.add_argument("--index", type=int, default=0, metavar="I", help="instance (default 0)")
@@ -94,7 +95,7 @@ def instance_figure(args: argparse.Namespace):
     from ptrnet.viz.trace import decode_trace
 
     loaded = None
-    if args.source in TASKS:
+    if args.source in POINT_TASKS:
         task = get_task(args.source)
         if args.model != NO_MODEL:
             loaded = load_model_on(args.model, task, args.device)
@@ -104,7 +105,9 @@ def instance_figure(args: argparse.Namespace):
         loaded = load_model_on(args.source, None, args.device)
         task = get_task(loaded.task)
     else:
-        raise UsageError(f"{args.source!r} is neither a task ({', '.join(TASKS)}) nor a model path")
+        raise UsageError(
+            f"{args.source!r} is neither a task ({', '.join(POINT_TASKS)}) nor a model path"
+        )
     points, ref, line = pick_instance(task, args.input, args.index)
     title = f"{task.name}, n = {len(points)}, {args.input}:{line}"
     if loaded is None:

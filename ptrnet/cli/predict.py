@@ -9,6 +9,10 @@ indices, written atomically (``-o -``: standard output), so ``ptrnet score TASK 
 PREDICTIONS`` can score it. A model decodes instances of at most 1000 points. Constraints
 default to the paper's choice per task (see ``ptrnet eval --help``). ``--dry-run`` predicts only
 the first 16 instances.
+
+For a sentence task (copy), INPUT is a sentence or a file of them (``SOURCE[<TAB>TARGET]`` lines)
+and the outputs go to standard output one per line, or with ``-o FILE`` as ``SOURCE<TAB>OUTPUT``
+lines; ``--explain`` prints, per output word, p_gen and what each path favoured.
 """
 
 from __future__ import annotations
@@ -19,7 +23,6 @@ from ptrnet.cli.common import (
     DRY_RUN_COUNT,
     add_format_argument,
     add_model_arguments,
-    add_output_argument,
     add_quiet_argument,
     add_task_argument,
     decode_options,
@@ -27,8 +30,9 @@ from ptrnet.cli.common import (
     note,
     output_name,
     set_threads,
-    task_named,
 )
+from ptrnet.cli.kinds import add_kind_arguments, command_task, finish, kind_run
+from ptrnet.io.errors import UsageError
 
 NAME = "predict"
 
@@ -39,16 +43,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_task_argument(parser)
     parser.add_argument(
-        "input", metavar="INPUT", help="instances (paper format, points, .csv, .npy, .tsp)"
+        "input",
+        metavar="INPUT",
+        help="instances (paper format, points, .csv, .npy, .tsp); copy: a sentence or a file",
     )
     add_format_argument(parser)
-    add_output_argument(parser)
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="output file, written atomically; - for standard output (point tasks: required, "
+        "no default; copy: default standard output, one output per line)",
+    )
     add_model_arguments(parser)
     parser.add_argument(
         "--dry-run", action="store_true", help=f"only the first {DRY_RUN_COUNT} instances"
     )
     add_quiet_argument(parser)
-    parser.set_defaults(run=run)
+    add_kind_arguments(NAME, parser)
+    finish(parser, run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,8 +70,13 @@ def run(args: argparse.Namespace) -> int:
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import write_examples
 
+    task = command_task(args, NAME)
+    other = kind_run(task, NAME)
+    if other is not None:
+        return other(args, task)
+    if args.output is None:
+        raise UsageError("-o/--output is required for a point task (- for standard output)")
     set_threads(args.threads)
-    task = task_named(args.task)
     options = decode_options(args, task)  # option errors before any file is read
     loaded = load_model_on(args.model, task, args.device)
     limit = DRY_RUN_COUNT if args.dry_run else None

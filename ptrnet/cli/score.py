@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ptrnet.cli.common import add_task_argument, task_named
+from ptrnet.cli.common import add_task_argument, point_task_named
 from ptrnet.evaluation.score import FAIL, json_safe, score_files
 
 NAME = "score"
@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    task = task_named(args.task)
+    task = point_task_named(args.task, NAME)
     metrics = score_files(task, args.reference, args.predictions)
     if args.json:
         print(json.dumps(json_safe(metrics)))

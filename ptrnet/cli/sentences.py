@@ -1,15 +1,13 @@
-"""``ptrnet generate|train|eval|predict copy``: the copy task's commands (pointer-generator).
+"""The front end of the sentence tasks (``copy``): what ``ptrnet generate|train|eval|predict
+TASK`` run when the task's inputs are sentences (:mod:`ptrnet.cli.kinds`). Data is the text
+format of :mod:`ptrnet.text.format` (``SOURCE<TAB>TARGET`` per line).
 
-The copy task's options differ from the point tasks' (no sizes, solvers or constraints; an
-``--arch`` and a ``--p-gen`` instead), so ``ptrnet COMMAND copy ...`` is parsed by the parser
-built here: :func:`handles` tells :func:`ptrnet.cli.main.main` when to use it. The data format
-is that of :mod:`ptrnet.text.format` (``SOURCE<TAB>TARGET`` per line).
-
-* ``generate copy --count N --seed S [--stream K] -o FILE``: examples of the grammar.
-* ``train copy --arch pointer_generator|seq2seq|pointer --out RUN``: train (one thread).
-* ``eval copy FILE [--json] [--model RUN]``: exact_match, token_accuracy, oov_recall and the
-  mean p_gen on copied and generated words (default model: the bundled pointer-generator).
-* ``predict copy SENTENCE_OR_FILE [-o FILE] [--explain]``: headlines of one's own sentences.
+* ``generate TASK --count N [--seed S] [--stream K] -o FILE``: the task's examples.
+* ``train TASK [--arch pointer_generator|seq2seq|pointer] --out RUN``: train (one thread unless
+  ``--threads``); the defaults are :class:`ptrnet.text.config.CopyTrainConfig`'s.
+* ``eval TASK FILE [--json] [--model RUN]``: exact_match, token_accuracy, oov_recall and the
+  mean p_gen on copied and generated words (default model: the task's bundled one).
+* ``predict TASK SENTENCE_OR_FILE [-o FILE] [--explain]``: outputs for one's own sentences.
 """
 
 from __future__ import annotations
@@ -18,104 +16,51 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+import tempfile
 from typing import TYPE_CHECKING
 
-from ptrnet.cli.common import Parser, add_quiet_argument, note, positive_int
+from ptrnet.cli.common import note, output_name, positive_int, set_threads
+from ptrnet.io.errors import UsageError
 
 if TYPE_CHECKING:
+    from ptrnet.tasks import SentenceTask
+    from ptrnet.text.checkpoint import CopyModel
     from ptrnet.text.decode import Explanation
 
-TASK = "copy"
-COMMANDS = ("generate", "train", "eval", "predict")
 DRY_RUN = {"steps": 4, "val_every": 2, "val_count": 8, "hidden": 8, "embed": 4}
 DRY_RUN_COUNT = 16
 TRAIN_OPTIONS = ("steps", "batch_size", "lr", "embed", "hidden", "seed", "val_every", "val_count")
+DECODE_OPTIONS = ("model", "decode", "beam_width", "p_gen", "batch_size", "threads", "device")
+STRATEGIES = ("greedy", "beam")
+#: The options of each command that sentence tasks take (argparse ``dest``).
+OPTIONS = {
+    "generate": ("count", "seed", "stream", "output", "quiet"),
+    "train": ("arch", "out", "dry_run", "threads", "quiet", *TRAIN_OPTIONS),
+    "eval": (*DECODE_OPTIONS, "dry_run", "json"),
+    "predict": (*DECODE_OPTIONS, "dry_run", "output", "explain", "quiet"),
+}
+#: The options only sentence tasks take.
+EXTRA = {"generate": (), "train": ("embed",), "eval": ("p_gen",), "predict": ("p_gen", "explain")}
 
 
-def handles(argv: Sequence[str]) -> bool:
-    """Whether ``argv`` (without the program name) is ``COMMAND copy ...``."""
-    return len(argv) >= 2 and argv[0] in COMMANDS and argv[1] == TASK
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``ptrnet COMMAND copy ...``; each command sets ``run``."""
-    parser = Parser(prog="ptrnet", description=__doc__)
-    commands = parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, parser_class=Parser
-    )
-    for name, helper, doc in _COMMANDS:
-        sub = commands.add_parser(name, help=doc, description=doc)
-        sub.add_argument("task", choices=(TASK,), metavar="TASK", help="copy")
-        helper(sub)
-    return parser
-
-
-def _register_generate(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--count", required=True, type=positive_int, metavar="N", help="examples")
-    parser.add_argument("--seed", required=True, type=int, help="random seed")
-    parser.add_argument("--stream", type=int, default=0, help="sub-stream under the seed (0)")
-    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="written atomically")
-    add_quiet_argument(parser)
-    parser.set_defaults(run=_generate)
-
-
-def _generate(args: argparse.Namespace) -> int:
-    from ptrnet.text.format import write_pairs
-    from ptrnet.text.grammar import generate_pairs
-
-    written = write_pairs(args.output, generate_pairs(args.count, args.seed, args.stream))
-    note(args, f"wrote {written} copy examples to {args.output}")
-    return 0
-
-
-def _register_train(parser: argparse.ArgumentParser) -> None:
-    from ptrnet.text.config import ARCHS, CopyTrainConfig
-
+def add_arguments(command: str, parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``command`` that only sentence tasks take (:data:`EXTRA`)."""
     add = parser.add_argument
-    defaults = CopyTrainConfig()
-    add("--arch", choices=ARCHS, default=defaults.arch, help="which paths the model has")
-    add("--out", required=True, metavar="RUN", help="run directory (created if missing)")
-    for name in TRAIN_OPTIONS:
-        value = getattr(defaults, name)
-        add(f"--{name.replace('_', '-')}", type=type(value), default=value, help=f"default {value}")
-    add("--threads", type=positive_int, default=1, metavar="T", help="torch threads (1)")
-    add("--dry-run", action="store_true", help=f"a tiny run: {DRY_RUN}")
-    add_quiet_argument(parser)
-    parser.set_defaults(run=_train)
-
-
-def _train(args: argparse.Namespace) -> int:
-    import torch
-
-    from ptrnet.io.errors import UsageError
-    from ptrnet.text.config import CopyTrainConfig
-    from ptrnet.text.train import train_copy
-
-    torch.set_num_threads(args.threads)
-    try:
-        options = {k: getattr(args, k) for k in TRAIN_OPTIONS}
-        config = CopyTrainConfig(args.arch, **{**options, **(DRY_RUN if args.dry_run else {})})
-        os.makedirs(args.out, exist_ok=True)
-    except ValueError as err:
-        raise UsageError(str(err)) from None
-    best = train_copy(config, args.out, log=lambda line: note(args, line))
-    note(
-        args,
-        f"best validation exact_match {best['metrics']['exact_match']:.4f} at step {best['step']}",
-    )
-    return 0
-
-
-def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    add = parser.add_argument
-    add("--model", metavar="RUN_DIR_OR_CHECKPOINT", help="trained model (default: the bundled one)")
-    add("--decode", choices=("greedy", "beam"), default="greedy", help="strategy (greedy)")
-    add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width (5)")
-    add("--p-gen", type=_probability, metavar="P", help="override p_gen at every step (0-1)")
-    add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
-    add("--threads", type=positive_int, default=1, metavar="T", help="torch threads (1)")
-    add("--dry-run", action="store_true", help=f"only the first {DRY_RUN_COUNT} sentences")
+    if command == "train":
+        add("--embed", type=positive_int, metavar="E", help="sentence tasks: word vectors (64)")
+    if command in ("eval", "predict"):
+        add(
+            "--p-gen",
+            type=_probability,
+            metavar="P",
+            help="sentence tasks: override p_gen at every step, 0-1 (default: the model's own)",
+        )
+    if command == "predict":
+        add(
+            "--explain",
+            action="store_true",
+            help="sentence tasks: per word, p_gen and the vocabulary's and attention's favourites",
+        )
 
 
 def _probability(text: str) -> float:
@@ -129,60 +74,76 @@ def _probability(text: str) -> float:
     return value
 
 
-def _register_eval(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("data", metavar="FILE", help="examples, SOURCE<TAB>TARGET per line")
-    _add_model_arguments(parser)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(run=_eval)
+def generate(args: argparse.Namespace, task: SentenceTask) -> int:
+    from ptrnet.text.format import write_pairs
+
+    pairs = task.generate_pairs(args.count, args.seed, args.stream)
+    written = write_pairs(args.output, pairs)
+    note(args, f"wrote {written} {task.name} examples to {output_name(args.output)}")
+    return 0
 
 
-def _eval(args: argparse.Namespace) -> int:
+def train(args: argparse.Namespace, task: SentenceTask) -> int:
     import torch
 
-    from ptrnet.text.evaluate import evaluate_pairs, load
+    from ptrnet.text.config import CopyTrainConfig
+    from ptrnet.text.train import train_copy
+
+    if args.out is None and not args.dry_run:
+        raise UsageError("--out RUN_DIR is required")
+    torch.set_num_threads(args.threads or 1)
+    explicit = {k: getattr(args, k) for k in TRAIN_OPTIONS if getattr(args, k) is not None}
+    options = {**(DRY_RUN if args.dry_run else {}), **explicit}
+    try:
+        config = CopyTrainConfig(args.arch or task.archs[0], task.name, **options)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    out = args.out or tempfile.mkdtemp(prefix="ptrnet-dry-run-")
+    best = train_copy(config, out, log=lambda line: note(args, line))
+    metric = task.validation_metric
+    note(args, f"best validation {metric} {best['metrics'][metric]:.4f} at step {best['step']}")
+    return 0
+
+
+def _load(args: argparse.Namespace, task: SentenceTask) -> CopyModel:
+    """The model of ``--model`` on the CPU, with ``--threads`` set; refuses what the sentence
+    decoder does not do (another device, sampling or multi-start)."""
+    from ptrnet.text.evaluate import load
+
+    if args.device not in ("auto", "cpu"):
+        raise UsageError(f"--device {args.device}: task {task.name} decodes on the CPU only")
+    if args.decode not in STRATEGIES:
+        raise UsageError(f"--decode {args.decode}: task {task.name} decodes greedy or beam")
+    set_threads(args.threads)
+    return load(args.model, task.name)
+
+
+def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
+    from ptrnet.text.evaluate import evaluate_pairs
     from ptrnet.text.format import read_pairs
 
-    torch.set_num_threads(args.threads)
-    loaded = load(args.model)
-    pairs = read_pairs(args.data)[: DRY_RUN_COUNT if args.dry_run else None]
+    if len(args.data) != 1:
+        raise UsageError("give one DATA file of SOURCE<TAB>TARGET lines")
+    loaded = _load(args, task)
+    pairs = read_pairs(args.data[0])[: DRY_RUN_COUNT if args.dry_run else None]
     metrics, _ = evaluate_pairs(
         loaded, pairs, args.decode, args.beam_width, args.batch_size, args.p_gen
     )
     if args.json:
         print(json.dumps(metrics))
-    else:
-        width = max(map(len, metrics))
-        for key, value in {"task": TASK, "arch": loaded.train.get("arch"), **metrics}.items():
-            shown = (
-                f"{value:.4f}" if isinstance(value, float) else "n/a" if value is None else value
-            )
-            print(f"{key:<{width}}  {shown}")
+        return 0
+    width = max(map(len, metrics))
+    for key, value in {"task": task.name, "arch": loaded.train.get("arch"), **metrics}.items():
+        shown = f"{value:.4f}" if isinstance(value, float) else "n/a" if value is None else value
+        print(f"{key:<{width}}  {shown}")
     return 0
 
 
-def _register_predict(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("input", metavar="SENTENCE_OR_FILE", help="a sentence, or a file of them")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write SOURCE<TAB>PREDICTION lines")
-    parser.add_argument(
-        "--explain",
-        action="store_true",
-        help="per word: p_gen, the vocabulary's and the attention's favourites",
-    )
-    _add_model_arguments(parser)
-    add_quiet_argument(parser)
-    parser.set_defaults(run=_predict)
-
-
-def _predict(args: argparse.Namespace) -> int:
-    import torch
-
-    from ptrnet.io.errors import UsageError
+def predict(args: argparse.Namespace, task: SentenceTask) -> int:
     from ptrnet.text.decode import decode_sources, explain
-    from ptrnet.text.evaluate import load
     from ptrnet.text.format import Pair, read_pairs, tokenize, write_pairs
 
-    torch.set_num_threads(args.threads)
-    loaded = load(args.model)
+    loaded = _load(args, task)
     if os.path.isfile(args.input):
         pairs = read_pairs(args.input, need_target=False)[: DRY_RUN_COUNT if args.dry_run else None]
         sources = [p.source for p in pairs]
@@ -207,7 +168,7 @@ def _predict(args: argparse.Namespace) -> int:
         written = write_pairs(
             args.output, (Pair(s, d.words) for s, d in zip(sources, decoded, strict=True))
         )
-        note(args, f"wrote {written} copy predictions to {args.output}")
+        note(args, f"wrote {written} {task.name} predictions to {output_name(args.output)}")
     else:
         sys.stdout.writelines(" ".join(d.words) + "\n" for d in decoded)
     return 0
@@ -229,9 +190,5 @@ def _explained(explanation: Explanation) -> str:
     return "\n".join(lines)
 
 
-_COMMANDS = (
-    ("generate", _register_generate, "generate copy-task examples (SOURCE<TAB>TARGET lines)"),
-    ("train", _register_train, "train a pointer-generator, seq2seq or pointer on the copy task"),
-    ("eval", _register_eval, "evaluate a copy-task model on a file of examples"),
-    ("predict", _register_predict, "summarise sentences with a copy-task model"),
-)
+#: What each generic command runs for a sentence task.
+RUNS = {"generate": generate, "train": train, "eval": evaluate, "predict": predict}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ptrnet.cli.common import add_device_argument, load_model_on
 from ptrnet.io.errors import UsageError
-from ptrnet.tasks import TASKS
+from ptrnet.tasks import POINT_TASKS
 
 MAX_CONNECTIONS = 64
 KEEP_ALIVE_S = 5
@@ -62,8 +62,10 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     task, sep, path = spec.partition("=")
     if not sep or not path:
         raise UsageError(f"--model {spec!r}: expected TASK=PATH, e.g. convex_hull=runs/hull")
-    if task not in TASKS:
-        raise UsageError(f"--model {spec!r}: unknown task {task!r}; choose from {', '.join(TASKS)}")
+    if task not in POINT_TASKS:
+        raise UsageError(
+            f"--model {spec!r}: unknown task {task!r}; choose from {', '.join(POINT_TASKS)}"
+        )
     return task, path
 
 
@@ -88,7 +90,7 @@ def load_models(specs: list[str], device: str = "cpu") -> dict:
         if task in paths:
             raise UsageError(f"--model given twice for {task}")
         paths[task] = path
-    for task in TASKS:
+    for task in POINT_TASKS:
         if task not in paths and (bundled := bundled_path(task)) is not None:
             paths[task] = bundled
     return {task: load_model_on(path, task, device) for task, path in paths.items()}
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
             f"the web page needs the 'web' extra ({err.name} is missing): pip install 'ptrnet[web]'"
         ) from None
     models = load_models(args.model, args.device)
-    for task in TASKS:
+    for task in POINT_TASKS:
         where = os.path.relpath(models[task].path) if task in models else "none (exact only)"
         print(f"ptrnet: {task}: model {where}", file=sys.stderr)
     app = create_app(models, limits=GuardLimits(hosts=allowed_hosts(args)))

@@ -27,8 +27,9 @@ from ptrnet.cli.common import (
     add_task_argument,
     note,
     output_name,
+    point_task_named,
     progress,
-    task_and_solver,
+    task_solver,
 )
 from ptrnet.cli.inputs import read_prepared, report
 from ptrnet.io.errors import InputError
@@ -58,7 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    task, solver = task_and_solver(args)
+    task = point_task_named(args.task, NAME)
+    solver = task_solver(task, args.solver)
     instances = read_prepared(args.input, task, args.format)
     labelled = [
         (inst.points, _solve(task, solver, inst.unit, args.input, inst.line))

@@ -13,6 +13,14 @@ processes; ``--batch-size`` stays the global batch (docs/distributed.md).
 
 ``--dry-run`` is a tiny preset (a few steps, hidden 16, batch 8, 16 validation instances, n 5-6)
 written to ``--out`` or a temporary directory; options given explicitly still apply.
+
+A sentence task (copy) trains the pointer-generator (``--arch pointer_generator``, the default),
+or the same network with one path switched off (``seq2seq``, ``pointer``), on examples drawn
+fresh from the task, and takes only ``--arch``, ``--out``, ``--steps``, ``--batch-size``,
+``--lr``, ``--embed``, ``--hidden``, ``--seed``, ``--val-every``, ``--val-count``, ``--threads``
+and ``--dry-run``, with its own defaults (3000 steps of 64 examples, Adam lr 0.002, embed 64,
+hidden 128, seed 1, 500 validation examples every 250 steps, one thread); the run directory gets
+``best.safetensors``, ``best.json`` and ``log.csv``.
 """
 
 from __future__ import annotations
@@ -23,22 +31,20 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
-from ptrnet.cli.common import (
-    add_quiet_argument,
-    add_task_argument,
-    positive_int,
-    size_range,
-    task_named,
-)
+from ptrnet.cli.common import add_quiet_argument, add_task_argument, positive_int, size_range
+from ptrnet.cli.kinds import add_kind_arguments, command_task, finish, kind_run
 from ptrnet.io.errors import UsageError
 from ptrnet.model.config import ENCODERS
 from ptrnet.precision import PRECISIONS
 from ptrnet.runs.config import BASELINES
+from ptrnet.tasks import TASKS, get_point_task
 
 if TYPE_CHECKING:
     from ptrnet.runs.config import RunConfig
 
 NAME = "train"
+# Every registered task's architectures (each task takes those its card lists).
+ARCHS = tuple(dict.fromkeys(arch for task in TASKS.values() for arch in task.archs))
 DEFAULT_STEPS = 10_000
 DEFAULT_HIDDEN, DRY_RUN_HIDDEN = 256, 16
 DRY_RUN = {
@@ -105,7 +111,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add("--resume", action="store_true", help="continue the run in --out exactly")
     add("--dry-run", action="store_true", help="tiny preset that finishes in seconds")
-    add("--arch", choices=("pointer", "seq2seq", "attention"), help="model (default: pointer)")
+    add("--arch", choices=ARCHS, help=f"model (default: the task's first). {_archs_by_kind()}")
     add("--hidden", type=positive_int, metavar="D", help="LSTM units (default: 256)")
     add("--layers", type=positive_int, metavar="L", help="LSTM layers (default: 1)")
     add("--init", choices=("paper", "default"), help="paper = uniform(-0.08, 0.08) (default)")
@@ -228,13 +234,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add("--device", help="auto (default: a CUDA GPU if torch sees one), cpu, cuda or cuda:N")
     add_quiet_argument(parser)
-    parser.set_defaults(run=run)
+    add_kind_arguments(NAME, parser)
+    finish(parser, run)
+
+
+def _archs_by_kind() -> str:
+    """The architectures each input kind's tasks take, in words."""
+    kinds = {task.input_kind: task.archs for task in TASKS.values()}
+    return "; ".join(f"{kind}: {', '.join(archs)}" for kind, archs in kinds.items())
 
 
 def run(args: argparse.Namespace) -> int:
     from ptrnet.training.loop import RunDirError, train
 
-    task_named(args.task)  # an unknown task is a one-line usage error
+    task = command_task(args, NAME)
+    other = kind_run(task, NAME)
+    if other is not None:
+        return other(args, task)
     if args.out is None and (args.resume or not args.dry_run):
         raise UsageError("--out RUN_DIR is required")
     try:
@@ -271,7 +287,7 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     """A new run's configuration: preset (``--dry-run``) < explicit options."""
     from ptrnet.model import ModelConfig
     from ptrnet.runs.config import RunConfig, TrainConfig
-    from ptrnet.tasks import SizeRange, get_task
+    from ptrnet.tasks import SizeRange
     from ptrnet.train_api import file_sizes
 
     preset, explicit = dict(DRY_RUN if args.dry_run else {}), explicit_options(args)
@@ -281,18 +297,18 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     if "sizes" not in options:
         if "data" not in options:
             raise UsageError("-n/--sizes is required without --data, e.g. -n 5-50")
-        options["sizes"] = str(file_sizes(get_task(args.task), options["data"]))
+        options["sizes"] = str(file_sizes(get_point_task(args.task), options["data"]))
     if "epochs" in options:
         options.pop("steps", None)
     options.setdefault("steps", None if "epochs" in options else DEFAULT_STEPS)
     if args.init_from is not None:
         return warm_start_config(args, options)
     hidden = args.hidden or (DRY_RUN_HIDDEN if args.dry_run else DEFAULT_HIDDEN)
-    kind = args.arch or "pointer"
+    kind = get_point_task(args.task).check_arch(args.arch)
     max_n = None if kind == "pointer" else SizeRange.parse(options["sizes"]).hi
     model = ModelConfig(
         kind=kind,
-        input_dim=get_task(args.task).dim,
+        input_dim=get_point_task(args.task).dim,
         hidden=hidden,
         layers=args.layers or 1,
         init=args.init or "paper",

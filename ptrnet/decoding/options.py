@@ -168,9 +168,9 @@ def check_views(task: Task, views: int) -> None:
 
 
 def _shortest_error() -> DecodeOptionError:
-    from ptrnet.tasks import TASKS
+    from ptrnet.tasks import POINT_TASKS
 
-    costed = " or ".join(name for name, task in TASKS.items() if task.has_cost)
+    costed = " or ".join(name for name, task in POINT_TASKS.items() if task.has_cost)
     return DecodeOptionError(
         "pick",
         f"pick 'shortest' needs several candidates (beam, multistart or samples > 1) on the "

@@ -18,7 +18,7 @@ import numpy as np
 
 from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import Example, read_examples
-from ptrnet.tasks import Task, get_task
+from ptrnet.tasks import Task, get_point_task
 
 POINT_TOL = 1e-5  # covers coordinates re-printed with >= 5 decimals; real mismatches are larger
 
@@ -92,7 +92,7 @@ def score_files(
             whose instances do not match line for line.
         ValueError: an unknown task name.
     """
-    task = get_task(task) if isinstance(task, str) else task
+    task = get_point_task(task, "scoring") if isinstance(task, str) else task
     refs = read_examples(ref_path, task, "reference")
     preds = read_examples(pred_path, task, "prediction")
     check_aligned(refs, preds, ref_path, pred_path)

@@ -22,7 +22,7 @@ from typing import Any
 from ptrnet.devices import check_device_name
 from ptrnet.model.config import ModelConfig
 from ptrnet.precision import PRECISIONS
-from ptrnet.tasks import SizeRange, get_task
+from ptrnet.tasks import SizeRange, get_point_task, get_task
 
 OPTIMIZERS = ("sgd", "adam")
 DEFAULT_LR = {"sgd": 1.0, "adam": 1e-3}
@@ -140,7 +140,7 @@ class TrainConfig:
     device: str = "auto"
 
     def __post_init__(self) -> None:
-        task = get_task(self.task)  # raises on an unknown task
+        task = get_point_task(self.task, "a Ptr-Net training run")  # raises on an unknown task
         if not isinstance(self.sizes, str):
             raise ValueError(f"sizes must be a string like '5-50', got {self.sizes!r}")
         task.check_sizes(SizeRange.parse(self.sizes))

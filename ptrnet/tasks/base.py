@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from ptrnet.tasks.card import TaskCard
+
 if TYPE_CHECKING:
     import torch
 
@@ -106,8 +108,8 @@ def from_tokens(tokens: Sequence[int] | np.ndarray) -> np.ndarray:
     return tokens - 1
 
 
-class Task(ABC):
-    """One problem and everything the rest of ptrnet needs to know about it (its task card).
+class Task(TaskCard, ABC):
+    """One point problem and everything the rest of ptrnet needs to know about it (its task card).
 
     Subclasses are stateless; the registry in :mod:`ptrnet.tasks` holds one instance of each.
     Adding a task means one module with a subclass, plus its line in the registry; no other
@@ -122,7 +124,8 @@ class Task(ABC):
     * methods :meth:`solve`, :meth:`canonical`, :meth:`is_valid`, :meth:`metrics`,
       :meth:`max_steps` and :meth:`allowed_next`.
 
-    It may override: ``solvers``, ``lower_is_better`` and ``validity_metric`` (checkpoint
+    It may override: ``archs`` (default: the Ptr-Net and the two Table 1 baselines),
+    ``solvers``, ``lower_is_better`` and ``validity_metric`` (checkpoint
     selection), ``default_constraints`` (the paper's decoding mask for it), the symmetry flags
     (multi-view decoding, augmentation; both false suit a non-geometric task), ``has_cost`` with
     :meth:`batch_cost` and :meth:`sequence_cost` (REINFORCE, the ``shortest`` beam pick),
@@ -130,7 +133,8 @@ class Task(ABC):
     (the length checks a reference label must pass before :meth:`is_valid`).
     """
 
-    name: ClassVar[str]
+    input_kind: ClassVar[str] = "points"
+    archs: ClassVar[tuple[str, ...]] = ("pointer", "seq2seq", "attention")
     dim: ClassVar[int]
     min_n: ClassVar[int]
     metric_keys: ClassVar[tuple[str, ...]]

@@ -1,6 +1,6 @@
-"""The copy task's generator: a seeded grammar of one-sentence news items and their headlines.
+"""The copy task: a seeded grammar of one-sentence news items and their headlines.
 
-Task card:
+Task card (:class:`CopyTask`, input kind ``sentences``):
 
 * **input**: a sentence of 9-17 tokens from one of :data:`TEMPLATES`, its slots filled with
   days, cities, events, vehicles and places from small closed lists, and with names, companies
@@ -11,7 +11,8 @@ Task card:
   and generates template words absent from the source ("breaks", "wins", "to lead"), e.g.
   ``late on friday kanori broke the lisbon record by 4 seconds`` ->
   ``kanori breaks lisbon record``.
-* **metric**: exact match of the headline (:mod:`ptrnet.text.metrics`).
+* **metric**: exact match of the headline (:mod:`ptrnet.text.metrics`), which picks the best
+  checkpoint; token accuracy, out-of-vocabulary recall and the mean p_gen beside it.
 * **reference**: the pointer-generator of See, Liu & Manning (2017), "Get To The Point".
 
 Data is a pure function of ``(seed, stream, index)``: each example has its own
@@ -23,9 +24,9 @@ from __future__ import annotations
 
 import random
 import string
-from collections.abc import Iterator
+from typing import ClassVar
 
-from ptrnet.text.format import Pair
+from ptrnet.tasks.sentences import Pair, SentenceTask
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 CITIES = (
@@ -119,14 +120,15 @@ def sample_pair(seed: int, index: int, stream: int = 0) -> Pair:
     return Pair(tuple(source.format(**slots).split()), tuple(target.format(**slots).split()))
 
 
-def generate_pairs(count: int, seed: int, stream: int = 0, start: int = 0) -> Iterator[Pair]:
-    """Examples ``start .. start + count - 1`` of the dataset ``(seed, stream)``."""
-    if count < 0 or start < 0:
-        raise ValueError(f"count and start must be >= 0, got {count} and {start}")
-    for index in range(start, start + count):
-        yield sample_pair(seed, index, stream)
-
-
 def is_pool_word(word: str) -> bool:
     """Whether ``word`` comes from the open pools (a name, company or number)."""
     return word.isdigit() or (word not in CLOSED_WORDS and set(word) <= set(string.ascii_lowercase))
+
+
+class CopyTask(SentenceTask):
+    """The copy task's card: sentences of the grammar above, summarised as headlines."""
+
+    name: ClassVar[str] = "copy"
+
+    def sample_pair(self, seed: int, index: int, stream: int = 0) -> Pair:
+        return sample_pair(seed, index, stream)

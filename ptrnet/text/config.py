@@ -1,15 +1,17 @@
-"""Configuration of a copy-task training run (no torch, so the CLI can build its parser and
-check options without importing it)."""
+"""Configuration of a sentence task's training run (``ptrnet train copy``; no torch, so the CLI
+can build its parser and check options without importing it)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypeVar
 
-# Each architecture is the pointer-generator with p_gen learned or fixed (vocabulary only: the
-# seq2seq; copy only: the pure pointer): PointerGeneratorConfig.p_gen.
+from ptrnet.tasks import SentenceTask, get_task
+
+# Each architecture a sentence task's card lists (SentenceTask.archs) is the pointer-generator
+# with p_gen learned or fixed (vocabulary only: the seq2seq; copy only: the pure pointer):
+# PointerGeneratorConfig.p_gen.
 FIXED_P_GEN = {"pointer_generator": None, "seq2seq": 1.0, "pointer": 0.0}
-ARCHS = tuple(FIXED_P_GEN)
 
 
 def arch_of(p_gen: float | None) -> str:
@@ -18,12 +20,6 @@ def arch_of(p_gen: float | None) -> str:
 
 
 C = TypeVar("C", bound="DictConfig")
-
-
-def check_arch(arch: str) -> None:
-    """Raises ValueError unless ``arch`` is one of :data:`ARCHS`."""
-    if arch not in ARCHS:
-        raise ValueError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
 
 
 class DictConfig:
@@ -43,10 +39,12 @@ class DictConfig:
 
 @dataclass(frozen=True)
 class CopyTrainConfig(DictConfig):
-    """A copy-task training run (every field is saved in the checkpoint).
+    """A sentence task's training run (every field is saved in the checkpoint).
 
     Attributes:
-        arch: ``pointer_generator``, ``seq2seq`` or ``pointer``.
+        task: the registered sentence task whose examples it learns (default ``copy``, also
+            for checkpoints written before the field existed).
+        arch: one of the task's ``archs``: ``pointer_generator``, ``seq2seq`` or ``pointer``.
         embed, hidden: model sizes (:class:`PointerGeneratorConfig`).
         steps, batch_size, lr, clip: Adam steps, examples per step, learning rate, gradient
             norm clip.
@@ -57,6 +55,7 @@ class CopyTrainConfig(DictConfig):
     """
 
     arch: str = "pointer_generator"
+    task: str = "copy"
     embed: int = 64
     hidden: int = 128
     steps: int = 3000
@@ -70,7 +69,10 @@ class CopyTrainConfig(DictConfig):
     val_every: int = 250
 
     def __post_init__(self) -> None:
-        check_arch(self.arch)
+        task = get_task(self.task)
+        if not isinstance(task, SentenceTask):
+            raise ValueError(f"task {self.task} does not take sentences")
+        task.check_arch(self.arch)
         counts = (
             self.steps,
             self.batch_size,

@@ -1,5 +1,6 @@
-"""Inference for the copy task: load a model by name, decode sentences, score a dataset. The CLI
-(``ptrnet eval|predict copy``) is a thin shell over these."""
+"""Inference for the sentence tasks (``copy``): load a model by name, decode sentences, score a
+dataset. The CLI (``ptrnet eval|predict copy``, :mod:`ptrnet.cli.sentences`) is a thin shell
+over these."""
 
 from __future__ import annotations
 
@@ -8,22 +9,26 @@ from collections.abc import Sequence
 from typing import Any
 
 from ptrnet.inference import resolve_checkpoint
+from ptrnet.io.errors import UsageError
 from ptrnet.text.checkpoint import CopyModel, load_copy_model
 from ptrnet.text.decode import Decoded, decode_sources
 from ptrnet.text.format import Pair
 from ptrnet.text.metrics import copy_metrics
 
-TASK = "copy"
 
-
-def load(path: str | os.PathLike[str] | None) -> CopyModel:
-    """The model of a run directory or checkpoint file; None = the bundled copy model.
+def load(path: str | os.PathLike[str] | None, task: str = "copy") -> CopyModel:
+    """The model of a run directory or checkpoint file; None = the bundled model of ``task``.
 
     Raises:
-        UsageError / InputError: as :func:`ptrnet.inference.resolve_checkpoint`;
-        CheckpointError: the file is not a copy-task checkpoint.
+        UsageError: a model trained on another task; else as
+            :func:`ptrnet.inference.resolve_checkpoint` (with InputError);
+        CheckpointError: the file is not a sentence-task checkpoint.
     """
-    return load_copy_model(resolve_checkpoint(path, TASK))
+    loaded = load_copy_model(resolve_checkpoint(path, task))
+    trained_on = loaded.train.get("task", "copy")  # checkpoints before the field: copy
+    if trained_on != task:
+        raise UsageError(f"the model at {loaded.path} was trained on {trained_on}, not {task}")
+    return loaded
 
 
 def evaluate_pairs(

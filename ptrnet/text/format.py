@@ -1,7 +1,8 @@
-"""The copy task's text format: one example per line, ``SOURCE<TAB>TARGET``.
+"""The text format of the sentence tasks (``copy``): one example per line, ``SOURCE<TAB>TARGET``.
 
 Each side is a sequence of tokens separated by single spaces: lower-case words, numbers and
-punctuation marks each as their own token (see :func:`tokenize`), for example::
+punctuation marks each as their own token (see :func:`ptrnet.tasks.sentences.tokenize`), for
+example::
 
     late on friday akinyi broke the lisbon record by 4 seconds<TAB>akinyi breaks lisbon record
 
@@ -13,35 +14,11 @@ Blank lines and lines starting with ``#`` are skipped. A file of sources to summ
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
-
-SEPARATOR = "\t"
-_TOKEN = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
-
-
-@dataclass(frozen=True)
-class Pair:
-    """A source sentence and its target summary, as token tuples (the target may be empty when
-    only sources are read)."""
-
-    source: tuple[str, ...]
-    target: tuple[str, ...]
-
-    def line(self) -> str:
-        """The pair as one line of the text format, without the newline."""
-        return f"{' '.join(self.source)}{SEPARATOR}{' '.join(self.target)}"
-
-
-def tokenize(text: str) -> tuple[str, ...]:
-    """Lower-case ``text`` and split it into words, numbers and single punctuation marks:
-    ``"Late on Friday, Akinyi won."`` -> ``("late", "on", "friday", ",", "akinyi", "won", ".")``.
-    """
-    return tuple(_TOKEN.findall(text.lower()))
+from ptrnet.tasks.sentences import SEPARATOR, Pair, tokenize
 
 
 def parse_line(line: str, path: str, number: int, need_target: bool = True) -> Pair:

@@ -1,4 +1,5 @@
-"""Metrics of the copy task, on words (no torch).
+"""Metrics of the sentence tasks (``copy``), on words (no torch); the keys are the task card's
+(:data:`ptrnet.tasks.sentences.METRIC_KEYS`).
 
 * ``exact_match``: share of examples whose predicted headline equals the target.
 * ``token_accuracy``: words equal at the same position, over the longer of prediction and
@@ -15,9 +16,9 @@ from collections import Counter
 from collections.abc import Container, Sequence
 from typing import Any
 
-from ptrnet.text.format import Pair
+from ptrnet.tasks.sentences import METRIC_KEYS, Pair
 
-KEYS = ("exact_match", "token_accuracy", "oov_recall", "p_gen_copied", "p_gen_generated", "count")
+KEYS = (*METRIC_KEYS, "count")
 
 
 def _mean(values: Sequence[float]) -> float | None:

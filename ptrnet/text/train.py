@@ -1,10 +1,11 @@
-"""Training the pointer-generator on the copy task by teacher forcing on the mixture's
+"""Training the pointer-generator on a sentence task (``copy``) by teacher forcing on the mixture's
 likelihood: the loss is the mean over target words (END included) of ``-log P(w*)``, where P is
 the model's mixture over the extended vocabulary (See et al. 2017, eq. 6) and w* the target's
 extended id. The seq2seq's targets map out-of-vocabulary words to ``<unk>``; the models that can
 point keep them as copies of the source.
 
-Data is drawn on the fly from the grammar: batch ``s`` (1-based) holds the examples
+Data is drawn on the fly from the task (:meth:`ptrnet.tasks.sentences.SentenceTask.generate_pairs`,
+the copy task's grammar): batch ``s`` (1-based) holds the examples
 ``(s-1)*B .. s*B-1`` of stream :data:`TRAIN_STREAM` under the seed; the vocabulary is built from
 the first ``vocab_pairs`` of that stream, the validation set is stream :data:`VALID_STREAM`.
 The run directory receives ``best.safetensors`` (best decoded validation exact match, greedy),
@@ -14,6 +15,7 @@ The run directory receives ``best.safetensors`` (best decoded validation exact m
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Callable
@@ -24,12 +26,12 @@ import torch
 from ptrnet.io.atomic import atomic_write
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
 from ptrnet.runs.csvlog import CsvLog
+from ptrnet.tasks import get_task
 from ptrnet.text.batch import Batch, make_batch
 from ptrnet.text.checkpoint import CopyModel, save_copy_model
 from ptrnet.text.config import FIXED_P_GEN, CopyTrainConfig
 from ptrnet.text.evaluate import evaluate_pairs
 from ptrnet.text.format import Pair
-from ptrnet.text.grammar import generate_pairs
 from ptrnet.text.metrics import KEYS
 from ptrnet.text.vocab import PAD_ID, Vocabulary
 
@@ -48,10 +50,13 @@ def train_copy(
     config: CopyTrainConfig, out_dir: str, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """Train a model as ``config`` says, writing into ``out_dir`` (created if missing); returns
-    the best validation record (also ``best.json``): the highest greedy exact match, ties going
-    to the lower teacher-forced validation loss ``val_tf_loss``."""
+    the best validation record (also ``best.json``): the best greedy value of the task's
+    ``validation_metric`` (copy: exact match), ties going to the lower teacher-forced validation
+    loss ``val_tf_loss``."""
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(config.seed)
+    task = get_task(config.task)  # a SentenceTask: the config checks
+    generate_pairs, sign = task.generate_pairs, -1 if task.lower_is_better else 1
     vocab_pairs = generate_pairs(config.vocab_pairs, config.seed, TRAIN_STREAM)
     vocab = Vocabulary.build(vocab_pairs, config.min_count)
     model_config = PointerGeneratorConfig(
@@ -64,7 +69,7 @@ def train_copy(
     csv = CsvLog(os.path.join(out_dir, "log.csv"), columns)
     log(f"vocabulary {len(vocab)} words; {sum(p.numel() for p in model.parameters())} parameters")
     best: dict[str, Any] = {}
-    best_rank = (-1.0, 0.0)
+    best_rank = (-math.inf, -math.inf)
     start, losses = time.monotonic(), []
     for step in range(1, config.steps + 1):
         start_index = (step - 1) * config.batch_size
@@ -83,7 +88,7 @@ def train_copy(
         row["elapsed_s"], losses = time.monotonic() - start, []
         csv.write(row)
         log(_progress(row))
-        rank = (row["val_exact_match"], -row["val_tf_loss"])
+        rank = (sign * row[f"val_{task.validation_metric}"], -row["val_tf_loss"])
         if rank > best_rank:
             metrics = {k[4:]: v for k, v in row.items() if k.startswith("val_")}
             best = {"step": step, "metrics": metrics, "config": config.to_dict()}

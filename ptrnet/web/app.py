@@ -32,7 +32,7 @@ from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from ptrnet.inference import LoadedModel
-from ptrnet.tasks import TASKS, DegenerateInstanceError
+from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError
 from ptrnet.web.answers import answer, model_info
 from ptrnet.web.guard import Guard, GuardLimits
 from ptrnet.web.lesson import Lessons, add_lesson_routes, bundled_lessons
@@ -78,7 +78,7 @@ def create_app(
     """
     models = dict(models or {})
     for name, loaded in models.items():
-        if name not in TASKS or loaded.task != name:
+        if name not in POINT_TASKS or loaded.task != name:
             raise ValueError(f"model {loaded.path} was trained on {loaded.task}, not {name!r}")
     trainer = trainer or LiveTrainer()
     app = FastAPI(title="ptrnet", docs_url=None, redoc_url=None, openapi_url=None)
@@ -92,11 +92,14 @@ def create_app(
 
     @app.get("/api/tasks")
     async def tasks() -> dict[str, Any]:  # async: answered on the event loop, never queued
-        return {"tasks": [task_entry(name, models.get(name)) for name in TASKS], "limits": LIMITS}
+        return {
+            "tasks": [task_entry(name, models.get(name)) for name in POINT_TASKS],
+            "limits": LIMITS,
+        }
 
     @app.post("/api/predict")
     def predict(request: PredictRequest) -> dict[str, Any]:
-        task = TASKS[request.task]
+        task = POINT_TASKS[request.task]
         points = np.asarray(request.points, dtype=np.float64)
         try:
             return answer(task, points, models.get(task.name), request.decoding)
@@ -109,7 +112,7 @@ def create_app(
 
 
 def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:
-    task = TASKS[name]
+    task = POINT_TASKS[name]
     return {
         "name": name,
         "dim": task.dim,

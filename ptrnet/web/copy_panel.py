@@ -71,8 +71,8 @@ def source_of(request: CopyRequest) -> tuple[tuple[str, ...], tuple[str, ...] | 
     Raises:
         ValueError: a sentence with no word or more than :data:`MAX_WORDS` tokens.
     """
+    from ptrnet.tasks.copy import sample_pair
     from ptrnet.text.format import tokenize
-    from ptrnet.text.grammar import sample_pair
 
     if request.sentence is None:
         pair = sample_pair(request.seed, 0, COPY_STREAM)

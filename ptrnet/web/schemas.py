@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
 
-from ptrnet.tasks import TASKS, get_task
+from ptrnet.tasks import TASKS, get_point_task
 
 if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
@@ -67,7 +67,7 @@ class PredictRequest(Strict):
     @field_validator("task")
     @classmethod
     def _known_task(cls, name: str) -> str:
-        get_task(name)  # raises ValueError listing the known names
+        get_point_task(name, "the page")  # raises ValueError naming the point tasks
         return name
 
     @model_validator(mode="after")

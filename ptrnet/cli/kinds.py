@@ -1,0 +1,95 @@
+"""The generic commands (``generate``, ``train``, ``eval``, ``predict``) for every input kind.
+
+Each command module builds one parser for every task and, once the task is known, runs its own
+code for a point task or hands a task of another kind to that kind's front end (the input kind
+is on the task card, :mod:`ptrnet.tasks.card`). A front end is a module of this package with:
+
+* ``OPTIONS``: per command, the option names (argparse ``dest``) its tasks take;
+* ``EXTRA``: per command, the options only its tasks take (added to the command's parser by
+  :func:`add_kind_arguments`, refused for point tasks);
+* ``add_arguments(command, parser)`` adding ``EXTRA[command]``, and ``RUNS``: per command,
+  ``run(args, task) -> int``.
+
+An option a task's kind does not take, given with a value other than its default, is a usage
+error naming the option and the task: ``--views: task copy takes sentences, and --views applies
+to tasks that take points``. A new task of an existing kind needs nothing here; a new kind needs
+its front end and its line in :data:`FRONT_ENDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from types import ModuleType
+
+from ptrnet.cli import sentences
+from ptrnet.cli.common import task_named
+from ptrnet.io.errors import UsageError
+from ptrnet.tasks import TaskCard
+
+#: The front end of each input kind other than points (whose code is the command's own).
+FRONT_ENDS: dict[str, ModuleType] = {"sentences": sentences}
+
+
+def add_kind_arguments(command: str, parser: argparse.ArgumentParser) -> None:
+    """Add every front end's options of ``command`` to its parser."""
+    for front in FRONT_ENDS.values():
+        front.add_arguments(command, parser)
+
+
+def finish(parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int]) -> None:
+    """Set ``run`` as the parser's command and record every option's default, so that
+    :func:`command_task` can tell the options given from those left alone."""
+    defaults = {
+        a.dest: a.default
+        for a in parser._actions
+        if a.option_strings and a.default is not argparse.SUPPRESS
+    }
+    parser.set_defaults(run=run, option_defaults=defaults)
+
+
+def given_options(args: argparse.Namespace) -> list[str]:
+    """The options of ``args`` whose value is not their default."""
+    defaults = args.option_defaults
+    return [dest for dest, value in defaults.items() if getattr(args, dest) != value]
+
+
+def command_task(args: argparse.Namespace, command: str) -> TaskCard:
+    """The task ``args.task`` names, once every option given is one its kind takes.
+
+    Raises:
+        UsageError: an unknown task, or an option its kind does not take.
+    """
+    task = task_named(args.task)
+    for dest in given_options(args):
+        if not _takes(task.input_kind, dest, command):
+            raise UsageError(
+                f"{flag(dest)}: task {task.name} takes {task.input_kind}, and {flag(dest)} "
+                f"applies to tasks that take {_kinds_taking(dest, command)}"
+            )
+    return task
+
+
+def _takes(kind: str, dest: str, command: str) -> bool:
+    """Whether tasks of input ``kind`` take the option ``dest`` of ``command``."""
+    front = FRONT_ENDS.get(kind)
+    if front is None:  # points: every option but the other kinds' own
+        return all(dest not in f.EXTRA[command] for f in FRONT_ENDS.values())
+    return dest in front.OPTIONS[command]
+
+
+def _kinds_taking(dest: str, command: str) -> str:
+    """The input kinds whose tasks take the option ``dest`` of ``command``, in words."""
+    kinds = [k for k in ("points", *FRONT_ENDS) if _takes(k, dest, command)]
+    return " or ".join(kinds)
+
+
+def kind_run(task: TaskCard, command: str) -> Callable[[argparse.Namespace, TaskCard], int] | None:
+    """The front end's ``run`` of ``command`` for ``task``; None for a point task."""
+    front = FRONT_ENDS.get(task.input_kind)
+    return None if front is None else front.RUNS[command]
+
+
+def flag(dest: str) -> str:
+    """The command-line spelling of the option ``dest``: ``beam_width`` -> ``--beam-width``."""
+    return "--" + dest.replace("_", "-")
