@@ -23,7 +23,7 @@ from ptrnet.io.paper_format import (
 )
 from ptrnet.io.tsplib import read_optimal, read_tsplib, tsplib_length
 from ptrnet.solvers.tsp import tour_length
-from ptrnet.tasks import TASKS, SizeRange, get_task
+from ptrnet.tasks import POINT_TASKS, SizeRange, get_task
 
 PAPER = PAPER_DATA
 FLOATS = st.floats(-MAX_COORDINATE, MAX_COORDINATE, allow_subnormal=True)
@@ -39,7 +39,7 @@ def instances(draw: st.DrawFn, task_name: str) -> tuple[np.ndarray, np.ndarray]:
     return points, np.array(seq, dtype=np.int64)
 
 
-@pytest.mark.parametrize("task_name", TASKS)
+@pytest.mark.parametrize("task_name", POINT_TASKS)
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_line_round_trip_is_exact(task_name: str, data: st.DataObject) -> None:
@@ -54,7 +54,7 @@ def test_line_round_trip_is_exact(task_name: str, data: st.DataObject) -> None:
     assert unlabelled.seq is None and np.array_equal(unlabelled.points, points)
 
 
-@pytest.mark.parametrize("task_name", TASKS)
+@pytest.mark.parametrize("task_name", POINT_TASKS)
 def test_dataset_written_then_read_is_identical(task_name: str, tmp_path: Path) -> None:
     task = get_task(task_name)
     data = [(x, task.solve(x)) for x in task.generate(SizeRange(max(task.min_n, 4), 9), 30, seed=3)]

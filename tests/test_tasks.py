@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from ptrnet.tasks import TASKS, SizeRange, from_tokens, get_task, to_tokens
+from ptrnet.tasks import POINT_TASKS, SizeRange, from_tokens, get_task, to_tokens
 from ptrnet.tasks.convex_hull import signed_area
 from ptrnet.tasks.tsp import canonical_tour
 
 torch.set_num_threads(1)
-ALL = sorted(TASKS)
+ALL = sorted(POINT_TASKS)
 SIZES = {
     "sort": SizeRange(1, 12),
     "convex_hull": SizeRange(3, 12),

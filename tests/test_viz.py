@@ -12,7 +12,7 @@ from ptrnet.io.paper_format import write_examples
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.checkpoint import save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig
-from ptrnet.tasks import TASKS, get_task, to_tokens
+from ptrnet.tasks import POINT_TASKS, get_task, to_tokens
 from ptrnet.viz.curves import curves_figure, panel_columns, read_log
 from ptrnet.viz.figures import prediction_figure, save_png
 from ptrnet.viz.heatmap import wrong_steps
@@ -51,7 +51,7 @@ def test_trim_steps_stops_after_the_first_end_token():
     assert trim_steps(np.array([3, 1])) == 2
 
 
-@pytest.mark.parametrize("task_name", list(TASKS))
+@pytest.mark.parametrize("task_name", list(POINT_TASKS))
 def test_trace_matches_the_decoded_sequence_and_its_mask(task_name):
     task, points = get_task(task_name), instance(task_name)
     trace = decode_trace(tiny_model(task_name), task, points, DecodeOptions(constraints="task"))
@@ -72,7 +72,7 @@ def test_allowed_masks_grey_out_already_chosen_sort_inputs():
     ]
 
 
-@pytest.mark.parametrize("task_name", list(TASKS))
+@pytest.mark.parametrize("task_name", list(POINT_TASKS))
 def test_prediction_figure_renders_for_every_task(task_name, tmp_path):
     task, points = get_task(task_name), instance(task_name)
     trace = decode_trace(tiny_model(task_name), task, points)

@@ -47,7 +47,12 @@ def add_arguments(command: str, parser: argparse.ArgumentParser) -> None:
     """Add the options of ``command`` that only sentence tasks take (:data:`EXTRA`)."""
     add = parser.add_argument
     if command == "train":
-        add("--embed", type=positive_int, metavar="E", help="sentence tasks: word vectors (64)")
+        add(
+            "--embed",
+            type=positive_int,
+            metavar="E",
+            help="sentence tasks: word vector size (default: 64)",
+        )
     if command in ("eval", "predict"):
         add(
             "--p-gen",

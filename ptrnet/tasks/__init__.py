@@ -25,12 +25,29 @@ from ptrnet.tasks.sentences import Pair, SentenceTask
 from ptrnet.tasks.sort import SortTask
 from ptrnet.tasks.tsp import TSPTask
 
-TASKS: dict[str, TaskCard] = {
-    t.name: t for t in (SortTask(), ConvexHullTask(), DelaunayTask(), TSPTask(), CopyTask())
-}
-POINT_TASKS: dict[str, Task] = {
-    name: task for name, task in TASKS.items() if isinstance(task, Task)
-}
+TASKS: dict[str, TaskCard] = {}
+POINT_TASKS: dict[str, Task] = {}
+
+
+def register(task: TaskCard) -> TaskCard:
+    """Add ``task`` to the registry (to :data:`POINT_TASKS` too if its inputs are points).
+
+    Raises:
+        ValueError: a name already registered, or an input kind not in :data:`INPUT_KINDS`.
+    """
+    if task.name in TASKS:
+        raise ValueError(f"task {task.name!r} is already registered")
+    if task.input_kind not in INPUT_KINDS:
+        raise ValueError(f"task {task.name}: unknown input kind {task.input_kind!r}")
+    TASKS[task.name] = task
+    if isinstance(task, Task):
+        POINT_TASKS[task.name] = task
+    return task
+
+
+for _task in (SortTask(), ConvexHullTask(), DelaunayTask(), TSPTask(), CopyTask()):
+    register(_task)
+del _task
 
 
 def get_task(name: str) -> TaskCard:
@@ -73,5 +90,6 @@ __all__ = [
     "get_point_task",
     "get_task",
     "instance_rng",
+    "register",
     "to_tokens",
 ]

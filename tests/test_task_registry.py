@@ -1,0 +1,181 @@
+"""The registry holds every task, whatever its inputs; a task added through it alone (a module
+with its card, defined here, and one registration) works end to end through the generic
+``ptrnet generate|train|eval|predict`` commands: one toy task of each input kind."""
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+import torch
+
+from ptrnet.cli.main import main
+from ptrnet.tasks import (
+    INPUT_KINDS,
+    POINT_TASKS,
+    TASKS,
+    Pair,
+    SentenceTask,
+    Task,
+    get_point_task,
+    get_task,
+    register,
+)
+from ptrnet.tasks.sort import is_permutation
+from ptrnet.text.config import FIXED_P_GEN
+from ptrnet.text.format import read_pairs
+
+torch.set_num_threads(1)
+WORDS = ("ant", "bee", "cat", "dog", "eel", "fox")
+
+
+class ReverseTask(Task):
+    """Toy point task: output the inputs in reverse index order."""
+
+    name = "toy_reverse"
+    dim = 1
+    min_n = 1
+    metric_keys = ("exact_match",)
+    validation_metric = "exact_match"
+    summary_metrics = ("exact_match", "exact_match")
+    demo_sizes = (5,)
+    drawing = "bars"
+
+    def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
+        self.check_solver(solver)
+        return np.arange(len(points))[::-1].copy()
+
+    def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:
+        return np.asarray(seq, dtype=np.int64)
+
+    def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
+        return is_permutation(np.asarray(seq), len(points))
+
+    def max_steps(self, n: int) -> int:
+        return n
+
+    def allowed_next(self, state):
+        return state.unvisited() | state.end_if(state.steps >= state.lengths)
+
+    def metrics(
+        self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
+    ) -> dict[str, float]:
+        hits = sum(np.array_equal(r, p) for r, p in zip(refs, preds, strict=True))
+        return {"exact_match": hits / len(refs), "count": len(refs)}
+
+
+class EchoTask(SentenceTask):
+    """Toy sentence task: the target is the source's first and last word."""
+
+    name = "toy_echo"
+
+    def sample_pair(self, seed: int, index: int, stream: int = 0) -> Pair:
+        rng = np.random.default_rng([seed, stream, index])
+        source = tuple(rng.choice(WORDS, size=int(rng.integers(3, 7))))
+        return Pair(source, (source[0], source[-1]))
+
+
+@pytest.fixture
+def registered():
+    """Register the two toy tasks for one test, then take them out again."""
+    tasks = [register(ReverseTask()), register(EchoTask())]
+    yield tasks
+    for task in tasks:
+        TASKS.pop(task.name)
+        POINT_TASKS.pop(task.name, None)
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch, tmp_path):
+    """Run ``ptrnet ARGS`` in ``tmp_path``; returns ``(status, stdout, stderr)``."""
+    monkeypatch.chdir(tmp_path)
+
+    def run(*argv):
+        status = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_every_card_is_complete(name):
+    task = get_task(name)
+    assert task.name == name and task.input_kind in INPUT_KINDS
+    assert task.archs and len(set(task.archs)) == len(task.archs)
+    assert task.validation_metric in task.metric_keys
+    assert (name in POINT_TASKS) == task.takes_points == isinstance(task, Task)
+    assert task.check_arch(None) == task.archs[0]
+    with pytest.raises(ValueError, match=f"task {name} .* takes --arch"):
+        task.check_arch("no_such_arch")
+
+
+def test_copy_is_a_registered_sentence_task():
+    copy = get_task("copy")
+    assert isinstance(copy, SentenceTask) and copy.input_kind == "sentences"
+    assert set(copy.archs) == set(FIXED_P_GEN)  # each arch is a switch of the one network
+    pairs = list(copy.generate_pairs(5, seed=2, stream=3))
+    assert pairs == [copy.sample_pair(2, i, 3) for i in range(5)]
+    assert list(copy.generate_pairs(2, 2, 3, start=3)) == pairs[3:]
+    with pytest.raises(ValueError, match="points .* task copy takes sentences"):
+        get_point_task("copy", "ptrnet solve")
+
+
+def test_registering_refuses_a_name_taken_and_an_unknown_kind():
+    with pytest.raises(ValueError, match="already registered"):
+        register(get_task("sort"))
+
+    class Graphs(EchoTask):
+        name = "toy_graphs"
+        input_kind = "graphs"
+
+    with pytest.raises(ValueError, match="unknown input kind 'graphs'"):
+        register(Graphs())
+    assert "toy_graphs" not in TASKS
+
+
+def test_a_point_task_registered_alone_runs_end_to_end(registered, cli, tmp_path):
+    name = "toy_reverse"
+    assert (
+        cli("generate", name, "-n", "5-6", "--count", "12", "--workers", "1", "-o", "d.txt")[0] == 0
+    )
+    status, out, _ = cli(
+        "train", name, "--dry-run", "--workers", "0", "--threads", "1", "--out", "run"
+    )
+    assert status == 0 and f"ptrnet: {name}: 4 steps" in out
+    status, out, _ = cli("eval", name, "d.txt", "--model", "run", "--json", "--threads", "1")
+    assert status == 0 and set(json.loads(out)) == {"exact_match", "count"}
+    status, _, _ = cli("predict", name, "d.txt", "--model", "run", "-o", "p.txt", "-q")
+    assert status == 0 and len((tmp_path / "p.txt").read_text().splitlines()) == 12
+    status, _, err = cli("eval", name, "d.txt", "--model", "run", "--p-gen", "0.5")
+    assert status == 2 and err == (
+        f"ptrnet: error: --p-gen: task {name} takes points, and --p-gen applies to tasks that "
+        "take sentences\n"
+    )
+
+
+def test_a_sentence_task_registered_alone_runs_end_to_end(registered, cli, tmp_path):
+    name = "toy_echo"
+    assert cli("generate", name, "--count", "10", "--seed", "4", "-o", "d.txt")[0] == 0
+    pairs = read_pairs(tmp_path / "d.txt")
+    assert pairs == list(get_task(name).generate_pairs(10, 4))
+    status, _, err = cli("train", name, "--dry-run", "--arch", "pointer", "--out", "run")
+    assert status == 0 and "best validation exact_match" in err
+    status, out, _ = cli("eval", name, "d.txt", "--model", "run", "--json")
+    metrics = json.loads(out)
+    assert status == 0 and metrics["count"] == 10 and metrics["p_gen_generated"] is None
+    status, out, _ = cli("predict", name, "ant bee cat", "--model", "run", "--decode", "beam")
+    assert status == 0 and len(out.splitlines()) == 1
+    status, _, err = cli("eval", name, "d.txt", "--model", "bundled")
+    assert (
+        status == 2
+        and err
+        == "ptrnet: error: no bundled model for this task: pass --model RUN_DIR_OR_CHECKPOINT\n"
+    )
+    status, _, err = cli("eval", "copy", "d.txt", "--model", "run")
+    assert status == 2 and err.endswith(f"was trained on {name}, not copy\n")
+    status, _, err = cli("eval", name, "d.txt", "--model", "run", "--views", "8")
+    assert status == 2 and err == (
+        f"ptrnet: error: --views: task {name} takes sentences, and --views applies to tasks "
+        "that take points\n"
+    )
