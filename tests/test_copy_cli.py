@@ -12,10 +12,10 @@ from ptrnet.cli.main import build_parser, main
 from ptrnet.inference import bundled_model_dir
 from ptrnet.io.errors import InputError
 from ptrnet.runs.checkpoint import CheckpointError
+from ptrnet.tasks import get_task
 from ptrnet.text.checkpoint import load_copy_model, save_copy_model
 from ptrnet.text.evaluate import evaluate_pairs, load
 from ptrnet.text.format import read_pairs
-from ptrnet.tasks import get_task
 
 torch.set_num_threads(1)
 

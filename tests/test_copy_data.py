@@ -4,9 +4,9 @@ metrics."""
 import pytest
 
 from ptrnet.io.errors import InputError
-from ptrnet.text.format import Pair, read_pairs, tokenize, write_pairs
 from ptrnet.tasks import get_task
 from ptrnet.tasks.copy import CLOSED_WORDS, TEMPLATES, sample_pair
+from ptrnet.text.format import Pair, read_pairs, tokenize, write_pairs
 from ptrnet.text.metrics import copy_metrics
 from ptrnet.text.vocab import END_ID, SPECIALS, UNK_ID, Vocabulary
 
