@@ -147,10 +147,10 @@ def projection(scale: float) -> str:
 
 
 def task_speed(scale: float) -> str:
-    from ptrnet.tasks import TASKS, SizeRange
+    from ptrnet.tasks import POINT_TASKS, SizeRange
 
     rows = []
-    for name, task in TASKS.items():
+    for name, task in POINT_TASKS.items():
         cells = []
         for n in SIZES:
             items = task.generate(SizeRange(n, n), count_for("task", n, scale), seed=4)

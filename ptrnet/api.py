@@ -18,7 +18,7 @@ import numpy as np
 from ptrnet.inference import BUNDLED, LoadedModel, load_model, resolve_checkpoint
 from ptrnet.model.pointer import PointerNetwork as _PointerNetwork
 from ptrnet.results import Result, output_cost
-from ptrnet.tasks import TASKS, Task, get_task
+from ptrnet.tasks import TASKS, Task, get_point_task, get_task
 
 if TYPE_CHECKING:
     import torch
@@ -45,14 +45,15 @@ def load(
     Raises:
         UsageError: ``bundled`` without a task, or a model trained on another task.
         InputError: a missing or unreadable model.
-        ValueError: an unknown device, or a CUDA device torch cannot see.
+        ValueError: an unknown device, a CUDA device torch cannot see, or a task whose inputs
+            are not points (the copy task's models load with ``ptrnet.text.evaluate.load``).
     """
     from ptrnet.devices import resolve_device
     from ptrnet.io.errors import UsageError
 
     name = os.fspath(model)
-    if name in TASKS:
-        name = resolve_checkpoint(None, name)  # that task's bundled model
+    if name in TASKS:  # that task's bundled model
+        name = resolve_checkpoint(None, get_point_task(name, "ptrnet.load"))
     elif name == BUNDLED:
         if task is None:
             raise UsageError("load('bundled') needs task=, e.g. load('bundled', task='tsp')")

@@ -105,8 +105,8 @@ def load_model(
             (:mod:`ptrnet.devices`); decoding follows the model's device.
 
     Raises:
-        UsageError: no path, the model was trained on another task, or an unknown or absent
-            device.
+        UsageError: no path, the model was trained on another task, a task whose inputs are not
+            points, or an unknown or absent device.
         InputError: missing path, or an unreadable or inconsistent checkpoint.
     """
     from ptrnet.devices import resolve_device
@@ -115,6 +115,7 @@ def load_model(
 
     try:
         target = resolve_device(device)
+        task = get_point_task(task, "a Ptr-Net model") if isinstance(task, str) else task
     except ValueError as err:
         raise UsageError(str(err)) from None
 

@@ -11,7 +11,7 @@ import ptrnet.training.loop as loop
 from ptrnet.model import ModelConfig
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.runs.csvlog import read_log
-from ptrnet.tasks import TASKS, get_task
+from ptrnet.tasks import POINT_TASKS, get_task
 
 torch.set_num_threads(1)
 
@@ -44,7 +44,7 @@ def test_ties_on_the_primary_metric_go_to_the_secondary_one():
     assert selection_key("convex_hull", hull) < selection_key(
         "convex_hull", {**hull, "area_coverage": math.nan}
     )
-    assert {name for name, task in TASKS.items() if task.tiebreak_metric} == {
+    assert {name for name, task in POINT_TASKS.items() if task.tiebreak_metric} == {
         "sort",
         "convex_hull",
         "delaunay",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ptrnet.cli.main import main
-from ptrnet.tasks import TASKS, get_task
+from ptrnet.tasks import POINT_TASKS, get_task
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def _sizes(task_name: str) -> str:
     return f"{max(get_task(task_name).min_n, 4)}-7"
 
 
-@pytest.mark.parametrize("task_name", TASKS)
+@pytest.mark.parametrize("task_name", POINT_TASKS)
 def test_generate_solve_score_round_trip(task_name: str, cli, tmp_path: Path) -> None:
     status, _, err = cli(
         "generate",

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
-from ptrnet.tasks import TASKS, get_task
+from ptrnet.tasks import POINT_TASKS, get_task
 
 
 def test_defaults_are_greedy_with_the_tasks_own_constraints():
@@ -83,7 +83,7 @@ def test_combinations_a_task_can_use_pass():
     assert DecodeOptions("beam").reranker(tsp) is None
 
 
-@pytest.mark.parametrize("task_name", list(TASKS))
+@pytest.mark.parametrize("task_name", list(POINT_TASKS))
 def test_every_task_card_is_complete_and_consistent(task_name):
     """What the rest of ptrnet reads from a task, present and pointing at real metrics."""
     from ptrnet.viz.draw import DRAWERS

@@ -12,7 +12,7 @@ from ptrnet.decoding.decode import decode, score_sequences
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.decoding.search import masked_log_probs
 from ptrnet.model import ModelConfig, build_model
-from ptrnet.tasks import TASKS, get_task
+from ptrnet.tasks import POINT_TASKS, get_task
 from ptrnet.tasks.constraints import DecodeState
 
 torch.set_num_threads(1)
@@ -126,10 +126,10 @@ def test_pad_columns_never_chosen(strategy, mode, kind):
 
 
 @pytest.mark.parametrize("kind", ["pointer", "transformer"])
-@pytest.mark.parametrize("name", sorted(TASKS))
+@pytest.mark.parametrize("name", sorted(POINT_TASKS))
 @pytest.mark.parametrize("strategy", ["greedy", "beam", "multistart"])
 def test_task_constraints_on_every_task(name, strategy, kind):
-    task = TASKS[name]
+    task = POINT_TASKS[name]
     sizes = [max(task.min_n, 5), max(task.min_n, 4), 6]
     batch = make_batch(sizes, dim=task.dim)
     model = make_model(kind, input_dim=task.dim, scale=3.0)

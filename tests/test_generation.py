@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ptrnet.generation import generate_dataset, labelled_instance, shard_range
-from ptrnet.tasks import TASKS, SizeRange, get_task
+from ptrnet.tasks import POINT_TASKS, SizeRange, get_task
 from ptrnet.tasks.convex_hull import ConvexHullTask
 
 
@@ -14,7 +14,7 @@ def _as_lists(data) -> list[tuple[list, list]]:
     return [(x.tolist(), seq.tolist()) for x, seq in data]
 
 
-@pytest.mark.parametrize("task_name", TASKS)
+@pytest.mark.parametrize("task_name", POINT_TASKS)
 def test_instances_are_task_generate_and_task_solve(task_name: str) -> None:
     task = get_task(task_name)
     sizes = SizeRange(max(task.min_n, 4), 8)

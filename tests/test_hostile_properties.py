@@ -21,7 +21,7 @@ from ptrnet.io.errors import InputError
 from ptrnet.io.instances import read_instances
 from ptrnet.io.tsplib import read_tsplib
 from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
-from ptrnet.tasks import TASKS, get_task
+from ptrnet.tasks import POINT_TASKS, TASKS, get_task
 from tests.test_hardening_checkpoints import join, split, tiny_checkpoint
 
 
@@ -72,7 +72,7 @@ def check_points(points: np.ndarray, task) -> None:
 @cases(500)
 @given(
     data=paper_files(),
-    task_name=st.sampled_from(list(TASKS)),
+    task_name=st.sampled_from(list(POINT_TASKS)),
     fmt=st.sampled_from(["auto", "paper", "points", "csv"]),
 )
 def test_generated_text_files_read_or_fail_in_one_line(scratch, data, task_name, fmt) -> None:
@@ -89,7 +89,7 @@ def test_generated_text_files_read_or_fail_in_one_line(scratch, data, task_name,
 
 
 @cases(40)
-@given(data=paper_files(), task_name=st.sampled_from(list(TASKS)))
+@given(data=paper_files(), task_name=st.sampled_from(list(POINT_TASKS)))
 def test_solve_never_leaves_a_partial_file(data, task_name, capsys) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "x.txt").write_bytes(data)

@@ -10,7 +10,7 @@ import pytest
 from ptrnet.evaluation.score import json_safe, score_files
 from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import format_line, write_examples
-from ptrnet.tasks import TASKS, SizeRange, get_task
+from ptrnet.tasks import POINT_TASKS, SizeRange, get_task
 
 SQUARE = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
 
@@ -28,7 +28,7 @@ def _dataset(task_name: str, count: int = 20) -> tuple[list, list]:
     return points, [task.solve(x) for x in points]
 
 
-@pytest.mark.parametrize("task_name", TASKS)
+@pytest.mark.parametrize("task_name", POINT_TASKS)
 def test_perfect_predictions_score_perfectly(task_name: str, tmp_path: Path) -> None:
     points, refs = _dataset(task_name)
     metrics = score_files(task_name, *_files(tmp_path, points, refs, refs))
