@@ -10,21 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ptrnet.cli.main import main
 from ptrnet.tasks import POINT_TASKS, get_task
-
-
-@pytest.fixture
-def cli(capsys, monkeypatch, tmp_path):
-    """Run ``ptrnet ARGS`` in ``tmp_path``; returns ``(status, stdout, stderr)``."""
-    monkeypatch.chdir(tmp_path)
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        status = main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
 
 
 def _sizes(task_name: str) -> str:

@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("inference",),
     ("evaluation",),
     ("training",),
-    ("text",),  # the copy task: grammar, pointer-generator training and decoding
+    ("text",),  # the sentence tasks (copy): format, pointer-generator training and decoding
     ("viz",),
     ("demo", "web", "reproduce", "api"),  # api: ptrnet.load, Solver, PointerNetwork
     ("train_api",),  # ptrnet.train, which reads its arrays as api.as_instances does

@@ -34,10 +34,10 @@ from ptrnet.cli.common import (
     load_model_on,
     set_threads,
 )
-from ptrnet.cli.kinds import add_kind_arguments, command_task, finish, kind_run
+from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.score import format_table
 from ptrnet.io.errors import UsageError
-from ptrnet.tasks import get_task
+from ptrnet.tasks import Task, get_task
 
 if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
@@ -69,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--dry-run", action="store_true", help=f"only the first {DRY_RUN_COUNT} instances"
     )
     add_kind_arguments(NAME, parser)
-    finish(parser, run)
+    finish(parser, NAME, run)
 
 
 def describe_decoding(options: DecodeOptions) -> str:
@@ -101,7 +101,7 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
         print("\n".join(f"{key:<8}  {value}" for key, value in rows))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, task: Task) -> int:
     from itertools import islice
 
     from ptrnet.cli.inputs import check_size, prepare, report
@@ -111,10 +111,6 @@ def run(args: argparse.Namespace) -> int:
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import Example, iter_examples
 
-    task = command_task(args, NAME)
-    other = kind_run(task, NAME)
-    if other is not None:
-        return other(args, task)
     set_threads(args.threads)
     options = decode_options(args, task)  # option errors before any file is read
     loaded = load_model_on(args.model, task, args.device)

@@ -24,10 +24,11 @@ from ptrnet.cli.common import (
     size_range,
     task_solver,
 )
-from ptrnet.cli.kinds import add_kind_arguments, command_task, finish, kind_run
+from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.generation import generate_dataset, shard_range
 from ptrnet.io.errors import UsageError
 from ptrnet.io.paper_format import write_examples
+from ptrnet.tasks import Task
 
 NAME = "generate"
 DEFAULT_SEED = 2015
@@ -82,14 +83,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_output_argument(parser)
     add_quiet_argument(parser)
     add_kind_arguments(NAME, parser)
-    finish(parser, run)
+    finish(parser, NAME, run)
 
 
-def run(args: argparse.Namespace) -> int:
-    task = command_task(args, NAME)
-    other = kind_run(task, NAME)
-    if other is not None:
-        return other(args, task)
+def run(args: argparse.Namespace, task: Task) -> int:
     if args.sizes is None:
         raise UsageError("-n/--sizes is required for a point task, e.g. -n 5-50")
     solver = task_solver(task, args.solver)

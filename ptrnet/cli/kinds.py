@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from functools import partial
 from types import ModuleType
 
 from ptrnet.cli import sentences
 from ptrnet.cli.common import task_named
 from ptrnet.io.errors import UsageError
-from ptrnet.tasks import TaskCard
+from ptrnet.tasks import Task, TaskCard
 
 #: The front end of each input kind other than points (whose code is the command's own).
 FRONT_ENDS: dict[str, ModuleType] = {"sentences": sentences}
@@ -37,15 +38,30 @@ def add_kind_arguments(command: str, parser: argparse.ArgumentParser) -> None:
         front.add_arguments(command, parser)
 
 
-def finish(parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int]) -> None:
-    """Set ``run`` as the parser's command and record every option's default, so that
+def finish(
+    parser: argparse.ArgumentParser,
+    command: str,
+    run_points: Callable[[argparse.Namespace, Task], int],
+) -> None:
+    """Make the parser's command :func:`run_command` for ``command``, with ``run_points`` as
+    the code for point tasks, and record every option's default, so that
     :func:`command_task` can tell the options given from those left alone."""
     defaults = {
         a.dest: a.default
         for a in parser._actions
         if a.option_strings and a.default is not argparse.SUPPRESS
     }
-    parser.set_defaults(run=run, option_defaults=defaults)
+    parser.set_defaults(run=partial(run_command, command, run_points), option_defaults=defaults)
+
+
+def run_command(
+    command: str, run_points: Callable[[argparse.Namespace, Task], int], args: argparse.Namespace
+) -> int:
+    """Run ``command`` for the task ``args.task``: ``run_points`` for a point task, its input
+    kind's front end otherwise (after :func:`command_task`'s checks)."""
+    task = command_task(args, command)
+    front = FRONT_ENDS.get(task.input_kind)
+    return run_points(args, task) if front is None else front.RUNS[command](args, task)
 
 
 def given_options(args: argparse.Namespace) -> list[str]:
@@ -82,12 +98,6 @@ def _kinds_taking(dest: str, command: str) -> str:
     """The input kinds whose tasks take the option ``dest`` of ``command``, in words."""
     kinds = [k for k in ("points", *FRONT_ENDS) if _takes(k, dest, command)]
     return " or ".join(kinds)
-
-
-def kind_run(task: TaskCard, command: str) -> Callable[[argparse.Namespace, TaskCard], int] | None:
-    """The front end's ``run`` of ``command`` for ``task``; None for a point task."""
-    front = FRONT_ENDS.get(task.input_kind)
-    return None if front is None else front.RUNS[command]
 
 
 def flag(dest: str) -> str:

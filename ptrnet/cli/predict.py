@@ -31,8 +31,9 @@ from ptrnet.cli.common import (
     output_name,
     set_threads,
 )
-from ptrnet.cli.kinds import add_kind_arguments, command_task, finish, kind_run
+from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.io.errors import UsageError
+from ptrnet.tasks import Task
 
 NAME = "predict"
 
@@ -61,19 +62,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_quiet_argument(parser)
     add_kind_arguments(NAME, parser)
-    finish(parser, run)
+    finish(parser, NAME, run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, task: Task) -> int:
     from ptrnet.cli.inputs import read_prepared, report
     from ptrnet.inference import predict
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import write_examples
 
-    task = command_task(args, NAME)
-    other = kind_run(task, NAME)
-    if other is not None:
-        return other(args, task)
     if args.output is None:
         raise UsageError("-o/--output is required for a point task (- for standard output)")
     set_threads(args.threads)

@@ -32,12 +32,12 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import add_quiet_argument, add_task_argument, positive_int, size_range
-from ptrnet.cli.kinds import add_kind_arguments, command_task, finish, kind_run
+from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.io.errors import UsageError
 from ptrnet.model.config import ENCODERS
 from ptrnet.precision import PRECISIONS
 from ptrnet.runs.config import BASELINES
-from ptrnet.tasks import TASKS, get_point_task
+from ptrnet.tasks import TASKS, Task, get_point_task
 
 if TYPE_CHECKING:
     from ptrnet.runs.config import RunConfig
@@ -235,7 +235,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--device", help="auto (default: a CUDA GPU if torch sees one), cpu, cuda or cuda:N")
     add_quiet_argument(parser)
     add_kind_arguments(NAME, parser)
-    finish(parser, run)
+    finish(parser, NAME, run)
 
 
 def _archs_by_kind() -> str:
@@ -244,13 +244,9 @@ def _archs_by_kind() -> str:
     return "; ".join(f"{kind}: {', '.join(archs)}" for kind, archs in kinds.items())
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, task: Task) -> int:
     from ptrnet.training.loop import RunDirError, train
 
-    task = command_task(args, NAME)
-    other = kind_run(task, NAME)
-    if other is not None:
-        return other(args, task)
     if args.out is None and (args.resume or not args.dry_run):
         raise UsageError("--out RUN_DIR is required")
     try:

@@ -193,13 +193,7 @@ class Task(TaskCard, ABC):
             raise ValueError(f"task {self.name} needs n >= {self.min_n}, got {sizes}")
 
     def check_solver(self, solver: str | None) -> str:
-        solver = solver or self.solvers[0]
-        if solver not in self.solvers:
-            raise ValueError(
-                f"unknown solver {solver!r} for task {self.name}; "
-                f"choose from {', '.join(self.solvers)}"
-            )
-        return solver
+        return self.choice("solver", solver, self.solvers)
 
     @abstractmethod
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:

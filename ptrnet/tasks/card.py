@@ -49,10 +49,17 @@ class TaskCard:
         Raises:
             ValueError: an architecture the task has no model for, listing the choices.
         """
-        arch = arch or self.archs[0]
-        if arch not in self.archs:
+        return self.choice("arch", arch, self.archs)
+
+    def choice(self, what: str, value: str | None, choices: tuple[str, ...]) -> str:
+        """``value`` (None: the first of ``choices``) if it is one of ``choices``.
+
+        Raises:
+            ValueError: naming ``what``, the task and the choices.
+        """
+        value = value or choices[0]
+        if value not in choices:
             raise ValueError(
-                f"task {self.name} ({self.input_kind}) takes --arch "
-                f"{', '.join(self.archs[:-1])} or {self.archs[-1]}, not {arch}"
+                f"unknown {what} {value!r} for task {self.name}; choose from {', '.join(choices)}"
             )
-        return arch
+        return value
