@@ -21,7 +21,12 @@ import os
 import sys
 from itertools import islice
 
-from ptrnet.cli.common import add_device_argument, add_output_argument, load_model_on
+from ptrnet.cli.common import (
+    add_device_argument,
+    add_output_argument,
+    load_model_on,
+    point_task_named,
+)
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError, Task
 
@@ -90,13 +95,13 @@ def curves_figure_for(run_dir: str):
 def instance_figure(args: argparse.Namespace):
     """The figure for ``MODEL_OR_TASK INPUT``: instance, exact solution, model output, heatmap."""
     from ptrnet.decoding.options import DecodeOptions
-    from ptrnet.tasks import get_task
+    from ptrnet.tasks import TASKS, get_task
     from ptrnet.viz.figures import prediction_figure
     from ptrnet.viz.trace import decode_trace
 
     loaded = None
-    if args.source in POINT_TASKS:
-        task = get_task(args.source)
+    if args.source in TASKS:
+        task = point_task_named(args.source, "plot")
         if args.model != NO_MODEL:
             loaded = load_model_on(args.model, task, args.device)
     elif os.path.exists(args.source):

@@ -14,13 +14,13 @@ processes; ``--batch-size`` stays the global batch (docs/distributed.md).
 ``--dry-run`` is a tiny preset (a few steps, hidden 16, batch 8, 16 validation instances, n 5-6)
 written to ``--out`` or a temporary directory; options given explicitly still apply.
 
-A sentence task (copy) trains the pointer-generator (``--arch pointer_generator``, the default),
-or the same network with one path switched off (``seq2seq``, ``pointer``), on examples drawn
-fresh from the task, and takes only ``--arch``, ``--out``, ``--steps``, ``--batch-size``,
-``--lr``, ``--embed``, ``--hidden``, ``--seed``, ``--val-every``, ``--val-count``, ``--threads``
-and ``--dry-run``, with its own defaults (3000 steps of 64 examples, Adam lr 0.002, embed 64,
-hidden 128, seed 1, 500 validation examples every 250 steps, one thread); the run directory gets
-``best.safetensors``, ``best.json`` and ``log.csv``.
+A sentence task (copy) trains the pointer-generator (``--arch pointer_generator``, the
+default), or the same network with one path switched off (``seq2seq``, ``pointer``), on
+examples drawn fresh from the task. It takes only ``--arch``, ``--out``, ``--steps``,
+``--batch-size``, ``--lr``, ``--embed``, ``--hidden``, ``--seed``, ``--val-every``,
+``--val-count``, ``--threads`` and ``--dry-run``, with its own defaults (3000 steps of 64
+examples, Adam lr 0.002, embed 64, hidden 128, seed 1, 500 validation examples every 250 steps,
+one thread); the run directory gets ``best.safetensors``, ``best.json`` and ``log.csv``.
 """
 
 from __future__ import annotations
