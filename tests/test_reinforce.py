@@ -49,11 +49,10 @@ def test_batch_cost_is_the_closed_tour_length_of_every_padded_row():
     np.testing.assert_allclose(cost.numpy(), expected, rtol=1e-6)
 
 
-def test_tasks_without_a_cost_refuse_reinforce():
-    for name in ("sort", "convex_hull", "delaunay"):
-        assert not get_task(name).has_cost
-        with pytest.raises(ValueError, match="needs a task with a cost"):
-            TrainConfig(task=name, sizes="5", steps=1, objective="reinforce")
+def test_a_task_without_a_cost_refuses_reinforce():
+    assert not get_task("delaunay").has_cost
+    with pytest.raises(ValueError, match="needs a task with a cost"):
+        TrainConfig(task="delaunay", sizes="5", steps=1, objective="reinforce")
     with pytest.raises(ValueError, match="rl_samples must be at least 2"):
         rl_config(rl_samples=1)
     with pytest.raises(ValueError, match="unknown objective"):

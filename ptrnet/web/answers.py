@@ -36,7 +36,7 @@ def metrics_for(task: Task, points: np.ndarray, ref: np.ndarray, pred: np.ndarra
     values = task.metrics([points], [ref], [pred])
     out = {key: json_number(values[key]) for key in task.metric_keys}
     out["valid"] = bool(task.is_valid(points, pred))
-    if task.has_cost:
+    if task.objective_cost:
         out["optimal_length"] = json_number(task.sequence_cost(points, ref))
     return out
 
