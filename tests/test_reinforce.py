@@ -159,10 +159,15 @@ def test_reinforce_batches_carry_the_same_instances_without_labels():
     assert torch.equal(unlabelled.points, labelled.points)
 
 
-def test_a_reinforce_run_trains_validates_and_keeps_the_best(tmp_path):
+@pytest.mark.parametrize("name", ["tsp", "sort", "convex_hull"])
+def test_a_reinforce_run_trains_validates_and_keeps_the_best(tmp_path, name):
+    """Every task with a cost trains through the same loop, loss and baseline code."""
     from ptrnet.training.loop import train
 
-    config = RunConfig(ModelConfig(input_dim=2, hidden=16), rl_config(val_every=2))
+    task = get_task(name)
+    cfg = rl_config(task=name, sizes="4-7", val_every=2, baseline="ema")
+    config = RunConfig(ModelConfig(input_dim=task.dim, hidden=16), cfg)
     result = train(config, tmp_path / "run", progress=False)
-    assert result.step == 4 and result.best["metric"] == "mean_length"
-    assert result.best["metrics"]["valid_rate"] == 1.0
+    assert result.step == 4 and result.best["metric"] == task.validation_metric
+    if name == "tsp":
+        assert result.best["metrics"]["valid_rate"] == 1.0
