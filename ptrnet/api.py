@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ptrnet.inference import BUNDLED, LoadedModel, load_model, resolve_checkpoint
+from ptrnet.inference import BUNDLED, LoadedModel, load_model, model_directory, size_groups
 from ptrnet.model.pointer import PointerNetwork as _PointerNetwork
 from ptrnet.results import Result, output_cost
 from ptrnet.tasks import TASKS, Task, get_point_task, get_task
@@ -52,15 +52,13 @@ def load(
     from ptrnet.io.errors import UsageError
 
     name = os.fspath(model)
-    if name in TASKS:  # that task's bundled model
-        name = resolve_checkpoint(None, get_point_task(name, "ptrnet.load"))
+    if name in TASKS:  # that task's bundled model (and its size routes)
+        name = model_directory(None, get_point_task(name, "ptrnet.load"))
     elif name == BUNDLED:
         if task is None:
             raise UsageError("load('bundled') needs task=, e.g. load('bundled', task='tsp')")
         name = None
-    loaded = load_model(name, task)
-    loaded.model.to(resolve_device(device))
-    return Solver(loaded)
+    return Solver(load_model(name, task).to(resolve_device(device)))
 
 
 class PointerNetwork(_PointerNetwork):
@@ -103,7 +101,8 @@ class Solver:
 
     @property
     def model(self) -> nn.Module:
-        """The network (an ``nn.Module`` in eval mode)."""
+        """The network (an ``nn.Module`` in eval mode); with size routes (the bundled Delaunay
+        models), the one that serves the sizes no route lists."""
         return self.loaded.model
 
     @property
@@ -142,7 +141,12 @@ class Solver:
         from ptrnet.inference import predict
 
         seqs = predict(self.loaded, self.task, instances, options)
-        scored = step_log_probs(self.model, self.task, instances, seqs, options.constraints)
+        scored: list = [None] * len(instances)
+        for served, rows in size_groups(self.loaded, instances):
+            part = [instances[i] for i in rows], [seqs[i] for i in rows]
+            found = step_log_probs(served.model, self.task, *part, options.constraints)
+            for i, item in zip(rows, found, strict=True):
+                scored[i] = item
         return [
             Result(
                 sequence=seq,

@@ -72,7 +72,7 @@ def exact_summary(task_name: str, data: Instances) -> str:
     length), otherwise its speed."""
     per = 1e3 * data.seconds / len(data.points)
     task = get_task(task_name)
-    if task.has_cost:
+    if task.objective_cost:
         pairs = zip(data.points, data.refs, strict=True)
         mean = np.mean([task.sequence_cost(p, r) for p, r in pairs])
         return f"optimal {mean:.3f} ({per:.1f} ms/inst)"

@@ -5,13 +5,19 @@ A model is named by a run directory (its ``best.safetensors``, else ``last.safet
 checkpoint file; no name (``None``) means the task's bundled default model, shipped inside the
 package in ``ptrnet/bundled/<task>/``. :func:`resolve_checkpoint` is the single place that turns a
 name into a file.
+
+A model directory may route instance sizes to other models (:data:`SIZES_JSON`, read by
+:func:`read_size_routes`): the bundled Delaunay folder sends n = 5 to its wider n = 5 model. A
+loaded model then carries those models as :attr:`LoadedModel.routes`, and :func:`predict`
+decodes each instance with the one that serves its size (:meth:`LoadedModel.for_size`), so
+every front end that loads a directory picks by size without knowing it.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +25,7 @@ import numpy as np
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.runs import CHECKPOINT_NAMES
-from ptrnet.tasks import Task, get_point_task
+from ptrnet.tasks import SizeRange, Task, get_point_task
 
 if TYPE_CHECKING:
     from torch import nn
@@ -29,6 +35,10 @@ if TYPE_CHECKING:
 
 BUNDLED = "bundled"  # the name of a task's bundled model wherever a model is named
 BUNDLED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bundled")
+#: The file in a model directory that routes instance sizes to models in its sub-folders:
+#: ``{"models": [{"sizes": "5", "dir": "n5"}, ...]}``; sizes no entry lists go to the
+#: directory's own model.
+SIZES_JSON = "sizes.json"
 
 
 def bundled_model_dir(task: Task | str) -> str:
@@ -47,6 +57,8 @@ class LoadedModel:
         path: the checkpoint file it was read from.
         step: optimiser steps it had been trained for.
         info: the checkpoint's record (e.g. ``info["best"]``: validation metrics).
+        routes: the models that serve other instance sizes (:data:`SIZES_JSON`); this one
+            serves every size none of them lists.
     """
 
     model: nn.Module
@@ -54,11 +66,45 @@ class LoadedModel:
     path: str
     step: int
     info: dict[str, Any]
+    routes: tuple[SizeRoute, ...] = ()
 
     @property
     def task(self) -> str:
         """Name of the task the model was trained on."""
         return self.config.train.task
+
+    def for_size(self, n: int) -> LoadedModel:
+        """The model that decodes an instance of n points: the route listing n, else this."""
+        return next((r.model for r in self.routes if r.sizes.lo <= n <= r.sizes.hi), self)
+
+    def to(self, device: Any) -> LoadedModel:
+        """Move this model and every routed one to ``device`` (a torch device); returns self."""
+        for loaded in (self, *(route.model for route in self.routes)):
+            loaded.model.to(device)
+        return self
+
+
+@dataclass(frozen=True)
+class SizeRoute:
+    """Instances with n in ``sizes`` decode with ``model``."""
+
+    sizes: SizeRange
+    model: LoadedModel
+
+
+def model_directory(path: str | os.PathLike[str] | None, task: Task | str | None) -> str | None:
+    """The directory ``path`` names (the bundled folder of ``task`` for None or ``"bundled"``),
+    or None when it names a file (or nothing).
+
+    Raises:
+        UsageError: no path given and no bundled model for ``task``.
+    """
+    if path is None or path == BUNDLED:
+        bundled = None if task is None else bundled_model_dir(task)
+        if bundled is None or not os.path.isdir(bundled):
+            raise UsageError("no bundled model for this task: pass --model RUN_DIR_OR_CHECKPOINT")
+        return bundled
+    return os.fspath(path) if os.path.isdir(path) else None
 
 
 def resolve_checkpoint(path: str | os.PathLike[str] | None, task: Task | str | None = None) -> str:
@@ -71,30 +117,26 @@ def resolve_checkpoint(path: str | os.PathLike[str] | None, task: Task | str | N
         UsageError: no path given and no bundled model for ``task``.
         InputError: the path does not exist, or a directory holds no checkpoint.
     """
-    if path is None or path == BUNDLED:
-        bundled = None if task is None else bundled_model_dir(task)
-        if bundled is None or not os.path.isdir(bundled):
-            raise UsageError("no bundled model for this task: pass --model RUN_DIR_OR_CHECKPOINT")
-        path = bundled
-    path = os.fspath(path)
-    if os.path.isdir(path):
+    folder = model_directory(path, task)
+    if folder is not None:
         for name in CHECKPOINT_NAMES:
-            if os.path.isfile(os.path.join(path, name)):
-                return os.path.join(path, name)
+            if os.path.isfile(os.path.join(folder, name)):
+                return os.path.join(folder, name)
         raise InputError(
-            path,
+            folder,
             None,
             f"no checkpoint in this directory (expected {' or '.join(CHECKPOINT_NAMES)})",
         )
     if not os.path.exists(path):
         raise InputError(path, None, "no such model directory or checkpoint file")
-    return path
+    return os.fspath(path)
 
 
 def load_model(
     path: str | os.PathLike[str] | None, task: Task | str | None = None, device: str = "cpu"
 ) -> LoadedModel:
-    """Load the model at ``path`` (run directory or checkpoint file) for inference.
+    """Load the model at ``path`` (run directory or checkpoint file) for inference; a directory
+    with a :data:`SIZES_JSON` brings the models it routes sizes to (:attr:`LoadedModel.routes`).
 
     Checkpoints hold CPU tensors whatever device trained them, so any of them loads anywhere.
 
@@ -107,19 +149,37 @@ def load_model(
     Raises:
         UsageError: no path, the model was trained on another task, a task whose inputs are not
             points, or an unknown or absent device.
-        InputError: missing path, or an unreadable or inconsistent checkpoint.
+        InputError: missing path, an unreadable or inconsistent checkpoint, or a
+            :data:`SIZES_JSON` that is malformed or routes to a model of another task.
     """
     from ptrnet.devices import resolve_device
-    from ptrnet.model import build_model
-    from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
 
     try:
         target = resolve_device(device)
         task = get_point_task(task, "a Ptr-Net model") if isinstance(task, str) else task
     except ValueError as err:
         raise UsageError(str(err)) from None
+    loaded = _load_file(resolve_checkpoint(path, task), target)
+    if task is not None:
+        check_task(loaded, task)
+    folder = model_directory(path, task)
+    if folder is None:
+        return loaded
+    routes = []
+    for sizes, sub in read_size_routes(folder):
+        route = _load_file(resolve_checkpoint(sub), target)
+        if route.task != loaded.task:
+            problem = f"routes n = {sizes} to a {route.task} model ({route.path})"
+            raise InputError(os.path.join(folder, SIZES_JSON), None, problem)
+        routes.append(SizeRoute(sizes, route))
+    return replace(loaded, routes=tuple(routes))
 
-    file = resolve_checkpoint(path, task)
+
+def _load_file(file: str, target: Any) -> LoadedModel:
+    """The model of checkpoint ``file`` on the torch device ``target``, in eval mode."""
+    from ptrnet.model import build_model
+    from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
+
     ckpt = load_checkpoint(file)
     model = build_model(ckpt.config.model)
     try:
@@ -128,10 +188,45 @@ def load_model(
         first = str(err).strip().splitlines()[0]
         raise CheckpointError(file, f"weights do not fit the configuration: {first}") from None
     model.to(target).eval()
-    loaded = LoadedModel(model, ckpt.config, file, ckpt.step, ckpt.info)
-    if task is not None:
-        check_task(loaded, task)
-    return loaded
+    return LoadedModel(model, ckpt.config, file, ckpt.step, ckpt.info)
+
+
+def read_size_routes(folder: str) -> list[tuple[SizeRange, str]]:
+    """The (sizes, sub-folder path) pairs of ``folder``'s :data:`SIZES_JSON`, none without one.
+
+    Each entry is ``{"sizes": "LO-HI" or "N", "dir": NAME}``, NAME a sub-folder of ``folder``
+    holding a checkpoint; no two entries' sizes overlap.
+
+    Raises:
+        InputError: unreadable JSON, an entry of the wrong form, a NAME that is not a plain
+            sub-folder name, or overlapping sizes.
+    """
+    import json
+
+    path = os.path.join(folder, SIZES_JSON)
+    if not os.path.isfile(path):
+        return []
+    try:
+        with open(path, encoding="utf-8") as stream:
+            entries = json.load(stream)["models"]
+        routes = [_size_route(folder, entry) for entry in entries]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise InputError(path, None, f"not a size routing file ({err})") from None
+    ordered = sorted(routes, key=lambda route: route[0].lo)
+    for (a, _), (b, _) in zip(ordered, ordered[1:], strict=False):
+        if b.lo <= a.hi:
+            raise InputError(path, None, f"sizes {a} and {b} overlap")
+    return routes
+
+
+def _size_route(folder: str, entry: dict[str, Any]) -> tuple[SizeRange, str]:
+    """One entry of a :data:`SIZES_JSON`; raises ValueError, KeyError or TypeError."""
+    if set(entry) != {"sizes", "dir"}:
+        raise ValueError(f"an entry needs exactly the keys 'sizes' and 'dir', got {sorted(entry)}")
+    name = entry["dir"]
+    if not isinstance(name, str) or name in ("", ".", "..") or os.path.basename(name) != name:
+        raise ValueError(f"'dir' must name a sub-folder, got {str(name)[:40]!r}")
+    return SizeRange.parse(entry["sizes"]), os.path.join(folder, name)
 
 
 def check_task(loaded: LoadedModel, task: Task | str) -> Task:
@@ -173,10 +268,33 @@ def predict(
     largest = max((len(p) for p in points_list), default=0)
     if largest > MAX_MODEL_POINTS:
         raise UsageError(f"an instance has {largest} points; models decode n <= {MAX_MODEL_POINTS}")
+    out: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(points_list)
+    for model, rows in size_groups(loaded, points_list):
+        group = [points_list[i] for i in rows]
+        _check_vocabulary(model, max(len(p) for p in group))
+        seqs = decode_all(model.model, task, group, options or DecodeOptions())
+        for i, seq in zip(rows, seqs, strict=True):
+            out[i] = seq
+    return out
+
+
+def size_groups(
+    loaded: LoadedModel, points_list: Sequence[np.ndarray]
+) -> list[tuple[LoadedModel, list[int]]]:
+    """The indices of ``points_list`` grouped by the model that serves their size
+    (:meth:`LoadedModel.for_size`), in input order within a group; one group without routes."""
+    groups: dict[int, tuple[LoadedModel, list[int]]] = {}
+    for i, points in enumerate(points_list):
+        model = loaded.for_size(len(points))
+        groups.setdefault(id(model), (model, []))[1].append(i)
+    return list(groups.values())
+
+
+def _check_vocabulary(loaded: LoadedModel, largest: int) -> None:
+    """Raises UsageError when a fixed-vocabulary baseline meets more points than it has outputs."""
     max_n = loaded.config.model.max_n
     if max_n is not None and largest > max_n:
         raise UsageError(
             f"the {loaded.config.model.kind} model at {loaded.path} handles "
             f"n <= {max_n}; an instance has {largest} points"
         )
-    return decode_all(loaded.model, task, points_list, options or DecodeOptions())

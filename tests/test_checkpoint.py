@@ -11,11 +11,17 @@ from safetensors.torch import save_file
 from ptrnet.inference import load_model
 from ptrnet.io.paper_format import write_examples
 from ptrnet.model import ModelConfig, build_model
-from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from ptrnet.runs.checkpoint import (
+    CheckpointError,
+    checksummed_file,
+    load_checkpoint,
+    read_checkpoint_file,
+    save_checkpoint,
+)
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.runs.csvlog import read_log
 from ptrnet.tasks import get_task
-from ptrnet.training import loop
+from ptrnet.training import baselines, loop
 from ptrnet.training.data import TrainingData
 from ptrnet.training.loop import build_optimizer, train, train_step
 
@@ -126,14 +132,26 @@ def comparable(rows):
     return [{k: v for k, v in r.items() if k not in ("examples_per_s", "elapsed_s")} for r in rows]
 
 
+REINFORCE_VARIANTS = {
+    "reinforce-tsp": {"task": "tsp"},
+    "reinforce-sort-ema": {"baseline": "ema", "baseline_beta": 0.5},
+    # An update every 3 steps, so the split at step 4 falls between two.
+    "reinforce-hull-rollout": {"task": "convex_hull", "baseline": "rollout", "baseline_every": 3},
+}
+
+
 @pytest.mark.parametrize(
-    "variant", ["adam-generated", "sgd-file-bucketed", "reinforce-tsp", "adam-ema"]
+    "variant", ["adam-generated", "sgd-file-bucketed", "adam-ema", *REINFORCE_VARIANTS]
 )
-def test_resume_continues_exactly(tmp_path, variant):
+def test_resume_continues_exactly(tmp_path, monkeypatch, variant):
     config = run_config(ema=0.7) if variant == "adam-ema" else run_config()
-    if variant == "reinforce-tsp":  # the sampled outputs too are a function of the step
-        train_cfg = replace(config.train, task="tsp", objective="reinforce", rl_samples=3)
-        config = RunConfig(ModelConfig(input_dim=2, hidden=16), train_cfg)
+    if variant in REINFORCE_VARIANTS:  # the sampled outputs too are a function of the step
+        changes = {"objective": "reinforce", "rl_samples": 3, "baseline_count": 8}
+        train_cfg = replace(config.train, **changes, **REINFORCE_VARIANTS[variant])
+        dim = get_task(train_cfg.task).dim
+        config = RunConfig(ModelConfig(input_dim=dim, hidden=16), train_cfg)
+    if variant == "reinforce-hull-rollout":  # every test replaces the frozen copy
+        monkeypatch.setattr(baselines, "rollout_improved", lambda policy, frozen: True)
     if variant == "sgd-file-bucketed":
         path = tmp_path / "train.txt"
         points = get_task("sort").generate(config.train.size_range, 20, seed=42)
@@ -166,6 +184,12 @@ def test_resume_continues_exactly(tmp_path, variant):
     for k, v in (a.ema_state or {}).items():
         assert torch.equal(v, b.ema_state[k])
     assert a.info == b.info  # the same best record
+    assert (a.baseline_state is None) == (variant not in REINFORCE_VARIANTS)
+    if a.baseline_state is not None:  # the baseline continued exactly too
+        assert a.baseline_state.meta == b.baseline_state.meta
+        assert a.baseline_state.tensors.keys() == b.baseline_state.tensors.keys()
+        for k, v in a.baseline_state.tensors.items():
+            assert torch.equal(v, b.baseline_state.tensors[k])
     log_a = comparable(read_log(tmp_path / "straight" / "log.csv"))
     assert log_a == comparable(read_log(tmp_path / "split" / "log.csv"))
 
@@ -180,6 +204,55 @@ def test_resume_refuses_a_different_run(tmp_path):
     changed = RunConfig(config.model, replace(config.train, batch_size=4))
     with pytest.raises(ValueError, match="cannot change batch_size"):
         train(changed, tmp_path, resume=True, progress=False)
+
+
+def rewrite_last(run_dir, edit):
+    """Rewrite ``last.safetensors`` after ``edit(meta, tensors)``, with a fresh checksum."""
+    path = os.path.join(run_dir, "last.safetensors")
+    meta, tensors = read_checkpoint_file(path)
+    meta.pop("checksum")
+    edit(meta, tensors)
+    with open(path, "wb") as stream:
+        stream.write(checksummed_file(tensors, meta))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("baseline", "edit", "message"),
+    [
+        ("ema", lambda m, t: m["baseline"].update(value="x"), "moving average is 'x'"),
+        ("rollout", lambda m, t: m["baseline"].update(updates=-1), "update count is '-1'"),
+        ("rollout", lambda m, t: t.pop("baseline.frozen_costs"), "no 8 held-out costs"),
+        ("rollout", lambda m, t: t.pop("baseline.frozen.v"), "frozen copy: Error"),
+    ],
+)
+def test_a_damaged_baseline_state_is_one_checkpoint_error(tmp_path, baseline, edit, message):
+    changes = {"objective": "reinforce", "rl_samples": 2, "baseline_count": 8}
+    config = run_config(steps=2, val_every=2, baseline=baseline, **changes)
+    train(config, tmp_path, progress=False)
+    path = rewrite_last(tmp_path, edit)
+    with pytest.raises(CheckpointError, match=f"invalid baseline state: .*{message}") as err:
+        train(replace(config, train=replace(config.train, steps=4)), tmp_path, resume=True)
+    assert str(err.value).startswith(path) and "\n" not in str(err.value)
+
+
+def test_the_checksum_covers_the_baseline_tensors(tmp_path):
+    changes = {"objective": "reinforce", "rl_samples": 2, "baseline_count": 8}
+    train(run_config(steps=2, val_every=2, baseline="rollout", **changes), tmp_path)
+    path = os.path.join(tmp_path, "last.safetensors")
+    meta, tensors = read_checkpoint_file(path)
+    tensors["baseline.frozen_costs"] = tensors["baseline.frozen_costs"] + 1.0
+    with open(path, "wb") as stream:
+        stream.write(save_file_bytes(tensors, meta))
+    with pytest.raises(CheckpointError, match="checksum mismatch"):
+        load_checkpoint(path)
+
+
+def save_file_bytes(tensors, meta):
+    """The safetensors bytes of ``tensors`` with ``meta`` as is (its old checksum kept)."""
+    from safetensors.torch import save
+
+    return save(tensors, metadata={"ptrnet": json.dumps(meta)})
 
 
 def test_best_checkpoint_follows_the_decoded_metric_not_the_loss(tmp_path, monkeypatch):

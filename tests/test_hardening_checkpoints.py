@@ -150,10 +150,16 @@ def test_resume_accepts_the_original_command_line(tmp_path: Path, capsys) -> Non
     assert "cannot change sizes from 5 to 6 when resuming" in capsys.readouterr().err
 
 
-BUNDLED = sorted((Path(__file__).parents[1] / "ptrnet" / "bundled").glob("*/best.safetensors"))
+BUNDLED_ROOT = Path(__file__).parents[1] / "ptrnet" / "bundled"
+# Every bundled model, the size-routed ones in sub-folders (delaunay/n5) included.
+BUNDLED = sorted(BUNDLED_ROOT.glob("**/best.safetensors"))
 
 
-@pytest.mark.parametrize("bundled", BUNDLED, ids=lambda path: path.parent.name)
+def bundled_name(path: Path) -> str:
+    return path.parent.relative_to(BUNDLED_ROOT).as_posix()
+
+
+@pytest.mark.parametrize("bundled", BUNDLED, ids=bundled_name)
 def test_bundled_models_carry_a_checksum_that_catches_a_bit_flip(tmp_path: Path, bundled) -> None:
     data = bundled.read_bytes()
     assert json.loads(split(data)[0]["__metadata__"]["ptrnet"])["checksum"].startswith("sha256:")
@@ -164,5 +170,6 @@ def test_bundled_models_carry_a_checksum_that_catches_a_bit_flip(tmp_path: Path,
 
 
 def test_every_bundled_model_is_covered() -> None:
-    names = {path.parent.name for path in BUNDLED}
-    assert {"convex_hull", "delaunay", "sort", "tsp", "copy", "convex_hull_seq2seq"} <= names
+    names = {bundled_name(path) for path in BUNDLED}
+    expected = {"convex_hull", "delaunay", "delaunay/n5", "sort", "tsp", "copy"}
+    assert expected | {"convex_hull_seq2seq"} <= names

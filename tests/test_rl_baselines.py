@@ -195,25 +195,10 @@ def test_a_few_steps_with_each_baseline_shorten_the_greedy_tours(name):
 # --- any task with a cost ---
 
 
-class DescentSort(type(get_task("sort"))):
-    """Sort with a cost, defined here only: the total descent of the output, sum over
-    consecutive outputs of max(0, x_prev - x_next), 0 exactly when the output is sorted. The
-    REINFORCE machinery reads nothing but the task's cost."""
-
-    has_cost = True
-
-    def batch_cost(self, points, tokens, lengths):
-        size = points.shape[1]
-        picked = (tokens[:, :size] - 1).clamp(min=0)  # (B, N) 0-based, junk past n_b
-        values = points[..., 0].gather(1, picked)  # (B, N)
-        steps = torch.arange(1, size, device=points.device)[None, :] < lengths[:, None]
-        descent = (values[:, :-1] - values[:, 1:]).clamp(min=0)  # (B, N-1)
-        return (descent * steps).sum(dim=1)
-
-
 @pytest.mark.parametrize("name", ["samples", "pomo"])
 def test_reinforce_lowers_the_cost_of_a_task_it_knows_only_by_its_cost(name):
-    task = DescentSort()
+    """Sort, whose cost (the share of output pairs out of order) is all REINFORCE reads."""
+    task = get_task("sort")
     points = task.generate(SizeRange.parse("6"), 32, seed=1)
     batch = collate(points)
     torch.manual_seed(0)

@@ -107,9 +107,7 @@ def load_model_on(path: str | None, task: Task | str | None, device: str):
         where = resolve_device(device)
     except ValueError as err:
         raise UsageError(f"--device {device}: {err}") from None
-    loaded = load_model(path, task)
-    loaded.model.to(where)
-    return loaded
+    return load_model(path, task).to(where)
 
 
 def set_threads(threads: int | None) -> None:

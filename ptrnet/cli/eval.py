@@ -89,8 +89,9 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
     import sys
 
     device = next(loaded.model.parameters()).device
+    routed = "".join(f"; n = {r.sizes}: {r.model.path}" for r in loaded.routes)
     rows = [
-        ("model", f"{loaded.path} (step {loaded.step:,}, {device})"),
+        ("model", f"{loaded.path} (step {loaded.step:,}, {device}){routed}"),
         ("decoding", describe_decoding(decode_options(args, get_task(loaded.task)))),
         ("time", f"{count:,} instance{'s' if count != 1 else ''} in {seconds:.2f} s"),
     ]

@@ -58,8 +58,8 @@ class DecodeOptions:
             likelihood (``square_symmetric`` tasks). See :mod:`ptrnet.decoding.views`.
         pick: with several candidates per instance (beam search, multistart, ``samples`` > 1),
             ``likely`` (the one the model scores highest) or ``shortest`` (the lowest
-            ``Task.sequence_cost`` among the finished ones; tasks with ``has_cost``), which puts
-            the task's cost, not the model alone, in the loop.
+            ``Task.sequence_cost`` among the finished ones; tasks with ``objective_cost``),
+            which puts the task's cost, not the model alone, in the loop.
         temperature: divides the log-probabilities before sampling, > 0.
         seed: seeds the sampling generator (same seed, same samples).
         batch_size: instances per decoding batch, >= 1.
@@ -138,7 +138,7 @@ class DecodeOptions:
                 task without a cost.
         """
         check_views(task, self.views)
-        if self.pick == "shortest" and not task.has_cost:
+        if self.pick == "shortest" and not task.objective_cost:
             raise _shortest_error()
         return replace(self, constraints=self.constraints or task.default_constraints)
 
@@ -170,7 +170,7 @@ def check_views(task: Task, views: int) -> None:
 def _shortest_error() -> DecodeOptionError:
     from ptrnet.tasks import POINT_TASKS
 
-    costed = " or ".join(name for name, task in POINT_TASKS.items() if task.has_cost)
+    costed = " or ".join(name for name, task in POINT_TASKS.items() if task.objective_cost)
     return DecodeOptionError(
         "pick",
         f"pick 'shortest' needs several candidates (beam, multistart or samples > 1) on the "

@@ -8,11 +8,15 @@ Layout of ``NAME.safetensors``:
   checkpoints), and ``rng.torch``: the torch CPU generator state;
 * tensors ``ema.<key>``: the moving average of the weights (:mod:`ptrnet.training.ema`), in
   resumable checkpoints of runs that keep one;
+* tensors ``baseline.<key>``: the REINFORCE baseline's tensors (the rollout baseline's frozen
+  policy and its held-out costs, :mod:`ptrnet.training.baselines`), in resumable checkpoints of
+  REINFORCE runs;
 * header metadata ``ptrnet``: JSON ``{"format", "config": RunConfig.to_dict(), "step", "info",
-  "optimizer": {"param_groups", "scalars"}, "checksum"}``; ``config`` alone rebuilds the model;
-  ``checksum`` is the SHA-256 of the ``model.`` and ``ema.`` tensors
-  (:func:`ptrnet.io.safetensors_header.tensor_digest`), verified on load when present (older
-  files lack it).
+  "optimizer": {"param_groups", "scalars"}, "baseline", "checksum"}``; ``config`` alone
+  rebuilds the model; ``baseline`` is the REINFORCE baseline's JSON state (the moving average,
+  the rollout's update count); ``checksum`` is the SHA-256 of the ``model.``, ``ema.`` and
+  ``baseline.`` tensors (:func:`ptrnet.io.safetensors_header.tensor_digest`), verified on load
+  when present (older files lack it).
 
 Loading trusts nothing in the file: the header is checked against the bytes
 (:mod:`ptrnet.io.safetensors_header`), the metadata's types, the configuration's parameter
@@ -44,7 +48,8 @@ from ptrnet.model.shapes import state_shapes
 from ptrnet.runs.config import RunConfig
 
 FORMAT = "ptrnet-checkpoint-1"
-DIGESTED = ("model.", "ema.")  # the tensors the checksum covers and that must be finite
+# The tensors the checksum covers and that must be finite.
+DIGESTED = ("model.", "ema.", "baseline.")
 MAX_CHECKPOINT_BYTES = 2**32  # 4 GiB; the bundled checkpoints are under 5 MB
 
 
@@ -53,6 +58,19 @@ class CheckpointError(InputError):
 
     def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
         super().__init__(path, None, problem)
+
+
+@dataclass(frozen=True)
+class BaselineState:
+    """What a REINFORCE baseline needs to continue exactly after a resume.
+
+    Attributes:
+        meta: JSON values (e.g. the moving average; a JSON object).
+        tensors: named tensors (e.g. a frozen copy of the policy).
+    """
+
+    meta: dict[str, Any] = field(default_factory=dict)
+    tensors: dict[str, torch.Tensor] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -68,6 +86,8 @@ class Checkpoint:
         rng_state: torch CPU generator state, or None.
         ema_state: the weights' moving average (:func:`ptrnet.training.ema.ema_state`), or
             None.
+        baseline_state: the REINFORCE baseline's state, or None (not a REINFORCE run, a
+            weights-only file, or a file older than this field).
     """
 
     config: RunConfig
@@ -77,6 +97,7 @@ class Checkpoint:
     optimizer_state: dict[str, Any] | None = None
     rng_state: torch.Tensor | None = None
     ema_state: dict[str, torch.Tensor] | None = None
+    baseline_state: BaselineState | None = None
 
 
 def save_checkpoint(
@@ -87,17 +108,24 @@ def save_checkpoint(
     optimizer: torch.optim.Optimizer | None = None,
     info: dict[str, Any] | None = None,
     ema_state: dict[str, torch.Tensor] | None = None,
+    baseline_state: BaselineState | None = None,
 ) -> None:
     """Write a checkpoint atomically; with ``optimizer`` (and ``ema_state``, if the run keeps a
-    moving average) it also holds what resuming needs."""
+    moving average, and ``baseline_state``, if it trains by REINFORCE) it also holds what
+    resuming needs."""
     tensors = {f"model.{k}": v.detach().contiguous() for k, v in model.state_dict().items()}
     tensors.update({f"ema.{k}": v for k, v in (ema_state or {}).items()})
+    if baseline_state is not None:
+        baseline = baseline_state.tensors.items()
+        tensors.update({f"baseline.{k}": v.detach().contiguous() for k, v in baseline})
     meta: dict[str, Any] = {
         "format": FORMAT,
         "config": config.to_dict(),
         "step": step,
         "info": info or {},
     }
+    if baseline_state is not None:
+        meta["baseline"] = baseline_state.meta
     if optimizer is not None:
         optim_tensors, meta["optimizer"] = _flatten_optimizer(optimizer.state_dict())
         tensors.update(optim_tensors)
@@ -138,6 +166,10 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
         raise CheckpointError(path, f"weights do not fit the configuration: {err}") from None
     model_state = {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}
     ema = {k[4:]: v for k, v in tensors.items() if k.startswith("ema.")}
+    baseline = {k[9:]: v for k, v in tensors.items() if k.startswith("baseline.")}
+    baseline_state = None
+    if "baseline" in meta or baseline:
+        baseline_state = BaselineState(meta.get("baseline", {}), baseline)
     optimizer_state = None
     if "optimizer" in meta:
         try:
@@ -152,6 +184,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
         optimizer_state,
         tensors.get("rng.torch"),
         ema or None,
+        baseline_state,
     )
 
 
@@ -205,8 +238,9 @@ def _meta_object(metadata: dict[str, str]) -> dict[str, Any]:
 
 def _check_run_meta(meta: dict[str, Any]) -> None:
     """Raise ValueError unless a run checkpoint's metadata has the types loading relies on."""
-    for key, kind in (("config", dict), ("step", int), ("info", dict), ("optimizer", dict)):
-        if key not in meta and key in ("info", "optimizer"):
+    optional = ("info", "optimizer", "baseline")
+    for key, kind in (("config", dict), ("step", int), *((key, dict) for key in optional)):
+        if key not in meta and key in optional:
             continue
         if key not in meta:
             raise ValueError(f"metadata has no {key!r}")

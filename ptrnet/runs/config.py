@@ -22,7 +22,7 @@ from typing import Any
 from ptrnet.devices import check_device_name
 from ptrnet.model.config import ModelConfig
 from ptrnet.precision import PRECISIONS
-from ptrnet.tasks import SizeRange, get_point_task, get_task
+from ptrnet.tasks import POINT_TASKS, SizeRange, get_point_task, get_task
 
 OPTIMIZERS = ("sgd", "adam")
 DEFAULT_LR = {"sgd": 1.0, "adam": 1e-3}
@@ -72,11 +72,12 @@ class TrainConfig:
             the tokens the task's rules allow after the label prefix (the mask a constrained
             decoder applies), so training and constrained decoding see the same choices.
         objective: ``likelihood`` (the paper): teacher-forced maximum likelihood of the labels;
-            ``reinforce``: policy gradient on the task's cost (tasks with ``has_cost``: TSP tour
-            length) without labels: ``rl_samples`` outputs sampled per instance under the
-            task's rules, each weighted by its cost minus the mean cost of the instance's other
-            samples (:mod:`ptrnet.training.losses`). Meant for fine-tuning (``init_from``);
-            generated training instances are then not solved (validation still is).
+            ``reinforce``: policy gradient on the task's cost (tasks with ``has_cost``: TSP's
+            tour length, sort's and hull's distances from the answer) without labels:
+            ``rl_samples`` outputs sampled per instance under the task's rules, each weighted
+            by its cost minus a baseline (:mod:`ptrnet.training.losses`); from scratch or
+            from ``init_from``. Generated training instances are then not solved (validation
+            still is).
         rl_samples: outputs sampled per instance with ``reinforce`` (at least 2).
         baseline: what ``reinforce`` compares each sample's cost with
             (:mod:`ptrnet.training.baselines`): ``samples`` (the instance's other samples),
@@ -154,8 +155,9 @@ class TrainConfig:
         _choice("objective", self.objective, OBJECTIVES)
         _choice("baseline", self.baseline, BASELINES)
         if self.objective == "reinforce" and not task.has_cost:
+            costed = ", ".join(name for name, other in POINT_TASKS.items() if other.has_cost)
             raise ValueError(
-                f"objective 'reinforce' needs a task with a cost; {task.name} has none"
+                f"objective 'reinforce' needs a task with a cost ({costed}); {task.name} has none"
             )
         for name in ("data", "val_data", "init_from"):
             value = getattr(self, name)

@@ -128,7 +128,8 @@ class Task(TaskCard, ABC):
     ``solvers``, ``lower_is_better`` and ``validity_metric`` (checkpoint
     selection), ``default_constraints`` (the paper's decoding mask for it), the symmetry flags
     (multi-view decoding, augmentation; both false suit a non-geometric task), ``has_cost`` with
-    :meth:`batch_cost` and :meth:`sequence_cost` (REINFORCE, the ``shortest`` beam pick),
+    :meth:`sequence_cost` and optionally a batched :meth:`batch_cost` (REINFORCE) and
+    ``objective_cost`` (the ``shortest`` pick),
     :meth:`sample_points` (default: uniform in [0, 1)^dim) and :meth:`label_shape_problem`
     (the length checks a reference label must pass before :meth:`is_valid`).
     """
@@ -169,9 +170,15 @@ class Task(TaskCard, ABC):
     #: counter-clockwise from the lowest index); false for Delaunay, whose triangles are ordered
     #: by their incentres' coordinates, and for sort. Decoding with 2 or 4 views needs it.
     rotation_invariant_labels: ClassVar[bool] = False
-    #: Whether the task scores an output by a cost to minimise (:meth:`batch_cost`), which
-    #: reinforcement learning can train on without labels: TSP's tour length.
+    #: Whether the task scores an output by a cost to minimise (:meth:`sequence_cost`,
+    #: :meth:`batch_cost`), which reinforcement learning trains on: TSP's tour length; sort's
+    #: and convex hull's distances from the exact answer (0 exactly at the label).
     has_cost: ClassVar[bool] = False
+    #: Whether that cost is the problem's own objective, measured without the exact answer
+    #: (TSP's tour length): only such a cost may pick among decoded candidates
+    #: (``pick="shortest"``) or be reported for the reference (an optimal length). A distance
+    #: from the answer (sort, hull) would put the solver in the loop.
+    objective_cost: ClassVar[bool] = False
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Draw one instance of size n: uniform in [0, 1)^dim.  Returns (n, dim) float64."""
@@ -236,13 +243,21 @@ class Task(TaskCard, ABC):
     ) -> torch.Tensor:
         """(B,) cost of each row's decoded output, lower is better (tasks with ``has_cost``).
 
+        By default :meth:`sequence_cost` row by row on the CPU; a task overrides it with a
+        batched computation where the per-row loop would slow training (TSP, sort).
+
         Args:
             points: (B, N, dim) padded instances.
             tokens: (B, T) model tokens of valid outputs (1-based inputs, 0 = end), as a
                 ``task``-constrained decoder returns them.
             lengths: (B,) real sizes.
         """
-        raise NotImplementedError(f"task {self.name} has no cost to minimise")
+        import torch
+
+        instances = points.detach().double().cpu().numpy()  # (B, N, dim)
+        rows = zip(instances, tokens.cpu().numpy(), lengths.tolist(), strict=True)
+        costs = [self.sequence_cost(x[:n], from_tokens(t)) for x, t, n in rows]
+        return torch.tensor(costs, dtype=points.dtype, device=points.device)
 
     def sequence_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
         """The cost of one output (tasks with ``has_cost``; lower is better), inf for an output

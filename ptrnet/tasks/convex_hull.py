@@ -12,12 +12,22 @@ Task card
     ``area_coverage`` (predicted area / true area, averaged over simple predictions only),
     ``non_simple_rate`` (share of predictions that are not simple polygons) and ``fail``
     (the paper's FAIL flag: more than 1% not simple).
+    Cost (REINFORCE): for an output cycle of m vertices against the hull's h,
+    ``(max(m, h) - k + s) / (max(m, h) + 1)``, where k counts the output's edges ``a -> b``
+    that are edges of the counter-clockwise hull and s is 1 when the output does not start at
+    the label's first vertex (the lowest hull index). In [0, 1] and 0 exactly at the label:
+    k = m = h makes the output trace the hull's edges, in its direction, and s = 0 fixes the
+    start. Each missing or extra vertex, or stretch walked clockwise, costs its broken edges,
+    so a policy gains from every edge it gets right; the start term keeps the label form that
+    rotated views of an instance share (:mod:`ptrnet.decoding.views`). The cost needs the
+    exact hull, so it is a training signal, not a decoding choice (``objective_cost`` false).
     Reference: Qhull via :func:`ptrnet.solvers.geometry.convex_hull`. Degenerate inputs (all
     collinear, fewer than 3 distinct points) raise :class:`DegenerateInstanceError`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -94,6 +104,7 @@ class ConvexHullTask(Task):
     solvers = ("qhull",)
     square_symmetric = True
     rotation_invariant_labels = True
+    has_cost = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         self.check_solver(solver)
@@ -124,6 +135,24 @@ class ConvexHullTask(Task):
 
     def max_steps(self, n: int) -> int:
         return n + 1
+
+    def sequence_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        """The distance of ``seq`` from the label (module docstring); inf for an output that
+        is not a valid closed cycle.
+
+        Raises:
+            DegenerateInstanceError: an instance without a hull (all points collinear).
+        """
+        if not self.is_valid(points, seq):
+            return math.inf
+        hull = open_cycle(self.solve(points))  # (h,) counter-clockwise from the lowest index
+        cycle = first_copies(points)[open_cycle(seq)]  # (m,) duplicates as their lowest index
+        edges = set(zip(hull.tolist(), np.roll(hull, -1).tolist(), strict=True))
+        found = sum(
+            edge in edges for edge in zip(cycle.tolist(), np.roll(cycle, -1).tolist(), strict=True)
+        )
+        size = max(len(cycle), len(hull))
+        return (size - found + float(cycle[0] != hull[0])) / (size + 1)
 
     def allowed_next(self, state: DecodeState) -> torch.Tensor:
         closed = (state.steps >= 2) & (state.last == state.first)

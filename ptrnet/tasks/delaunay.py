@@ -12,6 +12,9 @@ Task card
     triples, after at least one. The paper decodes unconstrained (``none`` mode).
     Metrics: ``accuracy`` (exact set of triangles) and ``triangle_coverage`` (share of true
     triangles found, averaged over instances).
+    Cost: none (``has_cost`` false), so ``objective reinforce`` refuses the task. A cost with
+    its minimum exactly at the label would have to score the incenter order of a decoded
+    triangle list, which a set measure (missing plus extra triangles) cannot; none is chosen.
     Reference: Qhull via :func:`ptrnet.solvers.geometry.delaunay_triangles`.
 """
 

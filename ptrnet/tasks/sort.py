@@ -6,11 +6,17 @@ Task card
     Constraints (``task`` mode): each input once; the end symbol only after all n.
     Metrics: ``exact_match`` (whole sorted order right), ``position_accuracy`` (share of output
     positions holding the right value), ``valid_rate`` (output is a permutation).
+    Cost (REINFORCE): the share of output pairs out of ascending order, inversions / (n choose
+    2), the normalised Kendall tau distance to the sorted order: 0 exactly for a sorted output
+    (equal values in any order), 1 for the descending one. Unlike the number of neighbouring
+    descents (:func:`ptrnet.results.output_cost`'s measure), it falls with every swap that
+    moves a value towards its place, the finer signal for a policy gradient.
     Reference: ``numpy.argsort(kind="stable")``. No paper numbers exist for this task.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -41,6 +47,7 @@ class SortTask(Task):
     drawing = "bars"
     default_constraints = "task"  # not in the paper: permutations, as TSP's tours
     solvers = ("stable_argsort",)
+    has_cost = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         self.check_solver(solver)
@@ -55,6 +62,33 @@ class SortTask(Task):
 
     def max_steps(self, n: int) -> int:
         return n
+
+    def sequence_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        """The share of output pairs out of ascending order (module docstring); inf for an
+        output that is not a permutation."""
+        if not self.is_valid(points, seq):
+            return math.inf
+        n = len(seq)
+        values = np.asarray(points, dtype=np.float64)[seq, 0]
+        inversions = np.triu(values[:, None] > values[None, :], k=1).sum()
+        return float(inversions / max(n * (n - 1) // 2, 1))
+
+    def batch_cost(
+        self, points: torch.Tensor, tokens: torch.Tensor, lengths: torch.Tensor
+    ) -> torch.Tensor:
+        """(B,) shares of output pairs out of order; row b's first ``lengths[b]`` tokens are
+        its permutation."""
+        import torch
+
+        size = points.shape[1]
+        picked = (tokens[:, :size] - 1).clamp(min=0)  # (B, N) 0-based, junk past n_b
+        values = points[..., 0].gather(1, picked)  # (B, N) in output order
+        real = torch.arange(size, device=points.device)[None, :] < lengths[:, None]  # (B, N)
+        later = torch.ones(size, size, dtype=torch.bool, device=points.device).triu(1)  # i < j
+        pairs = later & real[:, :, None] & real[:, None, :]  # (B, N, N)
+        inversions = ((values[:, :, None] > values[:, None, :]) & pairs).sum(dim=(1, 2))
+        total = (lengths * (lengths - 1) // 2).clamp(min=1)
+        return inversions.to(points.dtype) / total.to(points.dtype)
 
     def allowed_next(self, state: DecodeState) -> torch.Tensor:
         return state.unvisited() | state.end_if(state.steps >= state.lengths)

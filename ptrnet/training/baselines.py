@@ -18,8 +18,10 @@ any task with a cost (:attr:`ptrnet.tasks.base.Task.has_cost`):
   each compared with the mean over all its instance's starts (Kwon et al. 2020). In a batch of
   mixed sizes, the smaller instances repeat starts (start s of n_b < N is start s mod n_b).
 
-A baseline's state (the moving average, the frozen copy) lives in memory only: a resumed run
-starts it afresh (``rollout`` from the resumed weights).
+A baseline's state (the moving average; the frozen copy, its update count and its held-out
+costs) is saved in the run's resumable checkpoint (:meth:`Baseline.state`,
+:class:`ptrnet.runs.checkpoint.BaselineState`) and restored on resume
+(:meth:`Baseline.load_state`), so a resumed run continues exactly as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from ptrnet.batching import Batch
 from ptrnet.decoding.dataset import decode_all
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
+from ptrnet.runs.checkpoint import BaselineState
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task
 
@@ -56,6 +59,13 @@ class Baseline:
 
     def after_step(self, model: nn.Module, step: int) -> None:
         """Called after optimiser step ``step`` (0-based) with the updated policy."""
+
+    def state(self) -> BaselineState:
+        """What resuming needs to continue this baseline exactly (nothing, for this one)."""
+        return BaselineState()
+
+    def load_state(self, state: BaselineState) -> None:
+        """Continue from :meth:`state`'s result; raises ValueError on one that does not fit."""
 
 
 def leave_one_out_baseline(cost: torch.Tensor) -> torch.Tensor:
@@ -84,6 +94,15 @@ class EmaBaseline(Baseline):
         self.value = mean if self.value is None else self.beta * self.value + (1 - self.beta) * mean
         return torch.full_like(cost, self.value)
 
+    def state(self) -> BaselineState:
+        return BaselineState({"value": self.value})  # JSON keeps a float exactly
+
+    def load_state(self, state: BaselineState) -> None:
+        value = state.meta.get("value")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ValueError(f"the moving average is {str(value)[:40]!r}, not a number")
+        self.value = None if value is None else float(value)
+
 
 class RolloutBaseline(Baseline):
     """The greedy cost of a frozen copy of the policy, replaced when the policy is significantly
@@ -108,6 +127,27 @@ class RolloutBaseline(Baseline):
             self.updates += 1
             self.points = self._draw()
             self.frozen_costs = self._costs(self.frozen)
+
+    def state(self) -> BaselineState:
+        tensors = {f"frozen.{k}": v for k, v in self.frozen.state_dict().items()}
+        tensors["frozen_costs"] = torch.from_numpy(np.asarray(self.frozen_costs, dtype=float))
+        return BaselineState({"updates": self.updates}, tensors)
+
+    def load_state(self, state: BaselineState) -> None:
+        updates = state.meta.get("updates")
+        if isinstance(updates, bool) or not isinstance(updates, int) or updates < 0:
+            raise ValueError(f"the rollout update count is {str(updates)[:40]!r}")
+        weights = {k[7:]: v for k, v in state.tensors.items() if k.startswith("frozen.")}
+        costs = state.tensors.get("frozen_costs")
+        if costs is None or costs.shape != (self.cfg.baseline_count,):
+            raise ValueError(f"no {self.cfg.baseline_count} held-out costs of the frozen copy")
+        try:
+            self.frozen.load_state_dict(weights)
+        except RuntimeError as err:
+            raise ValueError(f"frozen copy: {str(err).strip().splitlines()[0]}") from None
+        self.updates = updates
+        self.points = self._draw()
+        self.frozen_costs = costs.numpy().astype(float)
 
     def _draw(self) -> list[np.ndarray]:
         start = self.updates * self.cfg.baseline_count

@@ -41,7 +41,7 @@ from ptrnet.io.atomic import atomic_write
 from ptrnet.model import build_model
 from ptrnet.precision import autocast, grad_scaler
 from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV
-from ptrnet.runs.checkpoint import load_checkpoint, save_checkpoint
+from ptrnet.runs.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 from ptrnet.runs.csvlog import CsvLog, columns_for
 from ptrnet.tasks import Task, get_task
@@ -224,14 +224,18 @@ class Trainer:
         self.optimizer = build_optimizer(self.model, self.cfg)
         self.scaler = grad_scaler(self.cfg.precision, self.device)
         self.ema = ema_model(self.model, self.cfg.ema) if self.cfg.ema else None
-        if resume:
-            self._restore(last)
-        elif self.cfg.init_from is not None:
+        saved = self._restore(last) if resume else None
+        if not resume and self.cfg.init_from is not None:
             self._warm_start(self.cfg.init_from)
         self.wrapped = self.session.wrap(self.model)  # what steps train: DDP or the model
         self.baseline = None
         if self.cfg.objective == "reinforce":
             self.baseline = make_baseline(self.cfg, self.model, self.task)
+            if saved is not None and saved.baseline_state is not None:
+                try:
+                    self.baseline.load_state(saved.baseline_state)
+                except ValueError as err:
+                    raise CheckpointError(last, f"invalid baseline state: {err}") from None
         self.val_points, self.val_refs = validation_set(self.task, self.cfg)
         self.data = TrainingData(self.task, self.cfg, self.val_points)
         self.log = self._open_log(resume) if self.session.main else NullLog()
@@ -248,7 +252,8 @@ class Trainer:
             resume_step=self.step if resume else None,
         )
 
-    def _restore(self, path: str) -> None:
+    def _restore(self, path: str) -> Checkpoint:
+        """Load the run's state from ``path``; the checkpoint, for what the caller restores."""
         if not os.path.exists(path):
             raise RunDirError(f"nothing to resume: {path} does not exist")
         ckpt = load_checkpoint(path)
@@ -266,6 +271,7 @@ class Trainer:
         if self.ema is not None:
             load_ema_state(self.ema, ckpt.ema_state)
         self.step, self.best = ckpt.step, ckpt.info.get("best", {})
+        return ckpt
 
     def _warm_start(self, path: str) -> None:
         """Start from the weights of the checkpoint at ``path`` (same model configuration)."""
@@ -390,6 +396,7 @@ class Trainer:
             self.optimizer,
             info=self._resume_info(),
             ema_state=None if self.ema is None else ema_state(self.ema),
+            baseline_state=None if self.baseline is None else self.baseline.state(),
         )
         return metrics
 

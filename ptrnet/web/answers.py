@@ -36,7 +36,7 @@ def metrics_for(task: Task, points: np.ndarray, ref: np.ndarray, pred: np.ndarra
     values = task.metrics([points], [ref], [pred])
     out = {key: json_number(values[key]) for key in task.metric_keys}
     out["valid"] = bool(task.is_valid(points, pred))
-    if task.has_cost:
+    if task.objective_cost:
         out["optimal_length"] = json_number(task.sequence_cost(points, ref))
     return out
 
@@ -51,13 +51,17 @@ def model_name(path: str) -> str:
 
 
 def model_info(loaded: LoadedModel) -> dict[str, Any]:
-    """What the page says about a loaded model."""
+    """What the page says about a loaded model; ``routes``: the sizes it hands to other models
+    (:attr:`ptrnet.inference.LoadedModel.routes`) and their names."""
     return {
         "name": model_name(loaded.path),
         "kind": loaded.config.model.kind,
         "hidden": loaded.config.model.hidden,
         "trained_sizes": loaded.config.train.sizes,
         "step": loaded.step,
+        "routes": [
+            {"sizes": str(r.sizes), "name": model_name(r.model.path)} for r in loaded.routes
+        ],
     }
 
 
@@ -73,7 +77,8 @@ def trace_json(trace: InstanceTrace) -> dict[str, Any]:
 def model_answer(
     task: Task, points: np.ndarray, loaded: LoadedModel, options: DecodeOptions
 ) -> dict[str, Any]:
-    """The model's output for ``points``; the step trace only up to :data:`TRACE_LIMIT` points."""
+    """The model's output for ``points``; the step trace only up to :data:`TRACE_LIMIT` points;
+    ``info`` describes the model that answered (the one ``loaded`` routes the size to)."""
     trace = decode_trace(loaded, task, points, options)
     return {
         "sequence": trace.sequence.tolist(),
@@ -82,7 +87,7 @@ def model_answer(
         "beam_width": options.beam_width if options.strategy == "beam" else None,
         "constraints": trace.constraints,
         "trace": trace_json(trace) if len(points) <= TRACE_LIMIT else None,
-        "info": model_info(loaded),
+        "info": model_info(loaded.for_size(len(points))),
     }
 
 

@@ -109,7 +109,8 @@ function showMetrics() {
     if (cls) cell.className = cls;
   }
   const entry = state.tasks[state.task];
-  const model = entry && entry.model;
+  const answered = state.result && state.result.model && state.result.model.info;
+  const model = answered || (entry && entry.model); // the model that answered, if routed by n
   $("model-status").textContent = model
     ? `Model: ${model.kind}, hidden ${model.hidden}, trained on n = ${model.trained_sizes} (${model.name})`
     : `No model loaded for ${state.task}: showing the exact solution only.`;
