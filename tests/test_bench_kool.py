@@ -117,3 +117,15 @@ def test_a_weights_file_that_is_an_lfs_pointer_is_refused(tmp_path):
     (folder / "epoch-99.pt").write_text("version https://git-lfs.github.com/spec/v1\n")
     with pytest.raises(BenchError, match="not the model file"):
         model_dir(tmp_path, 20)
+
+
+def test_the_curve_keeps_the_largest_row_per_size_and_leaves_tsplib_out():
+    from benchmarks.plot_generalisation import best_rows, table
+
+    def row(n, count, gap, decode="greedy"):
+        return dict(model="m", decode=decode, n=n, count=count, mean_gap=gap)
+
+    rows = [row(20, 100, 0.5), row(20, 1000, 0.25), row(50, 10, 0.1), row("51-200", 29, 9.0)]
+    curves = best_rows(rows + [row(20, 5000, 0.9, "beam5")], ["m greedy"])
+    assert {n: r["count"] for n, r in curves["m greedy"].items()} == {20: 1000, 50: 10}
+    assert table(curves).splitlines()[-1] == "| m greedy | 25.00% (1,000) | 10.00% (10) |"
