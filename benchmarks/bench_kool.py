@@ -1,0 +1,246 @@
+"""ptrnet beside Kool et al.'s public pretrained TSP attention models on the same test sets:
+mean tour length, mean gap to the references, wall and CPU time, one JSON line per row.
+
+    python benchmarks/bench_kool.py --kool /tmp/attention-learn-to-route \\
+        --test tsp50.txt:1000 --test tsplib \\
+        --run kool20:greedy --run kool50:sample1280 --run ptrnet:greedy --run ptrnet:views8
+
+``--test FILE[:COUNT]`` is a labelled file of ``ptrnet generate tsp`` (its first COUNT
+instances; the labels are the reference tours), ``tsplib`` the 29 TSPLIB instances shipped in
+``ptrnet/data/tsplib`` against their proven optima (EUC_2D lengths, the models see each instance
+scaled into the unit square). ``--run SYSTEM:DECODE`` with SYSTEM ``kool20``, ``kool50``,
+``kool100`` (their models trained on that many cities; ``--kool`` or ``$KOOL_CHECKOUT`` is the
+path of a checkout of github.com/wouterkool/attention-learn-to-route) or ``ptrnet`` (the
+``--ptrnet-model``, default the bundled one), and DECODE one of ``greedy``, ``sampleK`` (the
+shortest of K tours sampled at temperature 1), and for ptrnet also ``beamK`` (the most likely
+beam), ``viewsV`` and ``multistart-likely`` / ``multistart-shortest``; see ``ptrnet eval``.
+``--two-opt`` adds a row per run with every tour 2-opted to a local optimum (its wall time
+includes the decoding). Runs on one thread; every row carries the CPU model and the load
+average, and its CPU time (``time.process_time``) beside the wall time, which on a shared
+machine also counts the time other processes held the core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+try:
+    from benchmarks.kool_models import KOOL_SIZES, BenchError, kool_tours, load_kool, model_dir
+except ModuleNotFoundError:  # run as a script: benchmarks/ itself is on sys.path
+    from kool_models import KOOL_SIZES, BenchError, kool_tours, load_kool, model_dir
+from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
+from ptrnet.io.errors import InputError
+
+PTRNET_DECODES = r"greedy|sample\d+|beam\d+|views\d|multistart-(likely|shortest)"
+KOOL_DECODES = r"greedy|sample\d+"
+Decoder = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One system and decoding: ``system`` ``kool`` (with its training ``size``) or ``ptrnet``."""
+
+    system: str
+    size: int | None
+    decode: str
+
+    @property
+    def samples(self) -> int:
+        """K of ``sampleK``, else 0."""
+        return int(self.decode[6:]) if self.decode.startswith("sample") else 0
+
+
+def parse_run(spec: str) -> Run:
+    """``kool20:greedy`` -> Run("kool", 20, "greedy"); ``ptrnet:beam5`` -> Run("ptrnet", ...).
+
+    Raises:
+        BenchError: an unknown system, size or decoding.
+    """
+    system, _, decode = spec.partition(":")
+    kool = re.fullmatch(r"kool(\d+)", system)
+    if kool and int(kool.group(1)) not in KOOL_SIZES:
+        raise BenchError(f"--run {spec}: Kool's pretrained TSP models are {KOOL_SIZES}")
+    if not kool and system != "ptrnet":
+        raise BenchError(f"--run {spec}: the system is kool20, kool50, kool100 or ptrnet")
+    pattern = KOOL_DECODES if kool else PTRNET_DECODES
+    if not re.fullmatch(pattern, decode) or decode in ("sample0", "beam0"):
+        raise BenchError(f"--run {spec}: decoding {decode!r} is not one of {pattern}")
+    return Run("kool", int(kool.group(1)), decode) if kool else Run("ptrnet", None, decode)
+
+
+def ptrnet_options(decode: str) -> DecodeOptions:
+    """The :class:`DecodeOptions` of a ptrnet decoding name (the same as ``ptrnet eval``'s)."""
+    count = int(re.sub(r"\D", "", decode) or 0)
+    if decode.startswith("sample"):  # ~1,000 searched rows per batch
+        return DecodeOptions(
+            "sample", samples=count, pick="shortest", batch_size=max(1, 1024 // count)
+        )
+    if decode.startswith("beam"):
+        return DecodeOptions("beam", beam_width=count)
+    if decode.startswith("views"):
+        return DecodeOptions(views=count)
+    if decode.startswith("multistart"):
+        return DecodeOptions("multistart", pick=decode.split("-")[1])
+    return DecodeOptions()
+
+
+@dataclass(frozen=True)
+class TestSet:
+    """Instances as the models see them (``points`` in [0, 1]^2), the ``coords`` tours are
+    measured on, and the reference lengths; ``rounded``: TSPLIB's integer EUC_2D lengths."""
+
+    name: str
+    points: list[np.ndarray]
+    coords: list[np.ndarray]
+    refs: np.ndarray
+    rounded: bool = False
+
+    def lengths(self, tours: Sequence[np.ndarray]) -> np.ndarray:
+        """The length of each instance's tour, as its reference is measured."""
+        from ptrnet.io.tsplib import tsplib_length
+        from ptrnet.solvers.tsp import tour_length
+
+        measure = tsplib_length if self.rounded else tour_length
+        return np.array([measure(c, t) for c, t in zip(self.coords, tours, strict=True)], float)
+
+
+def load_test(spec: str) -> TestSet:
+    """``tsplib`` or ``FILE[:COUNT]`` (see the module docstring)."""
+    from ptrnet.data import TSPLIB_DIR, TSPLIB_OPTIMAL
+    from ptrnet.io.paper_format import read_examples
+    from ptrnet.io.tsplib import read_optimal, read_tsplib
+    from ptrnet.solvers.tsp import tour_length
+    from ptrnet.tasks import get_task
+
+    if spec == "tsplib":
+        optimal = read_optimal(TSPLIB_OPTIMAL)
+        instances = [read_tsplib(p) for p in sorted(TSPLIB_DIR.glob("*.tsp"))]
+        refs = np.array([optimal[i.name] for i in instances], float)
+        return TestSet(
+            "tsplib", [i.points for i in instances], [i.coords for i in instances], refs, True
+        )
+    path, _, count = spec.partition(":") if re.search(r":\d+$", spec) else (spec, "", "")
+    examples = read_examples(path, get_task("tsp"))[: int(count) if count else None]
+    points = [e.points for e in examples]
+    refs = np.array([tour_length(e.points, e.seq) for e in examples])
+    return TestSet(Path(path).name, points, points, refs)
+
+
+def mean_gap(lengths: np.ndarray, refs: np.ndarray) -> float:
+    """Mean over instances of length / reference - 1 (the gap of each instance, then the mean)."""
+    lengths, refs = np.asarray(lengths, float), np.asarray(refs, float)
+    if lengths.shape != refs.shape or not len(refs) or (refs <= 0).any():
+        raise ValueError("mean_gap needs as many positive references as lengths")
+    return float(np.mean(lengths / refs - 1.0))
+
+
+def by_size(decoder: Decoder, points: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """``decoder`` applied to the instances of each size together, tours in the input order."""
+    tours: list[np.ndarray | None] = [None] * len(points)
+    for n in sorted({len(p) for p in points}):
+        rows = [i for i, p in enumerate(points) if len(p) == n]
+        for i, tour in zip(rows, decoder([points[i] for i in rows]), strict=True):
+            tours[i] = tour
+    return tours
+
+
+def make_decoder(run: Run, kool: str | None, ptrnet_model: str) -> Decoder:
+    """A function from instances of one size to one open tour each."""
+    if run.system == "kool":
+        model = load_kool(kool, run.size)
+        return lambda pts: kool_tours(model, pts, run.samples)
+    from ptrnet.decoding.dataset import decode_all
+    from ptrnet.inference import load_model
+    from ptrnet.tasks import get_task
+    from ptrnet.tasks.convex_hull import open_cycle
+
+    task, options = get_task("tsp"), ptrnet_options(run.decode)
+    model = load_model(None if ptrnet_model == "bundled" else ptrnet_model, task).model
+    return lambda pts: [open_cycle(s) for s in decode_all(model, task, pts, options)]
+
+
+def cpu_model() -> str:
+    """The ``model name`` of /proc/cpuinfo (what ``lscpu`` prints), or "unknown"."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def measure(run: Run, label: str, decoder: Decoder, test: TestSet, two_opt: bool) -> list[dict]:
+    """The row of ``label``'s run on ``test`` and, with ``two_opt``, of its tours 2-opted."""
+    from ptrnet.solvers.tsp import distance_matrix
+    from ptrnet.solvers.tsp_heuristics import two_opt as polish
+
+    torch.manual_seed(0)  # Kool's sampling draws from the global generator
+    tic, cpu_tic = time.perf_counter(), time.process_time()
+    tours = by_size(decoder, test.points)
+    stages = [("", tours, time.perf_counter() - tic, time.process_time() - cpu_tic)]
+    if two_opt:
+        tours = [polish(distance_matrix(c), t) for c, t in zip(test.coords, tours, strict=True)]
+        stages.append(("+2opt", tours, time.perf_counter() - tic, time.process_time() - cpu_tic))
+    sizes = sorted({len(p) for p in test.points})
+    rows = []
+    for suffix, tours, wall, cpu in stages:
+        lengths = test.lengths(tours)
+        rows.append(
+            dict(
+                test=test.name,
+                n=sizes[0] if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}",
+                count=len(tours),
+                model=label,
+                decode=run.decode + suffix,
+                mean_length=float(lengths.mean()),
+                mean_ref=float(test.refs.mean()),
+                mean_gap=mean_gap(lengths, test.refs),
+                wall_s=round(wall, 3),
+                cpu_s=round(cpu, 3),
+                cpu_ms_per_instance=round(1000 * cpu / len(tours), 3),
+                threads=torch.get_num_threads(),
+                cpu=cpu_model(),
+                load_avg=round(os.getloadavg()[0], 1),
+            )
+        )
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--test", action="append", required=True, metavar="FILE[:COUNT]|tsplib")
+    parser.add_argument("--run", action="append", required=True, metavar="SYSTEM:DECODE")
+    parser.add_argument("--kool", default=os.environ.get("KOOL_CHECKOUT"), metavar="PATH")
+    parser.add_argument("--ptrnet-model", default="bundled", metavar="MODEL")
+    parser.add_argument("--two-opt", action="store_true")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    try:
+        runs = [parse_run(spec) for spec in args.run]
+        for run in runs:
+            if run.system == "kool":
+                model_dir(args.kool, run.size)  # fail before any decoding
+        tests = [load_test(spec) for spec in args.test]
+        for run in runs:
+            decoder = make_decoder(run, args.kool, args.ptrnet_model)
+            label = f"kool-tsp{run.size}" if run.system == "kool" else f"ptrnet:{args.ptrnet_model}"
+            for test in tests:
+                for row in measure(run, label, decoder, test, args.two_opt):
+                    print(json.dumps(row), flush=True)
+    except (BenchError, InputError, DecodeOptionError) as err:
+        raise SystemExit(f"bench_kool: error: {err}") from None
+
+
+if __name__ == "__main__":
+    main()
