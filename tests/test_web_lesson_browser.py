@@ -4,7 +4,7 @@ Served with the bundled convex-hull Ptr-Net and the bundled lesson models (the s
 the copy model where ``ptrnet/bundled/copy/`` has one), as ``ptrnet serve`` would. Every page
 must log no console error. With ``PTRNET_SCREENSHOTS=DIR`` the screenshots of docs/web.md are
 written to DIR (``PTRNET_SCREENSHOTS=docs/images``); otherwise to a temporary folder.
-Skipped, like tests/test_web_browser.py, only without Chromium or Playwright.
+Skipped only without Chromium or Playwright (tests/browser.py).
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ from ptrnet.inference import load_model  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
 from ptrnet.web.lesson import bundled_lessons  # noqa: E402
 
-# Importing test_web_browser skips this module too without Chromium or Playwright.
-from tests.test_web_browser import ARGS, CHROMIUM, TIMEOUT_MS, sync_api  # noqa: E402
+# Skips this module without Chromium or Playwright (the browser fixture: tests/conftest.py).
+from tests.browser import TIMEOUT_MS, TRAIN_MS  # noqa: E402
 
 torch.set_num_threads(1)
 VIEWPORT = {"width": 1024, "height": 768}
-TRAIN_MS = 120_000  # a 10-step run plus its validation decoding, on a busy CPU
 LESSONS = bundled_lessons()
 
 
@@ -38,14 +37,6 @@ def server():
         create_app({"convex_hull": load_model(None, "convex_hull")}, lessons=LESSONS)
     ) as address:
         yield f"http://{address}"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@
 import { fromPx, percent, render, SIZE } from "./board.js";
 import { metricRows } from "./metrics.js";
 import { drawMixing } from "./mixing.js";
-import { initTraining } from "./train.js";
 
 const $ = (id) => document.getElementById(id);
 const DEBOUNCE_MS = 150;
@@ -254,7 +253,6 @@ async function start() {
   $("step-last").addEventListener("click", () => setStep(Infinity));
   $("step-slider").addEventListener("input", (e) => setStep(Number(e.target.value)));
   $("show-mixing").addEventListener("change", redraw);
-  initTraining();
   switchTask();
 }
 
