@@ -11,11 +11,12 @@ are the settings the page proposes for the task (``LIVE_DEFAULTS`` in
 ``ptrnet/web/live_train.py``); every flag overrides one field.
 
 Reported per validation (every ``EVAL_EVERY`` steps, 200 fixed validation instances of the
-training lengths, greedy, with the mask when trained with it): the step, wall seconds since the
-start and the thread's CPU seconds (``time.thread_time`` of the training thread, which a busy
-machine does not inflate the way it inflates wall time), the decoded accuracy and the valid-output
-rate; then, for each target accuracy, the first validation that reached it. The machine's CPU
-model and the load average before and after are printed beside the figures.
+training lengths, greedy, with the mask when trained with it), from the job's ``eval`` events:
+the step, wall seconds since the first step and the training thread's CPU seconds (which a busy
+machine does not stretch the way it stretches wall time: on an idle core the two agree), the
+decoded accuracy and the valid-output rate; then, for each target accuracy, the first
+validation that reached it. The machine's CPU model and the load average before and after are
+printed beside the figures.
 """
 
 from __future__ import annotations
@@ -48,39 +49,24 @@ def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-class CpuClock:
-    """The training thread's CPU seconds, read from inside that thread at every event."""
-
-    def __init__(self, job: TrainJob) -> None:
-        self.seconds: dict[int, float] = {}
-        emit = job._emit
-
-        def timed_emit(kind: str, **fields) -> None:
-            self.seconds[len(job.events)] = time.thread_time()
-            emit(kind, **fields)
-
-        job._emit = timed_emit  # the job's own thread calls it, so thread_time is its clock
-
-
 def run(request: LessonTrainRequest) -> list[dict]:
-    """Train as the page does; return the ``eval`` events with ``wall_s`` and ``cpu_s`` added."""
+    """Train as the page does; return the ``eval`` events (with ``elapsed_s`` and ``cpu_s``)."""
     job = TrainJob(request)
-    clock = CpuClock(job)
-    started = time.perf_counter()
     job.start()
-    rows, seen = [], 0
+    rows: list[dict] = []
+    seen = 0  # events read so far
     while not job.ended():
         time.sleep(0.05)
-        for event in job.events_from(seen):
-            if event["type"] == "eval":
-                wall = time.perf_counter() - started
-                rows.append({**event, "wall_s": wall, "cpu_s": clock.seconds[event["id"]]})
-                print(
-                    f"step {event['step']:5d}  wall {wall:7.1f} s  cpu {rows[-1]['cpu_s']:7.1f} s"
-                    f"  accuracy {event['accuracy']:6.1%}  valid {event['valid_rate']:6.1%}",
-                    flush=True,
-                )
-        seen += len(job.events_from(seen))
+        events = job.events_from(seen)
+        seen += len(events)
+        for event in (e for e in events if e["type"] == "eval"):
+            rows.append(event)
+            print(
+                f"step {event['step']:5d}  wall {event['elapsed_s']:7.1f} s"
+                f"  cpu {event['cpu_s']:7.1f} s  accuracy {event['accuracy']:6.1%}"
+                f"  valid {event['valid_rate']:6.1%}",
+                flush=True,
+            )
     job.join()
     end = job.events[-1]
     if end["status"] != "done":
@@ -122,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for goal in (float(g) for g in args.targets.split(",")):
         hit = first_reaching(rows, goal)
         when = (
-            f"step {hit['step']}, {hit['wall_s']:.0f} s wall, {hit['cpu_s']:.0f} s CPU"
+            f"step {hit['step']}, {hit['elapsed_s']:.0f} s wall, {hit['cpu_s']:.0f} s CPU"
             if hit
             else "not reached"
         )
@@ -130,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     last = rows[-1]
     print(
         f"{args.label} final: step {last['step']}, accuracy {last['accuracy']:.1%}, "
-        f"{last['wall_s']:.0f} s wall, {last['cpu_s']:.0f} s CPU"
+        f"{last['elapsed_s']:.0f} s wall, {last['cpu_s']:.0f} s CPU"
     )
 
 

@@ -99,6 +99,78 @@ def test_board_and_step_controls_fit_together_and_the_toggles_work(page, shots):
     assert page.inner_text("#count-unit") == "points"
 
 
+# Elements whose own text reads smaller than 20 px (visible ones; text in a chart scaled by how
+# wide the chart is drawn; the boards' marks are not text to read).
+SMALL_TEXT = """() => [...document.querySelectorAll("body *")].filter((e) => {
+  if (![...e.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim())) return false;
+  if (!e.getClientRects().length || e.closest("sub, sup")) return false;
+  const svg = e.closest("svg");
+  if (svg && !svg.classList.contains("chart")) return false;
+  const scale = svg ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 1;
+  return parseFloat(getComputedStyle(e).fontSize) * scale < 19.5;
+}).map((e) => e.id || e.getAttribute("class") || e.tagName)"""
+
+
+def test_large_text_is_20_px_everywhere_and_every_panel_explains_itself(page):
+    assert page.evaluate(SMALL_TEXT), "without large text some text is small"
+    page.check("#cl-large")
+    assert page.evaluate(SMALL_TEXT) == []
+    panels = page.locator("section.panel")
+    assert panels.count() == 4
+    for k in range(panels.count()):
+        explain = panels.nth(k).locator(":scope > .explain")
+        assert explain.count() == 1 and explain.is_visible() and len(explain.inner_text()) > 80
+    page.uncheck("#cl-explain")
+    assert not any(panels.nth(k).locator(".explain").is_visible() for k in range(4))
+
+
+def test_hiding_the_answer_hides_it_in_every_panel(page):
+    page.locator("#vocab-panel").scroll_into_view_if_needed()
+    page.wait_for_selector("#vc-table tbody tr")
+    assert page.locator("#vc-board path.ref").count() == 1
+    page.check("#cl-hide")
+    for selector in ("path.ref", ".answer-only", "#metrics"):
+        shown = page.locator(selector)
+        assert not any(shown.nth(k).is_visible() for k in range(shown.count())), selector
+    assert page.locator("#board path.model-path").is_visible()  # the model's answer stays
+    page.uncheck("#cl-hide")
+    assert page.locator("#vc-board path.ref").is_visible()
+
+
+def count_points(page) -> int:
+    return page.locator("#board circle.point").count()
+
+
+def test_the_tooltips_say_what_the_buttons_do(page):
+    buttons = page.locator("button")
+    for k in range(buttons.count()):
+        assert buttons.nth(k).get_attribute("title"), buttons.nth(k).inner_text()
+    for toggle in ("#cl-large", "#cl-hide", "#cl-explain"):
+        assert page.locator(f"label:has({toggle})").get_attribute("title")
+    assert "points" in page.get_attribute("#randomise", "title")
+    page.fill("#random-count", "7")  # "as many as the box says"
+    page.click("#randomise")
+    page.wait_for_function("document.querySelectorAll('#board circle.point').length === 7")
+    page.click("#clear")  # "remove every point"
+    page.wait_for_function("document.querySelectorAll('#board circle.point').length === 0")
+    page.select_option("#task", "sort")
+    assert "numbers" in page.get_attribute("#randomise", "title")
+    assert "numbers" in page.get_attribute("#random-count", "title")
+    page.fill("#random-count", "9")
+    page.click("#randomise")
+    assert len(page.input_value("#numbers").split()) == 9
+    assert page.is_disabled("#clear")  # sort has no points to remove
+    page.select_option("#task", "convex_hull")
+    page.wait_for_selector("#step-first")
+    page.click("#step-first")  # "first step ... nothing output yet"
+    page.click("#step-next")  # "next step (one pointer on)"
+    page.click("#step-next")
+    page.click("#step-prev")  # "previous step (one pointer back)"
+    assert page.inner_text("#step-info").startswith("Step 2 of")
+    page.click("#step-last")  # "the whole output (leave the step-through)"
+    assert page.inner_text("#step-info").startswith("Whole output")
+
+
 def test_mixing_is_the_weighted_average_and_pointing_one_input(page, shots):
     page.fill("#random-count", "40")  # enough points for an uncertain step
     with page.expect_response("**/api/predict") as response:

@@ -14,6 +14,8 @@ events to a list that the server streams as server-sent events:
 * ``eval`` -- every :data:`EVAL_EVERY` steps and at the end: decoded ``accuracy`` (the task's
   validation metric: exact match for sort, the right hull for convex hull) and ``valid_rate``
   on fixed validation instances of the training lengths;
+* both with ``elapsed_s`` (wall seconds since the first step) and ``cpu_s`` (the training
+  thread's CPU seconds);
 * ``end`` -- ``status`` ``done``, ``cancelled`` or ``error`` (with ``message``); always last.
 
 Once a job has finished, :meth:`LiveTrainer.test` decodes fresh lists of other (longer) lengths
@@ -176,7 +178,7 @@ class TrainJob:
         val = task.generate(sizes, VAL_COUNT, req.seed, Stream.VALIDATION)
         val_refs = [task.solve(p) for p in val]
         data = TrainingSet(task, sizes, TRAIN_COUNT, req.batch_size, req.seed)
-        losses, started = [], time.perf_counter()
+        losses, started = [], (time.perf_counter(), time.thread_time())
         for step in range(1, req.steps + 1):
             if self._cancel.is_set():
                 break
@@ -188,12 +190,22 @@ class TrainJob:
                     "progress",
                     step=step,
                     loss=float(np.mean(losses)),
-                    elapsed_s=round(time.perf_counter() - started, 2),
+                    **self._clock(started),
                 )
                 losses = []
             if step % EVAL_EVERY == 0 or step == req.steps:
-                self._emit("eval", step=step, **scores(model, task, val, val_refs, self._mode()))
+                metrics = scores(model, task, val, val_refs, self._mode())
+                self._emit("eval", step=step, **metrics, **self._clock(started))
         self.model = model
+
+    @staticmethod
+    def _clock(started: tuple[float, float]) -> dict[str, float]:
+        """Wall seconds and this thread's CPU seconds since ``started`` (a busy machine
+        stretches the first, hardly the second)."""
+        return {
+            "elapsed_s": round(time.perf_counter() - started[0], 2),
+            "cpu_s": round(time.thread_time() - started[1], 2),
+        }
 
     def _config(self) -> TrainConfig:
         """The request as a training configuration: Adam at a constant rate, gradients clipped

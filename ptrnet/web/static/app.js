@@ -220,6 +220,10 @@ function switchTask() {
   $("clear").disabled = sort;
   $("count-unit").textContent = sort ? "numbers" : "points";
   $("random-count").title = sort ? "how many random numbers" : "how many random points";
+  $("randomise").title = sort
+    ? "replace the list by random numbers in [0, 1), as many as the box says"
+    : "replace the points by random points in the unit square, as many as the box says";
+  $("clear").title = sort ? "remove every point (not for a list of numbers)" : "remove every point";
   if (sort) readNumbers();
   else {
     if (state.points.length && state.points[0].length !== 2) state.points = [];
