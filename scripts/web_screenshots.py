@@ -132,7 +132,7 @@ def main() -> None:
                 page.set_default_timeout(60_000)
                 page.add_init_script(SEEDED_RANDOM)
                 page.goto(f"http://localhost:{port}/")
-                page.wait_for_selector("body[data-lesson-ready]")
+                page.wait_for_selector("body[data-lesson-ready]", state="attached")
                 page.wait_for_selector("#board path.model-path", state="attached")
                 shoot(page, name, args.out)
                 print(f"web_screenshots: {name} done", flush=True)

@@ -38,6 +38,7 @@ def page(browser, server):
     page.on("pageerror", lambda err: errors.append(str(err)))
     page.goto(server)
     page.wait_for_selector("#board .point")  # the page starts with random points
+    page.wait_for_selector("body[data-lesson-ready]", state="attached")  # every panel wired
     yield page
     page.close()
     assert not errors, f"JavaScript errors: {errors}"

@@ -55,6 +55,7 @@ def page(browser, server):
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     page.goto(server)
     page.wait_for_selector("#board .point")
+    page.wait_for_selector("body[data-lesson-ready]", state="attached")  # every panel wired
     page.wait_for_selector("#board path.model-path", state="attached")
     yield page
     page.close()
