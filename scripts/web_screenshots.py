@@ -87,11 +87,11 @@ def train_two_runs(page: Page, task: str, out: Path, name: str) -> None:
     panel = page.locator("#training")
     panel.scroll_into_view_if_needed()
     page.select_option("#tr-task", task)
-    for masked in (True, False):
+    for number, masked in ((1, True), (2, False)):
         page.set_checked("#tr-masked", masked)
         page.click("#tr-start")
-        page.wait_for_function(
-            "document.querySelector('#tr-status').textContent.includes(' done')",
+        page.wait_for_function(  # the status of this run, not the one before
+            f"document.querySelector('#tr-status').textContent.startsWith('Run #{number} done')",
             timeout=TRAIN_TIMEOUT_MS,
         )
         page.click("#te-run")

@@ -79,7 +79,8 @@ class TrainingSet:
     visited in epochs, each in the order drawn from ``(seed, Stream.ORDER, epoch)``.
 
     Labels are solved when an instance is first drawn and kept: after the first epoch a step
-    costs no solver time (the exact hull is most of a small hull model's step otherwise).
+    costs no solver time (the exact hull is about half of a small hull model's step otherwise;
+    benchmarks/bench_live_train.py). A batch is a pure function of the step.
     """
 
     def __init__(self, task: Task, sizes: SizeRange, count: int, batch_size: int, seed: int):
@@ -87,14 +88,15 @@ class TrainingSet:
         self.points = task.generate(sizes, count, seed, Stream.TRAIN)
         self.labels: list[np.ndarray | None] = [None] * count
         self.batches_per_epoch = count // self.batch_size  # the last partial batch is dropped
+        self._order: tuple[int, np.ndarray] | None = None  # (epoch, its visiting order)
 
     def batch(self, step: int) -> Batch:
         """The batch of 0-based step ``step``."""
         epoch, k = divmod(step, self.batches_per_epoch)
-        order = np.random.default_rng([self.seed, Stream.ORDER, epoch]).permutation(
-            len(self.points)
-        )
-        ids = order[k * self.batch_size : (k + 1) * self.batch_size]
+        if self._order is None or self._order[0] != epoch:
+            rng = np.random.default_rng([self.seed, Stream.ORDER, epoch])
+            self._order = (epoch, rng.permutation(len(self.points)))
+        ids = self._order[1][k * self.batch_size : (k + 1) * self.batch_size]
         for i in ids:
             if self.labels[i] is None:
                 self.labels[i] = self.task.solve(self.points[i])
