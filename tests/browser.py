@@ -1,8 +1,9 @@
-"""The headless Chromium the browser tests drive: its arguments and the guards.
+"""The headless Chromium the browser tests drive: the ``browser`` fixture, its arguments and the
+guards.
 
 A test module that imports from here is skipped, saying why, when the web extra, Debian's
 Chromium (``apt-get install chromium``) or Playwright is missing; Playwright never downloads a
-browser. The ``browser`` fixture that launches it is in tests/conftest.py.
+browser. A test module takes the fixture with ``pytest_plugins = ["tests.browser"]``.
 """
 
 from __future__ import annotations
@@ -31,3 +32,12 @@ ARGS = [
 ]
 TIMEOUT_MS = 20_000
 TRAIN_MS = 120_000  # a short live-training run plus its validation decoding, on a busy CPU
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """The system's Chromium, headless, one per test module."""
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()

@@ -16,9 +16,11 @@ pytest.importorskip("fastapi", reason="the web extra is not installed")
 from benchmarks.bench_web_load import serving  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
 
-# Skips this module without Chromium or Playwright (the browser fixture: tests/conftest.py).
+# Skips this module without Chromium or Playwright.
 from tests.browser import TIMEOUT_MS, TRAIN_MS  # noqa: E402
 from tests.test_viz import tiny_model  # noqa: E402
+
+pytest_plugins = ["tests.browser"]  # the browser fixture
 
 torch.set_num_threads(1)
 

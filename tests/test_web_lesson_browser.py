@@ -22,8 +22,10 @@ from ptrnet.inference import load_model  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
 from ptrnet.web.lesson import bundled_lessons  # noqa: E402
 
-# Skips this module without Chromium or Playwright (the browser fixture: tests/conftest.py).
+# Skips this module without Chromium or Playwright.
 from tests.browser import TIMEOUT_MS, TRAIN_MS  # noqa: E402
+
+pytest_plugins = ["tests.browser"]  # the browser fixture
 
 torch.set_num_threads(1)
 VIEWPORT = {"width": 1024, "height": 768}
