@@ -101,7 +101,9 @@ def test_live_training_then_length_test(page, tmp_path):
     page.fill("#te-lengths", "3 6")
     page.fill("#te-count", "10")
     page.click("#te-run")
-    page.wait_for_function("document.querySelector('#te-status').textContent.includes('tested on')")
+    page.wait_for_function(
+        "document.querySelector('#te-status').textContent.includes('tested on')", timeout=TRAIN_MS
+    )
     assert page.locator("#chart-gen-acc path.series").count() >= 2
     page.screenshot(path=str(tmp_path / "training.png"), full_page=True)
 
