@@ -7,37 +7,22 @@ Skipped, saying why, only when no Chromium or no Playwright is installed.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 
 import pytest
 import torch
 
 pytest.importorskip("fastapi", reason="the web extra is not installed")
-CHROMIUM = shutil.which("chromium")
-if CHROMIUM is None:
-    pytest.skip(
-        "no browser: install Debian's chromium (apt-get install chromium)", allow_module_level=True
-    )
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-
-
 from benchmarks.bench_web_load import serving  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
+
+# Skips this module without Chromium or Playwright.
+from tests.browser import TIMEOUT_MS, TRAIN_MS  # noqa: E402
 from tests.test_viz import tiny_model  # noqa: E402
 
+pytest_plugins = ["tests.browser"]  # the browser fixture
+
 torch.set_num_threads(1)
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-TIMEOUT_MS = 20_000
 
 
 @pytest.fixture(scope="module")
@@ -45,14 +30,6 @@ def server():
     """The app with a tiny convex-hull model, served by uvicorn on a free port in a thread."""
     with serving(create_app({"convex_hull": tiny_model("convex_hull")})) as address:
         yield f"http://{address}"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
@@ -63,6 +40,7 @@ def page(browser, server):
     page.on("pageerror", lambda err: errors.append(str(err)))
     page.goto(server)
     page.wait_for_selector("#board .point")  # the page starts with random points
+    page.wait_for_selector("body[data-lesson-ready]", state="attached")  # every panel wired
     yield page
     page.close()
     assert not errors, f"JavaScript errors: {errors}"
@@ -116,12 +94,16 @@ def test_live_training_then_length_test(page, tmp_path):
     }.items():
         page.fill(field, value)
     page.click("#tr-start")
-    page.wait_for_function("document.querySelector('#tr-status').textContent.includes('done')")
+    page.wait_for_function(
+        "document.querySelector('#tr-status').textContent.includes('done')", timeout=TRAIN_MS
+    )
     assert page.locator("#chart-loss path.series").count() >= 1
     page.fill("#te-lengths", "3 6")
     page.fill("#te-count", "10")
     page.click("#te-run")
-    page.wait_for_function("document.querySelector('#te-status').textContent.includes('tested on')")
+    page.wait_for_function(
+        "document.querySelector('#te-status').textContent.includes('tested on')", timeout=TRAIN_MS
+    )
     assert page.locator("#chart-gen-acc path.series").count() >= 2
     page.screenshot(path=str(tmp_path / "training.png"), full_page=True)
 

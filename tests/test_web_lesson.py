@@ -18,9 +18,11 @@ from ptrnet.decoding.options import DecodeOptions  # noqa: E402
 from ptrnet.inference import LoadedModel  # noqa: E402
 from ptrnet.model import ModelConfig, build_model  # noqa: E402
 from ptrnet.runs.config import RunConfig, TrainConfig  # noqa: E402
-from ptrnet.tasks import get_task  # noqa: E402
+from ptrnet.tasks import SizeRange, Stream, get_task  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
-from ptrnet.web.lesson import Lessons  # noqa: E402
+from ptrnet.web.lesson import Lessons, LessonTrainRequest  # noqa: E402
+from ptrnet.web.live_train import TrainingSet  # noqa: E402
+from ptrnet.web.schemas import LengthTestRequest  # noqa: E402
 from ptrnet.web.vocabulary import fixed_vocabulary_greedy  # noqa: E402
 from tests.test_viz import instance, tiny_model  # noqa: E402
 
@@ -74,6 +76,10 @@ def test_lesson_lists_installed_models(client):
     data = client.get("/api/lesson").json()
     assert data["seq2seq"]["kind"] == "seq2seq" and data["pointer"]["hidden"] == 8
     assert data["copy"] is None or data["copy_missing"] is None
+    for task, proposed in data["train_defaults"].items():  # the page's live-training settings
+        fields = {k: v for k, v in proposed.items() if k != "test_lengths"}
+        LessonTrainRequest(task=task, **fields)  # each is a valid request
+        LengthTestRequest(lengths=proposed["test_lengths"])
 
 
 def test_vocabulary_panel_picks_a_hull_that_needs_a_missing_point(client):
@@ -220,3 +226,24 @@ def test_copy_panel_samples_a_sentence_with_its_reference(copy_client):
 def test_bad_copy_bodies(copy_client, payload, status, message):
     response = copy_client.post("/api/lesson/copy", json=payload)
     assert response.status_code == status and message in response.json().get("detail", "")
+
+
+def test_a_live_run_visits_its_fixed_training_set_once_per_epoch():
+    sizes = SizeRange(5, 8)
+    data = TrainingSet(HULL, sizes, count=10, batch_size=4, seed=3)
+    points = HULL.generate(sizes, 10, 3, Stream.TRAIN)  # the training stream, not validation
+    assert data.batches_per_epoch == 2  # 10 // 4: the partial batch is dropped
+    for epoch in range(2):
+        seen = []
+        for k in range(2):
+            batch = data.batch(2 * epoch + k)
+            for row in range(4):
+                got = batch.points[row, : int(batch.lengths[row])].numpy()
+                i = next(j for j, p in enumerate(points) if np.array_equal(np.float32(p), got))
+                want = collate([points[i]], [HULL.solve(points[i])]).targets[0]
+                assert batch.targets[row, : len(want)].tolist() == want.tolist()
+                seen.append(i)
+        assert len(set(seen)) == 8  # no instance twice within an epoch
+    again = TrainingSet(HULL, sizes, count=10, batch_size=4, seed=3)
+    assert torch.equal(again.batch(3).points, data.batch(3).points)  # a pure function of the step
+    assert not torch.equal(data.batch(0).points, data.batch(2).points)  # epochs are reshuffled

@@ -4,7 +4,7 @@ Served with the bundled convex-hull Ptr-Net and the bundled lesson models (the s
 the copy model where ``ptrnet/bundled/copy/`` has one), as ``ptrnet serve`` would. Every page
 must log no console error. With ``PTRNET_SCREENSHOTS=DIR`` the screenshots of docs/web.md are
 written to DIR (``PTRNET_SCREENSHOTS=docs/images``); otherwise to a temporary folder.
-Skipped, like tests/test_web_browser.py, only without Chromium or Playwright.
+Skipped only without Chromium or Playwright (tests/browser.py).
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ from ptrnet.inference import load_model  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
 from ptrnet.web.lesson import bundled_lessons  # noqa: E402
 
-# Importing test_web_browser skips this module too without Chromium or Playwright.
-from tests.test_web_browser import ARGS, CHROMIUM, TIMEOUT_MS, sync_api  # noqa: E402
+# Skips this module without Chromium or Playwright.
+from tests.browser import TIMEOUT_MS, TRAIN_MS  # noqa: E402
+
+pytest_plugins = ["tests.browser"]  # the browser fixture
 
 torch.set_num_threads(1)
 VIEWPORT = {"width": 1024, "height": 768}
-TRAIN_MS = 120_000  # a 10-step run plus its validation decoding, on a busy CPU
 LESSONS = bundled_lessons()
 
 
@@ -38,14 +39,6 @@ def server():
         create_app({"convex_hull": load_model(None, "convex_hull")}, lessons=LESSONS)
     ) as address:
         yield f"http://{address}"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
@@ -64,6 +57,7 @@ def page(browser, server):
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     page.goto(server)
     page.wait_for_selector("#board .point")
+    page.wait_for_selector("body[data-lesson-ready]", state="attached")  # every panel wired
     page.wait_for_selector("#board path.model-path", state="attached")
     yield page
     page.close()
@@ -106,6 +100,78 @@ def test_board_and_step_controls_fit_together_and_the_toggles_work(page, shots):
     assert page.inner_text("#count-unit") == "numbers"
     page.select_option("#task", "convex_hull")
     assert page.inner_text("#count-unit") == "points"
+
+
+# Elements whose own text reads smaller than 20 px (visible ones; text in a chart scaled by how
+# wide the chart is drawn; the boards' marks are not text to read).
+SMALL_TEXT = """() => [...document.querySelectorAll("body *")].filter((e) => {
+  if (![...e.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim())) return false;
+  if (!e.getClientRects().length || e.closest("sub, sup")) return false;
+  const svg = e.closest("svg");
+  if (svg && !svg.classList.contains("chart")) return false;
+  const scale = svg ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 1;
+  return parseFloat(getComputedStyle(e).fontSize) * scale < 19.5;
+}).map((e) => e.id || e.getAttribute("class") || e.tagName)"""
+
+
+def test_large_text_is_20_px_everywhere_and_every_panel_explains_itself(page):
+    assert page.evaluate(SMALL_TEXT), "without large text some text is small"
+    page.check("#cl-large")
+    assert page.evaluate(SMALL_TEXT) == []
+    panels = page.locator("section.panel")
+    assert panels.count() == 4
+    for k in range(panels.count()):
+        explain = panels.nth(k).locator(":scope > .explain")
+        assert explain.count() == 1 and explain.is_visible() and len(explain.inner_text()) > 80
+    page.uncheck("#cl-explain")
+    assert not any(panels.nth(k).locator(".explain").is_visible() for k in range(4))
+
+
+def test_hiding_the_answer_hides_it_in_every_panel(page):
+    page.locator("#vocab-panel").scroll_into_view_if_needed()
+    page.wait_for_selector("#vc-table tbody tr")
+    assert page.locator("#vc-board path.ref").count() == 1
+    page.check("#cl-hide")
+    for selector in ("path.ref", ".answer-only", "#metrics"):
+        shown = page.locator(selector)
+        assert not any(shown.nth(k).is_visible() for k in range(shown.count())), selector
+    assert page.locator("#board path.model-path").is_visible()  # the model's answer stays
+    page.uncheck("#cl-hide")
+    assert page.locator("#vc-board path.ref").is_visible()
+
+
+def count_points(page) -> int:
+    return page.locator("#board circle.point").count()
+
+
+def test_the_tooltips_say_what_the_buttons_do(page):
+    buttons = page.locator("button")
+    for k in range(buttons.count()):
+        assert buttons.nth(k).get_attribute("title"), buttons.nth(k).inner_text()
+    for toggle in ("#cl-large", "#cl-hide", "#cl-explain"):
+        assert page.locator(f"label:has({toggle})").get_attribute("title")
+    assert "points" in page.get_attribute("#randomise", "title")
+    page.fill("#random-count", "7")  # "as many as the box says"
+    page.click("#randomise")
+    page.wait_for_function("document.querySelectorAll('#board circle.point').length === 7")
+    page.click("#clear")  # "remove every point"
+    page.wait_for_function("document.querySelectorAll('#board circle.point').length === 0")
+    page.select_option("#task", "sort")
+    assert "numbers" in page.get_attribute("#randomise", "title")
+    assert "numbers" in page.get_attribute("#random-count", "title")
+    page.fill("#random-count", "9")
+    page.click("#randomise")
+    assert len(page.input_value("#numbers").split()) == 9
+    assert page.is_disabled("#clear")  # sort has no points to remove
+    page.select_option("#task", "convex_hull")
+    page.wait_for_selector("#step-first")
+    page.click("#step-first")  # "first step ... nothing output yet"
+    page.click("#step-next")  # "next step (one pointer on)"
+    page.click("#step-next")
+    page.click("#step-prev")  # "previous step (one pointer back)"
+    assert page.inner_text("#step-info").startswith("Step 2 of")
+    page.click("#step-last")  # "the whole output (leave the step-through)"
+    assert page.inner_text("#step-info").startswith("Whole output")
 
 
 def test_mixing_is_the_weighted_average_and_pointing_one_input(page, shots):

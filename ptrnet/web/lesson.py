@@ -3,7 +3,8 @@
 Routes:
 
 * ``GET /api/lesson`` -- which lesson models are installed (each ``null`` when not, with the
-  reason).
+  reason), and ``train_defaults``: the live-training settings the page proposes per task
+  (:data:`~ptrnet.web.live_train.LIVE_DEFAULTS`).
 * ``POST /api/lesson/vocabulary`` -- "seq2seq cannot say 6": a convex-hull instance of ``n``
   points answered by the fixed-vocabulary seq2seq baseline and by the Ptr-Net
   (:class:`VocabularyRequest`, :mod:`ptrnet.web.vocabulary`).
@@ -32,7 +33,7 @@ from ptrnet.inference import BUNDLED_DIR, LoadedModel
 from ptrnet.tasks import TASKS
 from ptrnet.web.answers import model_info
 from ptrnet.web.copy_panel import CopyRequest, copy_answer, copy_info, load_bundled_copy
-from ptrnet.web.live_train import JobBusy, LiveTrainer
+from ptrnet.web.live_train import LIVE_DEFAULTS, JobBusy, LiveTrainer
 from ptrnet.web.schemas import Strict, TrainRequest
 from ptrnet.web.vocabulary import check_baseline, lesson_instance, vocabulary_answer
 
@@ -97,6 +98,7 @@ def add_lesson_routes(
             "pointer": None if HULL.name not in models else model_info(models[HULL.name]),
             "copy": None if lessons.copy is None else copy_info(lessons.copy),
             "copy_missing": None if lessons.copy else lessons.copy_missing,
+            "train_defaults": LIVE_DEFAULTS,
         }
 
     @app.post("/api/lesson/vocabulary")

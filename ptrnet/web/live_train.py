@@ -1,7 +1,9 @@
 """Live training of a small Ptr-Net for the web page: the length-generalisation demo.
 
 The task is sorting, or the request's ``task`` when it has one (the lesson panel's
-:class:`~ptrnet.web.lesson.LessonTrainRequest` adds convex hull).
+:class:`~ptrnet.web.lesson.LessonTrainRequest` adds convex hull). A run learns from a fixed
+training set of :data:`TRAIN_COUNT` instances (:class:`TrainingSet`) with the training loop's
+own step; :data:`LIVE_DEFAULTS` are the settings the page proposes.
 
 One job at a time runs in a background thread with one torch thread (``torch.set_num_threads``
 is process-wide, so the server's own predictions then use one thread too). The job appends
@@ -12,6 +14,8 @@ events to a list that the server streams as server-sent events:
 * ``eval`` -- every :data:`EVAL_EVERY` steps and at the end: decoded ``accuracy`` (the task's
   validation metric: exact match for sort, the right hull for convex hull) and ``valid_rate``
   on fixed validation instances of the training lengths;
+* both with ``elapsed_s`` (wall seconds since the first step) and ``cpu_s`` (the training
+  thread's CPU seconds);
 * ``end`` -- ``status`` ``done``, ``cancelled`` or ``error`` (with ``message``); always last.
 
 Once a job has finished, :meth:`LiveTrainer.test` decodes fresh lists of other (longer) lengths
@@ -40,18 +44,63 @@ from ptrnet.web.schemas import LengthTestRequest, TrainRequest
 LOG_EVERY = 5
 EVAL_EVERY = 25
 VAL_COUNT = 200
+TRAIN_COUNT = 6400  # the fixed training set of a live run (:class:`TrainingSet`)
+# The settings the page proposes per task (served by GET /api/lesson as ``train_defaults``):
+# runs that show learning within a minute or two on one CPU thread
+# (benchmarks/bench_live_train.py measures them), and the lengths to test on.
+LIVE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "sort": {
+        "hidden": 64,
+        "steps": 1000,
+        "batch_size": 64,
+        "min_len": 5,
+        "max_len": 10,
+        "lr": 0.003,
+        "test_lengths": [5, 10, 15, 20, 30, 40],
+    },
+    "convex_hull": {
+        "hidden": 64,
+        "steps": 800,
+        "batch_size": 64,
+        "min_len": 5,
+        "max_len": 10,
+        "lr": 0.01,
+        "test_lengths": [5, 10, 15, 20, 30, 50],
+    },
+}
 
 
 class JobBusy(RuntimeError):
     """A job is already running (one at a time)."""
 
 
-def task_batch(
-    task: Task, sizes: SizeRange, count: int, seed: int, stream: int, start: int = 0
-) -> Batch:
-    """Instances ``start .. start+count-1`` of ``stream`` with their exact targets."""
-    points = task.generate(sizes, count, seed, stream, start)
-    return collate(points, [task.solve(p) for p in points])
+class TrainingSet:
+    """A fixed training set, as in the paper: instances ``0 .. count-1`` of the training stream,
+    visited in epochs, each in the order drawn from ``(seed, Stream.ORDER, epoch)``.
+
+    Labels are solved when an instance is first drawn and kept: after the first epoch a step
+    costs no solver time (the exact hull is about half of a small hull model's step otherwise;
+    benchmarks/bench_live_train.py). A batch is a pure function of the step.
+    """
+
+    def __init__(self, task: Task, sizes: SizeRange, count: int, batch_size: int, seed: int):
+        self.task, self.seed, self.batch_size = task, seed, min(batch_size, count)
+        self.points = task.generate(sizes, count, seed, Stream.TRAIN)
+        self.labels: list[np.ndarray | None] = [None] * count
+        self.batches_per_epoch = count // self.batch_size  # the last partial batch is dropped
+        self._order: tuple[int, np.ndarray] | None = None  # (epoch, its visiting order)
+
+    def batch(self, step: int) -> Batch:
+        """The batch of 0-based step ``step``."""
+        epoch, k = divmod(step, self.batches_per_epoch)
+        if self._order is None or self._order[0] != epoch:
+            rng = np.random.default_rng([self.seed, Stream.ORDER, epoch])
+            self._order = (epoch, rng.permutation(len(self.points)))
+        ids = self._order[1][k * self.batch_size : (k + 1) * self.batch_size]
+        for i in ids:
+            if self.labels[i] is None:
+                self.labels[i] = self.task.solve(self.points[i])
+        return collate([self.points[i] for i in ids], [self.labels[i] for i in ids])
 
 
 def scores(
@@ -130,13 +179,12 @@ class TrainJob:
         sizes = SizeRange(req.min_len, req.max_len)
         val = task.generate(sizes, VAL_COUNT, req.seed, Stream.VALIDATION)
         val_refs = [task.solve(p) for p in val]
-        losses, started = [], time.perf_counter()
+        data = TrainingSet(task, sizes, TRAIN_COUNT, req.batch_size, req.seed)
+        losses, started = [], (time.perf_counter(), time.thread_time())
         for step in range(1, req.steps + 1):
             if self._cancel.is_set():
                 break
-            batch = task_batch(
-                task, sizes, req.batch_size, req.seed, Stream.TRAIN, (step - 1) * req.batch_size
-            )
+            batch = data.batch(step - 1)
             loss = train_step(model, optimizer, batch, cfg, step - 1)  # the real training step
             losses.append(loss)
             if step % LOG_EVERY == 0 or step == req.steps:
@@ -144,12 +192,22 @@ class TrainJob:
                     "progress",
                     step=step,
                     loss=float(np.mean(losses)),
-                    elapsed_s=round(time.perf_counter() - started, 2),
+                    **self._clock(started),
                 )
                 losses = []
             if step % EVAL_EVERY == 0 or step == req.steps:
-                self._emit("eval", step=step, **scores(model, task, val, val_refs, self._mode()))
+                metrics = scores(model, task, val, val_refs, self._mode())
+                self._emit("eval", step=step, **metrics, **self._clock(started))
         self.model = model
+
+    @staticmethod
+    def _clock(started: tuple[float, float]) -> dict[str, float]:
+        """Wall seconds and this thread's CPU seconds since ``started`` (a busy machine
+        stretches the first, hardly the second)."""
+        return {
+            "elapsed_s": round(time.perf_counter() - started[0], 2),
+            "cpu_s": round(time.thread_time() - started[1], 2),
+        }
 
     def _config(self) -> TrainConfig:
         """The request as a training configuration: Adam at a constant rate, gradients clipped

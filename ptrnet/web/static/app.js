@@ -4,7 +4,6 @@
 import { fromPx, percent, render, SIZE } from "./board.js";
 import { metricRows } from "./metrics.js";
 import { drawMixing } from "./mixing.js";
-import { initTraining } from "./train.js";
 
 const $ = (id) => document.getElementById(id);
 const DEBOUNCE_MS = 150;
@@ -222,6 +221,10 @@ function switchTask() {
   $("clear").disabled = sort;
   $("count-unit").textContent = sort ? "numbers" : "points";
   $("random-count").title = sort ? "how many random numbers" : "how many random points";
+  $("randomise").title = sort
+    ? "replace the list by random numbers in [0, 1), as many as the box says"
+    : "replace the points by random points in the unit square, as many as the box says";
+  $("clear").title = sort ? "remove every point (not for a list of numbers)" : "remove every point";
   if (sort) readNumbers();
   else {
     if (state.points.length && state.points[0].length !== 2) state.points = [];
@@ -255,7 +258,6 @@ async function start() {
   $("step-last").addEventListener("click", () => setStep(Infinity));
   $("step-slider").addEventListener("input", (e) => setStep(Number(e.target.value)));
   $("show-mixing").addEventListener("change", redraw);
-  initTraining();
   switchTask();
 }
 

@@ -13,11 +13,13 @@ let evals = []; // {step, accuracy, valid_rate}
 let run = null; // {number, masked}
 let runCount = 0;
 const tests = []; // answers of POST /api/train/test, each with its run
-// Per task: settings that learn within minutes on one CPU thread, and the test lengths.
-const DEFAULTS = {
-  sort: { "tr-steps": 1000, "tr-lr": 0.003, "tr-min": 5, "tr-max": 10, "te-lengths": "5 10 15 20 30 40" },
-  convex_hull: { "tr-steps": 800, "tr-lr": 0.01, "tr-min": 5, "tr-max": 10, "te-lengths": "5 10 15 20 30 50" },
+// Per task: the settings the page proposes (GET /api/lesson's train_defaults, LIVE_DEFAULTS in
+// ptrnet/web/live_train.py, measured by benchmarks/bench_live_train.py) -> input ids.
+const FIELDS = {
+  hidden: "tr-hidden", steps: "tr-steps", batch_size: "tr-batch", min_len: "tr-min", max_len: "tr-max",
+  lr: "tr-lr",
 };
+let defaults = {};
 
 function trainRequest() {
   const value = (id) => Number($(id).value);
@@ -119,15 +121,21 @@ function drawTestCharts() {
 }
 
 function switchTask() {
-  for (const [id, value] of Object.entries(DEFAULTS[$("tr-task").value])) $(id).value = value;
+  const proposed = defaults[$("tr-task").value];
+  if (!proposed) return;
+  for (const [field, id] of Object.entries(FIELDS)) $(id).value = proposed[field];
+  $("te-lengths").value = proposed.test_lengths.join(" ");
 }
 
-export function initTraining() {
+/** Start the panel; `trainDefaults` maps a task to its proposed settings and test lengths. */
+export function initTraining(trainDefaults) {
+  defaults = trainDefaults || {};
   $("tr-task").addEventListener("change", switchTask);
   $("tr-start").addEventListener("click", startTraining);
   $("tr-cancel").addEventListener("click", () => post("/api/train/cancel").catch(() => {}));
   $("te-run").addEventListener("click", runTest);
   $("te-clear").addEventListener("click", () => { tests.length = 0; drawTestCharts(); });
+  switchTask();
   drawTrainingCharts();
   drawTestCharts();
 }
