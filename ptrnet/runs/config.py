@@ -22,7 +22,7 @@ from typing import Any
 from ptrnet.devices import check_device_name
 from ptrnet.model.config import ModelConfig
 from ptrnet.precision import PRECISIONS
-from ptrnet.tasks import SizeRange, get_task
+from ptrnet.tasks import TASKS, SizeRange, get_task
 
 OPTIMIZERS = ("sgd", "adam")
 DEFAULT_LR = {"sgd": 1.0, "adam": 1e-3}
@@ -236,6 +236,12 @@ class RunConfig:
             raise ValueError(
                 f"task {task.name} has {task.dim}-D inputs, "
                 f"the model expects {self.model.input_dim}-D"
+            )
+        if self.model.decoder == "heavy" and not task.permutation_output:
+            able = ", ".join(t.name for t in TASKS.values() if t.permutation_output)
+            raise ValueError(
+                "--decoder heavy needs a task whose output is a permutation of its inputs "
+                f"({able}), not {task.name}"
             )
         hi = self.train.size_range.hi
         if self.model.max_n is not None and self.model.max_n < hi:

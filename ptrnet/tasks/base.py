@@ -124,7 +124,8 @@ class Task(ABC):
 
     It may override: ``solvers``, ``lower_is_better`` and ``validity_metric`` (checkpoint
     selection), ``default_constraints`` (the paper's decoding mask for it), the symmetry flags
-    (multi-view decoding, augmentation; both false suit a non-geometric task), ``has_cost`` with
+    (multi-view decoding, augmentation; both false suit a non-geometric task),
+    ``permutation_output`` (the heavy decoder), ``has_cost`` with
     :meth:`batch_cost` and :meth:`sequence_cost` (REINFORCE, the ``shortest`` beam pick),
     :meth:`sample_points` (default: uniform in [0, 1)^dim) and :meth:`label_shape_problem`
     (the length checks a reference label must pass before :meth:`is_valid`).
@@ -168,6 +169,9 @@ class Task(ABC):
     #: Whether the task scores an output by a cost to minimise (:meth:`batch_cost`), which
     #: reinforcement learning can train on without labels: TSP's tour length.
     has_cost: ClassVar[bool] = False
+    #: Whether an output is a permutation of the inputs, each once (a TSP tour may close on its
+    #: first input): what the heavy decoder (:mod:`ptrnet.model.heavy`) can produce.
+    permutation_output: ClassVar[bool] = False
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Draw one instance of size n: uniform in [0, 1)^dim.  Returns (n, dim) float64."""

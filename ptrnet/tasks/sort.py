@@ -41,6 +41,7 @@ class SortTask(Task):
     drawing = "bars"
     default_constraints = "task"  # not in the paper: permutations, as TSP's tours
     solvers = ("stable_argsort",)
+    permutation_output = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         self.check_solver(solver)

@@ -65,6 +65,7 @@ class TSPTask(Task):
     square_symmetric = True
     rotation_invariant_labels = True
     has_cost = True
+    permutation_output = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         points = safe_range(points)  # the direction's shoelace area overflows at 1e300
