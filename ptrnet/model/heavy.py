@@ -167,22 +167,39 @@ class HeavyPointer(nn.Module):
         last: torch.Tensor,
     ) -> torch.Tensor:
         """The heavy decoder's pass: nodes (R, n, d), real (R, n), chosen (R, n+1) bool, first
-        and last tokens (R,) -> float32 logits (R, n+1), -inf where the model cannot point."""
-        rows = nodes.shape[0]
+        and last tokens (R,) -> float32 logits (R, n+1), -inf where the model cannot point.
+
+        Rows are grouped by how many inputs remain, so each group runs without padding: c
+        remaining inputs cost an attention pass over c+2 vectors, not n+2.
+        """
+        rows, n = real.shape
         remaining = real & ~chosen[:, 1:]  # (R, n)
-        x = torch.cat(
-            [
-                self.chosen_vector(nodes, first, self.first_proj, self.first_start)[:, None],
-                self.chosen_vector(nodes, last, self.last_proj, self.last_start)[:, None],
-                nodes,
-            ],
-            dim=1,
-        )  # (R, n+2, d)
-        keys = torch.cat([remaining.new_ones(rows, 2), remaining], dim=1)  # (R, n+2)
-        out = self.decoder(x, src_key_padding_mask=~keys)  # (R, n+2, d)
-        logits = torch.cat([self.stop(out[:, 1]), self.point(out[:, 2:])[..., 0]], dim=1)
-        is_first = nn.functional.one_hot(first, logits.shape[1]).bool() & (first > 0)[:, None]
-        logits = torch.where(is_first, self.close(out[:, 0]), logits).float()  # (R, n+1)
+        first_vec = self.chosen_vector(nodes, first, self.first_proj, self.first_start)  # (R, d)
+        last_vec = self.chosen_vector(nodes, last, self.last_proj, self.last_start)  # (R, d)
+        count = remaining.sum(dim=1)  # (R,)
+        parts, order = [], []
+        for c in count.unique().tolist():
+            group = (count == c).nonzero()[:, 0]  # (r,)
+            where = (~remaining[group]).long().argsort(dim=1, stable=True)[:, :c]  # (r, c)
+            x = torch.cat(
+                [
+                    first_vec[group, None],
+                    last_vec[group, None],
+                    nodes[group].gather(1, where[..., None].expand(-1, -1, nodes.shape[2])),
+                ],
+                dim=1,
+            )  # (r, c+2, d): the first, the last and the remaining inputs
+            out = self.decoder(x)  # (r, c+2, d)
+            point = out.new_full((len(group), n), float("-inf"))
+            point = point.scatter(1, where, self.point(out[:, 2:])[..., 0])  # (r, n)
+            parts.append(torch.cat([self.close(out[:, 0]), self.stop(out[:, 1]), point], dim=1))
+            order.append(group)
+        back = torch.empty_like(count)
+        back[torch.cat(order)] = torch.arange(rows, device=count.device)
+        scores = torch.cat(parts)[back].float()  # (R, n+2): close, end, the n inputs
+        logits = scores[:, 1:]  # (R, n+1)
+        is_first = nn.functional.one_hot(first, n + 1).bool() & (first > 0)[:, None]
+        logits = torch.where(is_first, scores[:, :1], logits)
         if self.config.logit_clip:
             logits = self.config.logit_clip * torch.tanh(logits)
         can_point = torch.cat([remaining.new_ones(rows, 1), remaining], dim=1) | is_first
