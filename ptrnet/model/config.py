@@ -36,7 +36,7 @@ class ModelConfig:
             every step ``decoder_layers`` self-attention layers re-read the remaining inputs;
             :mod:`ptrnet.model.heavy`). ``heavy`` needs the ``transformer`` encoder (its light
             encoder, e.g. ``encoder_layers`` = 1), no glimpses, and a task whose output is a
-            permutation of its inputs (checked with the task, :class:`ptrnet.runs.config.RunConfig`).
+            permutation of its inputs (checked with the task: ``RunConfig``).
         decoder_layers: the heavy decoder's self-attention layers; unused by the LSTM decoder.
 
     A checkpoint saved before these fields existed loads with their defaults: the paper's

@@ -16,11 +16,13 @@ state is the set of chosen tokens and the first one; the last one is the step's 
 The output columns at a step (the model's structural mask, whatever the task's mask adds):
 
 * an input not chosen yet: scored from its own re-encoded vector;
-* the first chosen input: scored from the re-encoded first-input token, the return that closes
-  a TSP tour ``[0, c1, ..., 0]``;
+* the first chosen input, once all others are chosen and unless the last step returned to it:
+  scored from the re-encoded first-input token, the return that closes a TSP tour
+  ``[0, c1, ..., 0]``;
 * the end token: scored from the re-encoded last-input token;
-* any other chosen input, and pads: -inf. So the model outputs a permutation of its inputs
-  (optionally closed by the first one), and only tasks whose output is one can use it.
+* any other chosen input, and pads: -inf. So the model outputs a permutation of its inputs,
+  optionally closed by the first one, or a prefix of one, then the end token; only tasks whose
+  output is such a permutation can use it.
 
 Teacher forcing: step i of a label sees the set its prefix has chosen, so all T steps of a
 batch run as one attention pass over B * T copies of the inputs, each with the chosen inputs
@@ -198,7 +200,8 @@ class HeavyPointer(nn.Module):
         back[torch.cat(order)] = torch.arange(rows, device=count.device)
         scores = torch.cat(parts)[back].float()  # (R, n+2): close, end, the n inputs
         logits = scores[:, 1:]  # (R, n+1)
-        is_first = nn.functional.one_hot(first, n + 1).bool() & (first > 0)[:, None]
+        closes = (first > 0) & (count == 0) & (last != first)  # (R,): the tour may close now
+        is_first = nn.functional.one_hot(first, n + 1).bool() & closes[:, None]
         logits = torch.where(is_first, scores[:, :1], logits)
         if self.config.logit_clip:
             logits = self.config.logit_clip * torch.tanh(logits)
