@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+import ptrnet
 from ptrnet.batching import Batch, collate
 from ptrnet.cli.main import main
 from ptrnet.decoding.decode import decode
@@ -168,6 +169,10 @@ def test_a_checkpoint_rebuilds_the_same_model(tmp_path):
     want = model(batch.points, batch.lengths, batch.targets)
     torch.testing.assert_close(loaded(batch.points, batch.lengths, batch.targets), want)
     assert set(state_shapes(model.config)) == set(model.state_dict())
+    solved = ptrnet.load(tmp_path / "m.safetensors", task="tsp").solve(
+        np.random.default_rng(12).random((7, 2))
+    )
+    assert solved.valid and len(solved.sequence) == 8
 
 
 @pytest.mark.parametrize(
