@@ -24,15 +24,15 @@ The output columns at a step (the model's structural mask, whatever the task's m
   optionally closed by the first one, or a prefix of one, then the end token; only tasks whose
   output is such a permutation can use it.
 
-Teacher forcing: step i of a label sees the set its prefix has chosen, so all T steps of a
-batch run as one attention pass over B * T copies of the inputs, each with the chosen inputs
-masked out as keys (:meth:`HeavyPointer.forward`). That is exactly T decoding steps' work (no
-recurrence separates them) in one batched call, and it computes the same function as ``step``,
-so the teacher-forced likelihood equals the sum of the decoded step log-probabilities. (LEHD
-trains on random sub-paths of a label to save memory; that changes the training distribution
-and is left out: ptrnet's training sizes are small enough to take every step.) Chosen inputs
-stay as query rows (their outputs are discarded), which keeps the tensors rectangular at the
-price of attending from up to n+2 rows where n+2-i would do.
+Teacher forcing: step i of a label sees the set its prefix has chosen, and no recurrence links
+the steps, so all T steps of a batch run in one call (:meth:`HeavyPointer.forward`): B * T rows,
+grouped by how many inputs remain, each group one attention pass over exactly its first, last
+and remaining inputs (no padding; a step with c inputs left costs a pass over c+2 vectors, so a
+label of n inputs costs about n^2/2 vector-passes per layer, the price of the heavy decoder).
+Both paths call the same :meth:`HeavyPointer.logits`, so the teacher-forced likelihood equals
+the sum of the decoded step log-probabilities. LEHD instead trains on random sub-paths of the
+labelled tours, which makes a pass cheaper at n = 100 but changes what a training step sees;
+it is left out here, where the training sizes are small enough to take every step.
 """
 
 from __future__ import annotations
