@@ -7,7 +7,7 @@ for model in heavy lstm bundled; do
     [ "$model" = bundled ] && path=bundled
     for n in 20 50 100; do
         echo "== $model n=$n"
-        ptrnet eval tsp "$RUNS/test_tsp$n.txt" --model "$path" --threads 1 --json
+        ptrnet eval tsp "$RUNS/test_tsp$n.txt" --model "$path" --threads 1 --json 2>&1
         echo
     done
 done
