@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from ptrnet.cli.common import add_quiet_argument, add_task_argument, positive_int, size_range
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.io.errors import UsageError
-from ptrnet.model.config import ENCODERS
+from ptrnet.model.config import DECODERS, ENCODERS
 from ptrnet.precision import PRECISIONS
 from ptrnet.runs.config import BASELINES
 from ptrnet.tasks import TASKS, Task, get_point_task
@@ -56,7 +56,17 @@ DRY_RUN = {
     "log_every": 1,
 }
 # Options that build the ModelConfig; the pointer's beyond-the-paper ones map one-to-one.
-POINTER_OPTIONS = ("encoder", "encoder_layers", "heads", "glimpses", "logit_clip")
+POINTER_OPTIONS = (
+    "encoder",
+    "encoder_layers",
+    "heads",
+    "glimpses",
+    "logit_clip",
+    "decoder",
+    "decoder_layers",
+)
+# --decoder heavy without --encoder / --encoder-layers: LEHD's light encoder.
+HEAVY_DEFAULTS = {"encoder": "transformer", "encoder_layers": 1}
 MODEL_OPTIONS = ("arch", "hidden", "layers", "init", *POINTER_OPTIONS)
 # Options that map one-to-one onto TrainConfig fields (the rest build the ModelConfig).
 TRAIN_OPTIONS = (
@@ -123,6 +133,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add("--encoder-layers", type=positive_int, metavar="L", help="transformer layers (default: 3)")
     add("--heads", type=positive_int, metavar="H", help="transformer attention heads (default: 8)")
+    add(
+        "--decoder",
+        choices=DECODERS,
+        help="lstm (the paper, default) or heavy (LEHD: each step re-reads the remaining inputs "
+        "through --decoder-layers attention layers; tsp and sort; implies --encoder transformer "
+        "--encoder-layers 1 unless given)",
+    )
+    add("--decoder-layers", type=positive_int, metavar="L", help="heavy decoder layers (default 6)")
     add("--glimpses", type=int, metavar="G", help="pointer glimpses (Bello et al.; default 0)")
     add("--logit-clip", type=float, metavar="C", help="pointer logits C tanh(u) (default 0: off)")
     add("--optimizer", choices=("sgd", "adam"), help="sgd: lr 1.0; adam: lr 1e-3 (default)")
@@ -302,6 +320,9 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     hidden = args.hidden or (DRY_RUN_HIDDEN if args.dry_run else DEFAULT_HIDDEN)
     kind = get_point_task(args.task).check_arch(args.arch)
     max_n = None if kind == "pointer" else SizeRange.parse(options["sizes"]).hi
+    pointer = {k: getattr(args, k) for k in POINTER_OPTIONS if getattr(args, k) is not None}
+    if pointer.get("decoder") == "heavy":
+        pointer = {**HEAVY_DEFAULTS, **pointer}
     model = ModelConfig(
         kind=kind,
         input_dim=get_point_task(args.task).dim,
@@ -309,7 +330,7 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
         layers=args.layers or 1,
         init=args.init or "paper",
         max_n=max_n,
-        **{k: getattr(args, k) for k in POINTER_OPTIONS if getattr(args, k) is not None},
+        **pointer,
     )
     return RunConfig(model, TrainConfig(task=args.task, **options))
 

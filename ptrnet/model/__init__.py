@@ -10,15 +10,23 @@ from typing import TYPE_CHECKING
 from ptrnet.model.config import ModelConfig
 
 if TYPE_CHECKING:
+    from ptrnet.model.heavy import HeavyPointer
     from ptrnet.model.pointer import EncoderDecoder
 
 __all__ = ["ModelConfig", "build_model"]
 
 
-def build_model(config: ModelConfig) -> EncoderDecoder:
-    """The network ``config.kind`` names, freshly initialised per ``config.init``."""
+def build_model(config: ModelConfig) -> EncoderDecoder | HeavyPointer:
+    """The network ``config.kind`` (and, for the pointer, ``config.decoder``) names, freshly
+    initialised per ``config.init``. Every one decodes through the same ``encode`` / ``step`` /
+    ``forward`` interface (:mod:`ptrnet.decoding`)."""
     from ptrnet.model.baselines import AttentionSeq2Seq, Seq2Seq
     from ptrnet.model.pointer import PointerNetwork
+
+    if config.decoder == "heavy":
+        from ptrnet.model.heavy import HeavyPointer
+
+        return HeavyPointer(config)
 
     classes = {"pointer": PointerNetwork, "seq2seq": Seq2Seq, "attention": AttentionSeq2Seq}
     return classes[config.kind](config)

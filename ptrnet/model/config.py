@@ -8,6 +8,7 @@ from typing import Any
 KINDS = ("pointer", "seq2seq", "attention")
 INITS = ("paper", "default")
 ENCODERS = ("lstm", "transformer")
+DECODERS = ("lstm", "heavy")
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,14 @@ class ModelConfig:
             al. 2016, Sec. 3.1); 0 = the paper's pointer. ``pointer`` only.
         logit_clip: C > 0 clips the pointer's logits to C tanh(u) (Bello et al. 2016, Sec. A.2);
             0 = off (the paper). ``pointer`` only.
+        decoder: ``lstm`` (the paper's pointer decoder) or ``heavy`` (LEHD, Luo et al. 2023: at
+            every step ``decoder_layers`` self-attention layers re-read the remaining inputs;
+            :mod:`ptrnet.model.heavy`). ``heavy`` needs the ``transformer`` encoder (its light
+            encoder, e.g. ``encoder_layers`` = 1), no glimpses, and a task whose output is a
+            permutation of its inputs (checked with the task: ``RunConfig``).
+        decoder_layers: the heavy decoder's self-attention layers; unused by the LSTM decoder.
 
-    A checkpoint saved before these four fields existed loads with their defaults: the paper's
+    A checkpoint saved before these fields existed loads with their defaults: the paper's
     LSTM Ptr-Net.
     """
 
@@ -47,6 +54,8 @@ class ModelConfig:
     heads: int = 8
     glimpses: int = 0
     logit_clip: float = 0.0
+    decoder: str = "lstm"
+    decoder_layers: int = 6
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -69,7 +78,7 @@ class ModelConfig:
     def _check_pointer_options(self) -> None:
         if self.encoder not in ENCODERS:
             raise ValueError(f"unknown encoder {self.encoder!r}; choose from {', '.join(ENCODERS)}")
-        for name in ("encoder_layers", "heads"):
+        for name in ("encoder_layers", "heads", "decoder_layers"):
             value = getattr(self, name)
             if not _is_int(value) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -81,11 +90,22 @@ class ModelConfig:
         if isinstance(clip, bool) or not isinstance(clip, int | float) or not 0 <= clip < 1e6:
             raise ValueError(f"logit_clip must be 0 (off) or a positive number, got {clip!r}")
         changed = self.encoder != "lstm" or self.glimpses or self.logit_clip
-        if changed and self.kind != "pointer":
+        if (changed or self.decoder != "lstm") and self.kind != "pointer":
             raise ValueError(
-                "encoder, glimpses and logit_clip apply to the pointer model only, "
+                "encoder, decoder, glimpses and logit_clip apply to the pointer model only, "
                 f"not to the {self.kind} baseline"
             )
+        self._check_decoder()
+
+    def _check_decoder(self) -> None:
+        if self.decoder not in DECODERS:
+            raise ValueError(f"unknown decoder {self.decoder!r}; choose from {', '.join(DECODERS)}")
+        if self.decoder != "heavy":
+            return
+        if self.encoder != "transformer":
+            raise ValueError("the heavy decoder needs the transformer encoder (its light encoder)")
+        if self.glimpses:
+            raise ValueError("glimpses apply to the lstm decoder only, not to the heavy one")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ModelConfig:

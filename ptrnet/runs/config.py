@@ -239,6 +239,12 @@ class RunConfig:
                 f"task {task.name} has {task.dim}-D inputs, "
                 f"the model expects {self.model.input_dim}-D"
             )
+        if self.model.decoder == "heavy" and not task.permutation_output:
+            able = ", ".join(t.name for t in POINT_TASKS.values() if t.permutation_output)
+            raise ValueError(
+                "--decoder heavy needs a task whose output is a permutation of its inputs "
+                f"({able}), not {task.name}"
+            )
         hi = self.train.size_range.hi
         if self.model.max_n is not None and self.model.max_n < hi:
             raise ValueError(

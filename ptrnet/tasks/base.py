@@ -127,7 +127,8 @@ class Task(TaskCard, ABC):
     It may override: ``archs`` (default: the Ptr-Net and the two Table 1 baselines),
     ``solvers``, ``lower_is_better`` and ``validity_metric`` (checkpoint
     selection), ``default_constraints`` (the paper's decoding mask for it), the symmetry flags
-    (multi-view decoding, augmentation; both false suit a non-geometric task), ``has_cost`` with
+    (multi-view decoding, augmentation; both false suit a non-geometric task),
+    ``permutation_output`` (the heavy decoder), ``has_cost`` with
     :meth:`sequence_cost` and optionally a batched :meth:`batch_cost` (REINFORCE) and
     ``objective_cost`` (the ``shortest`` pick),
     :meth:`sample_points` (default: uniform in [0, 1)^dim) and :meth:`label_shape_problem`
@@ -179,6 +180,9 @@ class Task(TaskCard, ABC):
     #: (``pick="shortest"``) or be reported for the reference (an optimal length). A distance
     #: from the answer (sort, hull) would put the solver in the loop.
     objective_cost: ClassVar[bool] = False
+    #: Whether an output is a permutation of the inputs, each once (a TSP tour may close on its
+    #: first input): what the heavy decoder (:mod:`ptrnet.model.heavy`) can produce.
+    permutation_output: ClassVar[bool] = False
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Draw one instance of size n: uniform in [0, 1)^dim.  Returns (n, dim) float64."""

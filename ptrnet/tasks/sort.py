@@ -48,6 +48,7 @@ class SortTask(Task):
     default_constraints = "task"  # not in the paper: permutations, as TSP's tours
     solvers = ("stable_argsort",)
     has_cost = True
+    permutation_output = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         self.check_solver(solver)

@@ -66,6 +66,7 @@ class TSPTask(Task):
     rotation_invariant_labels = True
     has_cost = True
     objective_cost = True
+    permutation_output = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         points = safe_range(points)  # the direction's shoelace area overflows at 1e300

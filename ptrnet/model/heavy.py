@@ -1,0 +1,219 @@
+"""A pointer model with a light encoder and a heavy decoder (the LEHD idea, beyond the paper).
+
+Luo et al. 2023 ("Neural Combinatorial Optimization with Heavy Decoder") move the model's depth
+from the encoder to the decoder: the encoder only embeds the inputs (here the Transformer set
+encoder with few layers, :mod:`ptrnet.model.transformer`), and at every step the decoder
+re-encodes the inputs not chosen yet, together with the first and the last chosen input, through
+``decoder_layers`` self-attention layers without positional encoding, then points at one of the
+remaining inputs. The representation of what is left is thus rebuilt for the partial solution
+at hand, which is what lets a model trained on small instances generalise to large ones.
+
+Tokens are the Ptr-Net's: 0 = end, j = input j-1, so the decoders, masks, beams, multi-start
+and views of :mod:`ptrnet.decoding` run this model unchanged through the same ``encode`` /
+``step`` / ``forward`` interface as :class:`ptrnet.model.pointer.EncoderDecoder`. The decoder
+state is the set of chosen tokens and the first one; the last one is the step's previous token.
+
+The output columns at a step (the model's structural mask, whatever the task's mask adds):
+
+* an input not chosen yet: scored from its own re-encoded vector;
+* the first chosen input, once all others are chosen and unless the last step returned to it:
+  scored from the re-encoded first-input token, the return that closes a TSP tour
+  ``[0, c1, ..., 0]``;
+* the end token: scored from the re-encoded last-input token;
+* any other chosen input, and pads: -inf. So the model outputs a permutation of its inputs,
+  optionally closed by the first one, or a prefix of one, then the end token; only tasks whose
+  output is such a permutation can use it.
+
+Teacher forcing: step i of a label sees the set its prefix has chosen, and no recurrence links
+the steps, so all T steps of a batch run in one call (:meth:`HeavyPointer.forward`): B * T rows,
+grouped by how many inputs remain, each group one attention pass over exactly its first, last
+and remaining inputs (no padding; a step with c inputs left costs a pass over c+2 vectors, so a
+label of n inputs costs about n^2/2 vector-passes per layer, the price of the heavy decoder).
+Both paths call the same :meth:`HeavyPointer.logits`, so the teacher-forced likelihood equals
+the sum of the decoded step log-probabilities. LEHD instead trains on random sub-paths of the
+labelled tours, which makes a pass cheaper at n = 100 but changes what a training step sees;
+it is left out here, where the training sizes are small enough to take every step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ptrnet.model.config import ModelConfig
+from ptrnet.model.pointer import column_mask, previous_tokens
+from ptrnet.model.transformer import SetEncoder
+
+# Decoder state: chosen (1, R, n+1) bool over tokens (column 0 unused) and first (1, R) long,
+# the first chosen token (0 = none yet). Rows on dim 1, as the decoding loop and views expect.
+State = tuple[torch.Tensor, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class HeavyMemory:
+    """What the heavy decoder reads at every step, computed once per batch by ``encode``.
+
+    Attributes:
+        nodes: (B, n, d) the light encoder's input vectors, zero at pads.
+        real: (B, n) bool, True = a real input (not padding).
+        state: the initial decoder state: nothing chosen, no first token.
+    """
+
+    nodes: torch.Tensor
+    real: torch.Tensor
+    state: State
+
+    def index(self, rows: torch.Tensor) -> HeavyMemory:
+        """Re-select batch rows, e.g. ``arange(B).repeat_interleave(k)`` to expand for beams."""
+        return HeavyMemory(self.nodes[rows], self.real[rows], tuple(s[:, rows] for s in self.state))
+
+
+class HeavyPointer(nn.Module):
+    """Light encoder + heavy decoder (module docstring); ``config.decoder`` = ``heavy``.
+
+    Parameters beyond the encoder: projections of the first and last chosen inputs and a learned
+    vector for each that stands in before anything is chosen (LEHD's W_first, W_last), the
+    decoder's pre-norm attention layers, and three linear scores (remaining input, return to the
+    first input, end).
+    """
+
+    def __init__(self, config: ModelConfig) -> None:
+        if config.kind != "pointer" or config.decoder != "heavy":
+            raise ValueError("HeavyPointer needs kind 'pointer' and decoder 'heavy'")
+        super().__init__()
+        self.config = config
+        d = config.hidden
+        self.encoder = SetEncoder(config)
+        self.first_proj = nn.Linear(d, d)
+        self.last_proj = nn.Linear(d, d)
+        self.first_start = nn.Parameter(torch.empty(d))
+        self.last_start = nn.Parameter(torch.empty(d))
+        layer = nn.TransformerEncoderLayer(
+            d, config.heads, dim_feedforward=4 * d, dropout=0.0, batch_first=True, norm_first=True
+        )
+        self.decoder = nn.TransformerEncoder(
+            layer, config.decoder_layers, norm=nn.LayerNorm(d), enable_nested_tensor=False
+        )
+        self.point = nn.Linear(d, 1)  # a remaining input's logit
+        self.close = nn.Linear(d, 1)  # the first input's logit, from the first-input token
+        self.stop = nn.Linear(d, 1)  # the end token's logit, from the last-input token
+        for p in (self.first_start, self.last_start):
+            nn.init.uniform_(p, -1 / d**0.5, 1 / d**0.5)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """``init`` = ``paper``: uniform(-0.08, 0.08) on the projections, start vectors and
+        scores; the attention stacks keep PyTorch's defaults (as the pointer's Transformer)."""
+        if self.config.init == "paper":
+            stacks = {id(p) for m in (self.encoder, self.decoder) for p in m.parameters()}
+            for p in self.parameters():
+                if id(p) not in stacks:
+                    nn.init.uniform_(p, -0.08, 0.08)
+
+    def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> HeavyMemory:
+        """(B, n, dim) right-padded, (B,) lengths in 1..n -> memory. Raises ValueError on bad
+        shapes or lengths."""
+        batch, n, dim = points.shape
+        if dim != self.config.input_dim or lengths.shape != (batch,):
+            raise ValueError(
+                f"expected points (B, n, {self.config.input_dim}) and lengths (B,), "
+                f"got {tuple(points.shape)} and {tuple(lengths.shape)}"
+            )
+        if int(lengths.min()) < 1 or int(lengths.max()) > n:
+            raise ValueError(f"lengths must lie in 1..{n}")
+        nodes, _ = self.encoder(points, lengths)  # (B, n, d); the LSTM-decoder state is unused
+        chosen = torch.zeros(1, batch, n + 1, dtype=torch.bool, device=points.device)
+        first = torch.zeros(1, batch, dtype=torch.long, device=points.device)
+        return HeavyMemory(nodes, column_mask(lengths, n, offset=0), (chosen, first))
+
+    def step(
+        self, memory: HeavyMemory, prev_token: torch.Tensor, state: State
+    ) -> tuple[torch.Tensor, State]:
+        """One decoding step: previous token (B,) and state -> float32 logits (B, n+1), new
+        state. Start with ``prev_token`` all 0 and ``state = memory.state``."""
+        chosen, first = state  # (1, B, n+1), (1, B)
+        chosen = chosen | nn.functional.one_hot(prev_token, chosen.shape[-1]).bool()[None]
+        first = torch.where(first == 0, prev_token[None], first)
+        logits = self.logits(memory.nodes, memory.real, chosen[0], first[0], prev_token)
+        return logits, (chosen, first)
+
+    def forward(
+        self, points: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
+    ) -> torch.Tensor:
+        """Teacher-forced logits: (B, n, dim), (B,), targets (B, T) long (negative = ignored
+        pad) -> (B, T, n+1) float32; logits[:, i] scores step i given targets[:, :i], as
+        ``step`` would after decoding targets[:, :i]."""
+        memory = self.encode(points, lengths)
+        prev = previous_tokens(targets)  # (B, T)
+        batch, steps = prev.shape
+        onehot = nn.functional.one_hot(prev, points.shape[1] + 1)  # (B, T, n+1)
+        chosen = onehot.cummax(dim=1).values.bool()  # (B, T, n+1): chosen up to step i
+        seen = (prev > 0).long().cummax(dim=1).values  # (B, T): a token chosen by step i
+        first_at = (prev > 0).long().argmax(dim=1, keepdim=True)  # (B, 1) its step
+        first = prev.gather(1, first_at).expand(-1, steps) * seen  # (B, T)
+        nodes = memory.nodes[:, None].expand(-1, steps, -1, -1).flatten(0, 1)  # (B*T, n, d)
+        real = memory.real[:, None].expand(-1, steps, -1).flatten(0, 1)  # (B*T, n)
+        logits = self.logits(
+            nodes, real, chosen.flatten(0, 1), first.flatten(), prev.flatten()
+        )  # (B*T, n+1)
+        return logits.view(batch, steps, -1)
+
+    def logits(
+        self,
+        nodes: torch.Tensor,
+        real: torch.Tensor,
+        chosen: torch.Tensor,
+        first: torch.Tensor,
+        last: torch.Tensor,
+    ) -> torch.Tensor:
+        """The heavy decoder's pass: nodes (R, n, d), real (R, n), chosen (R, n+1) bool, first
+        and last tokens (R,) -> float32 logits (R, n+1), -inf where the model cannot point.
+
+        Rows are grouped by how many inputs remain, so each group runs without padding: c
+        remaining inputs cost an attention pass over c+2 vectors, not n+2.
+        """
+        rows, n = real.shape
+        remaining = real & ~chosen[:, 1:]  # (R, n)
+        first_vec = self.chosen_vector(nodes, first, self.first_proj, self.first_start)  # (R, d)
+        last_vec = self.chosen_vector(nodes, last, self.last_proj, self.last_start)  # (R, d)
+        count = remaining.sum(dim=1)  # (R,)
+        parts, order = [], []
+        for c in count.unique().tolist():
+            group = (count == c).nonzero()[:, 0]  # (r,)
+            where = (~remaining[group]).long().argsort(dim=1, stable=True)[:, :c]  # (r, c)
+            x = torch.cat(
+                [
+                    first_vec[group, None],
+                    last_vec[group, None],
+                    nodes[group].gather(1, where[..., None].expand(-1, -1, nodes.shape[2])),
+                ],
+                dim=1,
+            )  # (r, c+2, d): the first, the last and the remaining inputs
+            out = self.decoder(x)  # (r, c+2, d)
+            point = out.new_full((len(group), n), float("-inf"))
+            point = point.scatter(1, where, self.point(out[:, 2:])[..., 0])  # (r, n)
+            parts.append(torch.cat([self.close(out[:, 0]), self.stop(out[:, 1]), point], dim=1))
+            order.append(group)
+        back = torch.empty_like(count)
+        back[torch.cat(order)] = torch.arange(rows, device=count.device)
+        scores = torch.cat(parts)[back].float()  # (R, n+2): close, end, the n inputs
+        logits = scores[:, 1:]  # (R, n+1)
+        closes = (first > 0) & (count == 0) & (last != first)  # (R,): the tour may close now
+        is_first = nn.functional.one_hot(first, n + 1).bool() & closes[:, None]
+        logits = torch.where(is_first, scores[:, :1], logits)
+        if self.config.logit_clip:
+            logits = self.config.logit_clip * torch.tanh(logits)
+        can_point = torch.cat([remaining.new_ones(rows, 1), remaining], dim=1) | is_first
+        return logits.masked_fill(~can_point, float("-inf"))
+
+    @staticmethod
+    def chosen_vector(
+        nodes: torch.Tensor, token: torch.Tensor, proj: nn.Linear, start: torch.Tensor
+    ) -> torch.Tensor:
+        """(R, n, d), tokens (R,) -> (R, d): proj(input vector of the token), or ``start`` for
+        token 0 (nothing chosen yet)."""
+        index = (token - 1).clamp(min=0)[:, None, None].expand(-1, 1, nodes.shape[2])
+        vector = proj(nodes.gather(1, index)[:, 0])  # (R, d)
+        return torch.where(token[:, None] > 0, vector, start.to(vector.dtype))
