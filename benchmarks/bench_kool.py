@@ -165,8 +165,13 @@ def make_decoder(run: Run, kool: str | None, ptrnet_model: str) -> Decoder:
     from ptrnet.tasks.convex_hull import open_cycle
 
     task, options = get_task("tsp"), ptrnet_options(run.decode)
-    model = load_model(None if ptrnet_model == "bundled" else ptrnet_model, task).model
-    return lambda pts: [open_cycle(s) for s in decode_all(model, task, pts, options)]
+    loaded = load_model(None if ptrnet_model == "bundled" else ptrnet_model, task)
+
+    def decode(pts: list[np.ndarray]) -> list[np.ndarray]:
+        model = loaded.for_size(len(pts[0])).model  # a size-routed folder: the model for this n
+        return [open_cycle(s) for s in decode_all(model, task, pts, options)]
+
+    return decode
 
 
 def cpu_model() -> str:

@@ -30,7 +30,7 @@ def test_eval_reports_the_model_the_decoding_and_the_time(sort_data, capsys):
     out = capsys.readouterr().out
     assert "exact_match" in out
     assert "bundled/sort/best.safetensors (step" in out and ", cpu)" in out
-    assert "beam search, width 3, most likely beam; 1 view; constraints task" in out
+    assert "beam search, width 3, most likely; 1 view; constraints task" in out
     assert "7 instances in" in out
     assert main([*argv, "--json", "--threads", "1"]) == 0
     captured = capsys.readouterr()
@@ -63,3 +63,24 @@ def test_fail_reads_the_same_in_every_table():
         "fail",
         "no",
     ]
+
+
+def test_eval_names_each_decoding_strategy() -> None:
+    """The decoding line says what ran: multi-start and best-of-k are not beam search."""
+    from ptrnet.cli.eval import describe_decoding
+    from ptrnet.decoding.options import DecodeOptions
+    from ptrnet.tasks import get_task
+
+    tsp = get_task("tsp")
+
+    def words(**kwargs) -> str:
+        return describe_decoding(DecodeOptions(**kwargs).for_task(tsp))
+
+    assert words(strategy="multistart", pick="shortest").startswith(
+        "multi-start greedy (a run from every input), shortest tour;"
+    )
+    assert words(strategy="sample", samples=8, seed=3).startswith(
+        "best of 8 samples (seed 3), most likely;"
+    )
+    assert words(strategy="beam", beam_width=4).startswith("beam search, width 4, most likely;")
+    assert words(strategy="greedy").startswith("greedy;")

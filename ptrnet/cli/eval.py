@@ -74,11 +74,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def describe_decoding(options: DecodeOptions) -> str:
     """The decoding ``options`` (resolved for the task by :func:`decode_options`) in words."""
-    how = {"greedy": "greedy", "sample": f"sampling (seed {options.seed})"}
-    words = how.get(options.strategy)
-    if words is None:
-        pick = "shortest tour" if options.pick == "shortest" else "most likely beam"
-        words = f"beam search, width {options.beam_width}, {pick}"
+    best = "shortest tour" if options.pick == "shortest" else "most likely"
+    how = {
+        "greedy": "greedy",
+        "sample": f"sampling (seed {options.seed})",
+        "multistart": f"multi-start greedy (a run from every input), {best}",
+        "beam": f"beam search, width {options.beam_width}, {best}",
+    }
+    words = how[options.strategy]
+    if options.strategy == "sample" and options.samples > 1:
+        words = f"best of {options.samples} samples (seed {options.seed}), {best}"
     views = f"{options.views} view{'s' if options.views != 1 else ''}"
     return f"{words}; {views}; constraints {options.constraints}"
 
