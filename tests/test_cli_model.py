@@ -285,7 +285,9 @@ def test_train_reinforce_fine_tunes_tsp_and_refuses_other_tasks(runs, tmp_path, 
     rows = [line.split(",") for line in (out / "log.csv").read_text().splitlines()[1:]]
     assert all(2.0 < float(row[1]) < 10.0 for row in rows)  # mean sampled tour length, n 5-6
     capsys.readouterr()
-    hull = ["train", "convex_hull", "--dry-run", "-q", "--objective", "reinforce"]
-    assert "needs a task with a cost; convex_hull has none" in error_of(hull, capsys)
+    delaunay = ["train", "delaunay", "--dry-run", "-q", "--objective", "reinforce"]
+    assert "needs a task with a cost (sort, convex_hull, tsp); delaunay has none" in error_of(
+        delaunay, capsys
+    )
     few = [*args[:-1], str(tmp_path / "x"), "--objective", "reinforce", "--rl-samples", "1"]
     assert "rl_samples must be at least 2" in error_of(few, capsys)
