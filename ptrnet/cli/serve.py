@@ -108,7 +108,12 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     models = load_models(args.model, args.device)
     for task in POINT_TASKS:
-        where = os.path.relpath(models[task].path) if task in models else "none (exact only)"
+        where = "none (exact only)"
+        if task in models:
+            routes = models[task].routes
+            where = os.path.relpath(models[task].path) + "".join(
+                f"; n = {r.sizes}: {os.path.relpath(r.model.path)}" for r in routes
+            )
         print(f"ptrnet: {task}: model {where}", file=sys.stderr)
     app = create_app(models, limits=GuardLimits(hosts=allowed_hosts(args)))
     print(f"ptrnet: serving on http://{args.host}:{args.port} (Ctrl-C stops)", file=sys.stderr)
