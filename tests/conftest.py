@@ -2,7 +2,11 @@
 
 import pytest
 
-from ptrnet.cli.main import main
+# The browser tests import tests.browser before naming it in pytest_plugins: mark it for assert
+# rewriting first, so pytest does not warn that it was imported unrewritten.
+pytest.register_assert_rewrite("tests.browser")
+
+from ptrnet.cli.main import main  # noqa: E402
 
 
 @pytest.fixture
