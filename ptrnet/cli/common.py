@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 from ptrnet.io.errors import UsageError
@@ -108,6 +108,12 @@ def load_model_on(path: str | None, task: Task | str | None, device: str):
     except ValueError as err:
         raise UsageError(f"--device {device}: {err}") from None
     return load_model(path, task).to(where)
+
+
+def routes_text(loaded, name: Callable[[str], str] = str) -> str:
+    """``"; n = SIZES: PATH"`` for each model ``loaded`` routes instance sizes to (none: ""),
+    each path written by ``name``: the tail of a model line."""
+    return "".join(f"; n = {route.sizes}: {name(route.model.path)}" for route in loaded.routes)
 
 
 def set_threads(threads: int | None) -> None:

@@ -32,6 +32,7 @@ from ptrnet.cli.common import (
     add_task_argument,
     decode_options,
     load_model_on,
+    routes_text,
     set_threads,
 )
 from ptrnet.cli.kinds import add_kind_arguments, finish
@@ -94,9 +95,8 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
     import sys
 
     device = next(loaded.model.parameters()).device
-    routed = "".join(f"; n = {r.sizes}: {r.model.path}" for r in loaded.routes)
     rows = [
-        ("model", f"{loaded.path} (step {loaded.step:,}, {device}){routed}"),
+        ("model", f"{loaded.path} (step {loaded.step:,}, {device}){routes_text(loaded)}"),
         ("decoding", describe_decoding(decode_options(args, get_task(loaded.task)))),
         ("time", f"{count:,} instance{'s' if count != 1 else ''} in {seconds:.2f} s"),
     ]

@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from ptrnet.cli.common import add_device_argument, load_model_on
+from ptrnet.cli.common import add_device_argument, load_model_on, routes_text
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import POINT_TASKS
 
@@ -110,10 +110,7 @@ def run(args: argparse.Namespace) -> int:
     for task in POINT_TASKS:
         where = "none (exact only)"
         if task in models:
-            routes = models[task].routes
-            where = os.path.relpath(models[task].path) + "".join(
-                f"; n = {r.sizes}: {os.path.relpath(r.model.path)}" for r in routes
-            )
+            where = os.path.relpath(models[task].path) + routes_text(models[task], os.path.relpath)
         print(f"ptrnet: {task}: model {where}", file=sys.stderr)
     app = create_app(models, limits=GuardLimits(hosts=allowed_hosts(args)))
     print(f"ptrnet: serving on http://{args.host}:{args.port} (Ctrl-C stops)", file=sys.stderr)

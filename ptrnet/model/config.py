@@ -62,10 +62,7 @@ class ModelConfig:
             raise ValueError(f"unknown model kind {self.kind!r}; choose from {', '.join(KINDS)}")
         if self.init not in INITS:
             raise ValueError(f"unknown init {self.init!r}; choose from {', '.join(INITS)}")
-        for name in ("input_dim", "hidden", "layers"):
-            value = getattr(self, name)
-            if not _is_int(value) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self._check_positive("input_dim", "hidden", "layers")
         self._check_pointer_options()
         if self.kind == "pointer":
             if self.max_n is not None:
@@ -75,13 +72,17 @@ class ModelConfig:
                 f"the {self.kind} baseline needs a positive integer max_n, got {self.max_n!r}"
             )
 
-    def _check_pointer_options(self) -> None:
-        if self.encoder not in ENCODERS:
-            raise ValueError(f"unknown encoder {self.encoder!r}; choose from {', '.join(ENCODERS)}")
-        for name in ("encoder_layers", "heads", "decoder_layers"):
+    def _check_positive(self, *names: str) -> None:
+        """Raise ValueError unless each named field is a positive integer."""
+        for name in names:
             value = getattr(self, name)
             if not _is_int(value) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+    def _check_pointer_options(self) -> None:
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"unknown encoder {self.encoder!r}; choose from {', '.join(ENCODERS)}")
+        self._check_positive("encoder_layers", "heads", "decoder_layers")
         if self.encoder == "transformer" and self.hidden % self.heads:
             raise ValueError(f"hidden {self.hidden} must divide by heads {self.heads}")
         if not _is_int(self.glimpses) or self.glimpses < 0:
