@@ -2,6 +2,8 @@
 agreement of its training and decoding paths, a slow reference of one step, order invariance,
 learning, checkpoints and its refusals."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -19,7 +21,7 @@ from ptrnet.model.shapes import state_shapes
 from ptrnet.runs.checkpoint import load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import get_task
-from ptrnet.training.losses import teacher_forced_loss
+from ptrnet.training.losses import sample_label_steps, teacher_forced_loss
 
 torch.set_num_threads(1)
 HEAVY = dict(encoder="transformer", encoder_layers=1, decoder="heavy", decoder_layers=2, heads=2)
@@ -208,3 +210,56 @@ def test_ptrnet_train_runs_it_and_takes_the_light_encoder_by_default(extra, tmp_
     model = load_model(out, "tsp")
     assert isinstance(model.model, HeavyPointer)
     assert (model.config.model.encoder, model.config.model.encoder_layers) == ("transformer", 1)
+
+
+def test_ptrnet_train_takes_label_steps(tmp_path):
+    out = tmp_path / "run"
+    args = ["train", "tsp", "--dry-run", "--decoder", "heavy", "--heads", "2", "-q"]
+    assert main([*args, "--label-steps", "3", "--threads", "1", "--out", str(out)]) == 0
+    assert load_model(out, "tsp").config.train.label_steps == 3
+
+
+def test_sampled_label_steps_are_k_real_steps_of_each_row():
+    batch, _ = tsp_batch(sizes=(7, 5, 3))  # a closed tour and the end: n + 2 real steps
+    real = batch.targets != -100
+    assert real.sum(dim=1).tolist() == [9, 7, 5]
+    draw = sample_label_steps(batch.targets, 6, torch.Generator().manual_seed(3))
+    assert not (draw & ~real).any()  # never a pad
+    assert draw.sum(dim=1).tolist() == [6, 6, 5]  # k, or every real step of a short row
+    again = sample_label_steps(batch.targets, 6, torch.Generator().manual_seed(3))
+    assert torch.equal(draw, again)
+    others = [
+        sample_label_steps(batch.targets, 6, torch.Generator().manual_seed(s)) for s in range(8)
+    ]
+    assert any(not torch.equal(draw, o) for o in others)  # the draw depends on the generator
+    counts = sum(o[0].long() for o in others + [draw])  # over 9 draws, every step gets picked
+    assert (counts[: int(real[0].sum())] > 0).all()
+
+
+def test_active_steps_give_the_full_logits_and_the_loss_only_scores_them():
+    model, (batch, _) = make_model(seed=4), tsp_batch()
+    full = model(batch.points, batch.lengths, batch.targets)  # (B, T, n+1)
+    active = sample_label_steps(batch.targets, 3, torch.Generator().manual_seed(5))
+    part = model(batch.points, batch.lengths, batch.targets, active)
+    torch.testing.assert_close(part[active], full[active])
+    assert (part[~active] == 0).all()
+    per_token = teacher_forced_loss(model, batch, "none").view(active.shape)
+    want = per_token[active].mean()
+    torch.testing.assert_close(teacher_forced_loss(model, batch, active=active), want)
+    model.zero_grad()
+    teacher_forced_loss(model, batch, active=active).backward()
+    assert all(p.grad is not None for p in model.decoder.parameters())
+
+
+def test_label_steps_are_refused_without_the_heavy_decoder_or_with_reinforce(capsys, tmp_path):
+    train = TrainConfig(task="tsp", sizes="5", steps=1, label_steps=4)
+    with pytest.raises(ValueError, match="label_steps .* needs --decoder heavy"):
+        RunConfig(ModelConfig(hidden=16), train)
+    with pytest.raises(ValueError, match="label_steps .* needs --decoder heavy"):
+        RunConfig(ModelConfig(hidden=16, **HEAVY), replace(train, objective="reinforce"))
+    with pytest.raises(ValueError, match="label_steps must be a non-negative integer"):
+        TrainConfig(task="tsp", sizes="5", steps=1, label_steps=-1)
+    args = ["train", "tsp", "--dry-run", "--label-steps", "2", "--out", str(tmp_path / "r")]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ptrnet: error: label_steps") and "\n" not in err

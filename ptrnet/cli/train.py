@@ -92,6 +92,7 @@ TRAIN_OPTIONS = (
     "train_constraints",
     "objective",
     "rl_samples",
+    "label_steps",
     "baseline",
     "baseline_every",
     "log_every",
@@ -205,6 +206,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=("likelihood", "reinforce"),
         help="likelihood (paper, default): imitate the labels; reinforce: policy gradient on "
         "the task's cost (tsp: tour length), no labels; for fine-tuning with --init-from",
+    )
+    add(
+        "--label-steps",
+        type=positive_int,
+        metavar="K",
+        help="heavy decoder, likelihood: teacher-force only K random steps of each label per "
+        "training step (LEHD-style; default: every step)",
     )
     add(
         "--rl-samples",

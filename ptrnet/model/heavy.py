@@ -140,11 +140,20 @@ class HeavyPointer(nn.Module):
         return logits, (chosen, first)
 
     def forward(
-        self, points: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
+        self,
+        points: torch.Tensor,
+        lengths: torch.Tensor,
+        targets: torch.Tensor,
+        active: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Teacher-forced logits: (B, n, dim), (B,), targets (B, T) long (negative = ignored
         pad) -> (B, T, n+1) float32; logits[:, i] scores step i given targets[:, :i], as
-        ``step`` would after decoding targets[:, :i]."""
+        ``step`` would after decoding targets[:, :i].
+
+        ``active`` (B, T) bool, optional: run the decoder only for these steps (the label steps
+        a training step samples, :func:`ptrnet.training.losses.sample_label_steps`); the other
+        steps' logits are 0 and carry no gradient, so a loss must ignore them.
+        """
         memory = self.encode(points, lengths)
         prev = previous_tokens(targets)  # (B, T)
         batch, steps = prev.shape
@@ -153,12 +162,18 @@ class HeavyPointer(nn.Module):
         seen = (prev > 0).long().cummax(dim=1).values  # (B, T): a token chosen by step i
         first_at = (prev > 0).long().argmax(dim=1, keepdim=True)  # (B, 1) its step
         first = prev.gather(1, first_at).expand(-1, steps) * seen  # (B, T)
-        nodes = memory.nodes[:, None].expand(-1, steps, -1, -1).flatten(0, 1)  # (B*T, n, d)
-        real = memory.real[:, None].expand(-1, steps, -1).flatten(0, 1)  # (B*T, n)
+        if active is None:
+            active = torch.ones_like(prev, dtype=torch.bool)
+        rows, step_of = active.nonzero(as_tuple=True)  # (R,), (R,): the steps to run
         logits = self.logits(
-            nodes, real, chosen.flatten(0, 1), first.flatten(), prev.flatten()
-        )  # (B*T, n+1)
-        return logits.view(batch, steps, -1)
+            memory.nodes[rows],
+            memory.real[rows],
+            chosen[rows, step_of],
+            first[rows, step_of],
+            prev[rows, step_of],
+        )  # (R, n+1)
+        out = logits.new_zeros(batch, steps, logits.shape[1])
+        return out.index_put((rows, step_of), logits)  # (B, T, n+1)
 
     def logits(
         self,

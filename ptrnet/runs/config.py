@@ -79,6 +79,11 @@ class TrainConfig:
             from ``init_from``. Generated training instances are then not solved (validation
             still is).
         rl_samples: outputs sampled per instance with ``reinforce`` (at least 2).
+        label_steps: 0 = teacher-force every step of every label (the paper); k > 0 = only k
+            random steps of each label per training step (the heavy decoder only, whose steps
+            share no recurrence: a step with c inputs left costs one attention pass over c + 2
+            vectors, so k steps of many labels see more instances per second than every step
+            of few; LEHD trains on random parts of each label too).
         baseline: what ``reinforce`` compares each sample's cost with
             (:mod:`ptrnet.training.baselines`): ``samples`` (the instance's other samples),
             ``rollout`` (a frozen greedy copy, Kool et al. 2019), ``ema`` (a moving average of
@@ -128,6 +133,7 @@ class TrainConfig:
     train_constraints: str = "none"
     objective: str = "likelihood"
     rl_samples: int = 8
+    label_steps: int = 0
     baseline: str = "samples"
     baseline_beta: float = 0.8
     baseline_every: int = 100
@@ -205,6 +211,10 @@ class TrainConfig:
         for name in ("steps", "epochs", "threads"):
             if getattr(self, name) is not None:
                 _positive_int(name, getattr(self, name))
+        if not _is_int(self.label_steps) or self.label_steps < 0:
+            raise ValueError(
+                f"label_steps must be a non-negative integer, got {self.label_steps!r}"
+            )
         if self.workers is not None and (not _is_int(self.workers) or self.workers < 0):
             raise ValueError(f"workers must be a non-negative integer, got {self.workers!r}")
         if not _is_int(self.seed) or self.seed < 0:
@@ -244,6 +254,13 @@ class RunConfig:
             raise ValueError(
                 "--decoder heavy needs a task whose output is a permutation of its inputs "
                 f"({able}), not {task.name}"
+            )
+        if self.train.label_steps and (
+            self.model.decoder != "heavy" or self.train.objective != "likelihood"
+        ):
+            raise ValueError(
+                "label_steps (sub-sampled teacher forcing) needs --decoder heavy and the "
+                "likelihood objective"
             )
         hi = self.train.size_range.hi
         if self.model.max_n is not None and self.model.max_n < hi:

@@ -83,6 +83,7 @@ class Stream(IntEnum):
     DEMO = 7  #: ``ptrnet demo``'s fresh instances
     SAMPLING = 8  #: REINFORCE's sampled outputs (one generator per step)
     ROLLOUT = 9  #: the held-out instances of REINFORCE's greedy-rollout baseline
+    LABEL_STEPS = 10  #: the label steps a sub-sampled teacher-forcing step trains on
 
 
 def instance_rng(seed: int, index: int, stream: int = 0) -> np.random.Generator:

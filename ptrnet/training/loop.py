@@ -44,7 +44,7 @@ from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV
 from ptrnet.runs.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 from ptrnet.runs.csvlog import CsvLog, columns_for
-from ptrnet.tasks import Task, get_task
+from ptrnet.tasks import Stream, Task, get_task
 from ptrnet.training.baselines import Baseline, make_baseline
 from ptrnet.training.cpu import ThreadPlanner, cpu_plan
 from ptrnet.training.data import TrainingData, validation_set
@@ -54,6 +54,7 @@ from ptrnet.training.losses import (
     loss_mask_task,
     reinforce_loss,
     sample_generator,
+    sample_label_steps,
     teacher_forced_loss,
 )
 
@@ -134,7 +135,11 @@ def train_step(
                 baseline=baseline,
             )
         else:
-            loss = teacher_forced_loss(model, batch, mask_task=mask_task)
+            active = None
+            if cfg.label_steps:
+                generator = sample_generator(cfg.seed, step, stream=Stream.LABEL_STEPS)
+                active = sample_label_steps(batch.targets, cfg.label_steps, generator)
+            loss = teacher_forced_loss(model, batch, mask_task=mask_task, active=active)
             logged = None
     if scaler is None:
         (loss * weight).backward()

@@ -51,7 +51,11 @@ SAMPLE_TOURS = DecodeOptions(strategy="sample", constraints="task")
 
 
 def teacher_forced_loss(
-    model: nn.Module, batch: Batch, reduction: str = "mean", mask_task: Task | None = None
+    model: nn.Module,
+    batch: Batch,
+    reduction: str = "mean",
+    mask_task: Task | None = None,
+    active: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Cross-entropy of ``batch.targets`` (B, T) under teacher forcing, pads ignored.
 
@@ -59,9 +63,16 @@ def teacher_forced_loss(
     returns the (B*T,) per-token losses, 0 at pads. With ``mask_task``, each step's softmax runs
     only over the tokens that task allows after the label prefix
     (:func:`ptrnet.tasks.constraints.teacher_forcing_mask`, which raises ValueError on a label
-    that breaks the task's rules); without, over all of them.
+    that breaks the task's rules); without, over all of them. With ``active`` (B, T) bool (from
+    :func:`sample_label_steps`; a model whose ``forward`` takes it, the heavy decoder), only
+    those steps are run and scored, as if every other target were a pad.
     """
-    logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, V) raw logits
+    if active is None:
+        logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, V) raw logits
+        targets = batch.targets
+    else:
+        logits = model(batch.points, batch.lengths, batch.targets, active)
+        targets = batch.targets.masked_fill(~active, IGNORE_INDEX)
     if mask_task is not None:
         allowed = teacher_forcing_mask(mask_task, batch.lengths, batch.targets)  # (B, T, n+1)
         extra = logits.shape[-1] - allowed.shape[-1]  # baselines: V = max_n + 1 >= n + 1
@@ -69,10 +80,25 @@ def teacher_forced_loss(
         logits = logits.masked_fill(~allowed, float("-inf"))
     return F.cross_entropy(
         logits.reshape(-1, logits.shape[-1]),
-        batch.targets.reshape(-1),
+        targets.reshape(-1),
         ignore_index=IGNORE_INDEX,
         reduction=reduction,
     )
+
+
+def sample_label_steps(targets: torch.Tensor, k: int, generator: torch.Generator) -> torch.Tensor:
+    """(B, T) targets -> (B, T) bool: ``k`` of each row's real (non-pad) steps, drawn uniformly
+    without replacement by ``generator`` (all of them where a row has no more than ``k``).
+
+    Sub-sampled teacher forcing for the heavy decoder (``TrainConfig.label_steps``): its steps
+    do not share a recurrence, so a training step can run k steps of many labels instead of
+    every step of few; LEHD (Luo et al. 2023) likewise trains on random parts of each label.
+    """
+    real = targets != IGNORE_INDEX  # (B, T)
+    keys = torch.rand(targets.shape, generator=generator, device=generator.device)
+    keys = keys.to(targets.device).masked_fill(~real, 2.0)  # pads sort last
+    rank = keys.argsort(dim=1).argsort(dim=1)  # (B, T): each step's place in its row's draw
+    return real & (rank < k)
 
 
 def loss_mask_task(cfg: TrainConfig) -> Task | None:
@@ -82,10 +108,13 @@ def loss_mask_task(cfg: TrainConfig) -> Task | None:
     return get_task(cfg.task) if masked else None
 
 
-def sample_generator(seed: int, step: int, device: torch.device | str = "cpu") -> torch.Generator:
+def sample_generator(
+    seed: int, step: int, device: torch.device | str = "cpu", stream: Stream = Stream.SAMPLING
+) -> torch.Generator:
     """The torch generator on ``device`` (where the sampled probabilities live) that draws step
-    ``step``'s samples (a pure function of both on a given device)."""
-    state = np.random.SeedSequence([seed, Stream.SAMPLING, step]).generate_state(1)[0]
+    ``step``'s samples (a pure function of the arguments on a given device); ``stream``:
+    REINFORCE's samples, or the sub-sampled label steps (``Stream.LABEL_STEPS``)."""
+    state = np.random.SeedSequence([seed, stream, step]).generate_state(1)[0]
     return torch.Generator(device).manual_seed(int(state))
 
 
