@@ -20,15 +20,25 @@ of the Ptr-Net run through ops FlopCounterMode counts as 0, so :data:`EXTRA_FLOP
 
 from __future__ import annotations
 
+import functools
 import math
+import statistics
 
 import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from ptrnet.batching import Batch
-from ptrnet.tasks import Task
-from ptrnet.training.losses import teacher_forced_loss
+from ptrnet.batching import Batch, collate
+from ptrnet.generation import labelled_instance
+from ptrnet.runs.config import TrainConfig
+from ptrnet.tasks import Stream, Task, get_task
+from ptrnet.tasks.base import SizeRange
+from ptrnet.training.losses import (
+    loss_mask_task,
+    sample_generator,
+    sample_label_steps,
+    teacher_forced_loss,
+)
 
 aten = torch.ops.aten
 
@@ -83,3 +93,34 @@ def training_flops(
     return count_flops(
         lambda: teacher_forced_loss(model, batch, "mean", mask_task, active).backward()
     )
+
+
+@functools.cache
+def size_batch(task_name: str, n: int, count: int, seed: int) -> Batch:
+    """``count`` labelled training-stream instances of exactly n points, as one batch."""
+    task, sizes = get_task(task_name), SizeRange(n, n)
+    pairs = [labelled_instance(task, sizes, seed, i, stream=Stream.TRAIN) for i in range(count)]
+    return collate([p for p, _ in pairs], [s for _, s in pairs])
+
+
+def flops_per_example(model: nn.Module, cfg: TrainConfig, per_size: int, seed: int) -> float:
+    """Mean FLOPs of one training example of ``model`` trained as ``cfg`` says (its task, sizes,
+    loss mask and label steps): a batch of ``per_size`` instances at every n of ``cfg``'s
+    sizes, each batch's count divided by its rows, averaged over n (training draws n
+    uniformly). Leaves ``model`` in training mode with gradients.
+
+    Raises:
+        ValueError: ``cfg`` trains by REINFORCE (its step also decodes samples; not counted).
+    """
+    if cfg.objective != "likelihood":
+        raise ValueError(f"objective {cfg.objective} is not counted")
+    model.train()
+    mask, sizes, per_n = loss_mask_task(cfg), cfg.size_range, []
+    for n in range(sizes.lo, sizes.hi + 1):
+        batch = size_batch(cfg.task, n, per_size, seed)
+        active = None
+        if cfg.label_steps:  # the heavy decoder's sub-sampled teacher forcing
+            generator = sample_generator(seed, n, stream=Stream.LABEL_STEPS)
+            active = sample_label_steps(batch.targets, cfg.label_steps, generator)
+        per_n.append(training_flops(model, batch, mask, active) / batch.size)
+    return statistics.fmean(per_n)

@@ -27,6 +27,11 @@ Method:
 * **GPU hours**: total FLOPs / (``--gpu-tflops`` x 1e12 FLOP/s) / 3600: an assumed sustained
   rate, not a measurement (docs/distributed.md, section 6, on why an LSTM pointer network
   reaches only a small part of a GPU's peak).
+* **Plans** (a second table, :data:`PLANS`): the training budgets of Kool et al. (TSP-50 and
+  TSP-100: 100 epochs of 1.28M instances, docs/results.md) and of LEHD (150 epochs of 1M
+  TSP-100 instances, its released ``train.py``), priced for ptrnet's LSTM pointer network and
+  its heavy decoder with every label step teacher-forced, in one-thread days at the rate the
+  bundled TSP model's runs reached and in GPU hours at the assumed rate.
 
 The copy task's model is left out: it is a sentence task, trained by ``ptrnet.text``'s own
 loss on vocabulary batches, not by ``teacher_forced_loss`` on point batches (its whole
@@ -36,25 +41,25 @@ training, 1,000 steps of 64 sentences in 288 s, is in its COMMAND.md).
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
-import statistics
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 
-from benchmarks.bench_distributed import cpu_model
-from benchmarks.flop_count import training_flops
-from ptrnet.batching import Batch, collate
-from ptrnet.generation import labelled_instance
-from ptrnet.inference import BUNDLED_DIR, LoadedModel, load_model
+try:
+    from benchmarks.bench_distributed import cpu_model
+    from benchmarks.flop_count import flops_per_example
+except ModuleNotFoundError:  # run as a script: benchmarks/ itself is on sys.path
+    from bench_distributed import cpu_model
+    from flop_count import flops_per_example
+from ptrnet.inference import BUNDLED_DIR, load_model
+from ptrnet.model import build_model
+from ptrnet.model.config import ModelConfig
+from ptrnet.runs.config import TrainConfig
 from ptrnet.runs.csvlog import read_log
-from ptrnet.tasks import Stream, get_task
-from ptrnet.tasks.base import SizeRange
-from ptrnet.training.losses import loss_mask_task, sample_generator, sample_label_steps
 
 RUNS_DIR = Path(__file__).resolve().parent.parent / "docs" / "bundled-runs"
 
@@ -161,44 +166,14 @@ def read_run(run: str) -> RunRecord:
     return sum_log(read_log(folder / "log.csv"), int(config["train"]["batch_size"]), run)
 
 
-@functools.cache
-def size_batch(task_name: str, n: int, count: int, seed: int) -> Batch:
-    """``count`` labelled training-stream instances of exactly n points, as one batch."""
-    task, sizes = get_task(task_name), SizeRange(n, n)
-    pairs = [labelled_instance(task, sizes, seed, i, stream=Stream.TRAIN) for i in range(count)]
-    return collate([p for p, _ in pairs], [s for _, s in pairs])
-
-
-def flops_per_example(loaded: LoadedModel, per_size: int, seed: int) -> float:
-    """Mean FLOPs of one training example over the model's training sizes (module docstring).
-
-    Raises:
-        SystemExit: a run trained by REINFORCE (its step also decodes samples; not counted).
-    """
-    cfg, model = loaded.config.train, loaded.model.train()
-    if cfg.objective != "likelihood":
-        raise SystemExit(f"training_compute: error: {loaded.path}: {cfg.objective} not counted")
-    mask, sizes = loss_mask_task(cfg), cfg.size_range
-    per_n = []
-    for n in range(sizes.lo, sizes.hi + 1):
-        batch = size_batch(cfg.task, n, per_size, seed)
-        active = None
-        if cfg.label_steps:  # the heavy decoder's sub-sampled teacher forcing
-            generator = sample_generator(seed, n, stream=Stream.LABEL_STEPS)
-            active = sample_label_steps(batch.targets, cfg.label_steps, generator)
-        per_n.append(training_flops(model, batch, mask, active) / batch.size)
-    return statistics.fmean(per_n)
-
-
 def run_dict(record: RunRecord, per_example: float) -> dict:
     """One run's record with its examples and achieved FLOP/s over its wall time."""
     rate = record.examples * per_example / record.wall_s / 1e9
     return {**asdict(record), "examples": record.examples, "cpu_gflops_wall": rate}
 
 
-def architecture(loaded: LoadedModel) -> str:
-    """The model's kind, encoder, decoder and width, from the checkpoint's configuration."""
-    m = loaded.config.model
+def architecture(m: ModelConfig) -> str:
+    """A model configuration's kind, encoder, decoder and width."""
     encoder = f"{m.encoder}x{m.encoder_layers}" if m.encoder == "transformer" else m.encoder
     decoder = f"heavy x{m.decoder_layers}" if m.decoder == "heavy" else "lstm"
     extra = f", {m.glimpses} glimpses" if m.glimpses else ""
@@ -208,24 +183,22 @@ def architecture(loaded: LoadedModel) -> str:
 def model_row(entry: Bundled, per_size: int, seed: int, gpu_tflops: float) -> dict:
     """Everything the table says about one bundled model (None where no log was kept)."""
     loaded = load_model(os.path.join(BUNDLED_DIR, entry.folder, "best.safetensors"))
-    per_example = flops_per_example(loaded, per_size, seed)
+    try:
+        per_example = flops_per_example(loaded.model, loaded.config.train, per_size, seed)
+    except ValueError as err:
+        raise LogError(f"{loaded.path}: {err}") from None
     runs = [read_run(run) for run in entry.runs]
     row = {
         "model": entry.folder,
         "task": loaded.task,
-        "architecture": architecture(loaded),
+        "architecture": architecture(loaded.config.model),
         "parameters": sum(p.numel() for p in loaded.model.parameters()),
         "train_sizes": str(loaded.config.train.size_range),
         "flops_per_example": per_example,
         "starts_from": entry.start,
         "runs": [run_dict(r, per_example) for r in runs],
-        "steps": None,
-        "examples": None,
-        "wall_h": None,
-        "train_h": None,
-        "total_flops": None,
-        "cpu_gflops_wall": None,
-        "gpu_h": None,
+        **dict.fromkeys(("steps", "examples", "wall_h", "train_h", "total_flops")),
+        **dict.fromkeys(("cpu_gflops_wall", "gpu_h")),
     }
     if runs:
         examples = sum(r.examples for r in runs)
@@ -243,6 +216,47 @@ def model_row(entry: Bundled, per_size: int, seed: int, gpu_tflops: float) -> di
     return row
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A training budget of the literature, priced for a ptrnet model (docs/distributed.md, 6)."""
+
+    name: str
+    model: ModelConfig
+    n: int
+    examples: int
+    budget: str
+
+
+HEAVY = ModelConfig(hidden=128, encoder="transformer", encoder_layers=1, decoder="heavy")
+PLANS = (
+    Plan("LSTM Ptr-Net, TSP-50", ModelConfig(), 50, 128_000_000, "Kool et al.: 100 x 1.28M"),
+    Plan("LSTM Ptr-Net, TSP-100", ModelConfig(), 100, 128_000_000, "Kool et al.: 100 x 1.28M"),
+    Plan("heavy decoder, TSP-100", HEAVY, 100, 150_000_000, "LEHD: 150 epochs x 1M"),
+)
+
+
+def plan_row(plan: Plan, per_size: int, seed: int, cpu_gflops: float | None, gpu_tflops: float):
+    """One plan priced: supervised, every label step teacher-forced, constrained loss."""
+    torch.manual_seed(seed)
+    model = build_model(plan.model)
+    cfg = TrainConfig(task="tsp", sizes=str(plan.n), steps=1, train_constraints="task")
+    per_example = flops_per_example(model, cfg, per_size, seed)
+    total = plan.examples * per_example
+    days = None if cpu_gflops is None else total / (cpu_gflops * 1e9) / 86400
+    return {
+        "model": plan.name,
+        "architecture": architecture(plan.model),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "train_sizes": str(plan.n),
+        "flops_per_example": per_example,
+        "budget": plan.budget,
+        "examples": plan.examples,
+        "total_flops": total,
+        "cpu_thread_days": days,
+        "gpu_h": total / (gpu_tflops * 1e12) / 3600,
+    }
+
+
 COLUMNS = (
     ("model", "model", "{}"),
     ("architecture", "architecture", "{}"),
@@ -254,35 +268,43 @@ COLUMNS = (
     ("wall_h", "CPU wall h", "{:.2f}"),
     ("train_h", "train-step h", "{:.2f}"),
     ("total_flops", "total FLOPs", "{:.3g}"),
-    ("cpu_gflops_wall", "CPU GFLOP/s", "{:.2f}"),
+    ("cpu_gflops_wall", "CPU GFLOP/s", "{:.1f}"),
     ("gpu_h", "GPU h (assumed rate)", "{:.4f}"),
+)
+PLAN_COLUMNS = (
+    *COLUMNS[:5],
+    ("budget", "budget", "{}"),
+    ("examples", "examples", "{:,}"),
+    ("total_flops", "total FLOPs", "{:.3g}"),
+    ("cpu_thread_days", "one-thread days", "{:.1f}"),
+    ("gpu_h", "GPU h (assumed rate)", "{:.2f}"),
 )
 
 
-def markdown(rows: list[dict]) -> str:
-    """The rows as a markdown table; a model without logs reads "no log" in their columns."""
-    lines = ["| " + " | ".join(title for _, title, _ in COLUMNS) + " |"]
-    lines.append("|" + "---|" * len(COLUMNS))
+def markdown(rows: list[dict], columns: tuple) -> str:
+    """The rows as a markdown table; a value of None reads "no log"."""
+    lines = ["| " + " | ".join(title for _, title, _ in columns) + " |"]
+    lines.append("|" + "---|" * len(columns))
     for row in rows:
-        runs = row["runs"]
-        shown = {**row, "sittings": f"{len(runs)} ({sum(r['sittings'] for r in runs)})"}
+        runs = row.get("runs") or []
+        sittings = f"{len(runs)} ({sum(r['sittings'] for r in runs)})" if runs else None
+        shown = {**row, "sittings": sittings}
         cells = [
-            "no log" if shown[key] is None else fmt.format(shown[key]) for key, _, fmt in COLUMNS
+            "no log" if shown[key] is None else fmt.format(shown[key]) for key, _, fmt in columns
         ]
-        if not runs:
-            cells[[key for key, _, _ in COLUMNS].index("sittings")] = "no log"
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def notes(rows: list[dict], gpu_tflops: float) -> str:
-    """The lines printed under the table: the CPU, the assumption, what is not counted."""
+def notes(rows: list[dict], gpu_tflops: float, cpu_gflops: float | None) -> str:
+    """The lines printed under the tables: the CPU, the assumptions, what is not counted."""
     lines = [
-        f"CPU: {cpu_model()} (the runs: one training thread each, on a shared 2-core machine).",
+        f"CPU: {cpu_model()} (this machine). The runs: one training thread each, on shared "
+        "2-core machines (docs/speed.md: some sessions had AVX-512, some AVX2 only).",
         f"GPU h = total FLOPs / ({gpu_tflops:g} TFLOP/s x 1e12) / 3600 s: an ASSUMED sustained "
-        f"rate (--gpu-tflops), an estimate, not a measurement.",
+        "rate (--gpu-tflops), an estimate, not a measurement.",
         "FLOPs count 2 per multiply-add of matrix products, forward and backward; padding, "
-        "elementwise ops, validation and labelling are not counted.",
+        "elementwise ops, the optimiser, validation and labelling are not counted.",
     ]
     for row in rows:
         if row["starts_from"]:
@@ -293,6 +315,12 @@ def notes(rows: list[dict], gpu_tflops: float) -> str:
         if not row["runs"]:
             lines.append(f"{row['model']}: its training logs were not kept (its COMMAND.md).")
     lines.append("copy: not counted (a sentence task; module docstring).")
+    if cpu_gflops is not None:
+        lines.append(
+            f"Plans: supervised with every label step teacher-forced (LEHD trains on sub-paths, "
+            f"Kool et al. by REINFORCE); one-thread days at the bundled tsp model's "
+            f"{cpu_gflops:.0f} GFLOP/s; labelling not counted."
+        )
     return "\n".join(lines)
 
 
@@ -305,13 +333,11 @@ def main(argv: list[str] | None = None) -> None:
         help="ASSUMED sustained GPU rate in TFLOP/s for the GPU column (default 100)",
     )
     parser.add_argument(
-        "--per-size",
-        type=int,
-        default=2,
-        help="instances counted at each training size n (default 2)",
+        "--per-size", type=int, default=2, help="instances counted at each size n (default 2)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the counted instances")
     parser.add_argument("--only", nargs="*", help="bundled folders to count (default: all)")
+    parser.add_argument("--no-plans", action="store_true", help="skip the literature budgets")
     parser.add_argument("--json", action="store_true", help="print JSON instead of markdown")
     args = parser.parse_args(argv)
     if args.gpu_tflops <= 0 or args.per_size < 1:
@@ -322,12 +348,20 @@ def main(argv: list[str] | None = None) -> None:
         rows = [model_row(m, args.per_size, args.seed, args.gpu_tflops) for m in chosen]
     except (LogError, OSError) as err:
         sys.exit(f"training_compute: error: {err}")
+    tsp = next((r for r in rows if r["model"] == "tsp"), None)
+    cpu_gflops = None if tsp is None else tsp["cpu_gflops_wall"]
+    plans = [] if args.no_plans else PLANS
+    planned = [plan_row(p, args.per_size, args.seed, cpu_gflops, args.gpu_tflops) for p in plans]
     if args.json:
-        print(json.dumps({"gpu_tflops_assumed": args.gpu_tflops, "models": rows}, indent=2))
-    else:
-        print(markdown(rows))
+        report = {"gpu_tflops_assumed": args.gpu_tflops, "models": rows, "plans": planned}
+        print(json.dumps(report, indent=2))
+        return
+    print(markdown(rows, COLUMNS))
+    if planned:
         print()
-        print(notes(rows, args.gpu_tflops))
+        print(markdown(planned, PLAN_COLUMNS))
+    print()
+    print(notes(rows, args.gpu_tflops, cpu_gflops if planned else None))
 
 
 if __name__ == "__main__":

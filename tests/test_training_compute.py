@@ -8,11 +8,12 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from benchmarks.flop_count import count_flops, training_flops
+from benchmarks.flop_count import count_flops, flops_per_example, training_flops
 from benchmarks.training_compute import MODELS, RUNS_DIR, LogError, read_run, sum_log
 from ptrnet.batching import collate
 from ptrnet.model import build_model
 from ptrnet.model.config import ModelConfig
+from ptrnet.runs.config import TrainConfig
 
 
 def lstm_forward_by_hand(steps: int, rows: int, width: int, hidden: int) -> int:
@@ -52,23 +53,34 @@ def test_unfused_backward_differs_only_by_the_gradients_autograd_skips(one_threa
     assert torchs.get_total_flops() == 3 * lstm_forward_by_hand(5, 2, 3, 8) - skipped
 
 
+def ptr_net_forward_by_hand(n: int, rows: int, dim: int, d: int) -> int:
+    """Forward FLOPs of the Ptr-Net on ``rows`` instances of n inputs, labels of n + 1 steps."""
+    steps = n + 1  # output steps: n pointers and the end token
+    return (
+        lstm_forward_by_hand(n, rows, dim, d)  # encoder
+        + lstm_forward_by_hand(steps, rows, dim, d)  # decoder
+        + 2 * rows * (n + 1) * d * d  # W1 e_j over the end vector and the n inputs
+        + 2 * rows * steps * d * d  # W2 d_i
+        + 2 * rows * steps * (n + 1) * d  # v^T tanh(...) for every step and position
+    )
+
+
 def test_ptr_net_training_flops_equal_a_hand_count(one_thread):
     d, n, rows = 8, 4, 3
     model = build_model(ModelConfig(kind="pointer", input_dim=2, hidden=d)).train()
     rng = np.random.default_rng(0)
     batch = collate([rng.random((n, 2)) for _ in range(rows)], [rng.permutation(n)] * rows)
-    steps = n + 1  # output steps: n pointers and the end token
-    forward = (
-        lstm_forward_by_hand(n, rows, 2, d)  # encoder
-        + lstm_forward_by_hand(steps, rows, 2, d)  # decoder
-        + 2 * rows * (n + 1) * d * d  # W1 e_j over the end vector and the n inputs
-        + 2 * rows * steps * d * d  # W2 d_i
-        + 2 * rows * steps * (n + 1) * d  # v^T tanh(...) for every step and position
-    )
     # backward: every product has one product of the same size per input needing a gradient
     # (weights and activations both do here), so twice the forward
-    assert training_flops(model, batch) == 3 * forward
+    assert training_flops(model, batch) == 3 * ptr_net_forward_by_hand(n, rows, 2, d)
     assert all(p.grad is not None for p in model.parameters())
+
+
+def test_flops_per_example_average_the_training_sizes(one_thread):
+    model = build_model(ModelConfig(input_dim=1, hidden=8))
+    cfg = TrainConfig(task="sort", sizes="4-6", steps=1, train_constraints="task")
+    by_hand = [3 * ptr_net_forward_by_hand(n, 1, 1, 8) for n in (4, 5, 6)]
+    assert flops_per_example(model, cfg, 2, 0) == pytest.approx(sum(by_hand) / 3)
 
 
 def rows_of(*rows: tuple[int, float, float]) -> list[dict[str, str]]:
