@@ -176,8 +176,9 @@ def architecture(m: ModelConfig) -> str:
     """A model configuration's kind, encoder, decoder and width."""
     encoder = f"{m.encoder}x{m.encoder_layers}" if m.encoder == "transformer" else m.encoder
     decoder = f"heavy x{m.decoder_layers}" if m.decoder == "heavy" else "lstm"
-    extra = f", {m.glimpses} glimpses" if m.glimpses else ""
-    return f"{m.kind} {encoder}/{decoder} d={m.hidden} L={m.layers}{extra}"
+    lstm = m.encoder == "lstm" or m.decoder == "lstm"
+    extra = (f" L={m.layers}" if lstm else "") + (f", {m.glimpses} glimpses" if m.glimpses else "")
+    return f"{m.kind} {encoder}/{decoder} d={m.hidden}{extra}"
 
 
 def model_row(entry: Bundled, per_size: int, seed: int, gpu_tflops: float) -> dict:
