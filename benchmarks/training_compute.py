@@ -11,8 +11,8 @@ Method:
   labelled instances (:func:`ptrnet.generation.labelled_instance`, the training stream): a batch
   of ``--per-size`` instances at every n of the model's training sizes, divided by its rows and
   averaged over n (training draws n uniformly, so this is the expectation over sizes). The
-  checkpoint's own configuration builds the model (:func:`benchmarks.flop_count.training_flops`
-  counts; its docstring says what, and how the LSTM is counted).
+  checkpoint's own configuration builds the model (:func:`benchmarks.flop_count.flops_per_example`;
+  the module's docstring says what is counted, and how the LSTM is).
 * **Padding is not counted**: each counted batch holds one n, so only labels of different
   lengths (hull, Delaunay) pad. Bucketed training batches span a few sizes and pad a little
   more, and the Delaunay n = 5 runs did not bucket: the figures are the model's work.
@@ -20,7 +20,7 @@ Method:
   elapsed_s) and ``config.json`` (batch_size); the runs of each model are those its
   ``COMMAND.md`` lists (:data:`MODELS`). A run resumed in sittings restarts ``elapsed_s``, so a
   fall of ``elapsed_s`` starts a sitting and the wall time is the sum of each sitting's last
-  ``elapsed_s``; ``train h`` sums only the training steps' time (the log's ``examples_per_s``
+  ``elapsed_s``; "train-step h" sums only the training steps' time (the log's ``examples_per_s``
   over each interval: no validation, but any wait for data). Steps after the last logged row of
   a run stopped by hand, and rows a resume dropped (:mod:`ptrnet.runs.csvlog`), are missing
   from the logs, so every total is a lower bound.
@@ -56,6 +56,7 @@ except ModuleNotFoundError:  # run as a script: benchmarks/ itself is on sys.pat
     from bench_distributed import cpu_model
     from flop_count import flops_per_example
 from ptrnet.inference import BUNDLED_DIR, load_model
+from ptrnet.io.errors import InputError
 from ptrnet.model import build_model
 from ptrnet.model.config import ModelConfig
 from ptrnet.runs.config import TrainConfig
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
     chosen = [m for m in MODELS if not args.only or m.folder in args.only]
     try:
         rows = [model_row(m, args.per_size, args.seed, args.gpu_tflops) for m in chosen]
-    except (LogError, OSError) as err:
+    except (ValueError, OSError, InputError) as err:  # LogError, bad JSON, a bad checkpoint
         sys.exit(f"training_compute: error: {err}")
     tsp = next((r for r in rows if r["model"] == "tsp"), None)
     cpu_gflops = None if tsp is None else tsp["cpu_gflops_wall"]
