@@ -16,14 +16,10 @@ Method:
 * **Padding is not counted**: each counted batch holds one n, so only labels of different
   lengths (hull, Delaunay) pad. Bucketed training batches span a few sizes and pad a little
   more, and the Delaunay n = 5 runs did not bucket: the figures are the model's work.
-* **Examples and time**: each run's ``docs/bundled-runs/RUN/log.csv`` (step, examples_per_s,
-  elapsed_s) and ``config.json`` (batch_size); the runs of each model are those its
-  ``COMMAND.md`` lists (:data:`MODELS`). A run resumed in sittings restarts ``elapsed_s``, so a
-  fall of ``elapsed_s`` starts a sitting and the wall time is the sum of each sitting's last
-  ``elapsed_s``; "train-step h" sums only the training steps' time (the log's ``examples_per_s``
-  over each interval: no validation, but any wait for data). Steps after the last logged row of
-  a run stopped by hand, and rows a resume dropped (:mod:`ptrnet.runs.csvlog`), are missing
-  from the logs, so every total is a lower bound.
+* **Examples and time**: each run's ``docs/bundled-runs/RUN/log.csv`` and the batch size of
+  its ``config.json``, summed over sittings by :mod:`benchmarks.run_logs` (wall time, and
+  "train-step h": the steps' own time; lower bounds, as its docstring says why); the runs of
+  each model are those its ``COMMAND.md`` lists (:data:`MODELS`).
 * **GPU hours**: total FLOPs / (``--gpu-tflops`` x 1e12 FLOP/s) / 3600: an assumed sustained
   rate, not a measurement (docs/distributed.md, section 6, on why an LSTM pointer network
   reaches only a small part of a GPU's peak).
@@ -45,28 +41,22 @@ import json
 import os
 import sys
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import torch
 
 try:
     from benchmarks.bench_distributed import cpu_model
     from benchmarks.flop_count import flops_per_example
+    from benchmarks.run_logs import LogError, RunRecord, read_run
 except ModuleNotFoundError:  # run as a script: benchmarks/ itself is on sys.path
     from bench_distributed import cpu_model
     from flop_count import flops_per_example
+    from run_logs import LogError, RunRecord, read_run
 from ptrnet.inference import BUNDLED_DIR, load_model
 from ptrnet.io.errors import InputError
 from ptrnet.model import build_model
 from ptrnet.model.config import ModelConfig
 from ptrnet.runs.config import TrainConfig
-from ptrnet.runs.csvlog import read_log
-
-RUNS_DIR = Path(__file__).resolve().parent.parent / "docs" / "bundled-runs"
-
-
-class LogError(ValueError):
-    """A run log that cannot be summed; ``str`` is ``FILE:LINE: problem``."""
 
 
 @dataclass(frozen=True)
@@ -115,56 +105,6 @@ MODELS = (
     ),
     Bundled("tsp/n31plus", ("tsp/n31plus",), start="tsp"),
 )
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """What one run's log records: optimiser steps, sittings, wall and training-step seconds."""
-
-    run: str
-    batch_size: int
-    steps: int
-    sittings: int
-    wall_s: float
-    train_s: float
-
-    @property
-    def examples(self) -> int:
-        return self.steps * self.batch_size
-
-
-def sum_log(rows: list[dict[str, str]], batch_size: int, path: str) -> RunRecord:
-    """Sum the rows of one run's ``log.csv`` (module docstring: sittings, lower bounds).
-
-    Raises:
-        LogError: a step that does not increase, or a row without a step, time or rate.
-    """
-    steps = sittings = 0
-    wall = train = last = 0.0
-    for line, row in enumerate(rows, start=2):  # line 1 is the header
-        try:
-            step, elapsed = int(row["step"]), float(row["elapsed_s"])
-            rate = float(row["examples_per_s"])
-        except (KeyError, TypeError, ValueError):
-            raise LogError(f"{path}:{line}: no step, elapsed_s or examples_per_s") from None
-        if step <= steps or rate <= 0:
-            raise LogError(f"{path}:{line}: step {step} after step {steps}, rate {rate}")
-        if sittings == 0 or elapsed < last:  # a resumed sitting restarts its clock
-            sittings += 1
-            last = 0.0
-        wall += elapsed - last
-        train += (step - steps) * batch_size / rate
-        steps, last = step, elapsed
-    if sittings == 0:
-        raise LogError(f"{path}: no rows")
-    return RunRecord(path, batch_size, steps, sittings, wall, train)
-
-
-def read_run(run: str) -> RunRecord:
-    """The :class:`RunRecord` of ``docs/bundled-runs/<run>`` (its config.json and log.csv)."""
-    folder = RUNS_DIR / run
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    return sum_log(read_log(folder / "log.csv"), int(config["train"]["batch_size"]), run)
 
 
 def run_dict(record: RunRecord, per_example: float) -> dict:

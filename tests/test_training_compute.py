@@ -9,7 +9,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from benchmarks.flop_count import count_flops, flops_per_example, training_flops
-from benchmarks.training_compute import MODELS, RUNS_DIR, LogError, read_run, sum_log
+from benchmarks.run_logs import RUNS_DIR, LogError, read_run, sum_log
+from benchmarks.training_compute import MODELS
 from ptrnet.batching import collate
 from ptrnet.model import build_model
 from ptrnet.model.config import ModelConfig
