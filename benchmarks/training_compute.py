@@ -1,0 +1,310 @@
+"""Training compute of every bundled model: FLOPs per training example, the examples and CPU
+time its logs record, and the hours that would take on a GPU at an assumed sustained rate.
+
+Usage: ``python benchmarks/training_compute.py [--gpu-tflops 100] [--per-size 2] [--json]``
+
+Method:
+
+* **FLOPs per training example**: one forward and backward pass of the training loss
+  (:func:`ptrnet.training.losses.teacher_forced_loss`, masked by the task's rules where the run
+  was) on teacher-forced batches made by :func:`ptrnet.batching.collate` from generated,
+  labelled instances (:func:`ptrnet.generation.labelled_instance`, the training stream): a batch
+  of ``--per-size`` instances at every n of the model's training sizes, divided by its rows and
+  averaged over n (training draws n uniformly, so this is the expectation over sizes). The
+  checkpoint's own configuration builds the model (:func:`benchmarks.flop_count.flops_per_example`;
+  the module's docstring says what is counted, and how the LSTM is).
+* **Padding is not counted**: each counted batch holds one n, so only labels of different
+  lengths (hull, Delaunay) pad. Bucketed training batches span a few sizes and pad a little
+  more, and the Delaunay n = 5 runs did not bucket: the figures are the model's work.
+* **Examples and time**: each run's ``docs/bundled-runs/RUN/log.csv`` and the batch size of
+  its ``config.json``, summed over sittings by :mod:`benchmarks.run_logs` (wall time, and
+  "train-step h": the steps' own time; lower bounds, as its docstring says why); the runs of
+  each model are those its ``COMMAND.md`` lists (:data:`MODELS`).
+* **GPU hours**: total FLOPs / (``--gpu-tflops`` x 1e12 FLOP/s) / 3600: an assumed sustained
+  rate, not a measurement (docs/distributed.md, section 6, on why an LSTM pointer network
+  reaches only a small part of a GPU's peak).
+* **Plans** (a second table, :data:`PLANS`): the training budgets of Kool et al. (TSP-50 and
+  TSP-100: 100 epochs of 1.28M instances, docs/results.md) and of LEHD (150 epochs of 1M
+  TSP-100 instances, its released ``train.py``), priced for ptrnet's LSTM pointer network and
+  its heavy decoder with every label step teacher-forced, in one-thread days at the rate the
+  bundled TSP model's runs reached and in GPU hours at the assumed rate.
+
+The copy task's model is left out: it is a sentence task, trained by ``ptrnet.text``'s own
+loss on vocabulary batches, not by ``teacher_forced_loss`` on point batches (its whole
+training, 1,000 steps of 64 sentences in 288 s, is in its COMMAND.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass
+
+import torch
+
+try:
+    from benchmarks.bench_distributed import cpu_model
+    from benchmarks.flop_count import flops_per_example
+    from benchmarks.run_logs import LogError, RunRecord, read_run
+except ModuleNotFoundError:  # run as a script: benchmarks/ itself is on sys.path
+    from bench_distributed import cpu_model
+    from flop_count import flops_per_example
+    from run_logs import LogError, RunRecord, read_run
+from ptrnet.inference import BUNDLED_DIR, load_model
+from ptrnet.io.errors import InputError
+from ptrnet.model import build_model
+from ptrnet.model.config import ModelConfig
+from ptrnet.runs.config import TrainConfig
+
+
+@dataclass(frozen=True)
+class Bundled:
+    """A bundled model and the runs that made it, in the order they ran (its COMMAND.md).
+
+    Attributes:
+        folder: under ptrnet/bundled/.
+        runs: folders under docs/bundled-runs/; empty where the logs were not kept.
+        start: the bundled model it was fine-tuned from ("" = trained from scratch).
+    """
+
+    folder: str
+    runs: tuple[str, ...]
+    start: str = ""
+
+
+MODELS = (
+    Bundled("sort", ("sort/1-constrained", "sort/2-fp32", "sort/3-fp32-low-lr")),
+    Bundled("convex_hull", ("convex_hull",)),
+    Bundled("convex_hull_seq2seq", ()),
+    Bundled(
+        "delaunay",
+        ("delaunay/1-first", "delaunay/2-warm-restart", "delaunay/3-warm-restart"),
+    ),
+    Bundled(
+        "delaunay/n5",
+        tuple(
+            "delaunay/probe-n5-wide" + tail
+            for tail in ("", "/continued", "/continued2", "/continued4")
+        ),
+    ),
+    Bundled(
+        "tsp",
+        tuple(
+            f"tsp/{run}"
+            for run in (
+                "1-plain-loss",
+                "2-constrained",
+                "3-constrained-500k",
+                "4-augmented",
+                "5-augmented-b256",
+                "6-augmented-1m",
+            )
+        ),
+    ),
+    Bundled("tsp/n31plus", ("tsp/n31plus",), start="tsp"),
+)
+
+
+def run_dict(record: RunRecord, per_example: float) -> dict:
+    """One run's record with its examples and achieved FLOP/s over its wall time."""
+    rate = record.examples * per_example / record.wall_s / 1e9
+    return {**asdict(record), "examples": record.examples, "cpu_gflops_wall": rate}
+
+
+def architecture(m: ModelConfig) -> str:
+    """A model configuration's kind, encoder, decoder and width."""
+    encoder = f"{m.encoder}x{m.encoder_layers}" if m.encoder == "transformer" else m.encoder
+    decoder = f"heavy x{m.decoder_layers}" if m.decoder == "heavy" else "lstm"
+    lstm = m.encoder == "lstm" or m.decoder == "lstm"
+    extra = (f" L={m.layers}" if lstm else "") + (f", {m.glimpses} glimpses" if m.glimpses else "")
+    return f"{m.kind} {encoder}/{decoder} d={m.hidden}{extra}"
+
+
+def model_row(entry: Bundled, per_size: int, seed: int, gpu_tflops: float) -> dict:
+    """Everything the table says about one bundled model (None where no log was kept)."""
+    loaded = load_model(os.path.join(BUNDLED_DIR, entry.folder, "best.safetensors"))
+    try:
+        per_example = flops_per_example(loaded.model, loaded.config.train, per_size, seed)
+    except ValueError as err:
+        raise LogError(f"{loaded.path}: {err}") from None
+    runs = [read_run(run) for run in entry.runs]
+    row = {
+        "model": entry.folder,
+        "task": loaded.task,
+        "architecture": architecture(loaded.config.model),
+        "parameters": sum(p.numel() for p in loaded.model.parameters()),
+        "train_sizes": str(loaded.config.train.size_range),
+        "flops_per_example": per_example,
+        "starts_from": entry.start,
+        "runs": [run_dict(r, per_example) for r in runs],
+        **dict.fromkeys(("steps", "examples", "wall_h", "train_h", "total_flops")),
+        **dict.fromkeys(("cpu_gflops_wall", "gpu_h")),
+    }
+    if runs:
+        examples = sum(r.examples for r in runs)
+        wall = sum(r.wall_s for r in runs)
+        total = examples * per_example
+        row |= {
+            "steps": sum(r.steps for r in runs),
+            "examples": examples,
+            "wall_h": wall / 3600,
+            "train_h": sum(r.train_s for r in runs) / 3600,
+            "total_flops": total,
+            "cpu_gflops_wall": total / wall / 1e9,
+            "gpu_h": total / (gpu_tflops * 1e12) / 3600,
+        }
+    return row
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A training budget of the literature, priced for a ptrnet model (docs/distributed.md, 6)."""
+
+    name: str
+    model: ModelConfig
+    n: int
+    examples: int
+    budget: str
+
+
+HEAVY = ModelConfig(hidden=128, encoder="transformer", encoder_layers=1, decoder="heavy")
+PLANS = (
+    Plan("LSTM Ptr-Net, TSP-50", ModelConfig(), 50, 128_000_000, "Kool et al.: 100 x 1.28M"),
+    Plan("LSTM Ptr-Net, TSP-100", ModelConfig(), 100, 128_000_000, "Kool et al.: 100 x 1.28M"),
+    Plan("heavy decoder, TSP-100", HEAVY, 100, 150_000_000, "LEHD: 150 epochs x 1M"),
+)
+
+
+def plan_row(plan: Plan, per_size: int, seed: int, cpu_gflops: float | None, gpu_tflops: float):
+    """One plan priced: supervised, every label step teacher-forced, constrained loss."""
+    torch.manual_seed(seed)
+    model = build_model(plan.model)
+    cfg = TrainConfig(task="tsp", sizes=str(plan.n), steps=1, train_constraints="task")
+    per_example = flops_per_example(model, cfg, per_size, seed)
+    total = plan.examples * per_example
+    days = None if cpu_gflops is None else total / (cpu_gflops * 1e9) / 86400
+    return {
+        "model": plan.name,
+        "architecture": architecture(plan.model),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "train_sizes": str(plan.n),
+        "flops_per_example": per_example,
+        "budget": plan.budget,
+        "examples": plan.examples,
+        "total_flops": total,
+        "cpu_thread_days": days,
+        "gpu_h": total / (gpu_tflops * 1e12) / 3600,
+    }
+
+
+COLUMNS = (
+    ("model", "model", "{}"),
+    ("architecture", "architecture", "{}"),
+    ("parameters", "params", "{:,}"),
+    ("train_sizes", "n", "{}"),
+    ("flops_per_example", "FLOPs/example", "{:.3g}"),
+    ("examples", "examples", "{:,}"),
+    ("sittings", "runs (sittings)", "{}"),
+    ("wall_h", "CPU wall h", "{:.2f}"),
+    ("train_h", "train-step h", "{:.2f}"),
+    ("total_flops", "total FLOPs", "{:.3g}"),
+    ("cpu_gflops_wall", "CPU GFLOP/s", "{:.1f}"),
+    ("gpu_h", "GPU h (assumed rate)", "{:.4f}"),
+)
+PLAN_COLUMNS = (
+    *COLUMNS[:5],
+    ("budget", "budget", "{}"),
+    ("examples", "examples", "{:,}"),
+    ("total_flops", "total FLOPs", "{:.3g}"),
+    ("cpu_thread_days", "one-thread days", "{:.1f}"),
+    ("gpu_h", "GPU h (assumed rate)", "{:.2f}"),
+)
+
+
+def markdown(rows: list[dict], columns: tuple) -> str:
+    """The rows as a markdown table; a value of None reads "no log"."""
+    lines = ["| " + " | ".join(title for _, title, _ in columns) + " |"]
+    lines.append("|" + "---|" * len(columns))
+    for row in rows:
+        runs = row.get("runs") or []
+        sittings = f"{len(runs)} ({sum(r['sittings'] for r in runs)})" if runs else None
+        shown = {**row, "sittings": sittings}
+        cells = [
+            "no log" if shown[key] is None else fmt.format(shown[key]) for key, _, fmt in columns
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def notes(rows: list[dict], gpu_tflops: float, cpu_gflops: float | None) -> str:
+    """The lines printed under the tables: the CPU, the assumptions, what is not counted."""
+    lines = [
+        f"CPU: {cpu_model()} (this machine). The runs: one training thread each, on shared "
+        "2-core machines (docs/speed.md: some sessions had AVX-512, some AVX2 only).",
+        f"GPU h = total FLOPs / ({gpu_tflops:g} TFLOP/s x 1e12) / 3600 s: an ASSUMED sustained "
+        "rate (--gpu-tflops), an estimate, not a measurement.",
+        "FLOPs count 2 per multiply-add of matrix products, forward and backward; padding, "
+        "elementwise ops, the optimiser, validation and labelling are not counted.",
+    ]
+    for row in rows:
+        if row["starts_from"]:
+            lines.append(
+                f"{row['model']} starts from the bundled {row['starts_from']} model; "
+                "its row counts its own runs only."
+            )
+        if not row["runs"]:
+            lines.append(f"{row['model']}: its training logs were not kept (its COMMAND.md).")
+    lines.append("copy: not counted (a sentence task; module docstring).")
+    if cpu_gflops is not None:
+        lines.append(
+            f"Plans: supervised with every label step teacher-forced (LEHD trains on sub-paths, "
+            f"Kool et al. by REINFORCE); one-thread days at the bundled tsp model's "
+            f"{cpu_gflops:.0f} GFLOP/s; labelling not counted."
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--gpu-tflops",
+        type=float,
+        default=100.0,
+        help="ASSUMED sustained GPU rate in TFLOP/s for the GPU column (default 100)",
+    )
+    parser.add_argument(
+        "--per-size", type=int, default=2, help="instances counted at each size n (default 2)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the counted instances")
+    parser.add_argument("--only", nargs="*", help="bundled folders to count (default: all)")
+    parser.add_argument("--no-plans", action="store_true", help="skip the literature budgets")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of markdown")
+    args = parser.parse_args(argv)
+    if args.gpu_tflops <= 0 or args.per_size < 1:
+        parser.error("--gpu-tflops must be > 0 and --per-size >= 1")
+    torch.set_num_threads(1)
+    chosen = [m for m in MODELS if not args.only or m.folder in args.only]
+    try:
+        rows = [model_row(m, args.per_size, args.seed, args.gpu_tflops) for m in chosen]
+    except (ValueError, OSError, InputError) as err:  # LogError, bad JSON, a bad checkpoint
+        sys.exit(f"training_compute: error: {err}")
+    tsp = next((r for r in rows if r["model"] == "tsp"), None)
+    cpu_gflops = None if tsp is None else tsp["cpu_gflops_wall"]
+    plans = [] if args.no_plans else PLANS
+    planned = [plan_row(p, args.per_size, args.seed, cpu_gflops, args.gpu_tflops) for p in plans]
+    if args.json:
+        report = {"gpu_tflops_assumed": args.gpu_tflops, "models": rows, "plans": planned}
+        print(json.dumps(report, indent=2))
+        return
+    print(markdown(rows, COLUMNS))
+    if planned:
+        print()
+        print(markdown(planned, PLAN_COLUMNS))
+    print()
+    print(notes(rows, args.gpu_tflops, cpu_gflops if planned else None))
+
+
+if __name__ == "__main__":
+    main()
