@@ -103,7 +103,9 @@ MODELS = (
             )
         ),
     ),
-    Bundled("tsp/n31plus", ("tsp/n31plus",), start="tsp"),
+    Bundled(
+        "tsp/heavy", ("tsp/heavy/1-from-scratch", "tsp/heavy/2-lower-lr", "tsp/heavy/3-batch-64")
+    ),
 )
 
 
