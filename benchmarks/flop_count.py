@@ -33,12 +33,7 @@ from ptrnet.generation import labelled_instance
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task, get_task
 from ptrnet.tasks.base import SizeRange
-from ptrnet.training.losses import (
-    loss_mask_task,
-    sample_generator,
-    sample_label_steps,
-    teacher_forced_loss,
-)
+from ptrnet.training.losses import label_step_mask, loss_mask_task, teacher_forced_loss
 
 aten = torch.ops.aten
 
@@ -118,9 +113,6 @@ def flops_per_example(model: nn.Module, cfg: TrainConfig, per_size: int, seed: i
     mask, sizes, per_n = loss_mask_task(cfg), cfg.size_range, []
     for n in range(sizes.lo, sizes.hi + 1):
         batch = size_batch(cfg.task, n, per_size, seed)
-        active = None
-        if cfg.label_steps:  # the heavy decoder's sub-sampled teacher forcing
-            generator = sample_generator(seed, n, stream=Stream.LABEL_STEPS)
-            active = sample_label_steps(batch.targets, cfg.label_steps, generator)
+        active = label_step_mask(cfg.label_steps, seed, n, batch.targets)  # heavy decoder
         per_n.append(training_flops(model, batch, mask, active) / batch.size)
     return statistics.fmean(per_n)

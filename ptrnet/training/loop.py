@@ -44,17 +44,17 @@ from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV
 from ptrnet.runs.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 from ptrnet.runs.csvlog import CsvLog, columns_for
-from ptrnet.tasks import Stream, Task, get_task
+from ptrnet.tasks import Task, get_task
 from ptrnet.training.baselines import Baseline, make_baseline
 from ptrnet.training.cpu import ThreadPlanner, cpu_plan
 from ptrnet.training.data import TrainingData, validation_set
 from ptrnet.training.distributed import NullLog, Ranks, Session, session, shard_batch, unwrap
 from ptrnet.training.ema import ema_model, ema_state, load_ema_state
 from ptrnet.training.losses import (
+    label_step_mask,
     loss_mask_task,
     reinforce_loss,
     sample_generator,
-    sample_label_steps,
     teacher_forced_loss,
 )
 
@@ -135,10 +135,7 @@ def train_step(
                 baseline=baseline,
             )
         else:
-            active = None
-            if cfg.label_steps:
-                generator = sample_generator(cfg.seed, step, stream=Stream.LABEL_STEPS)
-                active = sample_label_steps(batch.targets, cfg.label_steps, generator)
+            active = label_step_mask(cfg.label_steps, cfg.seed, step, batch.targets)
             loss = teacher_forced_loss(model, batch, mask_task=mask_task, active=active)
             logged = None
     if scaler is None:

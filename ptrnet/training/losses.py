@@ -101,6 +101,16 @@ def sample_label_steps(targets: torch.Tensor, k: int, generator: torch.Generator
     return real & (rank < k)
 
 
+def label_step_mask(k: int, seed: int, step: int, targets: torch.Tensor) -> torch.Tensor | None:
+    """The label steps training step ``step`` of a run seeded ``seed`` teacher-forces with
+    ``TrainConfig.label_steps`` = ``k``: None (every step) for k = 0, else
+    :func:`sample_label_steps` drawn from the step's own generator (``Stream.LABEL_STEPS``), so
+    a resumed run draws the same steps."""
+    if not k:
+        return None
+    return sample_label_steps(targets, k, sample_generator(seed, step, stream=Stream.LABEL_STEPS))
+
+
 def loss_mask_task(cfg: TrainConfig) -> Task | None:
     """The task whose rules mask the training loss, or None (``train_constraints`` none and
     the likelihood objective; ``reinforce`` samples and scores under the rules always)."""
