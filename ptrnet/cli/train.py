@@ -312,6 +312,7 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     from ptrnet.tasks import SizeRange
     from ptrnet.train_api import file_sizes
 
+    task = get_point_task(args.task)
     preset, explicit = dict(DRY_RUN if args.dry_run else {}), explicit_options(args)
     if "data" in explicit:
         preset.pop("sizes", None)  # a file's own sizes, not the preset's
@@ -319,21 +320,21 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     if "sizes" not in options:
         if "data" not in options:
             raise UsageError("-n/--sizes is required without --data, e.g. -n 5-50")
-        options["sizes"] = str(file_sizes(get_point_task(args.task), options["data"]))
+        options["sizes"] = str(file_sizes(task, options["data"]))
     if "epochs" in options:
         options.pop("steps", None)
     options.setdefault("steps", None if "epochs" in options else DEFAULT_STEPS)
     if args.init_from is not None:
         return warm_start_config(args, options)
     hidden = args.hidden or (DRY_RUN_HIDDEN if args.dry_run else DEFAULT_HIDDEN)
-    kind = get_point_task(args.task).check_arch(args.arch)
+    kind = task.check_arch(args.arch)
     max_n = None if kind == "pointer" else SizeRange.parse(options["sizes"]).hi
     pointer = {k: getattr(args, k) for k in POINTER_OPTIONS if getattr(args, k) is not None}
     if pointer.get("decoder") == "heavy":
         pointer = {**HEAVY_DEFAULTS, **pointer}
     model = ModelConfig(
         kind=kind,
-        input_dim=get_point_task(args.task).dim,
+        input_dim=task.dim,
         hidden=hidden,
         layers=args.layers or 1,
         init=args.init or "paper",
