@@ -113,6 +113,8 @@ def flops_per_example(model: nn.Module, cfg: TrainConfig, per_size: int, seed: i
     mask, sizes, per_n = loss_mask_task(cfg), cfg.size_range, []
     for n in range(sizes.lo, sizes.hi + 1):
         batch = size_batch(cfg.task, n, per_size, seed)
-        active = label_step_mask(cfg.label_steps, seed, n, batch.targets)  # heavy decoder
+        active = label_step_mask(  # heavy decoder
+            cfg.label_steps, seed, n, batch.targets, cfg.shared_label_steps
+        )
         per_n.append(training_flops(model, batch, mask, active) / batch.size)
     return statistics.fmean(per_n)

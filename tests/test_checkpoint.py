@@ -142,7 +142,14 @@ REINFORCE_VARIANTS = {
 
 @pytest.mark.parametrize(
     "variant",
-    ["adam-generated", "sgd-file-bucketed", "adam-ema", "heavy-label-steps", *REINFORCE_VARIANTS],
+    [
+        "adam-generated",
+        "sgd-file-bucketed",
+        "adam-ema",
+        "heavy-label-steps",
+        "heavy-shared-label-steps",
+        *REINFORCE_VARIANTS,
+    ],
 )
 def test_resume_continues_exactly(tmp_path, monkeypatch, variant):
     config = run_config(ema=0.7) if variant == "adam-ema" else run_config()
@@ -151,7 +158,7 @@ def test_resume_continues_exactly(tmp_path, monkeypatch, variant):
         train_cfg = replace(config.train, **changes, **REINFORCE_VARIANTS[variant])
         dim = get_task(train_cfg.task).dim
         config = RunConfig(ModelConfig(input_dim=dim, hidden=16), train_cfg)
-    if variant == "heavy-label-steps":  # the sampled label steps are a function of the step
+    if variant.startswith("heavy"):  # the sampled label steps are a function of the step
         heavy = ModelConfig(
             input_dim=1,
             hidden=16,
@@ -161,7 +168,9 @@ def test_resume_continues_exactly(tmp_path, monkeypatch, variant):
             decoder="heavy",
             decoder_layers=1,
         )
-        config = RunConfig(heavy, replace(config.train, label_steps=2))
+        shared = variant == "heavy-shared-label-steps"
+        changes = {"label_steps": 2, "shared_label_steps": shared, "bucket": shared}
+        config = RunConfig(heavy, replace(config.train, **changes))
     if variant == "reinforce-hull-rollout":  # every test replaces the frozen copy
         monkeypatch.setattr(baselines, "rollout_improved", lambda policy, frozen: True)
     if variant == "sgd-file-bucketed":

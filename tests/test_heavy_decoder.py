@@ -217,6 +217,39 @@ def test_ptrnet_train_takes_label_steps(tmp_path):
     args = ["train", "tsp", "--dry-run", "--decoder", "heavy", "--heads", "2", "-q"]
     assert main([*args, "--label-steps", "3", "--threads", "1", "--out", str(out)]) == 0
     assert load_model(out, "tsp").config.train.label_steps == 3
+    shared = tmp_path / "shared"
+    extra = ["--label-steps", "3", "--shared-label-steps", "--bucket", "--threads", "1"]
+    assert main([*args, *extra, "--out", str(shared)]) == 0
+    assert load_model(shared, "tsp").config.train.shared_label_steps
+
+
+def test_shared_label_steps_take_the_same_distances_from_every_rows_end():
+    batch, _ = tsp_batch(sizes=(7, 7, 5, 3))  # 9, 9, 7 and 5 real steps
+    real = batch.targets != -100
+    length = real.sum(dim=1)
+    for seed in range(6):
+        draw = sample_label_steps(batch.targets, 4, torch.Generator().manual_seed(seed), True)
+        assert not (draw & ~real).any()  # never a pad
+        distances = [
+            {int(length[b]) - 1 - t for t in draw[b].nonzero()[:, 0].tolist()}
+            for b in range(len(length))
+        ]
+        assert len(distances[0]) == 4  # the longest rows take all k drawn distances
+        assert distances[0] == distances[1]  # rows of one length run the same steps
+        for b in range(2, len(length)):  # shorter rows: exactly the drawn ones they have
+            assert distances[b] == {d for d in distances[0] if d < int(length[b])}
+    draws = [
+        sample_label_steps(batch.targets, 4, torch.Generator().manual_seed(s), True)[0]
+        for s in range(12)
+    ]
+    assert sum(d.long() for d in draws).gt(0).sum() == 9  # every step of a row gets drawn
+
+
+def test_shared_label_steps_need_label_steps():
+    with pytest.raises(ValueError, match="shared_label_steps needs label_steps"):
+        TrainConfig(task="tsp", sizes="5", steps=1, shared_label_steps=True)
+    with pytest.raises(ValueError, match="shared_label_steps must be true or false"):
+        TrainConfig(task="tsp", sizes="5", steps=1, label_steps=2, shared_label_steps=1)
 
 
 def test_sampled_label_steps_are_k_real_steps_of_each_row():

@@ -93,6 +93,7 @@ TRAIN_OPTIONS = (
     "objective",
     "rl_samples",
     "label_steps",
+    "shared_label_steps",
     "baseline",
     "baseline_every",
     "log_every",
@@ -213,6 +214,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="K",
         help="heavy decoder, likelihood: teacher-force only K random steps of each label per "
         "training step (LEHD-style; default: every step)",
+    )
+    add(
+        "--shared-label-steps",
+        action="store_true",
+        default=None,
+        help="with --label-steps K: the whole batch takes the same K distances from the end of "
+        "its labels, so each runs as one attention pass (faster; best with --bucket)",
     )
     add(
         "--rl-samples",

@@ -84,6 +84,12 @@ class TrainConfig:
             share no recurrence: a step with c inputs left costs one attention pass over c + 2
             vectors, so k steps of many labels see more instances per second than every step
             of few; LEHD trains on random parts of each label too).
+        shared_label_steps: with ``label_steps`` k: every row of a batch takes the same k
+            distances from the end of its label (:func:`ptrnet.training.losses.sample_label_steps`),
+            not its own k steps, so rows of equal length have equal numbers of inputs left
+            and each distance runs as one attention pass of the whole batch. Faster per row
+            with ``bucket`` (rows of similar length); a row shorter than a drawn distance
+            trains on fewer than k steps.
         baseline: what ``reinforce`` compares each sample's cost with
             (:mod:`ptrnet.training.baselines`): ``samples`` (the instance's other samples),
             ``rollout`` (a frozen greedy copy, Kool et al. 2019), ``ema`` (a moving average of
@@ -134,6 +140,7 @@ class TrainConfig:
     objective: str = "likelihood"
     rl_samples: int = 8
     label_steps: int = 0
+    shared_label_steps: bool = False
     baseline: str = "samples"
     baseline_beta: float = 0.8
     baseline_every: int = 100
@@ -179,7 +186,7 @@ class TrainConfig:
         self._check_numbers()
         if (self.steps is None) == (self.epochs is None):
             raise ValueError("set exactly one of steps and epochs")
-        for name in ("bucket", "augment"):
+        for name in ("bucket", "augment", "shared_label_steps"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
@@ -215,6 +222,8 @@ class TrainConfig:
             raise ValueError(
                 f"label_steps must be a non-negative integer, got {self.label_steps!r}"
             )
+        if self.shared_label_steps and not self.label_steps:
+            raise ValueError("shared_label_steps needs label_steps (--label-steps K)")
         if self.workers is not None and (not _is_int(self.workers) or self.workers < 0):
             raise ValueError(f"workers must be a non-negative integer, got {self.workers!r}")
         if not _is_int(self.seed) or self.seed < 0:

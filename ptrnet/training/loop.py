@@ -135,7 +135,9 @@ def train_step(
                 baseline=baseline,
             )
         else:
-            active = label_step_mask(cfg.label_steps, cfg.seed, step, batch.targets)
+            active = label_step_mask(
+                cfg.label_steps, cfg.seed, step, batch.targets, cfg.shared_label_steps
+            )
             loss = teacher_forced_loss(model, batch, mask_task=mask_task, active=active)
             logged = None
     if scaler is None:

@@ -86,29 +86,47 @@ def teacher_forced_loss(
     )
 
 
-def sample_label_steps(targets: torch.Tensor, k: int, generator: torch.Generator) -> torch.Tensor:
+def sample_label_steps(
+    targets: torch.Tensor, k: int, generator: torch.Generator, shared: bool = False
+) -> torch.Tensor:
     """(B, T) targets -> (B, T) bool: ``k`` of each row's real (non-pad) steps, drawn uniformly
     without replacement by ``generator`` (all of them where a row has no more than ``k``).
 
     Sub-sampled teacher forcing for the heavy decoder (``TrainConfig.label_steps``): its steps
     do not share a recurrence, so a training step can run k steps of many labels instead of
     every step of few; LEHD (Luo et al. 2023) likewise trains on random parts of each label.
+
+    ``shared`` (``TrainConfig.shared_label_steps``): one draw of k distances from the end of a
+    label, in 0..T-1, taken by every row: row b runs steps ``L_b - 1 - distance`` (L_b its real
+    steps) where that is a step, so a row shorter than a distance runs fewer than k. Rows of
+    one length then have the same inputs left at each drawn step, and the heavy decoder runs
+    each distance as one attention pass over them all.
     """
     real = targets != IGNORE_INDEX  # (B, T)
+    if shared:
+        steps = targets.shape[1]
+        keys = torch.rand(steps, generator=generator, device=generator.device)
+        drawn = (keys.argsort().argsort() < k).to(targets.device)  # (T,): distance d drawn
+        length = real.sum(dim=1, keepdim=True)  # (B, 1)
+        distance = length - 1 - torch.arange(steps, device=targets.device)  # (B, T)
+        return real & drawn[distance.clamp(min=0)]
     keys = torch.rand(targets.shape, generator=generator, device=generator.device)
     keys = keys.to(targets.device).masked_fill(~real, 2.0)  # pads sort last
     rank = keys.argsort(dim=1).argsort(dim=1)  # (B, T): each step's place in its row's draw
     return real & (rank < k)
 
 
-def label_step_mask(k: int, seed: int, step: int, targets: torch.Tensor) -> torch.Tensor | None:
+def label_step_mask(
+    k: int, seed: int, step: int, targets: torch.Tensor, shared: bool = False
+) -> torch.Tensor | None:
     """The label steps training step ``step`` of a run seeded ``seed`` teacher-forces with
-    ``TrainConfig.label_steps`` = ``k``: None (every step) for k = 0, else
-    :func:`sample_label_steps` drawn from the step's own generator (``Stream.LABEL_STEPS``), so
-    a resumed run draws the same steps."""
+    ``TrainConfig.label_steps`` = ``k`` and ``shared_label_steps`` = ``shared``: None (every
+    step) for k = 0, else :func:`sample_label_steps` drawn from the step's own generator
+    (``Stream.LABEL_STEPS``), so a resumed run draws the same steps."""
     if not k:
         return None
-    return sample_label_steps(targets, k, sample_generator(seed, step, stream=Stream.LABEL_STEPS))
+    generator = sample_generator(seed, step, stream=Stream.LABEL_STEPS)
+    return sample_label_steps(targets, k, generator, shared)
 
 
 def loss_mask_task(cfg: TrainConfig) -> Task | None:
