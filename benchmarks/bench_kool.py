@@ -13,7 +13,8 @@ scaled into the unit square). ``--run SYSTEM:DECODE`` with SYSTEM ``kool20``, ``
 path of a checkout of github.com/wouterkool/attention-learn-to-route) or ``ptrnet`` (the
 ``--ptrnet-model``, default the bundled one), and DECODE one of ``greedy``, ``sampleK`` (the
 shortest of K tours sampled at temperature 1), and for ptrnet also ``beamK`` (the most likely
-beam), ``viewsV`` and ``multistart-likely`` / ``multistart-shortest``; see ``ptrnet eval``.
+beam), ``viewsV`` and ``multistart-likely`` / ``multistart-shortest`` (``-viewsV`` appended:
+multistart on V symmetric copies, POMO's augmentation); see ``ptrnet eval``.
 ``--two-opt`` adds a row per run with every tour 2-opted to a local optimum (its wall time
 includes the decoding). Runs on one thread; every row carries the CPU model and the load
 average, and its CPU time (``time.process_time``) beside the wall time, which on a shared
@@ -41,7 +42,7 @@ except ModuleNotFoundError:  # run as a script: benchmarks/ itself is on sys.pat
 from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 from ptrnet.io.errors import InputError
 
-PTRNET_DECODES = r"greedy|sample\d+|beam\d+|views\d|multistart-(likely|shortest)"
+PTRNET_DECODES = r"greedy|sample\d+|beam\d+|views\d|multistart-(likely|shortest)(-views\d)?"
 KOOL_DECODES = r"greedy|sample\d+"
 Decoder = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -89,8 +90,8 @@ def ptrnet_options(decode: str) -> DecodeOptions:
         return DecodeOptions("beam", beam_width=count)
     if decode.startswith("views"):
         return DecodeOptions(views=count)
-    if decode.startswith("multistart"):
-        return DecodeOptions("multistart", pick=decode.split("-")[1])
+    if decode.startswith("multistart"):  # multistart-PICK or multistart-PICK-viewsV
+        return DecodeOptions("multistart", pick=decode.split("-")[1], views=count or 1)
     return DecodeOptions()
 
 

@@ -39,6 +39,9 @@ def test_ptrnet_decodings_are_ptrnet_eval_options():
     assert (beam.strategy, beam.beam_width, beam.pick) == ("beam", 5, "likely")
     assert ptrnet_options("views8").views == 8
     assert ptrnet_options("multistart-shortest").pick == "shortest"
+    pomo = ptrnet_options("multistart-shortest-views8")
+    assert (pomo.strategy, pomo.pick, pomo.views) == ("multistart", "shortest", 8)
+    assert ptrnet_options("multistart-likely").views == 1
     sample = ptrnet_options("sample1280")
     assert (sample.samples, sample.pick, sample.batch_size) == (1280, "shortest", 1)
 

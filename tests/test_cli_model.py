@@ -211,10 +211,6 @@ def test_errors_are_one_line(runs, data, tmp_path, capsys):
             "--samples 3: samples > 1 needs sampling, not greedy decoding",
         ),
         (
-            ["eval", "tsp", str(data["tsp"]), "--decode", "multistart", "--views", "4"],
-            "--views 4: multistart decoding takes one view",
-        ),
-        (
             ["train", "tsp", "-n", "5", "--encoder", "transformer", "--heads", "3", "--out", "r"],
             "hidden 256 must divide by heads 3",
         ),

@@ -48,7 +48,6 @@ def test_options_are_frozen():
         ({"samples": 0}, "samples", "samples must be an integer >= 1"),
         ({"samples": 4}, "samples", "samples > 1 needs sampling, not greedy decoding"),
         ({"strategy": "beam", "samples": 2}, "samples", "needs sampling, not beam"),
-        ({"strategy": "multistart", "views": 2}, "views", "multistart decoding takes one view"),
         ({"strategy": "sample", "pick": "shortest"}, "pick", "needs several candidates"),
     ],
 )

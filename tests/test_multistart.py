@@ -11,9 +11,11 @@ from ptrnet.decoding.dataset import decode_all
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.multistart import rotate, rotations, unrotate_tokens
 from ptrnet.decoding.options import DecodeOptions
+from ptrnet.decoding.view_scores import image_tokens
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import SizeRange, get_task
+from ptrnet.tasks.symmetry import ROTATIONS, square_symmetry_tensor
 
 torch.set_num_threads(1)
 
@@ -137,3 +139,50 @@ def test_decode_all_multistart_matches_decode_and_keeps_the_order():
     for p, tour in zip(points, tours, strict=True):
         alone = decode(model, TSP, collate([p]), options).sequences[0]
         assert tour_length(p, tour) == pytest.approx(tour_length(p, alone))
+
+
+def per_view_multistart(model, batch, symmetries, pick):
+    """Oracle: plain multistart on each symmetric copy, one decode call per view."""
+    return [
+        decode(
+            model,
+            TSP,
+            Batch(square_symmetry_tensor(batch.points, which), batch.lengths),
+            DecodeOptions("multistart", pick=pick),
+        )
+        for which in symmetries
+    ]
+
+
+@pytest.mark.parametrize(("views", "symmetries"), [(4, ROTATIONS), (8, range(8))])
+def test_multistart_views_keep_the_shortest_of_every_views_multistart(views, symmetries):
+    model = make_model("transformer", seed=3)
+    points, batch = tsp_batch()
+    each = per_view_multistart(model, batch, symmetries, "shortest")
+    want = np.min([costs(points, run) for run in each], axis=0)  # lengths: symmetries keep them
+    got = decode(model, TSP, batch, DecodeOptions("multistart", views=views, pick="shortest"))
+    assert all(TSP.is_valid(p, s) for p, s in zip(points, got.sequences, strict=True))
+    np.testing.assert_allclose(costs(points, got), want, rtol=1e-9)
+    one = decode(model, TSP, batch, DecodeOptions("multistart", pick="shortest"))
+    assert np.all(costs(points, got) <= costs(points, one) + 1e-9)
+
+
+def test_multistart_eight_views_keep_the_likeliest_run_mapped_back_to_the_instance():
+    model = make_model("lstm", seed=2)
+    points, batch = tsp_batch()
+    each = per_view_multistart(model, batch, range(8), "likely")
+    scores = torch.stack([run.log_prob for run in each])  # (8, B)
+    got = decode(model, TSP, batch, DecodeOptions("multistart", views=8))
+    torch.testing.assert_close(got.log_prob, scores.max(dim=0).values)
+    for b, which in enumerate(scores.argmax(dim=0).tolist()):
+        tokens = each[which].tokens[b : b + 1]
+        back = image_tokens(TSP, [points[b]], tokens, which)  # a mirror reads it backwards
+        n = len(points[b])
+        assert got.tokens[b, : n + 1].tolist() == back[0, : n + 1].tolist()
+
+
+def test_multistart_views_refuse_to_return_distributions():
+    model = make_model("transformer")
+    _, batch = tsp_batch()
+    with pytest.raises(ValueError, match="return_probs needs multistart with one view"):
+        decode(model, TSP, batch, DecodeOptions("multistart", views=2), return_probs=True)

@@ -279,8 +279,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="2 or 4 (convex_hull, tsp): decode with the model's mean log-probabilities over "
         "that many rotations of each instance; 8 (also delaunay): search the instance's "
-        "symmetric copies too and return the answer all eight views find most likely "
-        "(1 = the model alone, the paper's decoding)",
+        "symmetric copies too and return the answer all eight views find most likely; with "
+        "--decode multistart, every start of each view, searched separately (POMO's "
+        "augmentation; 1 = the model alone, the paper's decoding)",
     )
     add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
     add("--seed", type=int, default=0, help="seed for --decode sample")

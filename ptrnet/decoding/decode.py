@@ -21,7 +21,7 @@ from ptrnet.decoding.multistart import decode_multistart
 from ptrnet.decoding.options import STRATEGIES, DecodeOptions
 from ptrnet.decoding.search import pick_rows, search_batch
 from ptrnet.decoding.strategies import chooser
-from ptrnet.decoding.views import decode_views
+from ptrnet.decoding.views import decode_multistart_views, decode_views
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task, from_tokens
 
@@ -75,7 +75,8 @@ def decode(
 
     Raises:
         ValueError: options the task cannot use (:meth:`DecodeOptions.for_task`), rerank
-            with one candidate per instance, or return_probs with 8 views.
+            with one candidate per instance, or return_probs with 8 views or with multistart
+            on several views.
     """
     options = (options or DecodeOptions()).for_task(task)
     rerank = rerank or options.reranker(task)
@@ -83,7 +84,16 @@ def decode(
         raise ValueError("rerank needs several candidates: beam, multistart or samples > 1")
     choose = chooser(options, batch.size, generator)
     batch = batch.to(next(model.parameters()).device)
-    if options.strategy == "multistart":
+    if options.strategy == "multistart" and options.views > 1:
+        if return_probs:
+            raise ValueError("return_probs needs multistart with one view")
+        found = (
+            *decode_multistart_views(
+                model, task, batch, options.views, options.constraints, rerank
+            ),
+            None,
+        )
+    elif options.strategy == "multistart":
         found = decode_multistart(model, task, batch, options.constraints, rerank, return_probs)
     elif options.views > 1:
         found = decode_views(model, task, batch, choose, options, rerank, return_probs)

@@ -55,7 +55,9 @@ class DecodeOptions:
             task's own default (``Task.default_constraints``), filled in by :meth:`for_task`.
         views: 1; 2 or 4 rotations of each instance decoded together (tasks with
             ``rotation_invariant_labels``); 8: every square symmetry, picked by the eight-view
-            likelihood (``square_symmetric`` tasks). See :mod:`ptrnet.decoding.views`.
+            likelihood (``square_symmetric`` tasks). With multistart: every start of each
+            view searched separately and all of them picked from (POMO's augmentation). See
+            :mod:`ptrnet.decoding.views`.
         pick: with several candidates per instance (beam search, multistart, ``samples`` > 1),
             ``likely`` (the one the model scores highest) or ``shortest`` (the lowest
             ``Task.sequence_cost`` among the finished ones; tasks with ``objective_cost``),
@@ -69,7 +71,7 @@ class DecodeOptions:
     Raises:
         DecodeOptionError: on construction, for an unknown name or an out-of-range value, or
             ``pick="shortest"`` with one candidate per instance, ``samples`` > 1 without
-            sampling, or multistart with views.
+            sampling.
     """
 
     strategy: str = "greedy"
@@ -98,8 +100,6 @@ class DecodeOptions:
             raise DecodeOptionError(
                 "samples", f"samples > 1 needs sampling, not {self.strategy} decoding"
             )
-        if self.strategy == "multistart" and self.views > 1:
-            raise DecodeOptionError("views", "multistart decoding takes one view")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise DecodeOptionError("seed", f"seed must be an integer, got {self.seed!r}")
         if not (isinstance(self.temperature, int | float) and self.temperature > 0):

@@ -27,6 +27,7 @@ from torch import nn
 
 from ptrnet.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
+from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.decoding.search import Strategy, batch_instances, pick_rows, search_batch
 from ptrnet.decoding.view_scores import image_tokens, mean_view_log_likelihood
@@ -186,6 +187,37 @@ def _decode_eight_views(
         distinct[:, 1:], constraints,
     )[inverse].masked_fill(~found, float("-inf"))  # fmt: skip
     keep = pick_beams(scores, tokens, done, len(traces) * width, instances if rerank else None,
+                      rerank)  # fmt: skip
+    return tokens[keep], scores[keep]
+
+
+def decode_multistart_views(
+    model: EncoderDecoder,
+    task: Task,
+    batch: Batch,
+    views: int,
+    constraints: str,
+    rerank: Reranker | None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Multistart on ``views`` (2, 4 or 8) symmetric copies of each instance, POMO's
+    augmentation (Kwon et al. 2020): the greedy runs from every start of the rotations
+    (2 or 4) or of all eight symmetries of the square (8), each searched on its own, mapped back
+    into the instance's label form; per instance, the most likely of all views x starts runs
+    (each scored in its own view) or, with ``rerank``, the lowest-cost finished one. Returns
+    tokens (B, T) and scores (B,)."""
+    symmetries = range(SQUARE_SYMMETRIES) if views == MIRRORED_VIEWS else view_symmetries(views)
+    instances = batch_instances(batch)
+    traces, tokens = [], []
+    for which in symmetries:
+        trace, starts = multistart_rows(model, task, _transformed(batch, which), constraints)
+        owners = [instances[r] for r in range(batch.size) for _ in range(starts)]
+        traces.append(trace)
+        tokens.append(image_tokens(task, owners, trace.tokens, which))
+    steps = max(t.shape[1] for t in tokens)
+    tokens = _interleave([_pad_end(t, steps) for t in tokens], starts)  # (B * V * S, T)
+    scores = _interleave([trace.scores for trace in traces], starts)
+    done = _interleave([trace.done for trace in traces], starts)
+    keep = pick_beams(scores, tokens, done, len(traces) * starts, instances if rerank else None,
                       rerank)  # fmt: skip
     return tokens[keep], scores[keep]
 
