@@ -85,13 +85,8 @@ def decode(
     choose = chooser(options, batch.size, generator)
     batch = batch.to(next(model.parameters()).device)
     if options.strategy == "multistart" and options.views > 1:
-        if return_probs:
-            raise ValueError("return_probs needs multistart with one view")
-        found = (
-            *decode_multistart_views(
-                model, task, batch, options.views, options.constraints, rerank
-            ),
-            None,
+        found = decode_multistart_views(
+            model, task, batch, options.views, options.constraints, rerank, return_probs
         )
     elif options.strategy == "multistart":
         found = decode_multistart(model, task, batch, options.constraints, rerank, return_probs)

@@ -198,13 +198,20 @@ def decode_multistart_views(
     views: int,
     constraints: str,
     rerank: Reranker | None,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    keep_probs: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor, None]:
     """Multistart on ``views`` (2, 4 or 8) symmetric copies of each instance, POMO's
     augmentation (Kwon et al. 2020): the greedy runs from every start of the rotations
     (2 or 4) or of all eight symmetries of the square (8), each searched on its own, mapped back
     into the instance's label form; per instance, the most likely of all views x starts runs
     (each scored in its own view) or, with ``rerank``, the lowest-cost finished one. Returns
-    tokens (B, T) and scores (B,)."""
+    tokens (B, T), scores (B,) and None (no distributions).
+
+    Raises:
+        ValueError: ``keep_probs`` (each view's distributions are over its own reading).
+    """
+    if keep_probs:
+        raise ValueError("return_probs needs multistart with one view")
     symmetries = range(SQUARE_SYMMETRIES) if views == MIRRORED_VIEWS else view_symmetries(views)
     instances = batch_instances(batch)
     traces, tokens = [], []
@@ -219,7 +226,7 @@ def decode_multistart_views(
     done = _interleave([trace.done for trace in traces], starts)
     keep = pick_beams(scores, tokens, done, len(traces) * starts, instances if rerank else None,
                       rerank)  # fmt: skip
-    return tokens[keep], scores[keep]
+    return tokens[keep], scores[keep], None
 
 
 def _transformed(batch: Batch, which: int) -> Batch:
