@@ -12,7 +12,9 @@ renormalises it over the allowed tokens, so greedy, sampling and beam search (mo
 shortest beam) all run unchanged on the combined distribution. The cost is one encoder and one
 decoder pass per view. Reflections are left out: they turn a counter-clockwise label clockwise,
 so their step distributions are over a different sequence (``views=8`` brings them in after the
-search: :mod:`ptrnet.decoding.view_scores`, :func:`decode_views`).
+search: :mod:`ptrnet.decoding.view_scores`, :func:`decode_views`). Multistart with views is
+POMO's augmentation instead: every start of every view searched on its own, one pick among all
+of them (:func:`decode_multistart_views`).
 
 Which view counts a task can use is checked with the other options, by
 :func:`ptrnet.decoding.options.check_views`.
