@@ -22,8 +22,10 @@ Which view counts a task can use is checked with the other options, by
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -31,7 +33,13 @@ from ptrnet.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
 from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.decoding.search import Strategy, batch_instances, pick_rows, search_batch
+from ptrnet.decoding.search import (
+    SearchTrace,
+    Strategy,
+    batch_instances,
+    pick_rows,
+    search_batch,
+)
 from ptrnet.decoding.view_scores import image_tokens, mean_view_log_likelihood
 from ptrnet.model.pointer import EncoderDecoder, Memory, State
 from ptrnet.tasks.base import Task
@@ -167,17 +175,9 @@ def _decode_eight_views(
         search_batch(member, task, _transformed(batch, which), strategy, constraints, width)
         for which, member in searches
     ]
-    steps = max(trace.tokens.shape[1] for trace in traces)
+    symmetries = [which for which, _ in searches]
+    tokens, done = _pool(task, instances, symmetries, traces, width)  # (B * S * w, T), (B*S*w,)
     found = _interleave([trace.scores.isfinite() for trace in traces], width)  # (B * S * w,)
-    done = _interleave([trace.done for trace in traces], width)
-    rows = torch.arange(batch.size, device=batch.points.device).repeat_interleave(width)
-    tokens = _interleave(
-        [
-            image_tokens(task, [instances[r] for r in rows], _pad_end(t.tokens, steps), which)
-            for (which, _), t in zip(searches, traces, strict=True)
-        ],
-        width,
-    )  # (B * S * w, T): each instance's S searches' w outputs, in its own label form
     owner = torch.arange(batch.size, device=tokens.device).repeat_interleave(len(traces) * width)
     # Searches share some outputs (about a tenth of them for TSP at n = 20): score each
     # distinct (instance, output) pair once.
@@ -216,19 +216,34 @@ def decode_multistart_views(
         raise ValueError("return_probs needs multistart with one view")
     symmetries = range(SQUARE_SYMMETRIES) if views == MIRRORED_VIEWS else view_symmetries(views)
     instances = batch_instances(batch)
-    traces, tokens = [], []
-    for which in symmetries:
-        trace, starts = multistart_rows(model, task, _transformed(batch, which), constraints)
-        owners = [instances[r] for r in range(batch.size) for _ in range(starts)]
-        traces.append(trace)
-        tokens.append(image_tokens(task, owners, trace.tokens, which))
-    steps = max(t.shape[1] for t in tokens)
-    tokens = _interleave([_pad_end(t, steps) for t in tokens], starts)  # (B * V * S, T)
+    runs = [multistart_rows(model, task, _transformed(batch, which), constraints)
+            for which in symmetries]  # fmt: skip
+    traces, starts = [trace for trace, _ in runs], runs[0][1]
+    tokens, done = _pool(task, instances, symmetries, traces, starts)  # (B * V * S, T), (B*V*S,)
     scores = _interleave([trace.scores for trace in traces], starts)
-    done = _interleave([trace.done for trace in traces], starts)
     keep = pick_beams(scores, tokens, done, len(traces) * starts, instances if rerank else None,
                       rerank)  # fmt: skip
     return tokens[keep], scores[keep], None
+
+
+def _pool(
+    task: Task,
+    instances: list[np.ndarray],
+    symmetries: Sequence[int],
+    traces: list[SearchTrace],
+    width: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """S searches of the same B instances, search s on their images under ``symmetries[s]``
+    with ``width`` rows per instance (instance-major) -> all their outputs (B * S * w, T) in each
+    instance's own label form, end-padded to the longest, and (B * S * w,) done: each
+    instance's w rows of the first search, then its w rows of the second, and so on."""
+    steps = max(trace.tokens.shape[1] for trace in traces)
+    owners = [points for points in instances for _ in range(width)]  # row b*w + j: instance b
+    images = [
+        image_tokens(task, owners, _pad_end(trace.tokens, steps), which)
+        for which, trace in zip(symmetries, traces, strict=True)
+    ]
+    return _interleave(images, width), _interleave([trace.done for trace in traces], width)
 
 
 def _transformed(batch: Batch, which: int) -> Batch:
