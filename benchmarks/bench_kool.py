@@ -14,7 +14,9 @@ path of a checkout of github.com/wouterkool/attention-learn-to-route) or ``ptrne
 ``--ptrnet-model``, default the bundled one), and DECODE one of ``greedy``, ``sampleK`` (the
 shortest of K tours sampled at temperature 1), and for ptrnet also ``beamK`` (the most likely
 beam), ``viewsV`` and ``multistart-likely`` / ``multistart-shortest`` (``-viewsV`` appended:
-multistart on V symmetric copies, POMO's augmentation); see ``ptrnet eval``.
+multistart on V symmetric copies, POMO's augmentation), any of them with ``-windowK`` appended
+(a heavy-decoder model decodes instances of more than K cities through a local window of K,
+``ptrnet eval --window K``); see ``ptrnet eval``.
 ``--two-opt`` adds a row per run with every tour 2-opted to a local optimum (its wall time
 includes the decoding). Runs on one thread; every row carries the CPU model and the load
 average, and its CPU time (``time.process_time``) beside the wall time, which on a shared
@@ -29,7 +31,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +44,9 @@ except ModuleNotFoundError:  # run as a script: benchmarks/ itself is on sys.pat
 from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 from ptrnet.io.errors import InputError
 
-PTRNET_DECODES = r"greedy|sample\d+|beam\d+|views\d|multistart-(likely|shortest)(-views\d)?"
+PTRNET_DECODES = (
+    r"(greedy|sample\d+|beam\d+|views\d|multistart-(likely|shortest)(-views\d)?)(-window\d+)?"
+)
 KOOL_DECODES = r"greedy|sample\d+"
 Decoder = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -81,6 +85,11 @@ def parse_run(spec: str) -> Run:
 
 def ptrnet_options(decode: str) -> DecodeOptions:
     """The :class:`DecodeOptions` of a ptrnet decoding name (the same as ``ptrnet eval``'s)."""
+    decode, _, window = decode.partition("-window")
+    return replace(_options(decode), window=int(window or 0))
+
+
+def _options(decode: str) -> DecodeOptions:
     count = int(re.sub(r"\D", "", decode) or 0)
     if decode.startswith("sample"):  # ~1,000 searched rows per batch
         return DecodeOptions(

@@ -121,8 +121,8 @@ class Solver:
                 a list of instances (sizes may differ) or a (B, n, dim) array or tensor.
             return_probs: fill each result's ``probs`` (the pointer distributions).
             **options: the decoding, named and defaulted as the options of ``ptrnet eval``:
-                ``decode``, ``beam_width``, ``views``, ``pick``, ``constraints``, ``seed``,
-                ``batch_size`` (:func:`decode_options`).
+                ``decode``, ``beam_width``, ``views``, ``pick``, ``window``, ``constraints``,
+                ``seed``, ``batch_size`` (:func:`decode_options`).
 
         Returns:
             One :class:`Result` for one instance, else a list in the input's order.
@@ -144,7 +144,12 @@ class Solver:
         scored: list = [None] * len(instances)
         for served, rows in size_groups(self.loaded, instances):
             part = [instances[i] for i in rows], [seqs[i] for i in rows]
-            found = step_log_probs(served.model, self.task, *part, options.constraints)
+            model = served.model
+            if options.window and max(len(p) for p in part[0]) > options.window:
+                from ptrnet.decoding.window import LocalWindow
+
+                model = LocalWindow(model, options.window)  # scored as decoded
+            found = step_log_probs(model, self.task, *part, options.constraints)
             for i, item in zip(rows, found, strict=True):
                 scored[i] = item
         return [
@@ -166,6 +171,7 @@ def decode_options(
     beam_width: int = 5,
     views: int = 1,
     pick: str = "likely",
+    window: int = 0,
     constraints: str | None = None,
     seed: int = 0,
     batch_size: int = 256,
@@ -187,6 +193,7 @@ def decode_options(
             beam_width=beam_width,
             views=views,
             pick=pick,
+            window=window,
             constraints=constraints,
             seed=seed,
             batch_size=batch_size,

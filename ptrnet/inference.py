@@ -272,6 +272,7 @@ def predict(
     for model, rows in size_groups(loaded, points_list):
         group = [points_list[i] for i in rows]
         _check_vocabulary(model, max(len(p) for p in group))
+        _check_window(model, options, max(len(p) for p in group))
         seqs = decode_all(model.model, task, group, options or DecodeOptions())
         for i, seq in zip(rows, seqs, strict=True):
             out[i] = seq
@@ -288,6 +289,18 @@ def size_groups(
         model = loaded.for_size(len(points))
         groups.setdefault(id(model), (model, []))[1].append(i)
     return list(groups.values())
+
+
+def _check_window(loaded: LoadedModel, options: DecodeOptions | None, largest: int) -> None:
+    """Raises UsageError when instances larger than ``options.window`` meet a model that cannot
+    be decoded through a window (:mod:`ptrnet.decoding.window`)."""
+    window = options.window if options else 0
+    decoder = loaded.config.model.decoder
+    if window and largest > window and decoder != "heavy":
+        raise UsageError(
+            f"window {window}: a window needs a heavy-decoder model, and the model at "
+            f"{loaded.path} that serves n = {largest} has the {decoder} decoder"
+        )
 
 
 def _check_vocabulary(loaded: LoadedModel, largest: int) -> None:

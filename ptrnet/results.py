@@ -32,7 +32,8 @@ class Result:
             its first index repeated at the end; Delaunay triangles flattened as triples).
         cost: the task's measure of the output (module docstring); NaN for an invalid output.
         log_prob: the model's log-likelihood of ``sequence`` (end symbol included) under the
-            decoding constraints, read with the instance as given (one view).
+            decoding constraints, read with the instance as given (one view), through the
+            ``window`` when one decoded it (:mod:`ptrnet.decoding.window`).
         valid: whether the output is well formed for the task (a tour visits every city once).
         probs: (T, n + 1) pointer distribution at each of the T output steps, end symbol
             included (column 0 = end symbol, column j = input j - 1), with

@@ -24,6 +24,7 @@ DECODE_FLAGS = {
     "constraints": "--constraints",
     "views": "--views",
     "pick": "--pick",
+    "window": "--window",
     "seed": "--seed",
     "batch_size": "--batch-size",
 }
@@ -283,6 +284,16 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--decode multistart, every start of each view, searched separately (POMO's "
         "augmentation; 1 = the model alone, the paper's decoding)",
     )
+    add(
+        "--window",
+        type=int,
+        default=0,
+        metavar="K",
+        help="heavy-decoder models (tsp): decode each instance of more than K inputs through a "
+        "local window, the K remaining inputs nearest the last chosen one rescaled to the unit "
+        "square at every step; for instances far larger than the model's training sizes "
+        "(default 0: off)",
+    )
     add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
     add("--seed", type=int, default=0, help="seed for --decode sample")
     add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
@@ -309,6 +320,7 @@ def decode_options(args: argparse.Namespace, task: Task) -> DecodeOptions:
             constraints=args.constraints,
             views=args.views,
             pick=args.pick,
+            window=args.window,
             seed=args.seed,
             batch_size=args.batch_size,
         ).for_task(task)

@@ -86,7 +86,8 @@ def describe_decoding(options: DecodeOptions) -> str:
     if options.strategy == "sample" and options.samples > 1:
         words = f"best of {options.samples} samples (seed {options.seed}), {best}"
     views = f"{options.views} view{'s' if options.views != 1 else ''}"
-    return f"{words}; {views}; constraints {options.constraints}"
+    window = f"; window {options.window} (n > {options.window})" if options.window else ""
+    return f"{words}; {views}{window}; constraints {options.constraints}"
 
 
 def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds: float) -> None:

@@ -22,6 +22,7 @@ from ptrnet.decoding.options import STRATEGIES, DecodeOptions
 from ptrnet.decoding.search import pick_rows, search_batch
 from ptrnet.decoding.strategies import chooser
 from ptrnet.decoding.views import decode_multistart_views, decode_views
+from ptrnet.decoding.window import LocalWindow
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task, from_tokens
 
@@ -71,12 +72,15 @@ def decode(
             best-of-k sampling).
         return_probs: also return the masked step distributions (B, T, n+1).
 
-    With ``views`` > 1 ``log_prob`` is the combined score (:func:`decode_views`).
+    With ``views`` > 1 ``log_prob`` is the combined score (:func:`decode_views`). With a
+    ``window``, a batch with an instance larger than it is decoded through
+    :class:`ptrnet.decoding.window.LocalWindow` (which leaves the smaller ones unchanged).
 
     Raises:
         ValueError: options the task cannot use (:meth:`DecodeOptions.for_task`), rerank
             with one candidate per instance, or return_probs with 8 views or with multistart
-            on several views.
+            on several views; a ``window`` (DecodeOptionError) the batch needs with a model
+            that has no heavy decoder.
     """
     options = (options or DecodeOptions()).for_task(task)
     rerank = rerank or options.reranker(task)
@@ -84,6 +88,8 @@ def decode(
         raise ValueError("rerank needs several candidates: beam, multistart or samples > 1")
     choose = chooser(options, batch.size, generator)
     batch = batch.to(next(model.parameters()).device)
+    if options.window and int(batch.lengths.max()) > options.window:
+        model = LocalWindow(model, options.window)
     if options.strategy == "multistart" and options.views > 1:
         found = decode_multistart_views(
             model, task, batch, options.views, options.constraints, rerank, return_probs

@@ -62,6 +62,10 @@ class DecodeOptions:
             ``likely`` (the one the model scores highest) or ``shortest`` (the lowest
             ``Task.sequence_cost`` among the finished ones; tasks with ``objective_cost``),
             which puts the task's cost, not the model alone, in the loop.
+        window: 0 (off), or k >= 2: a heavy-decoder model decodes each instance of more than
+            k inputs through a local window, the k remaining inputs nearest the last chosen
+            one, rescaled to the unit square at every step (:mod:`ptrnet.decoding.window`);
+            smaller instances are decoded as without it.
         temperature: divides the log-probabilities before sampling, > 0.
         seed: seeds the sampling generator (same seed, same samples).
         batch_size: instances per decoding batch, >= 1.
@@ -80,6 +84,7 @@ class DecodeOptions:
     constraints: str | None = None
     views: int = 1
     pick: str = "likely"
+    window: int = 0
     temperature: float = 1.0
     seed: int = 0
     batch_size: int = 256
@@ -96,6 +101,11 @@ class DecodeOptions:
         _at_least_one("beam_width", self.beam_width)
         _at_least_one("batch_size", self.batch_size)
         _at_least_one("samples", self.samples)
+        window = self.window
+        if isinstance(window, bool) or not isinstance(window, int) or window < 0 or window == 1:
+            raise DecodeOptionError(
+                "window", f"window must be 0 (off) or an integer >= 2, got {self.window!r}"
+            )
         if self.samples > 1 and self.strategy != "sample":
             raise DecodeOptionError(
                 "samples", f"samples > 1 needs sampling, not {self.strategy} decoding"

@@ -1,0 +1,218 @@
+"""Decoding a heavy-decoder model through a local window (ptrnet.decoding.window): each step is
+the model's own step on the rescaled window, tours only move within it, small instances are
+untouched, every decoder runs through it, and the front ends take ``--window`` / ``window=``."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import ptrnet
+from ptrnet.batching import collate
+from ptrnet.cli.main import main
+from ptrnet.decoding.decode import decode
+from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
+from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
+from ptrnet.decoding.window import LocalWindow, unit_square
+from ptrnet.model import ModelConfig, build_model
+from ptrnet.runs.checkpoint import save_checkpoint
+from ptrnet.runs.config import RunConfig, TrainConfig
+from ptrnet.tasks import get_task
+
+torch.set_num_threads(1)
+TSP = get_task("tsp")
+HEAVY = dict(encoder="transformer", encoder_layers=1, decoder="heavy", decoder_layers=2, heads=2)
+
+
+def heavy_model(seed=0):
+    torch.manual_seed(seed)
+    return build_model(ModelConfig(input_dim=2, hidden=16, **HEAVY)).eval()
+
+
+def instances(sizes, seed=1):
+    rng = np.random.default_rng(seed)
+    return [rng.random((n, 2)).astype(np.float32) for n in sizes]
+
+
+def reference_step(model, points, prefix, k):
+    """The window's logits after ``prefix`` (0-based inputs), built by hand: numpy picks the k
+    remaining inputs nearest the last one and rescales the window, and the model decodes that
+    small instance itself (its own ``step``) through the first and the last input."""
+    n = len(points)
+    left = [j for j in range(n) if j not in prefix]
+    near = sorted(left, key=lambda j: ((points[j] - points[prefix[-1]]) ** 2).sum())[:k]
+    ends = [prefix[0]] if prefix[-1] == prefix[0] else [prefix[0], prefix[-1]]
+    window = points[ends + near].astype(np.float64)
+    low = window.min(axis=0)
+    window = (window - low) / (window.max(axis=0) - low).max()
+    sub = torch.tensor(window, dtype=torch.float32)[None]
+    memory = model.encode(sub, torch.tensor([len(window)]))
+    state, logits = memory.state, None
+    for token in [0] + list(range(1, len(ends) + 1)):
+        logits, state = model.step(memory, torch.tensor([token]), state)
+    want = torch.full((n + 1,), float("-inf"))
+    want[0] = logits[0, 0]
+    for slot, j in enumerate(ends + near):
+        if j in near:
+            want[j + 1] = logits[0, slot + 1]
+    return want
+
+
+@pytest.mark.parametrize("prefix", [[0], [0, 7], [3, 9, 1, 4], [0, 2, 4, 6, 8, 10, 1, 3]])
+def test_a_window_step_is_the_models_own_step_on_the_rescaled_window(prefix):
+    model, (points,) = heavy_model(), instances([12])
+    targets = torch.tensor([[j + 1 for j in prefix] + [0]])  # the last step follows the prefix
+    got = LocalWindow(model, 4)(torch.tensor(points)[None], torch.tensor([12]), targets)
+    assert got.shape == (1, len(prefix) + 1, 13)
+    torch.testing.assert_close(got[0, -1], reference_step(model, points, prefix, 4))
+
+
+def test_forward_is_the_step_loop_teacher_forced():
+    model, points = heavy_model(), instances([11, 9])
+    batch = collate(points, [TSP.solve(p.astype(np.float64)) for p in points])
+    window = LocalWindow(model, 3)
+    logits = window(batch.points, batch.lengths, batch.targets)  # (B, T, n+1)
+    tokens = batch.targets.clamp(min=0)
+    memory = window.encode(batch.points, batch.lengths)
+    state, prev = memory.state, torch.zeros(2, dtype=torch.long)
+    for i in range(tokens.shape[1]):
+        step, state = window.step(memory, prev, state)
+        torch.testing.assert_close(logits[:, i], step)
+        prev = tokens[:, i]
+
+
+def test_greedy_tours_only_step_to_one_of_the_k_nearest_cities_left():
+    model, points = heavy_model(seed=3), instances([15, 14, 13], seed=4)
+    result = decode(model, TSP, collate(points), DecodeOptions(window=4))
+    for p, seq in zip(points, result.sequences, strict=True):
+        assert TSP.is_valid(p, seq)
+        tour = list(seq[:-1])
+        for i in range(1, len(tour)):
+            left = [j for j in range(len(p)) if j not in tour[:i]]
+            dist = sorted(((p[j] - p[tour[i - 1]]) ** 2).sum() for j in left)
+            assert ((p[tour[i]] - p[tour[i - 1]]) ** 2).sum() <= dist[min(3, len(dist) - 1)]
+
+
+def test_instances_no_larger_than_the_window_decode_as_without_it():
+    model, points = heavy_model(), instances([5, 8, 12, 8], seed=5)
+    options = DecodeOptions(window=8)
+    mixed = decode(model, TSP, collate(points), options)
+    plain = decode(model, TSP, collate([points[0], points[1], points[3]]), DecodeOptions())
+    for row, want in zip((0, 1, 3), plain.sequences, strict=True):
+        np.testing.assert_array_equal(mixed.sequences[row], want)
+    alone = decode(model, TSP, collate([points[2]]), options)  # batch mates change nothing
+    np.testing.assert_array_equal(mixed.sequences[2], alone.sequences[0])
+    torch.testing.assert_close(mixed.log_prob[2], alone.log_prob[0])
+
+
+def test_a_window_sees_neither_where_nor_how_large_the_instance_is():
+    model, (points,) = heavy_model(seed=6), instances([16], seed=6)
+    options = DecodeOptions(window=5)
+    base = decode(model, TSP, collate([points]), options)
+    for moved in (points * 4.0, points * 0.5 + 2.0):
+        other = decode(model, TSP, collate([moved]), options)
+        np.testing.assert_array_equal(other.sequences[0], base.sequences[0])
+        torch.testing.assert_close(other.log_prob, base.log_prob, atol=1e-4, rtol=1e-4)
+
+
+OPTIONS = [
+    DecodeOptions(window=4),
+    DecodeOptions(strategy="beam", beam_width=3, window=4),
+    DecodeOptions(strategy="sample", samples=3, window=4),
+    DecodeOptions(strategy="multistart", pick="shortest", window=4),
+    DecodeOptions(views=4, window=4),
+    DecodeOptions(views=8, window=4),
+    DecodeOptions(strategy="multistart", views=2, window=4),
+]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: f"{o.strategy}-{o.views}")
+def test_every_decoder_runs_through_a_window(options):
+    model, points = heavy_model(), instances([9, 7, 4])
+    result = decode(model, TSP, collate(points), options, generator=torch.Generator())
+    assert all(TSP.is_valid(p, s) for p, s in zip(points, result.sequences, strict=True))
+
+
+def test_the_decoded_score_is_the_windowed_likelihood():
+    model, points = heavy_model(seed=2), instances([13, 10])
+    batch = collate(points)
+    result = decode(model, TSP, batch, DecodeOptions(window=4))
+    scored = masked_sequence_log_likelihood(
+        LocalWindow(model, 4), TSP, batch.points, batch.lengths, result.tokens
+    )
+    torch.testing.assert_close(scored, result.log_prob, atol=1e-4, rtol=1e-4)
+
+
+def test_unit_square_spans_the_longer_side_and_zeroes_pads():
+    points = torch.tensor([[[1.0, 2.0], [3.0, 3.0], [2.0, 2.5], [9.0, 9.0]]])
+    real = torch.tensor([[True, True, True, False]])
+    out = unit_square(points, real)
+    torch.testing.assert_close(out[0, :3], torch.tensor([[0.0, 0.0], [1.0, 0.5], [0.5, 0.25]]))
+    assert out[0, 3].eq(0).all()
+
+
+@pytest.mark.parametrize("bad", [1, -3, True, 2.5])
+def test_bad_window_sizes_are_refused(bad):
+    with pytest.raises(DecodeOptionError, match="window") as err:
+        DecodeOptions(window=bad)
+    assert err.value.option == "window"
+
+
+def test_a_window_needs_the_heavy_decoder():
+    torch.manual_seed(0)
+    lstm = build_model(ModelConfig(input_dim=2, hidden=8)).eval()
+    with pytest.raises(DecodeOptionError, match="heavy-decoder model.*lstm decoder"):
+        LocalWindow(lstm, 4)
+    small = decode(lstm, TSP, collate(instances([4])), DecodeOptions(window=4))
+    assert TSP.is_valid(instances([4])[0], small.sequences[0])  # no window needed: decoded
+    with pytest.raises(DecodeOptionError, match="heavy-decoder"):
+        decode(lstm, TSP, collate(instances([6])), DecodeOptions(window=4))
+
+
+def save(path, model):
+    config = RunConfig(model.config, TrainConfig(task="tsp", sizes="5", steps=1))
+    save_checkpoint(path, config, 0, model)
+    return str(path)
+
+
+def test_solver_takes_a_window_and_scores_what_it_decoded(tmp_path):
+    path = save(tmp_path / "heavy.safetensors", heavy_model(seed=4))
+    solver = ptrnet.load(path)
+    points = instances([14], seed=8)[0]
+    result = solver.solve(points, window=4)
+    want = decode(solver.model, TSP, collate([points]), DecodeOptions(window=4))
+    np.testing.assert_array_equal(result.sequence, want.sequences[0])
+    assert result.log_prob == pytest.approx(float(want.log_prob[0]), abs=1e-4)
+    with pytest.raises(ValueError, match="window"):
+        solver.solve(points, window=1)
+
+
+def test_cli_eval_and_predict_take_window(tmp_path, capsys):
+    heavy = save(tmp_path / "heavy.safetensors", heavy_model(seed=4))
+    torch.manual_seed(0)
+    lstm = save(tmp_path / "lstm.safetensors", build_model(ModelConfig(input_dim=2, hidden=8)))
+    data = tmp_path / "tsp12.txt"
+    assert main(["generate", "tsp", "-n", "12", "--count", "3", "-q", "-o", str(data)]) == 0
+    args = ["eval", "tsp", str(data), "--threads", "1", "--window", "5"]
+    assert main([*args, "--model", heavy, "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["valid_rate"] == 1.0
+    assert "window 5 (n > 5)" in err
+    assert main([*args, "--model", lstm]) == 2
+    assert "window 5: a window needs a heavy-decoder model" in capsys.readouterr().err
+    assert main([*args[:-1], "1", "--model", heavy]) == 2
+    assert "--window 1: window must be 0 (off) or an integer >= 2" in capsys.readouterr().err
+    preds = tmp_path / "preds.txt"
+    predict = ["predict", "tsp", str(data), "--model", heavy, "--window", "5", "-o", str(preds)]
+    assert main([*predict, "--threads", "1"]) == 0
+    assert len(preds.read_text().splitlines()) == 3
+
+
+def test_a_batch_mixing_sizes_keeps_each_rows_own_output():
+    model, points = heavy_model(seed=9), instances([10, 6, 10], seed=9)
+    options = DecodeOptions(strategy="beam", beam_width=2, window=5)
+    together = decode(model, TSP, collate(points), options)
+    for row, p in enumerate(points):
+        alone = decode(model, TSP, collate([p]), options)
+        np.testing.assert_array_equal(together.sequences[row], alone.sequences[0])
