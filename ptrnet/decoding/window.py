@@ -8,8 +8,9 @@ square, as the training instances did. The model points at one of those k; the o
 of reach for this step (logit -inf) and come back into the window as the tour moves. An
 instance of at most k inputs is decoded by the model itself, unchanged, so the window only
 ever changes instances larger than it, and a row's output never depends on its batch mates.
-The idea is the "local view" of later work on generalising neural TSP
-solvers (e.g. INViT, Fang et al. 2024); here it is an inference-time wrapper, not a new model.
+The idea is the "local view" of later work on generalising neural TSP solvers (e.g. INViT,
+Fang et al. 2024); here it is an inference-time wrapper, not a new model. Measured in
+docs/results.md ("Far larger instances: a local window").
 
 :class:`LocalWindow` has the ``encode`` / ``step`` / ``forward`` interface of the models, so
 greedy, sampling, beam search, multi-start, views and likelihood scoring run through it
