@@ -106,6 +106,7 @@ MODELS = (
     Bundled(
         "tsp/heavy", ("tsp/heavy/1-from-scratch", "tsp/heavy/2-lower-lr", "tsp/heavy/3-batch-64")
     ),
+    Bundled("tsp/heavy20-50", ("tsp/heavy20-50/1-from-scratch", "tsp/heavy20-50/2-continued")),
 )
 
 

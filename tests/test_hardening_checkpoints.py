@@ -171,5 +171,14 @@ def test_bundled_models_carry_a_checksum_that_catches_a_bit_flip(tmp_path: Path,
 
 def test_every_bundled_model_is_covered() -> None:
     names = {bundled_name(path) for path in BUNDLED}
-    expected = {"convex_hull", "delaunay", "delaunay/n5", "sort", "tsp", "tsp/heavy", "copy"}
+    expected = {
+        "convex_hull",
+        "delaunay",
+        "delaunay/n5",
+        "sort",
+        "tsp",
+        "tsp/heavy",
+        "tsp/heavy20-50",
+        "copy",
+    }
     assert expected | {"convex_hull_seq2seq"} <= names
