@@ -138,17 +138,15 @@ class Solver:
     def _results(
         self, instances: list[np.ndarray], options: DecodeOptions, return_probs: bool
     ) -> list[Result]:
+        from ptrnet.decoding.window import through_window
         from ptrnet.inference import predict
 
         seqs = predict(self.loaded, self.task, instances, options)
         scored: list = [None] * len(instances)
         for served, rows in size_groups(self.loaded, instances):
             part = [instances[i] for i in rows], [seqs[i] for i in rows]
-            model = served.model
-            if options.window and max(len(p) for p in part[0]) > options.window:
-                from ptrnet.decoding.window import LocalWindow
-
-                model = LocalWindow(model, options.window)  # scored as decoded
+            largest = max(len(p) for p in part[0])
+            model = through_window(served.model, options.window, largest)  # scored as decoded
             found = step_log_probs(model, self.task, *part, options.constraints)
             for i, item in zip(rows, found, strict=True):
                 scored[i] = item

@@ -22,7 +22,7 @@ from ptrnet.decoding.options import STRATEGIES, DecodeOptions
 from ptrnet.decoding.search import pick_rows, search_batch
 from ptrnet.decoding.strategies import chooser
 from ptrnet.decoding.views import decode_multistart_views, decode_views
-from ptrnet.decoding.window import LocalWindow
+from ptrnet.decoding.window import through_window
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task, from_tokens
 
@@ -88,8 +88,7 @@ def decode(
         raise ValueError("rerank needs several candidates: beam, multistart or samples > 1")
     choose = chooser(options, batch.size, generator)
     batch = batch.to(next(model.parameters()).device)
-    if options.window and int(batch.lengths.max()) > options.window:
-        model = LocalWindow(model, options.window)
+    model = through_window(model, options.window, int(batch.lengths.max()))
     if options.strategy == "multistart" and options.views > 1:
         found = decode_multistart_views(
             model, task, batch, options.views, options.constraints, rerank, return_probs

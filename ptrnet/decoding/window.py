@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from ptrnet.decoding.options import DecodeOptionError
-from ptrnet.model.heavy import HeavyMemory, HeavyPointer, State
+from ptrnet.model.heavy import HeavyMemory, HeavyPointer, State, advance
 from ptrnet.model.pointer import column_mask, previous_tokens
 
 
@@ -115,9 +115,7 @@ class LocalWindow(nn.Module):
     ) -> tuple[torch.Tensor, State]:
         """One step, as :meth:`HeavyPointer.step`: previous token (R,) and state -> float32
         logits (R, n+1), -inf outside the window, and the new state."""
-        chosen, first = state  # (1, R, n+1), (1, R)
-        chosen = chosen | nn.functional.one_hot(prev_token, chosen.shape[-1]).bool()[None]
-        first = torch.where(first == 0, prev_token[None], first)
+        chosen, first = advance(state, prev_token)  # (1, R, n+1), (1, R)
         small = memory.real.sum(dim=1) <= self.size  # (R,): no window
         logits = torch.empty(len(small), chosen.shape[-1], device=small.device)
         if bool(small.any()):
@@ -193,6 +191,16 @@ class LocalWindow(nn.Module):
         keep = torch.cat([has_first[:, None], has_last[:, None], remaining.gather(1, near)], 1)
         order = (~keep).long().argsort(dim=1, stable=True)  # the kept slots first, in order
         return slots.gather(1, order), keep.sum(dim=1)
+
+
+def through_window(model: nn.Module, window: int, largest: int) -> nn.Module:
+    """``model`` as it decodes instances of up to ``largest`` inputs with ``window`` (0 = off):
+    wrapped in :class:`LocalWindow` when one of them is larger than the window, else itself.
+
+    Raises:
+        DecodeOptionError: such instances with a model that has no heavy decoder.
+    """
+    return LocalWindow(model, window) if window and largest > window else model
 
 
 def unit_square(points: torch.Tensor, real: torch.Tensor) -> torch.Tensor:

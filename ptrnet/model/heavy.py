@@ -133,9 +133,7 @@ class HeavyPointer(nn.Module):
     ) -> tuple[torch.Tensor, State]:
         """One decoding step: previous token (B,) and state -> float32 logits (B, n+1), new
         state. Start with ``prev_token`` all 0 and ``state = memory.state``."""
-        chosen, first = state  # (1, B, n+1), (1, B)
-        chosen = chosen | nn.functional.one_hot(prev_token, chosen.shape[-1]).bool()[None]
-        first = torch.where(first == 0, prev_token[None], first)
+        chosen, first = advance(state, prev_token)  # (1, B, n+1), (1, B)
         logits = self.logits(memory.nodes, memory.real, chosen[0], first[0], prev_token)
         return logits, (chosen, first)
 
@@ -232,3 +230,11 @@ class HeavyPointer(nn.Module):
         index = (token - 1).clamp(min=0)[:, None, None].expand(-1, 1, nodes.shape[2])
         vector = proj(nodes.gather(1, index)[:, 0])  # (R, d)
         return torch.where(token[:, None] > 0, vector, start.to(vector.dtype))
+
+
+def advance(state: State, prev_token: torch.Tensor) -> State:
+    """The decoder state after ``prev_token`` (R,): it joins the chosen set, and becomes the
+    first token if none was chosen yet. State: chosen (1, R, n+1) bool, first (1, R) long."""
+    chosen, first = state
+    chosen = chosen | nn.functional.one_hot(prev_token, chosen.shape[-1]).bool()[None]
+    return chosen, torch.where(first == 0, prev_token[None], first)
