@@ -16,7 +16,8 @@ shortest of K tours sampled at temperature 1), and for ptrnet also ``beamK`` (th
 beam), ``viewsV`` and ``multistart-likely`` / ``multistart-shortest`` (``-viewsV`` appended:
 multistart on V symmetric copies, POMO's augmentation), any of them with ``-windowK`` appended
 (a heavy-decoder model decodes instances of more than K cities through a local window of K,
-``ptrnet eval --window K``); see ``ptrnet eval``.
+``ptrnet eval --window K``; ``-window0``: no window; without it, the model folder's own window
+per size, as ``ptrnet eval`` without ``--window``); see ``ptrnet eval``.
 ``--two-opt`` adds a row per run with every tour 2-opted to a local optimum (its wall time
 includes the decoding). Runs on one thread; every row carries the CPU model and the load
 average, and its CPU time (``time.process_time``) beside the wall time, which on a shared
@@ -86,7 +87,7 @@ def parse_run(spec: str) -> Run:
 def ptrnet_options(decode: str) -> DecodeOptions:
     """The :class:`DecodeOptions` of a ptrnet decoding name (the same as ``ptrnet eval``'s)."""
     decode, _, window = decode.partition("-window")
-    return replace(_options(decode), window=int(window or 0))
+    return replace(_options(decode), window=int(window) if window else None)
 
 
 def _options(decode: str) -> DecodeOptions:
@@ -169,8 +170,7 @@ def make_decoder(run: Run, kool: str | None, ptrnet_model: str) -> Decoder:
     if run.system == "kool":
         model = load_kool(kool, run.size)
         return lambda pts: kool_tours(model, pts, run.samples)
-    from ptrnet.decoding.dataset import decode_all
-    from ptrnet.inference import load_model
+    from ptrnet.inference import load_model, predict
     from ptrnet.tasks import get_task
     from ptrnet.tasks.convex_hull import open_cycle
 
@@ -178,8 +178,8 @@ def make_decoder(run: Run, kool: str | None, ptrnet_model: str) -> Decoder:
     loaded = load_model(None if ptrnet_model == "bundled" else ptrnet_model, task)
 
     def decode(pts: list[np.ndarray]) -> list[np.ndarray]:
-        model = loaded.for_size(len(pts[0])).model  # a size-routed folder: the model for this n
-        return [open_cycle(s) for s in decode_all(model, task, pts, options)]
+        # a size-routed folder: the model (and its window) that serves this n
+        return [open_cycle(s) for s in predict(loaded, task, pts, options)]
 
     return decode
 

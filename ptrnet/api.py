@@ -146,7 +146,8 @@ class Solver:
         for served, rows in size_groups(self.loaded, instances):
             part = [instances[i] for i in rows], [seqs[i] for i in rows]
             largest = max(len(p) for p in part[0])
-            model = through_window(served.model, options.window, largest)  # scored as decoded
+            window = options.with_window(served.window).window  # scored as decoded
+            model = through_window(served.model, window, largest)
             found = step_log_probs(model, self.task, *part, options.constraints)
             for i, item in zip(rows, found, strict=True):
                 scored[i] = item
@@ -169,7 +170,7 @@ def decode_options(
     beam_width: int = 5,
     views: int = 1,
     pick: str = "likely",
-    window: int = 0,
+    window: int | None = None,
     constraints: str | None = None,
     seed: int = 0,
     batch_size: int = 256,

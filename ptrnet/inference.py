@@ -10,7 +10,9 @@ A model directory may route instance sizes to other models (:data:`SIZES_JSON`, 
 :func:`read_size_routes`): the bundled Delaunay folder sends n = 5 to its wider n = 5 model. A
 loaded model then carries those models as :attr:`LoadedModel.routes`, and :func:`predict`
 decodes each instance with the one that serves its size (:meth:`LoadedModel.for_size`), so
-every front end that loads a directory picks by size without knowing it.
+every front end that loads a directory picks by size without knowing it. A route may also set
+the local window its sizes decode through when the caller names none (the bundled TSP folder:
+n >= 201 through a window of 50, :mod:`ptrnet.decoding.window`).
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ if TYPE_CHECKING:
 BUNDLED = "bundled"  # the name of a task's bundled model wherever a model is named
 BUNDLED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bundled")
 #: The file in a model directory that routes instance sizes to models in its sub-folders:
-#: ``{"models": [{"sizes": "5", "dir": "n5"}, ...]}``; sizes no entry lists go to the
-#: directory's own model.
+#: ``{"models": [{"sizes": "5", "dir": "n5"}, {"sizes": "201-1000", "dir": "big",
+#: "window": 50}, ...]}``; sizes no entry lists go to the directory's own model. ``window``
+#: (optional) is the local window those sizes decode through unless the caller sets one.
 SIZES_JSON = "sizes.json"
 
 
@@ -59,6 +62,8 @@ class LoadedModel:
         info: the checkpoint's record (e.g. ``info["best"]``: validation metrics).
         routes: the models that serve other instance sizes (:data:`SIZES_JSON`); this one
             serves every size none of them lists.
+        window: the local window this model decodes through when the decoding options leave
+            ``window`` None: its size route's ``window``, else 0 (off).
     """
 
     model: nn.Module
@@ -67,6 +72,7 @@ class LoadedModel:
     step: int
     info: dict[str, Any]
     routes: tuple[SizeRoute, ...] = ()
+    window: int = 0
 
     @property
     def task(self) -> str:
@@ -166,12 +172,14 @@ def load_model(
     if folder is None:
         return loaded
     routes = []
-    for sizes, sub in read_size_routes(folder):
-        route = _load_file(resolve_checkpoint(sub), target)
+    shared: dict[str, LoadedModel] = {}  # sub-folder -> its model, loaded once
+    for sizes, sub, window in read_size_routes(folder):
+        route = shared.get(sub) or _load_file(resolve_checkpoint(sub), target)
+        shared[sub] = route
         if route.task != loaded.task:
             problem = f"routes n = {sizes} to a {route.task} model ({route.path})"
             raise InputError(os.path.join(folder, SIZES_JSON), None, problem)
-        routes.append(SizeRoute(sizes, route))
+        routes.append(SizeRoute(sizes, replace(route, window=window)))
     return replace(loaded, routes=tuple(routes))
 
 
@@ -191,15 +199,17 @@ def _load_file(file: str, target: Any) -> LoadedModel:
     return LoadedModel(model, ckpt.config, file, ckpt.step, ckpt.info)
 
 
-def read_size_routes(folder: str) -> list[tuple[SizeRange, str]]:
-    """The (sizes, sub-folder path) pairs of ``folder``'s :data:`SIZES_JSON`, none without one.
+def read_size_routes(folder: str) -> list[tuple[SizeRange, str, int]]:
+    """The (sizes, sub-folder path, window) entries of ``folder``'s :data:`SIZES_JSON`, none
+    without one.
 
     Each entry is ``{"sizes": "LO-HI" or "N", "dir": NAME}``, NAME a sub-folder of ``folder``
-    holding a checkpoint; no two entries' sizes overlap.
+    holding a checkpoint, with an optional ``"window": K`` (0 or an integer >= 2; 0 when
+    absent); no two entries' sizes overlap. Several entries may name the same sub-folder.
 
     Raises:
         InputError: unreadable JSON, an entry of the wrong form, a NAME that is not a plain
-            sub-folder name, or overlapping sizes.
+            sub-folder name, a bad window, or overlapping sizes.
     """
     import json
 
@@ -213,20 +223,26 @@ def read_size_routes(folder: str) -> list[tuple[SizeRange, str]]:
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise InputError(path, None, f"not a size routing file ({err})") from None
     ordered = sorted(routes, key=lambda route: route[0].lo)
-    for (a, _), (b, _) in zip(ordered, ordered[1:], strict=False):
+    for (a, *_), (b, *_) in zip(ordered, ordered[1:], strict=False):
         if b.lo <= a.hi:
             raise InputError(path, None, f"sizes {a} and {b} overlap")
     return routes
 
 
-def _size_route(folder: str, entry: dict[str, Any]) -> tuple[SizeRange, str]:
+def _size_route(folder: str, entry: dict[str, Any]) -> tuple[SizeRange, str, int]:
     """One entry of a :data:`SIZES_JSON`; raises ValueError, KeyError or TypeError."""
-    if set(entry) != {"sizes", "dir"}:
-        raise ValueError(f"an entry needs exactly the keys 'sizes' and 'dir', got {sorted(entry)}")
+    from ptrnet.decoding.options import check_window
+
+    if not {"sizes", "dir"} <= set(entry) <= {"sizes", "dir", "window"}:
+        raise ValueError(
+            f"an entry needs the keys 'sizes' and 'dir' and may have 'window', got {sorted(entry)}"
+        )
     name = entry["dir"]
     if not isinstance(name, str) or name in ("", ".", "..") or os.path.basename(name) != name:
         raise ValueError(f"'dir' must name a sub-folder, got {str(name)[:40]!r}")
-    return SizeRange.parse(entry["sizes"]), os.path.join(folder, name)
+    window = entry.get("window", 0)
+    check_window(window)  # a DecodeOptionError is a ValueError
+    return SizeRange.parse(entry["sizes"]), os.path.join(folder, name), window
 
 
 def check_task(loaded: LoadedModel, task: Task | str) -> Task:
@@ -249,7 +265,8 @@ def predict(
 
     Args:
         options: how to decode (:class:`ptrnet.decoding.options.DecodeOptions`); None = the
-            defaults: greedy, with the task's own constraints.
+            defaults: greedy, with the task's own constraints. A ``window`` of None takes the
+            window of the model that serves each instance's size (:attr:`LoadedModel.window`).
 
     Returns:
         0-based index sequences in the order of ``points_list`` (paper format minus 1).
@@ -271,9 +288,10 @@ def predict(
     out: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(points_list)
     for model, rows in size_groups(loaded, points_list):
         group = [points_list[i] for i in rows]
+        served = (options or DecodeOptions()).with_window(model.window)
         _check_vocabulary(model, max(len(p) for p in group))
-        _check_window(model, options, max(len(p) for p in group))
-        seqs = decode_all(model.model, task, group, options or DecodeOptions())
+        _check_window(model, served, max(len(p) for p in group))
+        seqs = decode_all(model.model, task, group, served)
         for i, seq in zip(rows, seqs, strict=True):
             out[i] = seq
     return out
@@ -291,10 +309,10 @@ def size_groups(
     return list(groups.values())
 
 
-def _check_window(loaded: LoadedModel, options: DecodeOptions | None, largest: int) -> None:
+def _check_window(loaded: LoadedModel, options: DecodeOptions, largest: int) -> None:
     """Raises UsageError when instances larger than ``options.window`` meet a model that cannot
     be decoded through a window (:mod:`ptrnet.decoding.window`)."""
-    window = options.window if options else 0
+    window = options.window
     decoder = loaded.config.model.decoder
     if window and largest > window and decoder != "heavy":
         raise UsageError(

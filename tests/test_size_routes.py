@@ -127,7 +127,10 @@ def test_the_web_answer_and_the_trace_come_from_the_routed_model(routed):
     ("text", "problem"),
     [
         ("[", "not a size routing file"),
-        ('{"models": [{"sizes": "5"}]}', "exactly the keys 'sizes' and 'dir'"),
+        ('{"models": [{"sizes": "5"}]}', "needs the keys 'sizes' and 'dir'"),
+        ('{"models": [{"sizes": "5", "dir": "n5", "windows": 4}]}', "may have 'window'"),
+        ('{"models": [{"sizes": "5", "dir": "n5", "window": 1}]}', "window must be 0"),
+        ('{"models": [{"sizes": "5", "dir": "n5", "window": "50"}]}', "window must be 0"),
         ('{"models": [{"sizes": "5", "dir": "../n5"}]}', "'dir' must name a sub-folder"),
         ('{"models": [{"sizes": "five", "dir": "n5"}]}', "invalid size 'five'"),
         ('{"models": [{"sizes": "5-7", "dir": "n5"}, {"sizes": "7", "dir": "n7"}]}', "overlap"),
@@ -153,7 +156,7 @@ def test_the_bundled_delaunay_folder_routes_n_5_to_its_wider_model():
     """The shipped manifest: n = 5 to the hidden-256 n = 5 model, every other n to the 5-10
     one (the manifest is read, not assumed: one line per range)."""
     folder = inference.bundled_model_dir("delaunay")
-    assert [(str(s), p) for s, p in read_size_routes(folder)] == [("5", f"{folder}/n5")]
+    assert [(str(s), p, w) for s, p, w in read_size_routes(folder)] == [("5", f"{folder}/n5", 0)]
     loaded = load_model(None, "delaunay")
     five, ten = loaded.for_size(5), loaded.for_size(10)
     assert five.path.endswith("delaunay/n5/best.safetensors")

@@ -216,3 +216,74 @@ def test_a_batch_mixing_sizes_keeps_each_rows_own_output():
     for row, p in enumerate(points):
         alone = decode(model, TSP, collate([p]), options)
         np.testing.assert_array_equal(together.sequences[row], alone.sequences[0])
+
+
+@pytest.fixture
+def windowed_folder(tmp_path):
+    """A model folder: its own heavy model, n = 8-10 to it plainly and n = 11-20 to it through
+    a window of 4 (two routes, one sub-folder)."""
+    folder = tmp_path / "tsp"
+    (folder / "big").mkdir(parents=True)
+    save(folder / "best.safetensors", heavy_model(seed=4))
+    save(folder / "big" / "best.safetensors", heavy_model(seed=5))
+    routes = [
+        {"sizes": "8-10", "dir": "big"},
+        {"sizes": "11-20", "dir": "big", "window": 4},
+    ]
+    (folder / "sizes.json").write_text(json.dumps({"models": routes}))
+    return folder
+
+
+def test_a_size_route_sets_the_window_its_sizes_decode_through(windowed_folder):
+    from ptrnet.inference import load_model, predict
+
+    loaded = load_model(windowed_folder, "tsp")
+    plain, windowed = loaded.for_size(9), loaded.for_size(14)
+    assert (plain.window, windowed.window, loaded.window) == (0, 4, 0)
+    assert plain.model is windowed.model  # one sub-folder, loaded once
+    points = instances([14, 9, 14, 6], seed=3)
+    got = predict(loaded, TSP, points)
+    big = windowed.model
+    for p, seq in zip(points, got, strict=True):
+        model, window = (big, 4 if len(p) > 10 else 0) if len(p) >= 8 else (loaded.model, 0)
+        want = decode(model, TSP, collate([p]), DecodeOptions(window=window)).sequences[0]
+        np.testing.assert_array_equal(seq, want)
+    off = predict(loaded, TSP, points[:1], DecodeOptions(window=0))[0]  # the caller's 0 wins
+    np.testing.assert_array_equal(off, decode(big, TSP, collate(points[:1])).sequences[0])
+    six = predict(loaded, TSP, points[:1], DecodeOptions(window=6))[0]  # so does any window
+    np.testing.assert_array_equal(
+        six, decode(big, TSP, collate(points[:1]), DecodeOptions(window=6)).sequences[0]
+    )
+
+
+def test_the_solver_and_the_cli_follow_a_routes_window(windowed_folder, tmp_path, capsys):
+    solver = ptrnet.load(str(windowed_folder))
+    points = instances([14], seed=8)[0]
+    routed, explicit = solver.solve(points), solver.solve(points, window=4)
+    np.testing.assert_array_equal(routed.sequence, explicit.sequence)
+    assert routed.log_prob == pytest.approx(explicit.log_prob, abs=1e-5)  # scored as decoded
+    data = tmp_path / "tsp14.txt"
+    assert main(["generate", "tsp", "-n", "14", "--count", "2", "-q", "-o", str(data)]) == 0
+    args = ["eval", "tsp", str(data), "--threads", "1", "--model", str(windowed_folder)]
+    assert main(args) == 0
+    report = capsys.readouterr().out
+    assert "n = 11-20: " in report and "(window 4)" in report
+    assert main([*args, "--window", "0"]) == 0
+    assert "; no window;" in capsys.readouterr().out
+
+
+def test_the_bundled_tsp_folder_windows_only_beyond_200_cities():
+    """The shipped manifest: the LSTM to n = 20, then the two heavy models, the 21-100 one
+    through a window of 50 from n = 201 (docs/results.md, "Far larger instances")."""
+    from ptrnet.inference import bundled_model_dir, load_model, read_size_routes
+
+    folder = bundled_model_dir("tsp")
+    assert [(str(s), p, w) for s, p, w in read_size_routes(folder)] == [
+        ("21-70", f"{folder}/heavy20-50", 0),
+        ("71-200", f"{folder}/heavy", 0),
+        ("201-1000", f"{folder}/heavy", 50),
+    ]
+    loaded = load_model(None, "tsp")
+    assert loaded.config.model.decoder == "lstm" and loaded.for_size(20) is loaded
+    assert loaded.for_size(200).model is loaded.for_size(201).model
+    assert (loaded.for_size(200).window, loaded.for_size(1000).window) == (0, 50)

@@ -114,7 +114,11 @@ def load_model_on(path: str | None, task: Task | str | None, device: str):
 def routes_text(loaded, name: Callable[[str], str] = str) -> str:
     """``"; n = SIZES: PATH"`` for each model ``loaded`` routes instance sizes to (none: ""),
     each path written by ``name``: the tail of a model line."""
-    return "".join(f"; n = {route.sizes}: {name(route.model.path)}" for route in loaded.routes)
+    return "".join(
+        f"; n = {route.sizes}: {name(route.model.path)}"
+        + (f" (window {route.model.window})" if route.model.window else "")
+        for route in loaded.routes
+    )
 
 
 def set_threads(threads: int | None) -> None:
@@ -287,12 +291,13 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     add(
         "--window",
         type=int,
-        default=0,
+        default=None,
         metavar="K",
         help="heavy-decoder models (tsp): decode each instance of more than K inputs through a "
         "local window, the K remaining inputs nearest the last chosen one rescaled to the unit "
         "square at every step; for instances far larger than the model's training sizes "
-        "(default 0: off)",
+        "(0: off; default: the model folder's own choice per size, sizes.json; the bundled "
+        "tsp folder uses 50 from n = 201, any other model none)",
     )
     add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
     add("--seed", type=int, default=0, help="seed for --decode sample")

@@ -86,7 +86,11 @@ def describe_decoding(options: DecodeOptions) -> str:
     if options.strategy == "sample" and options.samples > 1:
         words = f"best of {options.samples} samples (seed {options.seed}), {best}"
     views = f"{options.views} view{'s' if options.views != 1 else ''}"
-    window = f"; window {options.window} (n > {options.window})" if options.window else ""
+    window = ""  # None: the model's own per size, on the model line
+    if options.window == 0:
+        window = "; no window"
+    elif options.window:
+        window = f"; window {options.window} (n > {options.window})"
     return f"{words}; {views}{window}; constraints {options.constraints}"
 
 

@@ -73,7 +73,8 @@ def decode(
         return_probs: also return the masked step distributions (B, T, n+1).
 
     With ``views`` > 1 ``log_prob`` is the combined score (:func:`decode_views`). With a
-    ``window``, a batch with an instance larger than it is decoded through
+    ``window`` (None is off here: ``model`` is one network, with no size route to default
+    from), a batch with an instance larger than it is decoded through
     :class:`ptrnet.decoding.window.LocalWindow` (which leaves the smaller ones unchanged).
 
     Raises:

@@ -65,7 +65,9 @@ class DecodeOptions:
         window: 0 (off), or k >= 2: a heavy-decoder model decodes each instance of more than
             k inputs through a local window, the k remaining inputs nearest the last chosen
             one, rescaled to the unit square at every step (:mod:`ptrnet.decoding.window`);
-            smaller instances are decoded as without it.
+            smaller instances are decoded as without it. None (the default): the window of
+            the model that serves the instance's size, set by its size route
+            (:data:`ptrnet.inference.SIZES_JSON`), else off; :meth:`with_window` resolves it.
         temperature: divides the log-probabilities before sampling, > 0.
         seed: seeds the sampling generator (same seed, same samples).
         batch_size: instances per decoding batch, >= 1.
@@ -84,7 +86,7 @@ class DecodeOptions:
     constraints: str | None = None
     views: int = 1
     pick: str = "likely"
-    window: int = 0
+    window: int | None = None
     temperature: float = 1.0
     seed: int = 0
     batch_size: int = 256
@@ -101,11 +103,8 @@ class DecodeOptions:
         _at_least_one("beam_width", self.beam_width)
         _at_least_one("batch_size", self.batch_size)
         _at_least_one("samples", self.samples)
-        window = self.window
-        if isinstance(window, bool) or not isinstance(window, int) or window < 0 or window == 1:
-            raise DecodeOptionError(
-                "window", f"window must be 0 (off) or an integer >= 2, got {self.window!r}"
-            )
+        if self.window is not None:
+            check_window(self.window)
         if self.samples > 1 and self.strategy != "sample":
             raise DecodeOptionError(
                 "samples", f"samples > 1 needs sampling, not {self.strategy} decoding"
@@ -152,10 +151,23 @@ class DecodeOptions:
             raise _shortest_error()
         return replace(self, constraints=self.constraints or task.default_constraints)
 
+    def with_window(self, default: int) -> DecodeOptions:
+        """These options with ``window`` set: its own value if one was given, else ``default``
+        (the serving model's, :attr:`ptrnet.inference.LoadedModel.window`)."""
+        return self if self.window is not None else replace(self, window=default)
+
     def reranker(self, task: Task):
         """The cost that picks among finished beams (``Task.sequence_cost``), or None for
         ``pick="likely"``."""
         return task.sequence_cost if self.pick == "shortest" else None
+
+
+def check_window(window: object) -> None:
+    """Raises DecodeOptionError unless ``window`` is 0 (off) or an integer >= 2."""
+    if isinstance(window, bool) or not isinstance(window, int) or window < 0 or window == 1:
+        raise DecodeOptionError(
+            "window", f"window must be 0 (off) or an integer >= 2, got {window!r}"
+        )
 
 
 def check_views(task: Task, views: int) -> None:

@@ -193,8 +193,9 @@ class LocalWindow(nn.Module):
         return slots.gather(1, order), keep.sum(dim=1)
 
 
-def through_window(model: nn.Module, window: int, largest: int) -> nn.Module:
-    """``model`` as it decodes instances of up to ``largest`` inputs with ``window`` (0 = off):
+def through_window(model: nn.Module, window: int | None, largest: int) -> nn.Module:
+    """``model`` as it decodes instances of up to ``largest`` inputs with ``window`` (0 or
+    None = off; a size route's default window is resolved before, in ``ptrnet.inference``):
     wrapped in :class:`LocalWindow` when one of them is larger than the window, else itself.
 
     Raises:

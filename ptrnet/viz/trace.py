@@ -64,8 +64,8 @@ def decode_trace(
     points: np.ndarray,
     options: DecodeOptions | None = None,
 ) -> InstanceTrace:
-    """Decode ``points`` (n, dim) with ``loaded`` (the model it routes n to,
-    :meth:`ptrnet.inference.LoadedModel.for_size`) and keep every step's distribution.
+    """Decode ``points`` (n, dim) with ``loaded`` (the model it routes n to, with that route's
+    window, :meth:`ptrnet.inference.LoadedModel.for_size`) and keep every step's distribution.
 
     ``options`` are those of :func:`ptrnet.inference.predict` (None = its defaults), with
     greedy or beam search and one view: a trace shows the deterministic decoders' own steps.
@@ -82,8 +82,9 @@ def decode_trace(
     options = (options or DecodeOptions()).for_task(task)
     if options.strategy not in ("greedy", "beam"):
         raise ValueError(f"a trace needs greedy or beam decoding, got {options.strategy!r}")
-    model = loaded.for_size(len(points)).model
-    result = decode(model, task, collate([points]), options, return_probs=True)
+    served = loaded.for_size(len(points))
+    options = options.with_window(served.window)  # as predict() decodes it
+    result = decode(served.model, task, collate([points]), options, return_probs=True)
     tokens = result.tokens[0].cpu().numpy()
     steps = trim_steps(tokens)
     tokens = tokens[:steps]
