@@ -287,3 +287,21 @@ def test_the_bundled_tsp_folder_windows_only_beyond_200_cities():
     assert loaded.config.model.decoder == "lstm" and loaded.for_size(20) is loaded
     assert loaded.for_size(200).model is loaded.for_size(201).model
     assert (loaded.for_size(200).window, loaded.for_size(1000).window) == (0, 50)
+
+
+def test_the_web_page_decodes_through_the_routes_window(windowed_folder):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from ptrnet.inference import load_model
+    from ptrnet.web.app import create_app
+
+    loaded = load_model(windowed_folder, "tsp")
+    points = instances([14], seed=8)[0]
+    with TestClient(create_app({"tsp": loaded}), base_url="http://localhost") as client:
+        response = client.post("/api/predict", json={"task": "tsp", "points": points.tolist()})
+    assert response.status_code == 200, response.text
+    model = response.json()["model"]
+    assert model["info"]["window"] == 4 and model["info"]["name"].endswith("big")
+    want = decode(loaded.for_size(14).model, TSP, collate([points]), DecodeOptions(window=4))
+    assert model["sequence"] == want.sequences[0].tolist()

@@ -51,16 +51,19 @@ def model_name(path: str) -> str:
 
 
 def model_info(loaded: LoadedModel) -> dict[str, Any]:
-    """What the page says about a loaded model; ``routes``: the sizes it hands to other models
-    (:attr:`ptrnet.inference.LoadedModel.routes`) and their names."""
+    """What the page says about a loaded model; ``window``: the local window it decodes
+    through (0: none); ``routes``: the sizes it hands to other models
+    (:attr:`ptrnet.inference.LoadedModel.routes`), their names and windows."""
     return {
         "name": model_name(loaded.path),
         "kind": loaded.config.model.kind,
         "hidden": loaded.config.model.hidden,
         "trained_sizes": loaded.config.train.sizes,
         "step": loaded.step,
+        "window": loaded.window,
         "routes": [
-            {"sizes": str(r.sizes), "name": model_name(r.model.path)} for r in loaded.routes
+            {"sizes": str(r.sizes), "name": model_name(r.model.path), "window": r.model.window}
+            for r in loaded.routes
         ],
     }
 

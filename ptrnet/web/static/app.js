@@ -111,7 +111,8 @@ function showMetrics() {
   const answered = state.result && state.result.model && state.result.model.info;
   const model = answered || (entry && entry.model); // the model that answered, if routed by n
   $("model-status").textContent = model
-    ? `Model: ${model.kind}, hidden ${model.hidden}, trained on n = ${model.trained_sizes} (${model.name})`
+    ? `Model: ${model.kind}, hidden ${model.hidden}, trained on n = ${model.trained_sizes} (${model.name})` +
+      (model.window ? `, through a local window of ${model.window} cities` : "")
     : `No model loaded for ${state.task}: showing the exact solution only.`;
 }
 
