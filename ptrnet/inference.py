@@ -176,8 +176,12 @@ def load_model(
     for sizes, sub, window in read_size_routes(folder):
         route = shared.get(sub) or _load_file(resolve_checkpoint(sub), target)
         shared[sub] = route
+        problem = None
         if route.task != loaded.task:
             problem = f"routes n = {sizes} to a {route.task} model ({route.path})"
+        elif window and route.config.model.decoder != "heavy":
+            problem = f"window {window} for n = {sizes}: {route.path} has no heavy decoder"
+        if problem:
             raise InputError(os.path.join(folder, SIZES_JSON), None, problem)
         routes.append(SizeRoute(sizes, replace(route, window=window)))
     return replace(loaded, routes=tuple(routes))

@@ -146,10 +146,14 @@ def test_a_bad_sizes_file_is_one_line_naming_it(routed, text, problem):
     assert str(err.value).startswith(str(routed / SIZES_JSON)) and "\n" not in str(err.value)
 
 
-def test_a_route_to_another_task_or_no_checkpoint_is_refused(routed):
+def test_a_route_to_another_task_a_window_without_heavy_decoder_or_no_checkpoint_is_refused(routed):
     tiny(routed / "n5", 5, task="tsp", sizes="5")
     with pytest.raises(InputError, match="routes n = 5 to a tsp model"):
         load_model(None, "sort")
+    tiny(routed / "n5", 5, sizes="5")
+    (routed / SIZES_JSON).write_text('{"models": [{"sizes": "5", "dir": "n5", "window": 3}]}')
+    with pytest.raises(InputError, match="window 3 for n = 5: .* has no heavy decoder"):
+        load_model(None, "sort")  # a window is for heavy-decoder models only
     (routed / "n5" / "best.safetensors").unlink()
     with pytest.raises(InputError, match="no checkpoint in this directory"):
         load_model(None, "sort")
