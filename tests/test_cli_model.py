@@ -47,7 +47,7 @@ def test_train_dry_run_writes_a_complete_run(runs, capsys):
     rows = read_log(run / "log.csv")
     assert [r["step"] for r in rows] == ["1", "2", "3", "4"]
     assert rows[1]["val_mean_length"] and rows[1]["val_tf_loss"] and not rows[0]["val_tf_loss"]
-    assert json.loads((run / "best.json").read_text())["metric"] == "mean_length"
+    assert json.loads((run / "best.json").read_text())["metric"] == "mean_gap"
 
 
 def test_train_dry_run_without_out_uses_a_temporary_directory(capsys):

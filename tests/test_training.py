@@ -221,11 +221,11 @@ def test_best_checkpoint_key_is_the_decoded_metric():
     worse = {"exact_match": 0.5, "val_tf_loss": 0.1}
     better = {"exact_match": 0.7, "val_tf_loss": 0.9}
     assert selection_key("sort", better) < selection_key("sort", worse)
-    short = {"valid_rate": 1.0, "mean_length": 2.2}
-    long = {"valid_rate": 1.0, "mean_length": 2.5}
-    invalid = {"valid_rate": 0.9, "mean_length": 2.0}
+    short = {"valid_rate": 1.0, "mean_gap": 0.02, "mean_length": 2.5}
+    long = {"valid_rate": 1.0, "mean_gap": 0.03, "mean_length": 2.2}  # the gap decides
+    invalid = {"valid_rate": 0.9, "mean_gap": 0.01, "mean_length": 2.0}
     assert selection_key("tsp", short) < selection_key("tsp", long) < selection_key("tsp", invalid)
-    none_valid = {"valid_rate": 0.0, "mean_length": None}  # NaN as stored in best.json
+    none_valid = {"valid_rate": 0.0, "mean_gap": None}  # NaN as stored in best.json
     assert selection_key("tsp", invalid) < selection_key("tsp", none_valid)
     assert selection_key("sort", {"exact_match": float("nan")}) > selection_key(
         "sort", {"exact_match": 0.0}
