@@ -103,10 +103,25 @@ MODELS = (
             )
         ),
     ),
-    Bundled(
-        "tsp/heavy", ("tsp/heavy/1-from-scratch", "tsp/heavy/2-lower-lr", "tsp/heavy/3-batch-64")
-    ),
     Bundled("tsp/heavy20-50", ("tsp/heavy20-50/1-from-scratch", "tsp/heavy20-50/2-continued")),
+    Bundled(
+        "tsp/heavy10-30",
+        (
+            "tsp/heavy20-50/1-from-scratch",
+            "tsp/heavy20-50/2-continued",
+            "tsp/heavy10-30/3-on-10-30",
+            "tsp/heavy10-30/4-lower-lr",
+        ),
+    ),
+    Bundled(
+        "tsp/heavy20-100",
+        (
+            "tsp/heavy20-50/1-from-scratch",
+            "tsp/heavy20-50/2-continued",
+            "tsp/heavy20-100/3-on-20-100",
+            "tsp/heavy20-100/4-lower-lr",
+        ),
+    ),
 )
 
 

@@ -52,9 +52,10 @@ def test_one_instance_gives_one_result_that_matches_the_inference_layer(tsp):
 def test_log_prob_is_the_decoders_own_score(tsp):
     points = [RNG.random((n, 2)) for n in (6, 9, 14)]
     results = tsp.solve(points)
-    decoded = decode(tsp.model, get_task("tsp"), collate(points), DecodeOptions(constraints="task"))
-    for result, expected in zip(results, decoded.log_prob.tolist(), strict=True):
-        assert result.log_prob == pytest.approx(expected, abs=1e-4)
+    for p, result in zip(points, results, strict=True):  # each by the model serving its n
+        model = tsp.loaded.for_size(len(p)).model
+        decoded = decode(model, get_task("tsp"), collate([p]), DecodeOptions(constraints="task"))
+        assert result.log_prob == pytest.approx(float(decoded.log_prob[0]), abs=1e-4)
         assert result.log_prob < 0
 
 

@@ -177,8 +177,9 @@ def test_every_bundled_model_is_covered() -> None:
         "delaunay/n5",
         "sort",
         "tsp",
-        "tsp/heavy",
+        "tsp/heavy10-30",
         "tsp/heavy20-50",
+        "tsp/heavy20-100",
         "copy",
     }
     assert expected | {"convex_hull_seq2seq"} <= names
