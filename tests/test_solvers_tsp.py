@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -13,11 +14,13 @@ from scipy.spatial.distance import cdist
 from shared_data import PAPER_DATA
 
 from ptrnet.solvers.tsp import TSP_SOLVERS, distance_matrix, solve_tour, tour_length
+from ptrnet.solvers import tsp_exact
 from ptrnet.solvers.tsp_exact import (
     INTEGER_SCALE,
     brute_force,
     cycle_cost,
     fast_tsp_exact,
+    fast_tsp_near_exact,
     held_karp,
 )
 from ptrnet.solvers.tsp_heuristics import (
@@ -126,6 +129,43 @@ def test_near_exact_beats_comparators_at_50():
     for points in random_instances(50, 2, seed=6):
         best = min(tour_length(points, solve_tour(points, s)) for s in ("a2", "a3"))
         assert tour_length(points, solve_tour(points, "near_exact")) <= best * (1 + REL)
+
+
+def starving_find_tour(starved_calls, durations):
+    """A stand-in for fast_tsp.find_tour: the first ``starved_calls`` calls sleep through
+    their duration (the process descheduled: wall time passes, no CPU) and return the input
+    order; later calls run the real search."""
+    real = tsp_exact.fast_tsp.find_tour
+
+    def find_tour(dist, duration_seconds):
+        durations.append(duration_seconds)
+        if len(durations) <= starved_calls:
+            time.sleep(duration_seconds)
+            return list(range(len(dist)))
+        return real(dist, duration_seconds=duration_seconds)
+
+    return find_tour
+
+
+def test_near_exact_repeats_a_search_starved_of_cpu(monkeypatch):
+    points = random_instances(50, 1, seed=8)[0]
+    dist = distance_matrix(points)
+    fed = tour_length(points, fast_tsp_near_exact(dist))
+    durations = []
+    monkeypatch.setattr(tsp_exact.fast_tsp, "find_tour", starving_find_tour(2, durations))
+    got = tour_length(points, fast_tsp_near_exact(dist, budget_s=0.005))
+    assert durations == [0.005, 0.01, 0.02]  # doubled after each starved call
+    assert got == pytest.approx(fed, rel=1e-3)
+    assert got < tour_length(points, np.arange(50)) * 0.5
+
+
+def test_near_exact_gives_up_after_its_tries_and_keeps_the_shortest(monkeypatch):
+    points = random_instances(30, 1, seed=9)[0]
+    durations = []
+    monkeypatch.setattr(tsp_exact.fast_tsp, "find_tour", starving_find_tour(99, durations))
+    tour = fast_tsp_near_exact(distance_matrix(points), budget_s=1e-3)  # 0.26 s asleep
+    assert len(durations) == tsp_exact.NEAR_EXACT_TRIES
+    assert sorted(tour.tolist()) == list(range(30))
 
 
 def test_paper_tsp5_tours_are_optimal():
