@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 from shared_data import PAPER_DATA
 
-from ptrnet.solvers.tsp import TSP_SOLVERS, distance_matrix, solve_tour, tour_length
 from ptrnet.solvers import tsp_exact
+from ptrnet.solvers.tsp import TSP_SOLVERS, distance_matrix, solve_tour, tour_length
 from ptrnet.solvers.tsp_exact import (
     INTEGER_SCALE,
     brute_force,

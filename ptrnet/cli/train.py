@@ -97,6 +97,7 @@ TRAIN_OPTIONS = (
     "baseline",
     "baseline_every",
     "log_every",
+    "keep_every",
     "seed",
     "threads",
     "workers",
@@ -241,6 +242,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="reinforce, rollout: steps between tests of the policy (default: 100)",
     )
     add("--log-every", type=positive_int, metavar="N", help="steps between log rows (default: 50)")
+    add(
+        "--keep-every",
+        type=positive_int,
+        metavar="N",
+        help="also keep the weights of every validation at a multiple of N steps, as "
+        "RUN_DIR/kept/step-STEP.safetensors (a multiple of --val-every; default: off)",
+    )
     add(
         "--init-from",
         metavar="MODEL",

@@ -6,12 +6,16 @@ A training run (``ptrnet train RUN_DIR``) writes:
 * :data:`LOG_CSV`: the CSV log (:mod:`ptrnet.runs.csvlog`);
 * :data:`LAST`: the latest resumable checkpoint (:mod:`ptrnet.runs.checkpoint`);
 * :data:`BEST` and :data:`BEST_JSON`: the weights and the validation record at the best decoded
-  validation metric.
+  validation metric;
+* with ``keep_every``: :func:`kept_path` files under :data:`KEPT_DIR`, the weights of every
+  validation at a multiple of that many steps.
 
 Modules: :mod:`ptrnet.runs.config` (the run's frozen configuration), :mod:`ptrnet.runs.checkpoint`
 (the checkpoint file format), :mod:`ptrnet.runs.csvlog` (the log). They sit above the model and
 decoding layers and below training, evaluation and inference, which all read or write runs.
 """
+
+import os
 
 LAST, BEST, BEST_JSON, CONFIG_JSON, LOG_CSV = (
     "last.safetensors",
@@ -20,5 +24,13 @@ LAST, BEST, BEST_JSON, CONFIG_JSON, LOG_CSV = (
     "config.json",
     "log.csv",
 )
+KEPT_DIR = "kept"
+
+
+def kept_path(run_dir: str, step: int) -> str:
+    """Where a run keeps the weights of its validation at ``step``: ``kept/step-STEP...``."""
+    return os.path.join(run_dir, KEPT_DIR, f"step-{step}.safetensors")
+
+
 #: The checkpoints a run directory names as its model, in order of preference.
 CHECKPOINT_NAMES = (BEST, LAST)

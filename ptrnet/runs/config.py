@@ -33,7 +33,17 @@ OBJECTIVES = ("likelihood", "reinforce")
 BASELINES = ("samples", "rollout", "ema", "pomo")
 # Changing these on --resume leaves the data order, the optimiser and the model untouched.
 RESUMABLE = frozenset(
-    {"device", "steps", "epochs", "threads", "workers", "precision", "val_every", "log_every"}
+    {
+        "device",
+        "steps",
+        "epochs",
+        "threads",
+        "workers",
+        "precision",
+        "val_every",
+        "log_every",
+        "keep_every",
+    }
 )
 
 
@@ -99,6 +109,9 @@ class TrainConfig:
         baseline_every, baseline_count: the ``rollout`` baseline's test interval in steps and
             held-out set size.
         log_every: steps between CSV rows.
+        keep_every: keep the weights of every validation at a multiple of this many steps
+            (``kept/step-STEP.safetensors``, :func:`ptrnet.runs.kept_path`); 0 = off. A multiple
+            of ``val_every``: weights are kept at validations only.
         init_from: checkpoint file whose weights start the run (fine-tuning, e.g. a bundled
             model with another loss or data); None = the initialisation ``model.init`` names.
             The optimiser, data order and step count start fresh.
@@ -146,6 +159,7 @@ class TrainConfig:
     baseline_every: int = 100
     baseline_count: int = 256
     log_every: int = 50
+    keep_every: int = 0
     init_from: str | None = None
     seed: int = 0
     threads: int | None = None
@@ -213,6 +227,11 @@ class TrainConfig:
             "baseline_count",
         ):
             _positive_int(name, getattr(self, name))
+        if not _is_int(self.keep_every) or self.keep_every < 0 or self.keep_every % self.val_every:
+            raise ValueError(
+                f"keep_every must be 0 (off) or a multiple of val_every ({self.val_every}): "
+                f"weights are kept at validations; got {self.keep_every}"
+            )
         if self.rl_samples < 2:
             raise ValueError(f"rl_samples must be at least 2, got {self.rl_samples!r}")
         for name in ("steps", "epochs", "threads"):

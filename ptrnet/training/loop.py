@@ -40,7 +40,7 @@ from ptrnet.evaluation.score import json_safe
 from ptrnet.io.atomic import atomic_write
 from ptrnet.model import build_model
 from ptrnet.precision import autocast, grad_scaler
-from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV
+from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV, kept_path
 from ptrnet.runs.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 from ptrnet.runs.csvlog import CsvLog, columns_for
@@ -391,6 +391,8 @@ class Trainer:
         row.update(val_tf_loss=tf_loss, **{f"val_{k}": metrics[k] for k in self.task.metric_keys})
         self.log.write(row)
         self._keep_if_best(metrics, tf_loss)
+        if self.cfg.keep_every and self.step % self.cfg.keep_every == 0:
+            self._keep_weights(metrics, tf_loss)
         # Only here, between steps: an interrupted run resumes from its last validation.
         save_checkpoint(
             os.path.join(self.run_dir, LAST),
@@ -409,6 +411,13 @@ class Trainer:
         if self.scaler is None:
             return {"best": self.best}
         return {"best": self.best, "grad_scaler": self.scaler.state_dict()}
+
+    def _keep_weights(self, metrics: dict[str, Any], tf_loss: float) -> None:
+        """Keep this validation's weights (those ``best`` would take) under ``kept/``."""
+        record = {"step": self.step, "metrics": json_safe(metrics), "val_tf_loss": tf_loss}
+        path = kept_path(self.run_dir, self.step)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        save_checkpoint(path, self.config, self.step, self.kept_model, info={"kept": record})
 
     def _keep_if_best(self, metrics: dict[str, Any], tf_loss: float) -> None:
         """Save ``best`` unless the kept one ranks strictly better by
