@@ -16,7 +16,7 @@ redrawn from the sub-stream ``default_rng([seed, stream, i, attempt])`` for ``at
 redrawn too.
 
 Caveat: byte-identical output needs a deterministic solver. TSP's ``near_exact`` (what ``auto``
-uses above n = 20) runs on a wall-clock budget and may return different tours run to run.
+uses above n = 20) runs on a time budget and may return different tours run to run.
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def solve_tour(points: np.ndarray, solver: str = "auto", *, seed: int = 0) -> np
         points: (n, dim) float coordinates, n >= 0; duplicates allowed.
         solver: solver name; ``auto`` = ``exact`` for n <= 20, else ``near_exact``.
         seed: reserved for solvers that draw random numbers; every current solver is
-            deterministic given its input except ``near_exact`` at n > 20, whose wall-clock
+            deterministic given its input except ``near_exact`` at n > 20, whose time
             budget fast-tsp does not let us seed.
 
     Returns:
