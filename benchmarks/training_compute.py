@@ -111,6 +111,7 @@ MODELS = (
             "tsp/heavy20-50/2-continued",
             "tsp/heavy10-30/3-on-10-30",
             "tsp/heavy10-30/4-lower-lr",
+            "tsp/heavy10-30/5-on-15-25",
         ),
     ),
     Bundled(
