@@ -237,6 +237,40 @@ def test_constructions_are_optimal_on_a_line():
     assert all(is_permutation(t, 12) and t[0] == s for s, t in enumerate(tours))
     assert cycle_cost(dist, tours[int(np.argmin(xs))]) == pytest.approx(2.0)
 
+@pytest.mark.parametrize("n", [16, 18, 20])
+def test_local_searches_at_16_to_20_and_finds_the_optimum(n, monkeypatch):
+    calls = []
+    real = tsp_exact.fast_tsp.find_tour
+    monkeypatch.setattr(
+        tsp_exact.fast_tsp,
+        "find_tour",
+        lambda dist, duration_seconds: calls.append(len(dist)) or real(dist, duration_seconds),
+    )
+    for points in random_instances(n, 3, seed=13):
+        tour = solve_tour(points, "local")
+        assert is_permutation(tour, n)
+        assert tour_length(points, tour) == pytest.approx(optimal_length(points), rel=1e-6)
+    assert calls and set(calls) == {21}  # padded with copies of city 0, then searched
+
+
+def test_local_is_exact_up_to_15_and_near_exact_beyond_20(monkeypatch):
+    points = random_instances(15, 1, seed=14)[0]
+    assert tour_length(points, solve_tour(points, "local")) == pytest.approx(
+        optimal_length(points), rel=REL
+    )
+    calls = []
+    real = tsp_exact.fast_tsp.find_tour
+    monkeypatch.setattr(
+        tsp_exact.fast_tsp,
+        "find_tour",
+        lambda dist, duration_seconds: calls.append(len(dist)) or real(dist, duration_seconds),
+    )
+    solve_tour(points, "local")
+    assert calls == []  # solved, not searched
+    big = random_instances(40, 1, seed=15)[0]
+    assert is_permutation(solve_tour(big, "local"), 40)
+    assert calls == [40]
+
 
 # --- the public entry point ---------------------------------------------------------------
 
@@ -261,7 +295,7 @@ def test_every_solver_returns_a_valid_tour(points):
         assert is_permutation(tour, n), solver
         length = tour_length(points, tour)
         assert length >= opt - 1e-9, solver
-        if solver in EXACT_NAMES or solver == "near_exact":
+        if solver in EXACT_NAMES or solver in ("near_exact", "local"):
             assert length <= opt + rounding_bound(points) + 1e-9, solver
 
 

@@ -67,11 +67,25 @@ def test_unknown_keys_are_errors():
         ({"ema": 1.0}, "ema must be 0 \\(off\\) or in \\(0, 1\\)"),
         ({"ema": -0.1}, "ema must be"),
         ({"ema": True}, "ema must be"),
+        ({"warmup": -1}, "warmup must be a non-negative integer"),
+        ({"warmup": 2.5}, "warmup must be"),
+        ({"task": "tsp", "label_solver": "concorde"}, "unknown solver 'concorde' for task tsp"),
     ],
 )
 def test_impossible_values_are_errors(changes, message):
     with pytest.raises(ValueError, match=message):
         small(**changes)
+
+
+def test_warmup_rises_linearly_to_the_schedule():
+    cfg = small(lr=1e-3, decay=0.5, decay_every=10, warmup=4)
+    plain = small(lr=1e-3, decay=0.5, decay_every=10)
+    rates = [cfg.learning_rate(step) for step in range(6)]
+    want = [plain.learning_rate(s) * min(1.0, (s + 1) / 4) for s in range(6)]
+    assert rates == pytest.approx(want)
+    assert rates[0] == pytest.approx(plain.learning_rate(0) / 4)
+    assert rates[3:] == pytest.approx([plain.learning_rate(s) for s in range(3, 6)])
+    assert small().warmup == 0 and small().learning_rate(0) == 1e-3
 
 
 def test_recipe_defaults_are_resolved_and_saved():
@@ -165,6 +179,26 @@ def test_targets_are_the_canonical_solutions():
     batch = data.batch(0)
     for points, n, target in zip(batch.points, batch.lengths, batch.targets, strict=True):
         want = task.solve(points[:n].double().numpy())
+        assert target[: len(want) + 1].tolist() == [*(want + 1).tolist(), 0]
+
+
+def test_label_solver_labels_training_but_not_validation(monkeypatch):
+    task = get_task("tsp")
+    asked = []
+    real = type(task).solve
+
+    def solve(self, points, solver=None):
+        asked.append(solver)
+        return real(self, points, solver)
+
+    monkeypatch.setattr(type(task), "solve", solve)
+    cfg = small(task="tsp", sizes="8", label_solver="a2", val_count=3)
+    validation_set(task, cfg)
+    assert asked == [None] * 3  # validation keeps the task's default (exact) labels
+    batch = TrainingData(task, cfg, []).batch(0)
+    assert len(asked) > 3 and set(asked[3:]) == {"a2"}  # a pool of batches, all by a2
+    for points, target in zip(batch.points, batch.targets, strict=True):
+        want = real(task, points.double().numpy(), "a2")
         assert target[: len(want) + 1].tolist() == [*(want + 1).tolist(), 0]
 
 

@@ -73,10 +73,12 @@ TRAIN_OPTIONS = (
     "sizes",
     "data",
     "labels",
+    "label_solver",
     "optimizer",
     "lr",
     "decay",
     "decay_every",
+    "warmup",
     "clip_norm",
     "ema",
     "batch_size",
@@ -154,6 +156,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="lr factor per --decay-every steps (default: sgd 1.0, adam 0.96)",
     )
     add("--decay-every", type=positive_int, metavar="N", help="default: 1000")
+    add(
+        "--warmup",
+        type=positive_int,
+        metavar="N",
+        help="raise the lr linearly over the first N steps (for fine-tunes; default: off)",
+    )
     add("--clip-norm", type=float, metavar="X", help="gradient L2 norm limit (default: 2.0)")
     add(
         "--ema",
@@ -182,6 +190,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(default: --val-count generated instances)",
     )
     add("--labels", choices=("solve", "file"), help="targets: task.solve (default) or the file's")
+    add(
+        "--label-solver",
+        metavar="SOLVER",
+        help="solver for the training labels (default: the task's; e.g. tsp local, near-exact "
+        "and 50x faster than exact at n = 20); validation keeps the default",
+    )
     add("--bucket", action="store_true", default=None, help="batch similar sizes together")
     add(
         "--augment",

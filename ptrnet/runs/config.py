@@ -57,8 +57,14 @@ class TrainConfig:
         data: paper-format training file, or None to generate fresh data on the fly.
         labels: ``solve`` = targets from ``task.solve`` (the canonical ones); ``file`` = the
             file's own labels (e.g. the paper's A1-labelled TSP-50).
+        label_solver: the solver ``task.solve`` labels training instances with (one of the
+            task's ``solvers``, e.g. TSP's ``local``: near-exact and 50 times faster than
+            ``exact`` at n = 20); None = the task's default. Validation labels keep the default.
         optimizer: ``sgd`` or ``adam``; ``lr`` and ``decay`` default per recipe (module doc).
         lr, decay, decay_every: learning rate ``lr * decay ** (step / decay_every)``.
+        warmup: the learning rate rises linearly from ``lr / warmup`` to the schedule's value
+            over the first ``warmup`` steps (0 = off). For fine-tunes: Adam starts with no
+            moment estimates, and its first full-size steps can undo part of the start model.
         clip_norm: global gradient L2 norm limit.
         ema: 0 = off (the paper); d in (0, 1) = validate and keep an exponential moving
             average of the weights, ``d`` per step (:mod:`ptrnet.training.ema`; 0.999 averages
@@ -132,10 +138,12 @@ class TrainConfig:
     sizes: str
     data: str | None = None
     labels: str = "solve"
+    label_solver: str | None = None
     optimizer: str = "adam"
     lr: float | None = None
     decay: float | None = None
     decay_every: int = 1000
+    warmup: int = 0
     clip_norm: float = 2.0
     ema: float = 0.0
     batch_size: int = 128
@@ -174,6 +182,8 @@ class TrainConfig:
         task.check_sizes(SizeRange.parse(self.sizes))
         _choice("optimizer", self.optimizer, OPTIMIZERS)
         _choice("labels", self.labels, LABELS)
+        if self.label_solver is not None:
+            task.check_solver(self.label_solver)
         check_device_name(self.device)
         _choice("precision", self.precision, PRECISIONS)
         if self.val_constraints is not None:
@@ -237,6 +247,8 @@ class TrainConfig:
         for name in ("steps", "epochs", "threads"):
             if getattr(self, name) is not None:
                 _positive_int(name, getattr(self, name))
+        if not _is_int(self.warmup) or self.warmup < 0:
+            raise ValueError(f"warmup must be a non-negative integer, got {self.warmup!r}")
         if not _is_int(self.label_steps) or self.label_steps < 0:
             raise ValueError(
                 f"label_steps must be a non-negative integer, got {self.label_steps!r}"
@@ -259,8 +271,11 @@ class TrainConfig:
         return self.val_constraints or get_task(self.task).default_constraints
 
     def learning_rate(self, step: int) -> float:
-        """The learning rate for optimiser step ``step`` (0-based)."""
-        return self.lr * self.decay ** (step / self.decay_every)
+        """The learning rate for optimiser step ``step`` (0-based), warm-up included."""
+        rate = self.lr * self.decay ** (step / self.decay_every)
+        if step < self.warmup:
+            rate *= (step + 1) / self.warmup
+        return rate
 
 
 @dataclass(frozen=True)

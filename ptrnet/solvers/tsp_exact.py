@@ -33,6 +33,8 @@ times the budget in wall clock on a starved machine)."""
 CPU_SHARE = 0.8
 """A near-exact search that got at least this share of its budget as CPU time is accepted."""
 BRUTE_FORCE_MAX_N = 9
+LOCAL_EXACT_MAX_N = 15
+""":func:`fast_tsp_local` solves up to this n exactly (under 2 ms); beyond, it searches."""
 
 
 def check_size(solver: str, n: int, max_n: int) -> None:
@@ -181,3 +183,24 @@ def fast_tsp_near_exact(dist: np.ndarray, budget_s: float | None = None) -> np.n
             break
         duration *= 2
     return best
+
+
+def fast_tsp_local(dist: np.ndarray) -> np.ndarray:
+    """A near-optimal tour by fast-tsp's local search at every n: fast labels for training.
+
+    Like :func:`fast_tsp_near_exact`, except at 16 <= n <= 20, where fast-tsp would solve
+    exactly (106 ms at n = 20 on an AMD EPYC core, 18 ms at n = 18) and this searches instead:
+    the instance gets copies of city 0 until it has 21 cities, so fast-tsp runs its local
+    search (2 ms), and the copies are dropped from the tour. The padded instance has the same
+    optimum (a copy sits beside city 0 at no cost), and dropping a copy never lengthens a tour
+    (triangle inequality). n <= 15 is solved exactly (under 2 ms). Measured at n = 16-20, 200
+    uniform instances each: every tour was optimal (docs/solvers.md, "`local`").
+    """
+    n = len(dist)
+    if n <= LOCAL_EXACT_MAX_N:
+        return fast_tsp_exact(dist)
+    if n > EXACT_MAX_N:
+        return fast_tsp_near_exact(dist)
+    padded = np.concatenate([np.arange(n), np.zeros(EXACT_MAX_N + 1 - n, dtype=np.int64)])
+    tour = fast_tsp_near_exact(dist[np.ix_(padded, padded)])  # (21,) over the padded cities
+    return tour[tour < n]

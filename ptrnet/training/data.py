@@ -178,12 +178,17 @@ class TrainingData:
             return points[0], None
         if self.file is None:
             return labelled_instance(
-                self.task, cfg.size_range, cfg.seed, int(index), stream=TRAIN_STREAM
+                self.task,
+                cfg.size_range,
+                cfg.seed,
+                int(index),
+                solver=cfg.label_solver,
+                stream=TRAIN_STREAM,
             )
         points, seq = self.file[index]
         if seq is None and not unlabelled:
             try:
-                seq = self.task.solve(points)
+                seq = self.task.solve(points, cfg.label_solver)
             except DegenerateInstanceError:
                 return None
         return points, seq
