@@ -112,6 +112,8 @@ MODELS = (
             "tsp/heavy10-30/3-on-10-30",
             "tsp/heavy10-30/4-lower-lr",
             "tsp/heavy10-30/5-on-15-25",
+            "tsp/heavy10-30/6-local-labels",
+            "tsp/heavy10-30/7-anneal",
         ),
     ),
     Bundled(
