@@ -237,6 +237,7 @@ def test_constructions_are_optimal_on_a_line():
     assert all(is_permutation(t, 12) and t[0] == s for s, t in enumerate(tours))
     assert cycle_cost(dist, tours[int(np.argmin(xs))]) == pytest.approx(2.0)
 
+
 @pytest.mark.parametrize("n", [16, 18, 20])
 def test_local_searches_at_16_to_20_and_finds_the_optimum(n, monkeypatch):
     calls = []
