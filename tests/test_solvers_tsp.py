@@ -238,8 +238,8 @@ def test_constructions_are_optimal_on_a_line():
     assert cycle_cost(dist, tours[int(np.argmin(xs))]) == pytest.approx(2.0)
 
 
-@pytest.mark.parametrize("n", [16, 18, 20])
-def test_local_searches_at_16_to_20_and_finds_the_optimum(n, monkeypatch):
+def counting_find_tour(monkeypatch) -> list[int]:
+    """Let fast_tsp.find_tour run as usual but record the size of every instance it gets."""
     calls = []
     real = tsp_exact.fast_tsp.find_tour
     monkeypatch.setattr(
@@ -247,6 +247,12 @@ def test_local_searches_at_16_to_20_and_finds_the_optimum(n, monkeypatch):
         "find_tour",
         lambda dist, duration_seconds: calls.append(len(dist)) or real(dist, duration_seconds),
     )
+    return calls
+
+
+@pytest.mark.parametrize("n", [16, 18, 20])
+def test_local_searches_at_16_to_20_and_finds_the_optimum(n, monkeypatch):
+    calls = counting_find_tour(monkeypatch)
     for points in random_instances(n, 3, seed=13):
         tour = solve_tour(points, "local")
         assert is_permutation(tour, n)
@@ -259,13 +265,7 @@ def test_local_is_exact_up_to_15_and_near_exact_beyond_20(monkeypatch):
     assert tour_length(points, solve_tour(points, "local")) == pytest.approx(
         optimal_length(points), rel=REL
     )
-    calls = []
-    real = tsp_exact.fast_tsp.find_tour
-    monkeypatch.setattr(
-        tsp_exact.fast_tsp,
-        "find_tour",
-        lambda dist, duration_seconds: calls.append(len(dist)) or real(dist, duration_seconds),
-    )
+    calls = counting_find_tour(monkeypatch)
     solve_tour(points, "local")
     assert calls == []  # solved, not searched
     big = random_instances(40, 1, seed=15)[0]
