@@ -175,6 +175,7 @@ def test_every_bundled_model_is_covered() -> None:
         "convex_hull",
         "delaunay",
         "delaunay/n5",
+        "delaunay/n10",
         "sort",
         "tsp",
         "tsp/heavy10-30",

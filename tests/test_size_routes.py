@@ -159,13 +159,17 @@ def test_a_route_to_another_task_a_window_without_heavy_decoder_or_no_checkpoint
         load_model(None, "sort")
 
 
-def test_the_bundled_delaunay_folder_routes_n_5_to_its_wider_model():
-    """The shipped manifest: n = 5 to the hidden-256 n = 5 model, every other n to the 5-10
-    one (the manifest is read, not assumed: one line per range)."""
+def test_the_bundled_delaunay_folder_routes_n_5_and_n_10_to_their_own_models():
+    """The shipped manifest: n = 5 to the hidden-256 n = 5 model, n = 10 to the Transformer
+    n = 10 model, every other n to the 5-10 one (the manifest is read, not assumed: one line
+    per range)."""
     folder = inference.bundled_model_dir("delaunay")
-    assert [(str(s), p, w) for s, p, w in read_size_routes(folder)] == [("5", f"{folder}/n5", 0)]
+    routes = [(str(s), p, w) for s, p, w in read_size_routes(folder)]
+    assert routes == [("5", f"{folder}/n5", 0), ("10", f"{folder}/n10", 0)]
     loaded = load_model(None, "delaunay")
-    five, ten = loaded.for_size(5), loaded.for_size(10)
+    five, nine, ten = loaded.for_size(5), loaded.for_size(9), loaded.for_size(10)
     assert five.path.endswith("delaunay/n5/best.safetensors")
     assert (five.config.model.hidden, five.config.train.sizes) == (256, "5")
-    assert ten is loaded and loaded.config.train.sizes == "5-10"
+    assert ten.path.endswith("delaunay/n10/best.safetensors")
+    assert (ten.config.model.encoder, ten.config.train.sizes) == ("transformer", "10")
+    assert nine is loaded and loaded.config.train.sizes == "5-10"
