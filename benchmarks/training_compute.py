@@ -267,7 +267,8 @@ def notes(rows: list[dict], gpu_tflops: float, cpu_gflops: float | None) -> str:
     """The lines printed under the tables: the CPU, the assumptions, what is not counted."""
     lines = [
         f"CPU: {cpu_model()} (this machine). The runs: one training thread each (two in the "
-        "later sittings of delaunay/n10), on shared 2-core machines (docs/speed.md: some sessions had AVX-512, some AVX2 only).",
+        "later sittings of delaunay/n10), on shared 2-core machines (docs/speed.md: some "
+        "sessions had AVX-512, some AVX2 only).",
         f"GPU h = total FLOPs / ({gpu_tflops:g} TFLOP/s x 1e12) / 3600 s: an ASSUMED sustained "
         "rate (--gpu-tflops), an estimate, not a measurement.",
         "FLOPs count 2 per multiply-add of matrix products, forward and backward; padding, "
