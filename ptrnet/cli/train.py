@@ -219,16 +219,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add(
         "--objective",
-        choices=("likelihood", "reinforce"),
+        choices=("likelihood", "reinforce", "dagger"),
         help="likelihood (paper, default): imitate the labels; reinforce: policy gradient on "
-        "the task's cost (tsp: tour length), no labels; for fine-tuning with --init-from",
+        "the task's cost (tsp: tour length), no labels; dagger (tsp): imitate the solver "
+        "from the model's own greedy prefixes; both for fine-tuning with --init-from",
     )
     add(
         "--label-steps",
         type=positive_int,
         metavar="K",
-        help="heavy decoder, likelihood: teacher-force only K random steps of each label per "
-        "training step (LEHD-style; default: every step)",
+        help="heavy decoder, likelihood or dagger: teacher-force only K random steps of each "
+        "label per training step (LEHD-style; default: every step)",
     )
     add(
         "--shared-label-steps",

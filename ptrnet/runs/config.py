@@ -29,7 +29,7 @@ DEFAULT_LR = {"sgd": 1.0, "adam": 1e-3}
 DEFAULT_DECAY = {"sgd": 1.0, "adam": 0.96}
 CONSTRAINTS = ("none", "task")
 LABELS = ("solve", "file")
-OBJECTIVES = ("likelihood", "reinforce")
+OBJECTIVES = ("likelihood", "reinforce", "dagger")
 BASELINES = ("samples", "rollout", "ema", "pomo")
 # Changing these on --resume leaves the data order, the optimiser and the model untouched.
 RESUMABLE = frozenset(
@@ -94,6 +94,11 @@ class TrainConfig:
             by its cost minus a baseline (:mod:`ptrnet.training.losses`); from scratch or
             from ``init_from``. Generated training instances are then not solved (validation
             still is).
+            ``dagger``: imitation on the model's own states: each label is the model's greedy
+            prefix, cut at a random depth, completed by the task's expert
+            (``task.complete``, by ``label_solver``), trained on the steps after the cut
+            (:mod:`ptrnet.training.dagger`; tasks with ``completable``: TSP). Generated
+            training instances are solved only there.
         rl_samples: outputs sampled per instance with ``reinforce`` (at least 2).
         label_steps: 0 = teacher-force every step of every label (the paper); k > 0 = only k
             random steps of each label per training step (the heavy decoder only, whose steps
@@ -191,6 +196,12 @@ class TrainConfig:
         _choice("train_constraints", self.train_constraints, CONSTRAINTS)
         _choice("objective", self.objective, OBJECTIVES)
         _choice("baseline", self.baseline, BASELINES)
+        if self.objective == "dagger" and not task.completable:
+            able = ", ".join(name for name, other in POINT_TASKS.items() if other.completable)
+            raise ValueError(
+                f"objective 'dagger' needs a task that can complete a partial output ({able}); "
+                f"{task.name} cannot"
+            )
         if self.objective == "reinforce" and not task.has_cost:
             costed = ", ".join(name for name, other in POINT_TASKS.items() if other.has_cost)
             raise ValueError(
@@ -265,6 +276,13 @@ class TrainConfig:
         return SizeRange.parse(self.sizes)
 
     @property
+    def labels_training_data(self) -> bool:
+        """Whether training batches carry the expert's labels: only the likelihood objective
+        reads them (``reinforce`` needs none; ``dagger`` makes its own from the model's
+        prefixes)."""
+        return self.objective == "likelihood"
+
+    @property
     def validation_constraints(self) -> str:
         """The validation decoding's constraints: ``val_constraints``, else the task's default
         (not the training loss's mask, which is ``train_constraints``)."""
@@ -299,11 +317,11 @@ class RunConfig:
                 f"({able}), not {task.name}"
             )
         if self.train.label_steps and (
-            self.model.decoder != "heavy" or self.train.objective != "likelihood"
+            self.model.decoder != "heavy" or self.train.objective == "reinforce"
         ):
             raise ValueError(
                 "label_steps (sub-sampled teacher forcing) needs --decoder heavy and the "
-                "likelihood objective"
+                "likelihood or dagger objective"
             )
         hi = self.train.size_range.hi
         if self.model.max_n is not None and self.model.max_n < hi:

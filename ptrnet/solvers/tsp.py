@@ -129,3 +129,58 @@ def solve_tour(points: np.ndarray, solver: str = "auto", *, seed: int = 0) -> np
         solver = "exact" if n <= tsp_exact.EXACT_MAX_N else "near_exact"
     check_solver_size(solver, n)
     return _SOLVERS[solver](distance_matrix(safe_range(points)))
+
+
+def solve_path(
+    points: np.ndarray, first: int, last: int, solver: str = "auto", *, seed: int = 0
+) -> np.ndarray:
+    """A short Hamiltonian path through every point of ``points`` from ``first`` to ``last``
+    (``first != last``), by ``solver`` on the instance plus one dummy city.
+
+    The dummy sits at distance 0 from ``first`` and ``last`` and ``2 * max distance + 1`` from
+    every other city (every distance is scaled to the largest, so the dummy costs the integer
+    solvers half their resolution). A tour that visits the dummy between ``first`` and
+    ``last`` is a path from one to the other at the tour's length, and an optimal tour does:
+    a path from u to v, closed into a cycle and opened again by :func:`path_between`, becomes
+    a path from ``first`` to ``last`` at most two longest distances longer, so a dummy beside
+    another city costs more than it saves. With ``exact`` (n + 1 <= 20) the path is thus
+    optimal up to the rounding of the integer solvers. Where a heuristic returns a tour with
+    the dummy elsewhere, the tour without it becomes a path by :func:`path_between`.
+
+    Returns:
+        (n,) int64 permutation of ``0..n-1`` starting at ``first`` and ending at ``last``.
+
+    Raises:
+        ValueError: as :func:`solve_tour` (the dummy counts towards the solver's size), or
+            ``first``/``last`` equal or outside ``0..n-1``.
+    """
+    points = np.asarray(points, dtype=np.float64)
+    n = len(points)
+    if not (0 <= first < n and 0 <= last < n) or first == last:
+        raise ValueError(f"path ends must be two different cities of {n}, got {first}, {last}")
+    if n == 2:
+        return np.array([first, last], dtype=np.int64)
+    if solver == "auto":
+        solver = "exact" if n + 1 <= tsp_exact.EXACT_MAX_N else "near_exact"
+    check_solver_size(solver, n + 1)
+    dist = distance_matrix(safe_range(points))
+    dummy = np.full(n, 2.0 * dist.max() + 1.0)
+    dummy[[first, last]] = 0.0
+    extended = np.zeros((n + 1, n + 1))
+    extended[:n, :n], extended[n, :n], extended[:n, n] = dist, dummy, dummy
+    tour = _SOLVERS[solver](extended)
+    tour = np.roll(tour, -int(np.flatnonzero(tour == n)[0]))  # (n+1,) from the dummy
+    if {int(tour[1]), int(tour[-1])} == {first, last}:
+        path = tour[1:] if tour[1] == first else tour[:0:-1]
+        return path.astype(np.int64)
+    return path_between(tour[1:], first, last)
+
+
+def path_between(cycle: np.ndarray, first: int, last: int) -> np.ndarray:
+    """A path from ``first`` to ``last`` through the cities of ``cycle`` (a tour, no closing
+    index): walk from ``first`` along the cycle to just before ``last``, jump to the city
+    before ``first``, and walk the other way round to ``last``. The cycle loses two edges and
+    gains one, so the path is at most the cycle's length plus the longest distance."""
+    cycle = np.roll(np.asarray(cycle, dtype=np.int64), -int(np.flatnonzero(cycle == first)[0]))
+    j = int(np.flatnonzero(cycle == last)[0])
+    return np.concatenate([cycle[:j], cycle[: j - 1 : -1]])

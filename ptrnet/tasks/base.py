@@ -84,6 +84,7 @@ class Stream(IntEnum):
     SAMPLING = 8  #: REINFORCE's sampled outputs (one generator per step)
     ROLLOUT = 9  #: the held-out instances of REINFORCE's greedy-rollout baseline
     LABEL_STEPS = 10  #: the label steps a sub-sampled teacher-forcing step trains on
+    DAGGER = 11  #: where DAgger cuts the model's own outputs, and the label steps after the cut
 
 
 def instance_rng(seed: int, index: int, stream: int = 0) -> np.random.Generator:
@@ -184,6 +185,9 @@ class Task(TaskCard, ABC):
     #: Whether an output is a permutation of the inputs, each once (a TSP tour may close on its
     #: first input): what the heavy decoder (:mod:`ptrnet.model.heavy`) can produce.
     permutation_output: ClassVar[bool] = False
+    #: Whether :meth:`complete` finishes any partial output the best way (TSP: the shortest
+    #: path back to the start through the cities left), which DAgger training needs.
+    completable: ClassVar[bool] = False
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Draw one instance of size n: uniform in [0, 1)^dim.  Returns (n, dim) float64."""
@@ -210,6 +214,19 @@ class Task(TaskCard, ABC):
     @abstractmethod
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         """The canonical target sequence for ``points`` (0-based, see module docstring)."""
+
+    def complete(
+        self, points: np.ndarray, prefix: np.ndarray, solver: str | None = None
+    ) -> np.ndarray:
+        """The best label that starts with ``prefix`` (0-based, a prefix of some valid output,
+        as a decoder under the task's rules makes), by ``solver``: the expert's answer from a
+        state the model reached itself (``objective="dagger"``). Tasks with ``completable``.
+
+        Raises:
+            NotImplementedError: for a task without ``completable``.
+            ValueError: a prefix no valid output starts with.
+        """
+        raise NotImplementedError(f"task {self.name} cannot complete a partial output")
 
     @abstractmethod
     def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ptrnet.solvers.geometry import safe_range
-from ptrnet.solvers.tsp import TSP_SOLVERS, solve_tour, tour_length
+from ptrnet.solvers.tsp import TSP_SOLVERS, solve_path, solve_tour, tour_length
 from ptrnet.tasks.base import Task
 from ptrnet.tasks.convex_hull import open_cycle, signed_area
 from ptrnet.tasks.sort import is_permutation
@@ -69,6 +69,7 @@ class TSPTask(Task):
     has_cost = True
     objective_cost = True
     permutation_output = True
+    completable = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         points = safe_range(points)  # the direction's shoelace area overflows at 1e300
@@ -76,6 +77,29 @@ class TSPTask(Task):
 
     def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:
         return canonical_tour(points, seq)
+
+    def complete(
+        self, points: np.ndarray, prefix: np.ndarray, solver: str | None = None
+    ) -> np.ndarray:
+        """``prefix`` (k cities from city 0, distinct) then the shortest path found by
+        ``solver`` from its last city through the cities left back to city 0: the closed tour
+        ``[0, ..., 0]`` (n + 1 indices) that is best among those starting with ``prefix``.
+        A prefix of at most one city gets :meth:`solve`'s label (either direction is then as
+        short; the label runs counter-clockwise)."""
+        points = np.asarray(points, dtype=np.float64)
+        prefix = np.asarray(prefix, dtype=np.int64)
+        n = len(points)
+        inside = len(prefix) == 0 or (prefix.min() >= 0 and prefix.max() < n)
+        if len(prefix) and (prefix[0] != 0 or not inside or len(np.unique(prefix)) < len(prefix)):
+            raise ValueError(f"not a tour prefix from city 0 of {n} cities: {prefix.tolist()}")
+        if len(prefix) <= 1:
+            return self.solve(points, solver)
+        left = np.setdiff1d(np.arange(n), prefix)
+        if not len(left):
+            return np.append(prefix, 0)
+        cities = np.concatenate([prefix[-1:], left, [0]])  # the path's ends first and last
+        path = solve_path(points[cities], 0, len(cities) - 1, self.check_solver(solver))
+        return np.concatenate([prefix[:-1], cities[path]])
 
     def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
         seq = np.asarray(seq)

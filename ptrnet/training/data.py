@@ -10,7 +10,7 @@ order of an uninterrupted one and needs no data-loader state.
 * Labels come from ``task.solve`` as each pool of batches is built (the canonical targets), or
   from the file with ``labels="file"``. Degenerate file instances (no reference solution) are
   dropped from their batch; generated ones are redrawn as in :mod:`ptrnet.generation`. With
-  ``objective="reinforce"`` nothing is solved and batches carry no targets.
+  ``objective="reinforce"`` or ``"dagger"`` nothing is solved and batches carry no targets.
 * Bucketing: batches are built a pool of ``bucket_pool`` batches at a time. With ``bucket`` the
   pool is sorted by n before it is cut into batches (less padding) and the batches are visited in
   an order drawn from ``(seed, BUCKET_STREAM, e, pool)``; without it a batch mixes sizes freely.
@@ -28,6 +28,7 @@ import math
 from collections.abc import Iterator
 
 import numpy as np
+import torch
 from torch.utils.data import DataLoader, Dataset
 
 from ptrnet.batching import Batch, collate
@@ -122,6 +123,9 @@ class TrainingData:
             num_workers=workers,
             collate_fn=_as_is,
             prefetch_factor=2,
+            # its own generator for the workers' base seed, which would otherwise be drawn from
+            # torch's global one: the training's RNG state must not depend on the worker count
+            generator=torch.Generator().manual_seed(self.cfg.seed),
         )
         pools, key, pool = iter(loader), None, []
         for step in range(start, self.total_steps()):
@@ -169,10 +173,10 @@ class TrainingData:
     def _labelled(self, index: int) -> Instance | None:
         """Instance ``index`` with its target, or None for a degenerate file instance.
 
-        With ``objective`` ``reinforce`` nothing is solved: the target is None (a file's own
-        labels are kept but unused).
+        With ``objective`` ``reinforce`` or ``dagger`` nothing is solved: the target is None
+        (a file's own labels are kept but unused).
         """
-        cfg, unlabelled = self.cfg, self.cfg.objective == "reinforce"
+        cfg, unlabelled = self.cfg, not self.cfg.labels_training_data
         if self.file is None and unlabelled:
             points = self.task.generate(cfg.size_range, 1, cfg.seed, TRAIN_STREAM, int(index))
             return points[0], None

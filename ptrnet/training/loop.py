@@ -47,6 +47,7 @@ from ptrnet.runs.csvlog import CsvLog, columns_for
 from ptrnet.tasks import Task, get_task
 from ptrnet.training.baselines import Baseline, make_baseline
 from ptrnet.training.cpu import ThreadPlanner, cpu_plan
+from ptrnet.training.dagger import dagger_batch, dagger_generator
 from ptrnet.training.data import TrainingData, validation_set
 from ptrnet.training.distributed import NullLog, Ranks, Session, session, shard_batch, unwrap
 from ptrnet.training.ema import ema_model, ema_state, load_ema_state
@@ -134,6 +135,15 @@ def train_step(
                 scorer=model,
                 baseline=baseline,
             )
+        elif cfg.objective == "dagger":
+            task = get_task(cfg.task)
+            generator = dagger_generator(cfg.seed, step)
+            batch, active = dagger_batch(unwrap(model), task, batch, cfg, generator)
+            sparse = cfg.label_steps > 0  # a heavy decoder (checked by RunConfig) runs those only
+            loss = teacher_forced_loss(
+                model, batch, mask_task=mask_task, active=active, run_all=not sparse
+            )
+            logged = None
         else:
             active = label_step_mask(
                 cfg.label_steps, cfg.seed, step, batch.targets, cfg.shared_label_steps
@@ -334,7 +344,7 @@ class Trainer:
 
     def _step(self, batch: Batch) -> float:
         """Train on this rank's rows of the global ``batch``; the global mean loss."""
-        shard = shard_batch(batch, self.session.ranks, self.cfg.objective != "reinforce")
+        shard = shard_batch(batch, self.session.ranks, self.cfg.labels_training_data)
         weight = self.session.ranks.world * shard.share
         rows = shard.batch.to(self.device)
         local = train_step(

@@ -56,6 +56,7 @@ def teacher_forced_loss(
     reduction: str = "mean",
     mask_task: Task | None = None,
     active: torch.Tensor | None = None,
+    run_all: bool = False,
 ) -> torch.Tensor:
     """Cross-entropy of ``batch.targets`` (B, T) under teacher forcing, pads ignored.
 
@@ -65,9 +66,13 @@ def teacher_forced_loss(
     (:func:`ptrnet.tasks.constraints.teacher_forcing_mask`, which raises ValueError on a label
     that breaks the task's rules); without, over all of them. With ``active`` (B, T) bool (from
     :func:`sample_label_steps`; a model whose ``forward`` takes it, the heavy decoder), only
-    those steps are run and scored, as if every other target were a pad.
+    those steps are run and scored, as if every other target were a pad; with ``run_all`` too
+    (any model: a recurrent decoder must run every step), all run and those are scored.
     """
-    if active is None:
+    if active is not None and run_all:
+        logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, V) raw logits
+        targets = batch.targets.masked_fill(~active, IGNORE_INDEX)
+    elif active is None:
         logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, V) raw logits
         targets = batch.targets
     else:
