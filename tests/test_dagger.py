@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from ptrnet.batching import IGNORE_INDEX, collate
+from ptrnet.batching import IGNORE_INDEX
 from ptrnet.cli.main import main
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
@@ -17,8 +17,9 @@ from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.solvers.tsp import distance_matrix, path_between, solve_path, tour_length
 from ptrnet.tasks import get_task
-from ptrnet.training.dagger import dagger_batch, dagger_generator, steps_after_cut
+from ptrnet.training.dagger import choice_steps, dagger_batch, dagger_generator
 from ptrnet.training.data import TrainingData
+from ptrnet.training.losses import tokens_as_targets
 
 torch.set_num_threads(1)
 TSP = get_task("tsp")
@@ -112,29 +113,29 @@ def test_a_task_that_cannot_complete_refuses_dagger():
         get_task("sort").complete(np.zeros((3, 1)), np.array([0]))
     with pytest.raises(ValueError, match=r"objective 'dagger' needs .*\(tsp\); sort cannot"):
         TrainConfig(task="sort", sizes="5", steps=1, objective="dagger")
+    with pytest.raises(ValueError, match="dagger' needs n >= 3"):
+        TrainConfig(task="tsp", sizes="2-9", steps=1, objective="dagger")
 
 
-def test_steps_after_the_cut_are_real_and_at_most_k_per_row():
-    points = [np.random.default_rng(i).random((n, 2)) for i, n in enumerate((9, 9, 7, 5))]
-    targets = collate(points, [TSP.solve(p) for p in points]).targets  # (4, 11)
-    cuts = torch.tensor([3, 6, 2, 1])
-    real = targets != IGNORE_INDEX
-    index = torch.arange(targets.shape[1])
-    everything = steps_after_cut(targets, cuts, 0, torch.Generator().manual_seed(0))
-    assert torch.equal(everything, real & (index >= cuts[:, None]))
+def test_choice_steps_are_the_steps_with_two_inputs_left_at_most_k_per_row():
+    lengths = torch.tensor([9, 9, 7, 3])
+    outputs = torch.ones(4, 11, dtype=torch.long)
+    index = torch.arange(11)
+    every = choice_steps(outputs, lengths, 0, torch.Generator().manual_seed(0))
+    assert torch.equal(every, (index >= 1) & (index <= lengths[:, None] - 2))
     for shared in (False, True):
-        for seed in range(5):
-            draw = steps_after_cut(targets, cuts, 3, torch.Generator().manual_seed(seed), shared)
-            assert not (draw & ~everything).any() and (draw.sum(dim=1) <= 3).all()
-            if not shared:  # every row has at least 3 steps after its cut
-                assert (draw.sum(dim=1) == 3).all()
-    length = real.sum(dim=1)
-    for seed in range(5):  # shared: rows of one length and one cut take the same steps
-        same = torch.tensor([3, 3, 2, 1])
-        draw = steps_after_cut(targets, same, 3, torch.Generator().manual_seed(seed), True)
-        assert torch.equal(draw[0], draw[1]) and int(draw[0].sum()) == 3
-        far = [{int(length[b]) - 1 - t for t in draw[b].nonzero()[:, 0].tolist()} for b in range(4)]
-        assert far[2] <= far[0] and far[3] <= far[0]
+        for seed in range(6):
+            draw = choice_steps(outputs, lengths, 3, torch.Generator().manual_seed(seed), shared)
+            assert not (draw & ~every).any()
+            assert draw.sum(dim=1).tolist()[:2] == [3, 3] and int(draw[3].sum()) <= 1
+            if shared:  # the same distances from each row's last choice
+                far = [
+                    {int(lengths[b]) - 2 - t for t in row.nonzero()[:, 0].tolist()}
+                    for b, row in enumerate(draw)
+                ]
+                assert far[0] == far[1] and far[2] <= far[0] and far[3] <= far[0]
+            else:  # a row with fewer choices than k takes them all
+                assert int(draw[2].sum()) == 3 and int(draw[3].sum()) == 1
 
 
 def dagger_config(**changes):
@@ -142,35 +143,36 @@ def dagger_config(**changes):
     return TrainConfig(**{**base, "objective": "dagger", "threads": 1, **changes})
 
 
-def test_dagger_batches_start_with_the_models_greedy_tours_and_train_after_the_cut():
+def test_dagger_batches_feed_the_models_greedy_tours_and_score_the_experts_next_move():
     torch.manual_seed(0)
     model = build_model(ModelConfig(input_dim=2, hidden=16, **HEAVY)).eval()
-    cfg = dagger_config()
-    data = TrainingData(TSP, cfg, [])
-    batch = data.batch(0)
+    cfg = dagger_config(label_steps=3)
+    batch = TrainingData(TSP, cfg, []).batch(0)
     assert batch.targets is None  # dagger labels its own batches
-    greedy = decode(model, TSP, batch, DecodeOptions()).tokens
-    cut_seen = set()
-    for step in range(6):
-        relabelled, active = dagger_batch(model, TSP, batch, cfg, dagger_generator(cfg.seed, step))
-        assert torch.equal(relabelled.points, batch.points)
+    greedy = tokens_as_targets(decode(model, TSP, batch, DecodeOptions()).tokens)
+    drawn_steps = set()
+    for step in range(4):
+        drawn = dagger_batch(model, TSP, batch, cfg, dagger_generator(cfg.seed, step))
+        assert torch.equal(drawn.batch.points, batch.points)
+        assert torch.equal(drawn.batch.targets, greedy)  # the model's own states, as inputs
+        assert torch.equal(drawn.labels != IGNORE_INDEX, drawn.active)
         for b, n in enumerate(batch.lengths.tolist()):
             points = batch.points[b, :n].double().numpy()
-            label = relabelled.targets[b, : n + 1].numpy() - 1
-            assert TSP.is_valid(points, label)
-            cut = int(active[b].nonzero()[0, 0])  # every step from the cut on, none before
-            assert 1 <= cut <= n - 2 and int(active[b].sum()) == n + 2 - cut
-            # the label follows the model up to the cut, then the expert's completion
-            assert torch.equal(relabelled.targets[b, :cut], greedy[b, :cut])
-            expert = TSP.complete(points, label[:cut], cfg.label_solver)
-            assert tour_length(points, label) == pytest.approx(tour_length(points, expert))
-            cut_seen.add(cut)
-        # k label steps: the same labels, k of the steps after the cut
-        few = replace(cfg, label_steps=3)
-        same, drawn = dagger_batch(model, TSP, batch, few, dagger_generator(cfg.seed, step))
-        assert torch.equal(same.targets, relabelled.targets)
-        assert not (drawn & ~active).any() and (drawn.sum(dim=1) == 3).all()
-    assert len(cut_seen) > 2  # the cut moves from step to step
+            steps = drawn.active[b].nonzero()[:, 0].tolist()
+            assert len(steps) == 3 and all(1 <= t <= n - 2 for t in steps)
+            for t in steps:  # the first move of the shortest tour from the model's prefix
+                prefix = greedy[b, :t].numpy() - 1
+                rest = [i for i in range(n) if i not in prefix]
+                best = min(
+                    itertools.permutations(rest),
+                    key=lambda m, p=prefix: tour_length(points, [*p, *m]),
+                )
+                move = int(drawn.labels[b, t]) - 1
+                shortest = tour_length(points, [*prefix, *best])
+                via = TSP.complete(points, np.append(prefix, move), "exact")
+                assert tour_length(points, via) <= shortest * (1 + 1e-3)
+                drawn_steps.add(t)
+    assert len(drawn_steps) > 3  # the drawn steps move from step to step
 
 
 def test_a_dagger_run_trains_validates_and_loads(tmp_path):

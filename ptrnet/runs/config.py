@@ -202,6 +202,10 @@ class TrainConfig:
                 f"objective 'dagger' needs a task that can complete a partial output ({able}); "
                 f"{task.name} cannot"
             )
+        if self.objective == "dagger" and SizeRange.parse(self.sizes).lo < 3:
+            raise ValueError(
+                f"objective 'dagger' needs n >= 3 (fewer inputs leave no choice), got {self.sizes}"
+            )
         if self.objective == "reinforce" and not task.has_cost:
             costed = ", ".join(name for name, other in POINT_TASKS.items() if other.has_cost)
             raise ValueError(

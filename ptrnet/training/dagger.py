@@ -5,104 +5,124 @@ own prefixes, and one early mistake leads it into states no label ever showed (e
 Measured on the bundled heavy TSP models: continued teacher-forced training lowered the
 validation loss while the greedy tours got longer. DAgger (Ross, Gordon & Bagnell 2011)
 trains on the states the model visits instead, each labelled with what the expert would do
-from there; TSP can afford it, because the expert's answer from any state is one solver call
-(:meth:`ptrnet.tasks.base.Task.complete`: the shortest path from the last city through the
-cities left back to the first).
+from there. TSP can afford it, because the expert's move from any state is one solver call
+(:meth:`ptrnet.tasks.base.Task.complete`: the first city of the shortest path from the last
+city through the cities left back to the first).
 
-One step, for a batch of B instances (n_b inputs each) with expert labels:
+One step, for a batch of B instances (n_b inputs each):
 
-1. draw u in [0, 1) (one per step) and cut each row at k_b = 1 + floor(u (n_b - 2)) outputs,
-   so every depth of a tour is trained on, and k_b = 1 (the start alone) is the expert's label;
-2. decode the first max k_b outputs of every row greedily under the task's rules (no
-   gradient, eval mode): the states the deployed model reaches;
-3. label row b with its first k_b decoded outputs then ``task.complete`` from there;
-4. teacher-force the new labels on the steps at and after the cut only (the steps before it
-   would teach the model its own choices): all of them, or ``label_steps`` of them drawn as
-   :func:`ptrnet.training.losses.sample_label_steps` draws, but among the distances from the
-   end that fall after the cut.
+1. decode every row greedily under the task's rules (no gradient, eval mode): the states the
+   deployed model reaches, one per step of its output;
+2. draw the steps to train on among each row's choices (steps 1 .. n_b - 2, where at least
+   two inputs are left): all of them, or ``label_steps`` k drawn uniformly, per row or with
+   ``shared_label_steps`` the same distances from the end for every row (as
+   :func:`ptrnet.training.losses.sample_label_steps`);
+3. label each drawn step with the expert's next output from the model's prefix before it
+   (``task.complete(points, prefix)[len(prefix)]``, by ``label_solver``): one solver call
+   per drawn step;
+4. teacher-force the model's own outputs as the inputs and score the drawn steps against the
+   expert's labels (:func:`ptrnet.training.losses.teacher_forced_loss` with ``labels``).
 
-The cut and the label steps come from a generator seeded by ``(seed, step)``, so a resumed run
-cuts where an uninterrupted one does (the decoded prefixes depend on the weights, which a
-resume restores).
+The steps are drawn by a generator seeded by ``(seed, step)``, so a resumed run draws as an
+uninterrupted one (the decoded outputs depend on the weights, which a resume restores).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
-from ptrnet.batching import IGNORE_INDEX, Batch, collate
-from ptrnet.decoding.search import run_search
+from ptrnet.batching import IGNORE_INDEX, Batch
+from ptrnet.decoding.search import run_search, step_limit
 from ptrnet.decoding.strategies import Greedy
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task
+from ptrnet.training.losses import tokens_as_targets
+
+
+@dataclass(frozen=True)
+class DaggerBatch:
+    """What a DAgger step teacher-forces.
+
+    Attributes:
+        batch: the instances, with ``targets`` (B, T) = the model's greedy outputs, padded
+            after the end token (the inputs of teacher forcing: every prefix is a state the
+            model reached).
+        labels: (B, T) long, the expert's next token at the drawn steps, ``IGNORE_INDEX``
+            elsewhere.
+        active: (B, T) bool, the drawn steps.
+    """
+
+    batch: Batch
+    labels: torch.Tensor
+    active: torch.Tensor
 
 
 def dagger_batch(
     model: nn.Module, task: Task, batch: Batch, cfg: TrainConfig, generator: torch.Generator
-) -> tuple[Batch, torch.Tensor]:
-    """``batch`` relabelled from the model's own greedy prefixes, and the (B, T) bool steps to
-    teacher-force (module docstring). ``model`` is the bare model (not a DDP wrapper)."""
-    lengths = batch.lengths.cpu()  # (B,)
-    u = float(torch.rand((), generator=generator, device=generator.device))
-    cuts = 1 + (u * (lengths - 2).clamp(min=0)).long()  # (B,) outputs kept, 1..n_b-2
-    prefixes = greedy_prefixes(model, task, batch, int(cuts.max()))  # (B, max k) tokens
-    points = [batch.points[b, :n].cpu().double().numpy() for b, n in enumerate(lengths.tolist())]
-    labels = [
-        task.complete(x, prefixes[b, : int(cuts[b])].cpu().numpy() - 1, cfg.label_solver)
-        for b, x in enumerate(points)
-    ]
-    relabelled = collate(points, labels).to(batch.points.device)
-    active = steps_after_cut(
-        relabelled.targets, cuts, cfg.label_steps, generator, cfg.shared_label_steps
+) -> DaggerBatch:
+    """The model's greedy outputs on ``batch``, the steps drawn from them and the expert's
+    labels there (module docstring). ``model`` is the bare model (not a DDP wrapper)."""
+    outputs = tokens_as_targets(greedy_outputs(model, task, batch))  # (B, T), pads after end
+    active = choice_steps(
+        outputs, batch.lengths, cfg.label_steps, generator, cfg.shared_label_steps
     )
-    return relabelled, active
+    labels = torch.full_like(outputs, IGNORE_INDEX)
+    points = batch.points.cpu().double().numpy()
+    tokens = outputs.cpu().numpy()
+    for b, t in active.nonzero().tolist():
+        n = int(batch.lengths[b])
+        label = task.complete(points[b, :n], tokens[b, :t] - 1, cfg.label_solver)
+        labels[b, t] = int(label[t]) + 1
+    return DaggerBatch(Batch(batch.points, batch.lengths, outputs), labels, active)
 
 
-def greedy_prefixes(model: nn.Module, task: Task, batch: Batch, steps: int) -> torch.Tensor:
-    """(B, steps) the first ``steps`` tokens of each row's greedy output under the task's
-    rules, decoded in eval mode without gradient (the model's mode is restored)."""
+def greedy_outputs(model: nn.Module, task: Task, batch: Batch) -> torch.Tensor:
+    """(B, T) each row's greedy output under the task's rules, the end token included and
+    repeated after it, decoded in eval mode without gradient (the model's mode is restored)."""
     was_training = model.training
     model.eval()
     with torch.no_grad():
         memory = model.encode(batch.points, batch.lengths)
         state = task.decode_state(batch.lengths, "task")
-        trace = run_search(model, memory, state, steps, Greedy())
+        trace = run_search(model, memory, state, step_limit(task, batch.lengths), Greedy())
     model.train(was_training)
     return trace.tokens
 
 
-def steps_after_cut(
-    targets: torch.Tensor,
-    cuts: torch.Tensor,
+def choice_steps(
+    outputs: torch.Tensor,
+    lengths: torch.Tensor,
     k: int,
     generator: torch.Generator,
     shared: bool = False,
 ) -> torch.Tensor:
-    """(B, T) targets, (B,) cuts -> (B, T) bool: the real steps at index >= the row's cut;
-    with ``k`` > 0 only k of them per row, drawn uniformly without replacement (``shared``:
-    one draw of k distances from the end of a label for every row, among the distances that
-    are after the cut of some row, as :func:`ptrnet.training.losses.sample_label_steps`)."""
-    real = targets != IGNORE_INDEX  # (B, T)
-    index = torch.arange(targets.shape[1], device=targets.device)
-    after = real & (index[None, :] >= cuts.to(targets.device)[:, None])  # (B, T)
+    """(B, T) outputs, (B,) input counts -> (B, T) bool: the steps 1 .. n_b - 2 of each row
+    (those choosing among at least two inputs left); with ``k`` > 0 only k of them, drawn
+    uniformly without replacement (``shared``: one draw of k distances from a row's last
+    choice, taken by every row that has them, so rows of one length run the same steps and
+    the longest rows take k)."""
+    index = torch.arange(outputs.shape[1], device=outputs.device)[None, :]  # (1, T)
+    last = (lengths.to(outputs.device) - 2)[:, None]  # (B, 1) the last step with a choice
+    choices = (index >= 1) & (index <= last)  # (B, T)
     if not k:
-        return after
+        return choices
     if shared:
-        length = real.sum(dim=1, keepdim=True)  # (B, 1)
-        distance = length - 1 - index[None, :]  # (B, T), 0 at the end token
-        span = int(distance.masked_fill(~after, -1).max()) + 1  # distances after some cut
+        distance = last - index  # (B, T): 0 at the last choice
+        span = max(int(last.max()), 1)  # distances 0 .. span - 1: the longest row's choices
         keys = torch.rand(span, generator=generator, device=generator.device)
-        drawn = (keys.argsort().argsort() < k).to(targets.device)  # (span,)
-        return after & drawn[distance.clamp(0, span - 1)]
-    keys = torch.rand(targets.shape, generator=generator, device=generator.device)
-    keys = keys.to(targets.device).masked_fill(~after, 2.0)  # steps before the cut sort last
+        drawn = (keys.argsort().argsort() < k).to(outputs.device)  # (span,): distance drawn
+        return choices & drawn[distance.clamp(0, span - 1)]
+    keys = torch.rand(outputs.shape, generator=generator, device=generator.device)
+    keys = keys.to(outputs.device).masked_fill(~choices, 2.0)  # the other steps sort last
     rank = keys.argsort(dim=1).argsort(dim=1)
-    return after & (rank < k)
+    return choices & (rank < k)
 
 
 def dagger_generator(seed: int, step: int) -> torch.Generator:
-    """The CPU generator of training step ``step``'s cut and label steps."""
+    """The CPU generator of training step ``step``'s drawn steps."""
     state = np.random.SeedSequence([seed, Stream.DAGGER, step]).generate_state(1)[0]
     return torch.Generator().manual_seed(int(state))

@@ -137,11 +137,14 @@ def train_step(
             )
         elif cfg.objective == "dagger":
             task = get_task(cfg.task)
-            generator = dagger_generator(cfg.seed, step)
-            batch, active = dagger_batch(unwrap(model), task, batch, cfg, generator)
-            sparse = cfg.label_steps > 0  # a heavy decoder (checked by RunConfig) runs those only
+            drawn = dagger_batch(unwrap(model), task, batch, cfg, dagger_generator(cfg.seed, step))
             loss = teacher_forced_loss(
-                model, batch, mask_task=mask_task, active=active, run_all=not sparse
+                model,
+                drawn.batch,
+                mask_task=mask_task,
+                active=drawn.active,
+                run_all=not cfg.label_steps,  # a heavy decoder (RunConfig checks) runs k steps
+                labels=drawn.labels,
             )
             logged = None
         else:

@@ -57,6 +57,7 @@ def teacher_forced_loss(
     mask_task: Task | None = None,
     active: torch.Tensor | None = None,
     run_all: bool = False,
+    labels: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Cross-entropy of ``batch.targets`` (B, T) under teacher forcing, pads ignored.
 
@@ -68,16 +69,17 @@ def teacher_forced_loss(
     :func:`sample_label_steps`; a model whose ``forward`` takes it, the heavy decoder), only
     those steps are run and scored, as if every other target were a pad; with ``run_all`` too
     (any model: a recurrent decoder must run every step), all run and those are scored.
+    ``labels`` (B, T): score the steps against these instead of ``batch.targets``, which then
+    only feed the model its prefixes (DAgger: the model's own outputs in, the expert's moves
+    out; :mod:`ptrnet.training.dagger`).
     """
-    if active is not None and run_all:
-        logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, V) raw logits
-        targets = batch.targets.masked_fill(~active, IGNORE_INDEX)
-    elif active is None:
-        logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, V) raw logits
-        targets = batch.targets
+    if active is not None and not run_all:
+        logits = model(batch.points, batch.lengths, batch.targets, active)  # (B, T, V)
     else:
-        logits = model(batch.points, batch.lengths, batch.targets, active)
-        targets = batch.targets.masked_fill(~active, IGNORE_INDEX)
+        logits = model(batch.points, batch.lengths, batch.targets)  # (B, T, V) raw logits
+    targets = batch.targets if labels is None else labels
+    if active is not None:
+        targets = targets.masked_fill(~active, IGNORE_INDEX)
     if mask_task is not None:
         allowed = teacher_forcing_mask(mask_task, batch.lengths, batch.targets)  # (B, T, n+1)
         extra = logits.shape[-1] - allowed.shape[-1]  # baselines: V = max_n + 1 >= n + 1
