@@ -223,6 +223,18 @@ def test_resume_continues_exactly(tmp_path, monkeypatch, variant):
     assert log_a == comparable(read_log(tmp_path / "split" / "log.csv"))
 
 
+def test_the_saved_rng_state_does_not_depend_on_the_worker_count(tmp_path):
+    config = run_config(steps=4)
+    warm = replace(config.train, steps=1, val_every=1)  # torch's one-time bf16 draw, as above
+    train(RunConfig(config.model, warm), tmp_path / "warm", progress=False)
+    for workers in (0, 1):
+        run = RunConfig(config.model, replace(config.train, workers=workers))
+        train(run, tmp_path / f"workers{workers}", progress=False)
+    a, b = weights(tmp_path / "workers0"), weights(tmp_path / "workers1")
+    assert torch.equal(a.rng_state, b.rng_state)
+    assert all(torch.equal(a.model_state[k], b.model_state[k]) for k in a.model_state)
+
+
 def test_resume_refuses_a_different_run(tmp_path):
     config = run_config(steps=2, val_every=2)
     with pytest.raises(ValueError, match="nothing to resume"):
