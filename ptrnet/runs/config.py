@@ -94,11 +94,11 @@ class TrainConfig:
             by its cost minus a baseline (:mod:`ptrnet.training.losses`); from scratch or
             from ``init_from``. Generated training instances are then not solved (validation
             still is).
-            ``dagger``: imitation on the model's own states: each label is the model's greedy
-            prefix, cut at a random depth, completed by the task's expert
-            (``task.complete``, by ``label_solver``), trained on the steps after the cut
-            (:mod:`ptrnet.training.dagger`; tasks with ``completable``: TSP). Generated
-            training instances are solved only there.
+            ``dagger``: imitation on the model's own states: the model's greedy outputs feed
+            teacher forcing, and each drawn step is scored against the expert's next move
+            from the model's prefix there (``task.complete``, by ``label_solver``;
+            :mod:`ptrnet.training.dagger`; tasks with ``completable``: TSP; n >= 3).
+            Generated training instances are solved only there.
         rl_samples: outputs sampled per instance with ``reinforce`` (at least 2).
         label_steps: 0 = teacher-force every step of every label (the paper); k > 0 = only k
             random steps of each label per training step (the heavy decoder only, whose steps

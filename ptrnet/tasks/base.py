@@ -84,7 +84,7 @@ class Stream(IntEnum):
     SAMPLING = 8  #: REINFORCE's sampled outputs (one generator per step)
     ROLLOUT = 9  #: the held-out instances of REINFORCE's greedy-rollout baseline
     LABEL_STEPS = 10  #: the label steps a sub-sampled teacher-forcing step trains on
-    DAGGER = 11  #: where DAgger cuts the model's own outputs, and the label steps after the cut
+    DAGGER = 11  #: the steps of the model's own outputs a DAgger step labels
 
 
 def instance_rng(seed: int, index: int, stream: int = 0) -> np.random.Generator:
