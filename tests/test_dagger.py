@@ -16,10 +16,10 @@ from ptrnet.inference import load_model
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.solvers.tsp import distance_matrix, path_between, solve_path, tour_length
-from ptrnet.tasks import get_task
-from ptrnet.training.dagger import choice_steps, dagger_batch, dagger_generator
+from ptrnet.tasks import Stream, get_task
+from ptrnet.training.dagger import choice_steps, dagger_batch
 from ptrnet.training.data import TrainingData
-from ptrnet.training.losses import tokens_as_targets
+from ptrnet.training.losses import sample_generator, tokens_as_targets
 
 torch.set_num_threads(1)
 TSP = get_task("tsp")
@@ -152,7 +152,9 @@ def test_dagger_batches_feed_the_models_greedy_tours_and_score_the_experts_next_
     greedy = tokens_as_targets(decode(model, TSP, batch, DecodeOptions()).tokens)
     drawn_steps = set()
     for step in range(4):
-        drawn = dagger_batch(model, TSP, batch, cfg, dagger_generator(cfg.seed, step))
+        drawn = dagger_batch(
+            model, TSP, batch, cfg, sample_generator(cfg.seed, step, stream=Stream.DAGGER)
+        )
         assert torch.equal(drawn.batch.points, batch.points)
         assert torch.equal(drawn.batch.targets, greedy)  # the model's own states, as inputs
         assert torch.equal(drawn.labels != IGNORE_INDEX, drawn.active)

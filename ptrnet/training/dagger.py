@@ -23,8 +23,9 @@ One step, for a batch of B instances (n_b inputs each):
 4. teacher-force the model's own outputs as the inputs and score the drawn steps against the
    expert's labels (:func:`ptrnet.training.losses.teacher_forced_loss` with ``labels``).
 
-The steps are drawn by a generator seeded by ``(seed, step)``, so a resumed run draws as an
-uninterrupted one (the decoded outputs depend on the weights, which a resume restores).
+The steps are drawn by a generator seeded by ``(seed, step)`` (``Stream.DAGGER``), so a
+resumed run draws as an uninterrupted one (the decoded outputs depend on the weights, which a
+resume restores).
 
 Measured on the bundled heavy TSP models, it held their greedy gap where it was: their loss is
 mostly in moves made before any mistake (docs/bundled-runs/tsp/probe-dagger/).
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -42,8 +42,8 @@ from ptrnet.batching import IGNORE_INDEX, Batch
 from ptrnet.decoding.search import run_search, step_limit
 from ptrnet.decoding.strategies import Greedy
 from ptrnet.runs.config import TrainConfig
-from ptrnet.tasks import Stream, Task
-from ptrnet.training.losses import tokens_as_targets
+from ptrnet.tasks import Task
+from ptrnet.training.losses import sample_steps, tokens_as_targets
 
 
 @dataclass(frozen=True)
@@ -104,28 +104,10 @@ def choice_steps(
     shared: bool = False,
 ) -> torch.Tensor:
     """(B, T) outputs, (B,) input counts -> (B, T) bool: the steps 1 .. n_b - 2 of each row
-    (those choosing among at least two inputs left); with ``k`` > 0 only k of them, drawn
-    uniformly without replacement (``shared``: one draw of k distances from a row's last
-    choice, taken by every row that has them, so rows of one length run the same steps and
-    the longest rows take k)."""
+    (those choosing among at least two inputs left); with ``k`` > 0 only k of them, drawn by
+    :func:`ptrnet.training.losses.sample_steps` (``shared``: the same distances from each
+    row's last choice, so rows of one length run the same steps and the longest rows take k)."""
     index = torch.arange(outputs.shape[1], device=outputs.device)[None, :]  # (1, T)
     last = (lengths.to(outputs.device) - 2)[:, None]  # (B, 1) the last step with a choice
     choices = (index >= 1) & (index <= last)  # (B, T)
-    if not k:
-        return choices
-    if shared:
-        distance = last - index  # (B, T): 0 at the last choice
-        span = max(int(last.max()), 1)  # distances 0 .. span - 1: the longest row's choices
-        keys = torch.rand(span, generator=generator, device=generator.device)
-        drawn = (keys.argsort().argsort() < k).to(outputs.device)  # (span,): distance drawn
-        return choices & drawn[distance.clamp(0, span - 1)]
-    keys = torch.rand(outputs.shape, generator=generator, device=generator.device)
-    keys = keys.to(outputs.device).masked_fill(~choices, 2.0)  # the other steps sort last
-    rank = keys.argsort(dim=1).argsort(dim=1)
-    return choices & (rank < k)
-
-
-def dagger_generator(seed: int, step: int) -> torch.Generator:
-    """The CPU generator of training step ``step``'s drawn steps."""
-    state = np.random.SeedSequence([seed, Stream.DAGGER, step]).generate_state(1)[0]
-    return torch.Generator().manual_seed(int(state))
+    return sample_steps(choices, k, generator, shared) if k else choices

@@ -44,10 +44,10 @@ from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV, kept_path
 from ptrnet.runs.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 from ptrnet.runs.csvlog import CsvLog, columns_for
-from ptrnet.tasks import Task, get_task
+from ptrnet.tasks import Stream, Task, get_task
 from ptrnet.training.baselines import Baseline, make_baseline
 from ptrnet.training.cpu import ThreadPlanner, cpu_plan
-from ptrnet.training.dagger import dagger_batch, dagger_generator
+from ptrnet.training.dagger import dagger_batch
 from ptrnet.training.data import TrainingData, validation_set
 from ptrnet.training.distributed import NullLog, Ranks, Session, session, shard_batch, unwrap
 from ptrnet.training.ema import ema_model, ema_state, load_ema_state
@@ -137,7 +137,8 @@ def train_step(
             )
         elif cfg.objective == "dagger":
             task = get_task(cfg.task)
-            drawn = dagger_batch(unwrap(model), task, batch, cfg, dagger_generator(cfg.seed, step))
+            generator = sample_generator(cfg.seed, step, stream=Stream.DAGGER)
+            drawn = dagger_batch(unwrap(model), task, batch, cfg, generator)
             loss = teacher_forced_loss(
                 model,
                 drawn.batch,

@@ -109,18 +109,32 @@ def sample_label_steps(
     one length then have the same inputs left at each drawn step, and the heavy decoder runs
     each distance as one attention pass over them all.
     """
-    real = targets != IGNORE_INDEX  # (B, T)
+    return sample_steps(targets != IGNORE_INDEX, k, generator, shared)
+
+
+def sample_steps(
+    eligible: torch.Tensor, k: int, generator: torch.Generator, shared: bool = False
+) -> torch.Tensor:
+    """(B, T) bool eligible steps -> (B, T) bool: ``k`` of each row's eligible steps, drawn
+    uniformly without replacement by ``generator`` (all of them where a row has no more).
+
+    ``shared``: one draw of k distances from a row's last eligible step (its eligible steps
+    counted from the end), among as many distances as the row with the most eligible steps
+    has, taken by every row that has them (:func:`sample_label_steps`'s label steps, the
+    choices of a DAgger step in :mod:`ptrnet.training.dagger`).
+    """
     if shared:
-        steps = targets.shape[1]
-        keys = torch.rand(steps, generator=generator, device=generator.device)
-        drawn = (keys.argsort().argsort() < k).to(targets.device)  # (T,): distance d drawn
-        length = real.sum(dim=1, keepdim=True)  # (B, 1)
-        distance = length - 1 - torch.arange(steps, device=targets.device)  # (B, T)
-        return real & drawn[distance.clamp(min=0)]
-    keys = torch.rand(targets.shape, generator=generator, device=generator.device)
-    keys = keys.to(targets.device).masked_fill(~real, 2.0)  # pads sort last
+        span = int(eligible.sum(dim=1).max())  # distances 0 .. span - 1
+        if not span:
+            return eligible
+        keys = torch.rand(span, generator=generator, device=generator.device)
+        drawn = (keys.argsort().argsort() < k).to(eligible.device)  # (span,): distance drawn
+        distance = eligible.flip(1).long().cumsum(dim=1).flip(1) - 1  # (B, T), 0 at the last
+        return eligible & drawn[distance.clamp(0, span - 1)]
+    keys = torch.rand(eligible.shape, generator=generator, device=generator.device)
+    keys = keys.to(eligible.device).masked_fill(~eligible, 2.0)  # the others sort last
     rank = keys.argsort(dim=1).argsort(dim=1)  # (B, T): each step's place in its row's draw
-    return real & (rank < k)
+    return eligible & (rank < k)
 
 
 def label_step_mask(
