@@ -132,6 +132,14 @@ def comparable(rows):
     return [{k: v for k, v in r.items() if k not in ("examples_per_s", "elapsed_s")} for r in rows]
 
 
+def take_the_one_time_draw(config: RunConfig, tmp_path) -> None:
+    """Train ``config`` for one step: torch's first bf16 LSTM pass in a process (autocast on a
+    CPU with native bf16) draws once from the global generator, and two runs whose saved RNG
+    states are compared must both come after it."""
+    warm = replace(config.train, steps=1, epochs=None, val_every=1)
+    train(RunConfig(config.model, warm), tmp_path / "warm", progress=False)
+
+
 REINFORCE_VARIANTS = {
     "reinforce-tsp": {"task": "tsp"},
     "reinforce-sort-ema": {"baseline": "ema", "baseline_beta": 0.5},
@@ -194,10 +202,7 @@ def test_resume_continues_exactly(tmp_path, monkeypatch, variant):
             epochs=3,
         )
         config = RunConfig(config.model, train_cfg)
-    # torch's first bf16 LSTM pass in a process (autocast on a CPU with native bf16) draws
-    # from the global generator once; a one-step run takes that draw before the two compared
-    warm = replace(config.train, steps=1, epochs=None, val_every=1)
-    train(RunConfig(config.model, warm), tmp_path / "warm", progress=False)
+    take_the_one_time_draw(config, tmp_path)
     straight = train(config, tmp_path / "straight", progress=False)
     half = straight.step // 2
     first = replace(config.train, steps=half, epochs=None)
@@ -225,8 +230,7 @@ def test_resume_continues_exactly(tmp_path, monkeypatch, variant):
 
 def test_the_saved_rng_state_does_not_depend_on_the_worker_count(tmp_path):
     config = run_config(steps=4)
-    warm = replace(config.train, steps=1, val_every=1)  # torch's one-time bf16 draw, as above
-    train(RunConfig(config.model, warm), tmp_path / "warm", progress=False)
+    take_the_one_time_draw(config, tmp_path)
     for workers in (0, 1):
         run = RunConfig(config.model, replace(config.train, workers=workers))
         train(run, tmp_path / f"workers{workers}", progress=False)

@@ -202,7 +202,7 @@ class TrainConfig:
                 f"objective 'dagger' needs a task that can complete a partial output ({able}); "
                 f"{task.name} cannot"
             )
-        if self.objective == "dagger" and SizeRange.parse(self.sizes).lo < 3:
+        if self.objective == "dagger" and self.size_range.lo < 3:
             raise ValueError(
                 f"objective 'dagger' needs n >= 3 (fewer inputs leave no choice), got {self.sizes}"
             )

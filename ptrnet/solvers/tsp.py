@@ -119,21 +119,30 @@ def solve_tour(points: np.ndarray, solver: str = "auto", *, seed: int = 0) -> np
             (``auto`` over near_exact's).
         ImportError: for ``lkh`` without the optional elkai package.
     """
-    if solver not in TSP_SOLVERS:
-        raise ValueError(f"unknown TSP solver {solver!r}; choose from {', '.join(TSP_SOLVERS)}")
     points = np.asarray(points, dtype=np.float64)
-    if points.ndim != 2 or not np.all(np.isfinite(points)):
-        raise ValueError(f"points must be a finite (n, dim) array, got shape {points.shape}")
-    n = len(points)
-    if solver == "auto":
-        solver = "exact" if n <= tsp_exact.EXACT_MAX_N else "near_exact"
-    check_solver_size(solver, n)
+    solver = _checked_solver(solver, points, len(points))
     return _SOLVERS[solver](distance_matrix(safe_range(points)))
 
 
-def solve_path(
-    points: np.ndarray, first: int, last: int, solver: str = "auto", *, seed: int = 0
-) -> np.ndarray:
+def _checked_solver(solver: str, points: np.ndarray, cities: int) -> str:
+    """``solver`` for an instance of ``cities`` cities (``auto`` resolved: ``exact`` up to
+    20, else ``near_exact``), after checking it and ``points`` (float64).
+
+    Raises:
+        ValueError: an unknown solver, points that are not a finite (n, dim) array, or
+            ``cities`` over the solver's ``MAX_N``.
+    """
+    if solver not in TSP_SOLVERS:
+        raise ValueError(f"unknown TSP solver {solver!r}; choose from {', '.join(TSP_SOLVERS)}")
+    if points.ndim != 2 or not np.all(np.isfinite(points)):
+        raise ValueError(f"points must be a finite (n, dim) array, got shape {points.shape}")
+    if solver == "auto":
+        solver = "exact" if cities <= tsp_exact.EXACT_MAX_N else "near_exact"
+    check_solver_size(solver, cities)
+    return solver
+
+
+def solve_path(points: np.ndarray, first: int, last: int, solver: str = "auto") -> np.ndarray:
     """A short Hamiltonian path through every point of ``points`` from ``first`` to ``last``
     (``first != last``), by ``solver`` on the instance plus one dummy city.
 
@@ -153,16 +162,15 @@ def solve_path(
     Raises:
         ValueError: as :func:`solve_tour` (the dummy counts towards the solver's size), or
             ``first``/``last`` equal or outside ``0..n-1``.
+        ImportError: for ``lkh`` without the optional elkai package.
     """
     points = np.asarray(points, dtype=np.float64)
     n = len(points)
+    solver = _checked_solver(solver, points, n + 1)  # the dummy is a city
     if not (0 <= first < n and 0 <= last < n) or first == last:
         raise ValueError(f"path ends must be two different cities of {n}, got {first}, {last}")
     if n == 2:
         return np.array([first, last], dtype=np.int64)
-    if solver == "auto":
-        solver = "exact" if n + 1 <= tsp_exact.EXACT_MAX_N else "near_exact"
-    check_solver_size(solver, n + 1)
     dist = distance_matrix(safe_range(points))
     dummy = np.full(n, 2.0 * dist.max() + 1.0)
     dummy[[first, last]] = 0.0
