@@ -6,6 +6,9 @@ size n for chosen (model, decoding) series, as a Markdown table on stdout and a 
         --out docs/images/generalisation.png
 
 For each series and size, the row over the most instances is used; the table gives its count.
+``--label`` names the series in the table and the legend (in ``--series`` order; by default
+the series itself); ``--span LO-HI:TEXT`` shades a band of sizes (by default the training
+sizes of the first curve's two models, ``--span none`` for no band).
 """
 
 from __future__ import annotations
@@ -30,6 +33,45 @@ def best_rows(rows: Sequence[dict], series: Sequence[str]) -> dict[str, dict[int
     return out
 
 
+def read_rows(paths: Sequence[str]) -> list[dict]:
+    """Every JSON line of ``paths`` (blank lines skipped); ValueError naming FILE:LINE."""
+    rows = []
+    for path in paths:
+        for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{number}: not a JSON line ({err.msg})") from None
+    return rows
+
+
+DEFAULT_SPAN = "5-20:training sizes (ptrnet 5-20, Kool 20)"
+
+
+def parse_span(text: str) -> tuple[int, int, str] | None:
+    """``"LO-HI:TEXT"`` -> (LO, HI, TEXT), ``"none"`` -> None; ValueError otherwise."""
+    if text == "none":
+        return None
+    sizes, sep, label = text.partition(":")
+    lo, dash, hi = sizes.partition("-")
+    if not (sep and dash and lo.isdigit() and hi.isdigit() and int(lo) <= int(hi)):
+        raise ValueError(f"--span {text!r}: expected LO-HI:TEXT (e.g. 5-20:trained) or none")
+    return int(lo), int(hi), label
+
+
+def relabel(
+    curves: dict[str, dict[int, dict]], labels: Sequence[str]
+) -> dict[str, dict[int, dict]]:
+    """The same curves under ``labels`` (one per series, in order; none keeps the names)."""
+    if not labels:
+        return curves
+    if len(labels) != len(curves):
+        raise ValueError(f"{len(labels)} --label for {len(curves)} --series: give one per series")
+    return dict(zip(labels, curves.values(), strict=True))
+
+
 def table(curves: dict[str, dict[int, dict]]) -> str:
     """A Markdown table: one line per series, one column per size, ``gap% (count)`` cells."""
     sizes = sorted({n for curve in curves.values() for n in curve})
@@ -46,18 +88,22 @@ def table(curves: dict[str, dict[int, dict]]) -> str:
     return "\n".join(lines)
 
 
-def plot(curves: dict[str, dict[int, dict]], path: str | Path) -> None:
-    """Gap (%) against n on log-log axes, one line per series, saved to ``path``."""
+def plot(
+    curves: dict[str, dict[int, dict]], path: str | Path, span: tuple[int, int, str] | None
+) -> None:
+    """Gap (%) against n on log-log axes, one line per series, saved to ``path``; ``span``
+    (LO, HI, TEXT) shades the sizes LO-HI."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
+    fig, ax = plt.subplots(figsize=(9.0, 4.0), dpi=120)
     for name, curve in curves.items():
         sizes = sorted(curve)
         ax.plot(sizes, [100 * curve[n]["mean_gap"] for n in sizes], marker="o", label=name)
-    ax.axvspan(5, 20, color="0.9", zorder=0, label="training sizes (ptrnet 5-20, Kool 20)")
+    if span is not None:
+        ax.axvspan(span[0], span[1], color="0.9", zorder=0, label=span[2])
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=0.1)
     ax.set_ylim(bottom=0)
@@ -67,7 +113,7 @@ def plot(curves: dict[str, dict[int, dict]], path: str | Path) -> None:
     ax.set_xlabel("test size n (uniform instances in the unit square)")
     ax.set_ylabel("mean gap to the reference tours (%)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes
     fig.tight_layout()
     fig.savefig(path)
 
@@ -76,12 +122,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("jsonl", nargs="+")
     parser.add_argument("--series", action="append", required=True, metavar="'MODEL DECODE'")
+    parser.add_argument("--label", action="append", default=[], metavar="TEXT")
+    parser.add_argument("--span", default=DEFAULT_SPAN, metavar="LO-HI:TEXT|none")
     parser.add_argument("--out", required=True, metavar="PNG")
     args = parser.parse_args()
-    rows = [json.loads(line) for path in args.jsonl for line in Path(path).read_text().splitlines()]
-    curves = best_rows(rows, args.series)
+    try:
+        span = parse_span(args.span)
+        rows = [
+            json.loads(line) for path in args.jsonl for line in Path(path).read_text().splitlines()
+        ]
+        curves = relabel(best_rows(rows, args.series), args.label)
+    except (OSError, ValueError) as err:
+        parser.error(str(err))
     print(table(curves))
-    plot(curves, args.out)
+    plot(curves, args.out, span)
 
 
 if __name__ == "__main__":

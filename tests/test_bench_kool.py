@@ -132,3 +132,24 @@ def test_the_curve_keeps_the_largest_row_per_size_and_leaves_tsplib_out():
     curves = best_rows(rows + [row(20, 5000, 0.9, "beam5")], ["m greedy"])
     assert {n: r["count"] for n, r in curves["m greedy"].items()} == {20: 1000, 50: 10}
     assert table(curves).splitlines()[-1] == "| m greedy | 25.00% (1,000) | 10.00% (10) |"
+
+
+def test_the_curve_takes_labels_in_series_order_and_a_band_or_none(tmp_path):
+    from benchmarks.plot_generalisation import DEFAULT_SPAN, parse_span, read_rows, relabel
+
+    curves = {"a greedy": {20: {}}, "b greedy": {50: {}}}
+    assert list(relabel(curves, ["A", "B"])) == ["A", "B"]
+    assert relabel(curves, []) is curves
+    with pytest.raises(ValueError, match="1 --label for 2 --series"):
+        relabel(curves, ["A"])
+    assert parse_span(DEFAULT_SPAN) == (5, 20, "training sizes (ptrnet 5-20, Kool 20)")
+    assert parse_span("10-100:trained") == (10, 100, "trained") and parse_span("none") is None
+    for bad in ("5-20", "20-5:x", "a-b:x", "5:x"):
+        with pytest.raises(ValueError, match="LO-HI:TEXT"):
+            parse_span(bad)
+    good, bad = tmp_path / "rows.jsonl", tmp_path / "bad.jsonl"
+    good.write_text('{"n": 20}\n\n{"n": 50}\n')
+    bad.write_text('{"n": 20}\n{"n": \n')
+    assert read_rows([str(good)]) == [{"n": 20}, {"n": 50}]
+    with pytest.raises(ValueError, match=f"{bad}:2: not a JSON line"):
+        read_rows([str(good), str(bad)])

@@ -279,8 +279,8 @@ def test_the_bundled_tsp_folder_windows_only_beyond_200_cities():
 
     folder = bundled_model_dir("tsp")
     assert [(str(s), p, w) for s, p, w in read_size_routes(folder)] == [
-        ("11-42", f"{folder}/heavy10-30", 0),
-        ("43-200", f"{folder}/heavy20-100", 0),
+        ("11-52", f"{folder}/heavy10-30", 0),
+        ("53-200", f"{folder}/heavy20-100", 0),
         ("201-1000", f"{folder}/heavy20-100", 50),
     ]
     loaded = load_model(None, "tsp")

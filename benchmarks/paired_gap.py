@@ -1,0 +1,94 @@
+"""Two TSP models' greedy gaps on the same instances, and their paired difference.
+
+For each test file (reference tours in the paper's format): each model's greedy tour of every
+instance (task masks, no window), its gap above the reference, the mean gap of each model, and
+the mean per-instance difference A - B with its standard error. Pairing removes the spread
+between instances, so a difference of a tenth of a point is visible on 1,000 instances where
+two separate means would hide it: the measurement behind the bundled TSP folder's size routes
+(ptrnet/bundled/tsp/heavy10-30/COMMAND.md). One line per file on stdout.
+
+    python benchmarks/paired_gap.py ptrnet/bundled/tsp/heavy10-30/best.safetensors \\
+        ptrnet/bundled/tsp/heavy20-100/best.safetensors val42_50.txt val42_55.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ptrnet.batching import collate
+from ptrnet.decoding.decode import decode
+from ptrnet.decoding.options import DecodeOptions
+from ptrnet.inference import load_model
+from ptrnet.io.errors import InputError, UsageError
+from ptrnet.io.paper_format import read_examples
+from ptrnet.solvers.tsp import tour_length
+from ptrnet.tasks import get_task
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Mean gaps of models A and B on one file, and A - B per instance."""
+
+    count: int
+    gap_a: float
+    gap_b: float
+    diff: float
+    stderr: float  # of diff; nan for one instance
+
+    def line(self, name: str) -> str:
+        return (
+            f"{name}: {self.count} instances, A {self.gap_a:.2%}, B {self.gap_b:.2%}, "
+            f"A - B {self.diff:+.2%} +- {self.stderr:.2%} (standard error)"
+        )
+
+
+def greedy_gaps(model: torch.nn.Module, examples: list, chunk: int = 100) -> np.ndarray:
+    """(count,) gap of the model's greedy tour above each example's reference tour."""
+    task = get_task("tsp")
+    gaps = []
+    for start in range(0, len(examples), chunk):
+        part = examples[start : start + chunk]
+        with torch.no_grad():
+            batch = collate([e.points for e in part])
+            tours = decode(model, task, batch, DecodeOptions()).sequences
+        for example, tour in zip(part, tours, strict=True):
+            reference = tour_length(example.points, example.seq)
+            gaps.append(tour_length(example.points, tour) / reference - 1)
+    return np.array(gaps)
+
+
+def paired(gaps_a: np.ndarray, gaps_b: np.ndarray) -> Paired:
+    """Summary of two gap arrays over the same instances."""
+    diff = gaps_a - gaps_b
+    stderr = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+    return Paired(len(diff), gaps_a.mean(), gaps_b.mean(), diff.mean(), stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model_a", help="checkpoint or run directory of model A")
+    parser.add_argument("model_b", help="checkpoint or run directory of model B")
+    parser.add_argument("tests", nargs="+", help="TSP files with reference tours")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    task = get_task("tsp")
+    try:
+        model_a, model_b = (load_model(p, "tsp").model.eval() for p in (args.model_a, args.model_b))
+        for path in args.tests:
+            examples = read_examples(path, task)
+            result = paired(greedy_gaps(model_a, examples), greedy_gaps(model_b, examples))
+            print(result.line(path), flush=True)
+    except (InputError, UsageError, OSError) as err:
+        print(f"paired_gap: error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""benchmarks/paired_gap.py: two models' greedy gaps on the same instances, paired."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptrnet
+from benchmarks.paired_gap import main, paired
+from ptrnet.inference import bundled_model_dir
+from ptrnet.io.paper_format import write_examples
+from ptrnet.solvers.tsp import tour_length
+from ptrnet.tasks import get_task
+
+HEAVY = Path(bundled_model_dir("tsp"), "heavy10-30", "best.safetensors")
+OTHER = Path(bundled_model_dir("tsp"), "heavy20-100", "best.safetensors")
+
+
+def test_paired_takes_the_mean_and_standard_error_of_the_differences():
+    result = paired(np.array([0.01, 0.02, 0.03]), np.array([0.00, 0.02, 0.01]))
+    assert (result.count, result.gap_a, result.gap_b) == (3, pytest.approx(0.02), 0.01)
+    differences = np.array([0.01, 0.0, 0.02])
+    assert result.diff == pytest.approx(differences.mean())
+    assert result.stderr == pytest.approx(differences.std(ddof=1) / np.sqrt(3))
+    assert np.isnan(paired(np.array([0.1]), np.array([0.0])).stderr)
+
+
+@pytest.fixture
+def exact_file(tmp_path):
+    rng = np.random.default_rng(5)
+    points = [rng.random((12, 2)) for _ in range(6)]
+    path = tmp_path / "tsp12.txt"
+    tours = [get_task("tsp").solve(p, "exact") for p in points]
+    write_examples(path, zip(points, tours, strict=True))
+    return path, points, tours
+
+
+def test_one_model_against_itself_differs_by_nothing(exact_file, capsys):
+    path, _, _ = exact_file
+    assert main([str(HEAVY), str(HEAVY), str(path)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"{path}: 6 instances, A ") and "A - B +0.00% +- 0.00%" in line
+
+
+def test_the_gaps_are_each_models_greedy_tours_against_the_exact_ones(exact_file, capsys):
+    path, points, tours = exact_file
+    assert main([str(HEAVY), str(OTHER), str(path)]) == 0
+    out = capsys.readouterr().out
+    printed = [float(out.split(f" {m} ")[1].split("%")[0]) for m in ("A", "B")]
+    for model, shown in zip((HEAVY, OTHER), printed, strict=True):
+        solver = ptrnet.load(str(model), task="tsp")
+        gaps = [
+            tour_length(p, solver.solve(p).sequence) / tour_length(p, t) - 1
+            for p, t in zip(points, tours, strict=True)
+        ]
+        assert min(gaps) >= -1e-9  # none beats the optimum
+        assert shown == pytest.approx(100 * np.mean(gaps), abs=0.006)  # printed to 0.01%
+
+
+def test_a_file_without_reference_tours_is_a_one_line_error(tmp_path, capsys):
+    path = tmp_path / "bare.txt"
+    path.write_text("0.1 0.2 0.3 0.4 0.5 0.9\n")
+    assert main([str(HEAVY), str(HEAVY), str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"paired_gap: error: {path}:1: ") and err.count("\n") == 1
