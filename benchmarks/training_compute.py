@@ -118,6 +118,7 @@ MODELS = (
             "tsp/heavy10-30/5-on-15-25",
             "tsp/heavy10-30/6-local-labels",
             "tsp/heavy10-30/7-anneal",
+            "tsp/heavy10-30/8-n20",
         ),
     ),
     Bundled(
