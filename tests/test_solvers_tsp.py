@@ -270,7 +270,7 @@ def test_local_is_exact_up_to_15_and_near_exact_beyond_20(monkeypatch):
     assert calls == []  # solved, not searched
     big = random_instances(40, 1, seed=15)[0]
     assert is_permutation(solve_tour(big, "local"), 40)
-    assert calls == [40]
+    assert calls and set(calls) == {40}  # searched; near_exact repeats a call starved of CPU
 
 
 # --- the public entry point ---------------------------------------------------------------
