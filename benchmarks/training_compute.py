@@ -74,6 +74,16 @@ class Bundled:
     start: str = ""
 
 
+# The heavy TSP models' lines: each fine-tune starts from the end of the line before it.
+HEAVY20_50 = ("tsp/heavy20-50/1-from-scratch", "tsp/heavy20-50/2-continued")
+HEAVY10_30 = (
+    *HEAVY20_50,
+    *(
+        f"tsp/heavy10-30/{run}"
+        for run in ("3-on-10-30", "4-lower-lr", "5-on-15-25", "6-local-labels", "7-anneal", "8-n20")
+    ),
+)
+
 MODELS = (
     Bundled("sort", ("sort/1-constrained", "sort/2-fp32", "sort/3-fp32-low-lr")),
     Bundled("convex_hull", ("convex_hull",)),
@@ -107,25 +117,13 @@ MODELS = (
             )
         ),
     ),
-    Bundled("tsp/heavy20-50", ("tsp/heavy20-50/1-from-scratch", "tsp/heavy20-50/2-continued")),
-    Bundled(
-        "tsp/heavy10-30",
-        (
-            "tsp/heavy20-50/1-from-scratch",
-            "tsp/heavy20-50/2-continued",
-            "tsp/heavy10-30/3-on-10-30",
-            "tsp/heavy10-30/4-lower-lr",
-            "tsp/heavy10-30/5-on-15-25",
-            "tsp/heavy10-30/6-local-labels",
-            "tsp/heavy10-30/7-anneal",
-            "tsp/heavy10-30/8-n20",
-        ),
-    ),
+    Bundled("tsp/heavy20-50", HEAVY20_50),
+    Bundled("tsp/heavy10-30", HEAVY10_30),
+    Bundled("tsp/heavy40-52", (*HEAVY10_30, "tsp/heavy40-52/1-on-40-52")),
     Bundled(
         "tsp/heavy20-100",
         (
-            "tsp/heavy20-50/1-from-scratch",
-            "tsp/heavy20-50/2-continued",
+            *HEAVY20_50,
             "tsp/heavy20-100/3-on-20-100",
             "tsp/heavy20-100/4-lower-lr",
         ),

@@ -179,6 +179,7 @@ def test_every_bundled_model_is_covered() -> None:
         "sort",
         "tsp",
         "tsp/heavy10-30",
+        "tsp/heavy40-52",
         "tsp/heavy20-50",
         "tsp/heavy20-100",
         "copy",

@@ -273,14 +273,15 @@ def test_the_solver_and_the_cli_follow_a_routes_window(windowed_folder, tmp_path
 
 
 def test_the_bundled_tsp_folder_windows_only_beyond_200_cities():
-    """The shipped manifest: the LSTM to n = 10, then two heavy models, the 20-100 one
+    """The shipped manifest: the LSTM to n = 10, then three heavy models, the 20-100 one
     through a window of 50 from n = 201 (docs/results.md, "Far larger instances")."""
     from ptrnet.inference import bundled_model_dir, load_model, read_size_routes
 
     folder = bundled_model_dir("tsp")
     assert [(str(s), p, w) for s, p, w in read_size_routes(folder)] == [
-        ("11-52", f"{folder}/heavy10-30", 0),
-        ("53-200", f"{folder}/heavy20-100", 0),
+        ("11-37", f"{folder}/heavy10-30", 0),
+        ("38-85", f"{folder}/heavy40-52", 0),
+        ("86-200", f"{folder}/heavy20-100", 0),
         ("201-1000", f"{folder}/heavy20-100", 50),
     ]
     loaded = load_model(None, "tsp")
