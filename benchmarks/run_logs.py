@@ -65,8 +65,12 @@ def sum_log(rows: list[dict[str, str]], batch_size: int, path: str) -> RunRecord
     return RunRecord(path, batch_size, steps, sittings, wall, train)
 
 
+def run_config(run: str) -> dict:
+    """The saved configuration (``{"model": ..., "train": ...}``) of ``docs/bundled-runs/<run>``."""
+    return json.loads((RUNS_DIR / run / "config.json").read_text(encoding="utf-8"))
+
+
 def read_run(run: str) -> RunRecord:
     """The :class:`RunRecord` of ``docs/bundled-runs/<run>`` (its config.json and log.csv)."""
-    folder = RUNS_DIR / run
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    return sum_log(read_log(folder / "log.csv"), int(config["train"]["batch_size"]), run)
+    batch_size = int(run_config(run)["train"]["batch_size"])
+    return sum_log(read_log(RUNS_DIR / run / "log.csv"), batch_size, run)

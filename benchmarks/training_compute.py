@@ -5,14 +5,18 @@ Usage: ``python benchmarks/training_compute.py [--gpu-tflops 100] [--per-size 2]
 
 Method:
 
-* **FLOPs per training example**: one forward and backward pass of the training loss
-  (:func:`ptrnet.training.losses.teacher_forced_loss`, masked by the task's rules where the run
-  was) on teacher-forced batches made by :func:`ptrnet.batching.collate` from generated,
-  labelled instances (:func:`ptrnet.generation.labelled_instance`, the training stream): a batch
-  of ``--per-size`` instances at every n of the model's training sizes, divided by its rows and
+* **FLOPs per training example**, counted for each run at its own configuration: one forward
+  and backward pass of the training loss (:func:`ptrnet.training.losses.teacher_forced_loss`,
+  masked by the task's rules where the run was, over the label steps it teacher-forced) on
+  teacher-forced batches made by :func:`ptrnet.batching.collate` from generated, labelled
+  instances (:func:`ptrnet.generation.labelled_instance`, the training stream): a batch of
+  ``--per-size`` instances at every n of the run's training sizes, divided by its rows and
   averaged over n (training draws n uniformly, so this is the expectation over sizes). The
-  checkpoint's own configuration builds the model (:func:`benchmarks.flop_count.flops_per_example`;
-  the module's docstring says what is counted, and how the LSTM is).
+  run's saved ``config.json`` builds the model and says the sizes
+  (:func:`benchmarks.flop_count.flops_per_example`; the module's docstring says what is
+  counted, and how the LSTM is). A model's row gives its runs' total FLOPs over their examples,
+  so a line whose runs drew other sizes (a fine-tune on larger instances) is counted at each
+  run's own.
 * **Padding is not counted**: each counted batch holds one n, so only labels of different
   lengths (hull, Delaunay) pad. Bucketed training batches span a few sizes and pad a little
   more, and the Delaunay n = 5 runs did not bucket: the figures are the model's work.
@@ -37,6 +41,7 @@ training, 1,000 steps of 64 sentences in 288 s, is in its COMMAND.md).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -47,16 +52,16 @@ import torch
 try:
     from benchmarks.bench_distributed import cpu_model
     from benchmarks.flop_count import flops_per_example
-    from benchmarks.run_logs import LogError, RunRecord, read_run
+    from benchmarks.run_logs import LogError, RunRecord, read_run, run_config
 except ModuleNotFoundError:  # run as a script: benchmarks/ itself is on sys.path
     from bench_distributed import cpu_model
     from flop_count import flops_per_example
-    from run_logs import LogError, RunRecord, read_run
+    from run_logs import LogError, RunRecord, read_run, run_config
 from ptrnet.inference import BUNDLED_DIR, load_model
 from ptrnet.io.errors import InputError
 from ptrnet.model import build_model
 from ptrnet.model.config import ModelConfig
-from ptrnet.runs.config import TrainConfig
+from ptrnet.runs.config import RunConfig, TrainConfig
 
 
 @dataclass(frozen=True)
@@ -65,13 +70,12 @@ class Bundled:
 
     Attributes:
         folder: under ptrnet/bundled/.
-        runs: folders under docs/bundled-runs/; empty where the logs were not kept.
-        start: the bundled model it was fine-tuned from ("" = trained from scratch).
+        runs: folders under docs/bundled-runs/ (a fine-tuned model lists the runs of the models
+            it started from too); empty where the logs were not kept.
     """
 
     folder: str
     runs: tuple[str, ...]
-    start: str = ""
 
 
 # The heavy TSP models' lines: each fine-tune starts from the end of the line before it.
@@ -131,10 +135,31 @@ MODELS = (
 )
 
 
+@functools.cache
+def run_flops(run: str, per_size: int, seed: int) -> float:
+    """FLOPs of one training example of ``docs/bundled-runs/<run>``, at its own configuration.
+
+    Raises:
+        LogError: the run's config.json cannot build its model, or its objective is not counted.
+    """
+    try:
+        config = RunConfig.from_dict(run_config(run))
+        torch.manual_seed(seed)
+        model = build_model(config.model)
+        return flops_per_example(model, config.train, per_size, seed)
+    except (TypeError, ValueError) as err:
+        raise LogError(f"docs/bundled-runs/{run}/config.json: {err}") from None
+
+
 def run_dict(record: RunRecord, per_example: float) -> dict:
-    """One run's record with its examples and achieved FLOP/s over its wall time."""
+    """One run's record with its FLOPs per example and achieved FLOP/s over its wall time."""
     rate = record.examples * per_example / record.wall_s / 1e9
-    return {**asdict(record), "examples": record.examples, "cpu_gflops_wall": rate}
+    return {
+        **asdict(record),
+        "examples": record.examples,
+        "flops_per_example": per_example,
+        "cpu_gflops_wall": rate,
+    }
 
 
 def architecture(m: ModelConfig) -> str:
@@ -147,39 +172,42 @@ def architecture(m: ModelConfig) -> str:
 
 
 def model_row(entry: Bundled, per_size: int, seed: int, gpu_tflops: float) -> dict:
-    """Everything the table says about one bundled model (None where no log was kept)."""
+    """Everything the table says about one bundled model (None where no log was kept).
+
+    Its FLOPs per example are its runs' total over their examples, each run counted at its own
+    configuration; a model without logs is counted at its checkpoint's configuration.
+    """
     loaded = load_model(os.path.join(BUNDLED_DIR, entry.folder, "best.safetensors"))
-    try:
-        per_example = flops_per_example(loaded.model, loaded.config.train, per_size, seed)
-    except ValueError as err:
-        raise LogError(f"{loaded.path}: {err}") from None
-    runs = [read_run(run) for run in entry.runs]
+    runs = [run_dict(read_run(run), run_flops(run, per_size, seed)) for run in entry.runs]
     row = {
         "model": entry.folder,
         "task": loaded.task,
         "architecture": architecture(loaded.config.model),
         "parameters": sum(p.numel() for p in loaded.model.parameters()),
         "train_sizes": str(loaded.config.train.size_range),
-        "flops_per_example": per_example,
-        "starts_from": entry.start,
-        "runs": [run_dict(r, per_example) for r in runs],
+        "runs": runs,
         **dict.fromkeys(("steps", "examples", "wall_h", "train_h", "total_flops")),
         **dict.fromkeys(("cpu_gflops_wall", "gpu_h")),
     }
-    if runs:
-        examples = sum(r.examples for r in runs)
-        wall = sum(r.wall_s for r in runs)
-        total = examples * per_example
-        row |= {
-            "steps": sum(r.steps for r in runs),
-            "examples": examples,
-            "wall_h": wall / 3600,
-            "train_h": sum(r.train_s for r in runs) / 3600,
-            "total_flops": total,
-            "cpu_gflops_wall": total / wall / 1e9,
-            "gpu_h": total / (gpu_tflops * 1e12) / 3600,
-        }
-    return row
+    if not runs:
+        try:
+            per_example = flops_per_example(loaded.model, loaded.config.train, per_size, seed)
+        except ValueError as err:
+            raise LogError(f"{loaded.path}: {err}") from None
+        return {**row, "flops_per_example": per_example}
+    examples = sum(r["examples"] for r in runs)
+    wall = sum(r["wall_s"] for r in runs)
+    total = sum(r["examples"] * r["flops_per_example"] for r in runs)
+    return row | {
+        "flops_per_example": total / examples,
+        "steps": sum(r["steps"] for r in runs),
+        "examples": examples,
+        "wall_h": wall / 3600,
+        "train_h": sum(r["train_s"] for r in runs) / 3600,
+        "total_flops": total,
+        "cpu_gflops_wall": total / wall / 1e9,
+        "gpu_h": total / (gpu_tflops * 1e12) / 3600,
+    }
 
 
 @dataclass(frozen=True)
@@ -273,12 +301,11 @@ def notes(rows: list[dict], gpu_tflops: float, cpu_gflops: float | None) -> str:
         "FLOPs count 2 per multiply-add of matrix products, forward and backward; padding, "
         "elementwise ops, the optimiser, validation and labelling are not counted.",
     ]
+    lines.append(
+        "A model's row counts every run of its line (those of the models it was fine-tuned "
+        "from too), each at its own training sizes; FLOPs/example = total FLOPs / examples."
+    )
     for row in rows:
-        if row["starts_from"]:
-            lines.append(
-                f"{row['model']} starts from the bundled {row['starts_from']} model; "
-                "its row counts its own runs only."
-            )
         if not row["runs"]:
             lines.append(f"{row['model']}: its training logs were not kept (its COMMAND.md).")
     lines.append("copy: not counted (a sentence task; module docstring).")

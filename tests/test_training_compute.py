@@ -10,7 +10,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from benchmarks.flop_count import count_flops, flops_per_example, training_flops
 from benchmarks.run_logs import RUNS_DIR, LogError, read_run, sum_log
-from benchmarks.training_compute import MODELS
+from benchmarks.training_compute import MODELS, Bundled, model_row, run_flops
 from ptrnet.batching import collate
 from ptrnet.model import build_model
 from ptrnet.model.config import ModelConfig
@@ -127,3 +127,14 @@ def test_every_listed_run_has_a_log_and_every_bundled_point_model_is_listed():
     bundled = RUNS_DIR.parent.parent / "ptrnet" / "bundled"
     folders = {str(p.parent.relative_to(bundled)) for p in bundled.rglob("best.safetensors")}
     assert folders - {m.folder for m in MODELS} == {"copy"}  # the sentence task, left out
+
+
+def test_a_line_is_priced_at_each_runs_own_sizes(one_thread):
+    runs = ("tsp/heavy10-30/8-n20", "tsp/heavy40-52/1-on-40-52")  # 20 cities, then 40-52
+    small, large = (run_flops(run, 1, 0) for run in runs)
+    assert large > 1.8 * small  # the heavy decoder's work grows with the cities left
+    row = model_row(Bundled("tsp/heavy40-52", runs), per_size=1, seed=0, gpu_tflops=100.0)
+    examples = [read_run(run).examples for run in runs]
+    assert row["total_flops"] == pytest.approx(examples[0] * small + examples[1] * large)
+    assert small < row["flops_per_example"] < large
+    assert [r["flops_per_example"] for r in row["runs"]] == [small, large]
