@@ -98,6 +98,19 @@ def size_batch(task_name: str, n: int, count: int, seed: int) -> Batch:
     return collate([p for p, _ in pairs], [s for _, s in pairs])
 
 
+def counted_fields(cfg: TrainConfig) -> tuple:
+    """The fields of ``cfg`` that :func:`flops_per_example` reads (with the model, its seed and
+    ``per_size``, they decide the count): two runs equal in them have the same count."""
+    return (
+        cfg.task,
+        cfg.size_range,
+        cfg.objective,
+        cfg.train_constraints,
+        cfg.label_steps,
+        cfg.shared_label_steps,
+    )
+
+
 def flops_per_example(model: nn.Module, cfg: TrainConfig, per_size: int, seed: int) -> float:
     """Mean FLOPs of one training example of ``model`` trained as ``cfg`` says (its task, sizes,
     loss mask and label steps): a batch of ``per_size`` instances at every n of ``cfg``'s

@@ -41,7 +41,6 @@ training, 1,000 steps of 64 sentences in 288 s, is in its COMMAND.md).
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import sys
@@ -51,11 +50,11 @@ import torch
 
 try:
     from benchmarks.bench_distributed import cpu_model
-    from benchmarks.flop_count import flops_per_example
+    from benchmarks.flop_count import counted_fields, flops_per_example
     from benchmarks.run_logs import LogError, RunRecord, read_run, run_config
 except ModuleNotFoundError:  # run as a script: benchmarks/ itself is on sys.path
     from bench_distributed import cpu_model
-    from flop_count import flops_per_example
+    from flop_count import counted_fields, flops_per_example
     from run_logs import LogError, RunRecord, read_run, run_config
 from ptrnet.inference import BUNDLED_DIR, load_model
 from ptrnet.io.errors import InputError
@@ -135,18 +134,25 @@ MODELS = (
 )
 
 
-@functools.cache
+# counts already made, by model configuration and counted fields: runs of one line share them
+_COUNTS: dict[tuple, float] = {}
+
+
 def run_flops(run: str, per_size: int, seed: int) -> float:
-    """FLOPs of one training example of ``docs/bundled-runs/<run>``, at its own configuration.
+    """FLOPs of one training example of ``docs/bundled-runs/<run>``, at its own configuration
+    (counted once for all runs with the same model and :func:`counted_fields`).
 
     Raises:
         LogError: the run's config.json cannot build its model, or its objective is not counted.
     """
     try:
         config = RunConfig.from_dict(run_config(run))
-        torch.manual_seed(seed)
-        model = build_model(config.model)
-        return flops_per_example(model, config.train, per_size, seed)
+        key = (config.model, counted_fields(config.train), per_size, seed)
+        if key not in _COUNTS:
+            torch.manual_seed(seed)
+            model = build_model(config.model)
+            _COUNTS[key] = flops_per_example(model, config.train, per_size, seed)
+        return _COUNTS[key]
     except (TypeError, ValueError) as err:
         raise LogError(f"docs/bundled-runs/{run}/config.json: {err}") from None
 
