@@ -3,9 +3,11 @@ count), the split of cores between torch threads and workers, precision and earl
 
 import os
 
+import numpy as np
 import pytest
 import torch
 
+from ptrnet.io.errors import InputError
 from ptrnet.model import ModelConfig
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import get_task
@@ -107,3 +109,37 @@ def test_decoding_commands_take_the_idle_cores_unless_told(monkeypatch):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def write_hull_file(path, rng, good: int, collinear: int) -> str:
+    """A paper-format hull file, unlabelled: ``good`` random instances of 6 points, then
+    ``collinear`` instances whose points lie on one line (no hull exists)."""
+    lines = []
+    for _ in range(good):
+        lines.append(" ".join(f"{v:.6f}" for v in rng.random(12)))
+    line = np.linspace(0.1, 0.9, 6)
+    for _ in range(collinear):
+        lines.append(" ".join(f"{v:.6f}" for v in np.c_[line, line].ravel()))
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_degenerate_file_instances_are_dropped_and_their_pool_still_has_every_step(
+    tmp_path, workers
+):
+    data_file = write_hull_file(tmp_path / "d.txt", np.random.default_rng(0), 4, 4)
+    cfg = small(sizes="6", data=data_file, batch_size=2, steps=8, bucket_pool=4)
+    data = TrainingData(get_task(cfg.task), cfg, [])
+    batches = list(data.batches(0, workers))
+    assert len(batches) == 8  # 2 real batches in each pool of 4 steps, taken in turn
+    for batch in batches:
+        assert batch.points.shape == (2, 6, 2) and batch.targets is not None
+        assert not np.allclose(batch.points[:, :, 0], batch.points[:, :, 1])  # none collinear
+
+
+def test_a_pool_of_degenerate_instances_only_is_an_error_naming_the_file(tmp_path):
+    data_file = write_hull_file(tmp_path / "d.txt", np.random.default_rng(0), 0, 8)
+    cfg = small(sizes="6", data=data_file, batch_size=2, steps=4, bucket_pool=4)
+    with pytest.raises(InputError, match=r"d\.txt: no instance .* has a solution"):
+        TrainingData(get_task(cfg.task), cfg, []).batch(0)

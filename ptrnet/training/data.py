@@ -9,7 +9,9 @@ order of an uninterrupted one and needs no data-loader state.
 * File data: epoch ``e`` visits the file in a permutation drawn from ``(seed, ORDER_STREAM, e)``.
 * Labels come from ``task.solve`` as each pool of batches is built (the canonical targets), or
   from the file with ``labels="file"``. Degenerate file instances (no reference solution) are
-  dropped from their batch; generated ones are redrawn as in :mod:`ptrnet.generation`. With
+  dropped from their pool; a pool left with fewer batches than its steps repeats its batches
+  in turn, and one with no instance left is an error naming the file (:func:`pick`).
+  Generated ones are redrawn as in :mod:`ptrnet.generation`. With
   ``objective="reinforce"`` or ``"dagger"`` nothing is solved and batches carry no targets.
 * Bucketing: batches are built a pool of ``bucket_pool`` batches at a time. With ``bucket`` the
   pool is sorted by n before it is cut into batches (less padding) and the batches are visited in
@@ -103,7 +105,7 @@ class TrainingData:
         if self._pool_key != (epoch, pool):
             self._pool = self._build_pool(epoch, pool)
             self._pool_key = (epoch, pool)
-        return self._pool[j]
+        return pick(self._pool, j, self.cfg.data)
 
     def batches(self, start: int, workers: int = 0) -> Iterator[Batch]:
         """The batches of steps ``start .. total_steps() - 1`` in order, each ``batch(step)``.
@@ -132,7 +134,7 @@ class TrainingData:
             epoch, index, j = self._locate(step)
             if key != (epoch, index):
                 key, pool = (epoch, index), next(pools)
-            yield pool[j]
+            yield pick(pool, j, self.cfg.data)
 
     def _locate(self, step: int) -> tuple[int, int, int]:
         """Step -> (epoch, pool within the epoch, batch within the pool)."""
@@ -213,6 +215,23 @@ class _Pools(Dataset):
 
     def __getitem__(self, key: tuple[int, int]) -> list[Batch]:
         return self.data._build_pool(*key)
+
+
+def pick(pool: list[Batch], j: int, path: str | None) -> Batch:
+    """Batch ``j`` of a pool; batch ``j % len(pool)`` where dropping degenerate instances left
+    the pool fewer batches than steps (module docstring).
+
+    Raises:
+        InputError: nothing left in the pool: every instance of it is degenerate.
+    """
+    if not pool:
+        raise InputError(
+            path or "training data",
+            None,
+            "no instance of a pool of training batches has a solution (all degenerate, e.g. "
+            "collinear points); remove such instances",
+        )
+    return pool[j % len(pool)]
 
 
 def _collate(instances: list[Instance]) -> Batch:
