@@ -14,7 +14,7 @@ from ptrnet.decoding.options import DecodeOptions
 from ptrnet.decoding.view_scores import image_tokens
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.solvers.tsp import tour_length
-from ptrnet.tasks import SizeRange, get_task
+from ptrnet.tasks import SizeRange, from_tokens, get_task
 from ptrnet.tasks.symmetry import ROTATIONS, square_symmetry_tensor
 
 torch.set_num_threads(1)
@@ -88,7 +88,12 @@ def test_every_start_begins_its_tour_at_its_city_and_likely_keeps_the_best_score
     best = max(float(run.log_prob[0]) for run in runs)
     chosen = decode(model, TSP, batch, DecodeOptions("multistart"))
     assert chosen.log_prob[0].item() == pytest.approx(best, abs=1e-5)
-    assert chosen.sequences[0][0] == int(np.argmax([float(r.log_prob[0]) for r in runs]))
+    start = int(np.argmax([float(r.log_prob[0]) for r in runs]))
+    assert chosen.tokens[0, 0].item() - 1 == start  # the run's own tokens, from its start
+    tour = from_tokens(chosen.tokens[0].numpy())  # the sequence: that tour from city 0
+    np.testing.assert_array_equal(chosen.sequences[0], TSP.at_label_start(tour))
+    assert chosen.sequences[0][0] == 0 and sorted(chosen.sequences[0][:-1]) == list(range(5))
+    assert tour.tolist() != chosen.sequences[0].tolist() or start == 0
 
 
 def test_best_of_one_sample_is_one_sample():

@@ -38,7 +38,10 @@ class DecodeResult:
             lack the end token if it hit the step limit without emitting it).
         log_prob: (B,) float32 log-likelihood of ``tokens`` under the masked step distributions
             (temperature 1, whatever temperature sampled them).
-        sequences: B 0-based int64 arrays (:func:`ptrnet.tasks.base.from_tokens`).
+        sequences: B 0-based int64 arrays (:func:`ptrnet.tasks.base.from_tokens`); with
+            multistart, a closed hull or tour is written from the start the labels use
+            (:meth:`ptrnet.tasks.base.Task.at_label_start`), while ``tokens``, ``log_prob`` and
+            ``probs`` stay those of the run that found it, from its own start.
         probs: (B, T, n+1) float32 masked distribution at every step (rows sum to 1, zero on
             disallowed tokens), or None unless requested.
     """
@@ -105,6 +108,8 @@ def decode(
         found = pick_rows(trace, batch, options.width, rerank)
     tokens, log_prob, probs = found
     sequences = [from_tokens(t) for t in tokens.cpu().numpy()]
+    if options.strategy == "multistart":  # a tour from city s, written from city 0
+        sequences = [task.at_label_start(seq) for seq in sequences]
     return DecodeResult(tokens=tokens, log_prob=log_prob, sequences=sequences, probs=probs)
 
 

@@ -238,6 +238,13 @@ class Task(TaskCard, ABC):
         has a single solution. Used to relabel a transformed instance (training augmentation).
         """
 
+    def at_label_start(self, seq: np.ndarray) -> np.ndarray:
+        """``seq`` written from the start the labels use, nothing else changed (a cycle's
+        direction kept): a closed hull or tour begun elsewhere (multi-start decoding) rotated
+        to begin at its lowest index. Other tasks' outputs, and outputs that are not closed
+        cycles, come back unchanged."""
+        return np.asarray(seq, dtype=np.int64)
+
     @abstractmethod
     def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
         """Whether ``seq`` is a well-formed output for ``points`` (right indices, structure)."""

@@ -52,6 +52,17 @@ def canonical_cycle(cycle: np.ndarray) -> np.ndarray:
     return np.roll(cycle, -int(np.argmin(cycle)))
 
 
+def restart_closed_cycle(seq: np.ndarray) -> np.ndarray:
+    """A closed cycle ``[a, ..., a]`` of distinct indices rotated to start (and end) at its
+    lowest index, direction kept; anything else unchanged."""
+    seq = np.asarray(seq, dtype=np.int64)
+    cycle = seq[:-1]
+    if len(seq) < 3 or seq[0] != seq[-1] or len(np.unique(cycle)) != len(cycle):
+        return seq
+    cycle = canonical_cycle(cycle)
+    return np.append(cycle, cycle[0])
+
+
 def open_cycle(seq: np.ndarray) -> np.ndarray:
     """Drop the closing index of a closed sequence (``[a, b, c, a]`` -> ``[a, b, c]``)."""
     seq = np.asarray(seq, dtype=np.int64)
@@ -117,6 +128,9 @@ class ConvexHullTask(Task):
             cycle = cycle[::-1]
         cycle = canonical_cycle(cycle)
         return np.append(cycle, cycle[0])
+
+    def at_label_start(self, seq: np.ndarray) -> np.ndarray:
+        return restart_closed_cycle(seq)
 
     def label_shape_problem(self, n: int, seq: np.ndarray) -> str | None:
         if len(seq) < 4 or seq[0] != seq[-1]:
