@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptrnet.inference import BUNDLED, LoadedModel, load_model, model_directory, size_groups
+from ptrnet.io.limits import MAX_COORDINATE
 from ptrnet.model.pointer import PointerNetwork as _PointerNetwork
 from ptrnet.results import Result, output_cost
-from ptrnet.tasks import TASKS, Task, get_point_task, get_task
+from ptrnet.tasks import POINT_TASKS, TASKS, Task, get_point_task, get_task
 
 if TYPE_CHECKING:
     import torch
@@ -58,6 +59,14 @@ def load(
         if task is None:
             raise UsageError("load('bundled') needs task=, e.g. load('bundled', task='tsp')")
         name = None
+    elif not os.path.exists(name) and os.sep not in name:  # a mistyped task name, perhaps
+        from ptrnet.io.errors import InputError
+
+        raise InputError(
+            name,
+            None,
+            f"no such model directory or checkpoint file, nor a task ({', '.join(POINT_TASKS)})",
+        )
     return Solver(load_model(name, task).to(resolve_device(device)))
 
 
@@ -124,15 +133,26 @@ class Solver:
                 ``decode``, ``beam_width``, ``views``, ``pick``, ``window``, ``constraints``,
                 ``seed``, ``batch_size`` (:func:`decode_options`).
 
+        An instance with a coordinate outside [0, 1] is decoded on its image in the unit square
+        the models were trained on (aspect ratio kept, :mod:`ptrnet.io.unit_square`), as the
+        command line and the web page decode it; its result's ``cost`` is in the input's units.
+
         Returns:
             One :class:`Result` for one instance, else a list in the input's order.
 
         Raises:
-            ValueError: a bad decoding option, or input that is not instances of the task.
+            ValueError: a bad decoding option (a window the model cannot use included), input
+                that is not instances of the task, a coordinate beyond +-1e100, or an instance
+                over the 1,000 points a model decodes.
             TypeError: an option that is not one of the above.
         """
+        from ptrnet.io.errors import UsageError
+
         instances, single = as_instances(self.task, points)
-        results = self._results(instances, decode_options(self.task, **options), return_probs)
+        try:
+            results = self._results(instances, decode_options(self.task, **options), return_probs)
+        except UsageError as err:  # the command line's name for a refused option or size
+            raise ValueError(str(err)) from None
         return results[0] if single else results
 
     def _results(
@@ -140,11 +160,14 @@ class Solver:
     ) -> list[Result]:
         from ptrnet.decoding.window import through_window
         from ptrnet.inference import predict
+        from ptrnet.io.unit_square import fit_unit_square
 
-        seqs = predict(self.loaded, self.task, instances, options)
+        maps = [fit_unit_square(points) for points in instances]
+        units = [p if m is None else m.to_unit(p) for p, m in zip(instances, maps, strict=True)]
+        seqs = predict(self.loaded, self.task, units, options)
         scored: list = [None] * len(instances)
-        for served, rows in size_groups(self.loaded, instances):
-            part = [instances[i] for i in rows], [seqs[i] for i in rows]
+        for served, rows in size_groups(self.loaded, units):
+            part = [units[i] for i in rows], [seqs[i] for i in rows]
             largest = max(len(p) for p in part[0])
             window = options.with_window(served.window).window  # scored as decoded
             model = through_window(served.model, window, largest)
@@ -209,8 +232,11 @@ def as_instances(task: Task, points: Any) -> tuple[list[np.ndarray], bool]:
     One instance: an (n, dim) array-like (or (n,) for a 1-D task such as sort). Several: a
     (B, n, dim) array-like or tensor, or a list of instances of any sizes.
 
+    An empty list or (0,) array is no instance at all: an empty list comes back.
+
     Raises:
-        ValueError: an empty instance, values that are not finite numbers, or the wrong shape.
+        ValueError: an empty instance ((0, dim)), values that are not finite numbers or beyond
+            +-1e100, or the wrong shape.
     """
     if hasattr(points, "detach"):  # a torch tensor, on any device
         points = points.detach().cpu().numpy()
@@ -244,6 +270,11 @@ def _instance(task: Task, points: Any) -> np.ndarray:
         )
     if not np.isfinite(array).all():
         raise ValueError(f"a {task.name} instance has a value that is not a finite number")
+    if np.abs(array).max() > MAX_COORDINATE:
+        raise ValueError(
+            f"a {task.name} instance has a value beyond +-{MAX_COORDINATE:g} (lengths and areas "
+            "in its units would not stay finite)"
+        )
     return array
 
 

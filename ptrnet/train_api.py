@@ -12,7 +12,7 @@ import os
 import tempfile
 from typing import Any
 
-from ptrnet.tasks import SizeRange, get_task
+from ptrnet.tasks import SizeRange, get_point_task
 
 DEFAULT_STEPS = 10_000
 DEFAULT_HIDDEN = 256
@@ -51,14 +51,22 @@ def train(
     Raises:
         ValueError: an impossible option, or neither ``data`` nor ``sizes``.
         InputError: an unreadable or malformed data file.
-        RunDirError: ``out`` already holds a run.
+        RunDirError: ``out`` already holds a run (checked before anything is written there;
+            ``ptrnet train --resume --out OUT`` continues it).
     """
     from ptrnet.model import ModelConfig
+    from ptrnet.runs import LAST
     from ptrnet.runs.config import RunConfig, TrainConfig
+    from ptrnet.training.loop import RunDirError
     from ptrnet.training.loop import train as run_training
 
-    spec = get_task(task)
+    spec = get_point_task(task, "ptrnet.train (the copy task: ptrnet train copy)")
     out = os.fspath(out) if out is not None else tempfile.mkdtemp(prefix="ptrnet-run-")
+    if os.path.exists(os.path.join(out, LAST)):  # before its data files are written over
+        raise RunDirError(
+            f"{out} already holds a run; give another out (ptrnet train --resume --out {out} "
+            "continues it)"
+        )
     os.makedirs(out, exist_ok=True)
     files = {
         key: data_file(spec, value, os.path.join(out, DATA_FILES[key]))

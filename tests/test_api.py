@@ -17,6 +17,7 @@ from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import predict
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.paper_format import read_examples
+from ptrnet.io.unit_square import UnitMap
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import get_task
 from ptrnet.tasks.convex_hull import simple_polygon_area
@@ -110,6 +111,7 @@ def test_decoding_options_take_the_cli_names(tsp):
         (np.zeros((5, 3)), r"\(n, 2\) array"),
         (np.zeros((0, 2)), r"\(n, 2\) array"),
         (np.full((5, 2), np.nan), "not a finite number"),
+        (np.full((5, 2), 1e101), r"beyond \+-1e\+100"),
         ("points", "expected tsp instances"),
         ([np.zeros((5, 2)), np.zeros((4, 3))], r"\(n, 2\) array"),
     ],
@@ -148,6 +150,40 @@ def test_load_names_and_errors(tmp_path):
         ptrnet.load(tmp_path / "missing")
     with pytest.raises(ValueError, match="unknown device"):
         ptrnet.load("tsp", device="tpu")
+    with pytest.raises(InputError, match=r"tps: .*nor a task \(sort, convex_hull"):
+        ptrnet.load("tps")
+
+
+def test_instances_outside_the_unit_square_decode_as_their_image_in_it(tsp):
+    raw = RNG.random((20, 2))
+    points = UnitMap.fit(raw).to_unit(raw)  # its longer side spans [0, 1]: its own image
+    inside = tsp.solve(points)
+    for scale, shift in ((1000.0, 0.0), (1.0, 5.0), (1e-3, -7.0)):
+        outside = tsp.solve(points * scale + shift)
+        np.testing.assert_array_equal(outside.sequence, inside.sequence)
+        assert outside.cost == pytest.approx(inside.cost * scale)
+        assert outside.log_prob == pytest.approx(inside.log_prob, abs=1e-4)
+    hull = ptrnet.load("convex_hull")
+    np.testing.assert_array_equal(hull.solve(points * 1000).sequence, hull.solve(points).sequence)
+    assert ptrnet.load("sort").solve([300.0, 100.0, 200.0]).sequence.tolist() == [1, 2, 0]
+
+
+def test_refused_sizes_and_windows_are_value_errors(tsp):
+    with pytest.raises(ValueError, match="lstm decoder"):
+        tsp.solve(RNG.random((8, 2)), window=5)
+    with pytest.raises(ValueError, match="models decode n <= 1000"):
+        tsp.solve(RNG.random((1001, 2)))
+
+
+def test_multistart_tours_and_hulls_come_back_in_the_label_form(tsp):
+    points = RNG.random((12, 2))
+    for pick in ("likely", "shortest"):
+        result = tsp.solve(points, decode="multistart", pick=pick)
+        assert result.sequence[0] == result.sequence[-1] == 0 and result.valid
+        assert np.isfinite(result.log_prob)
+        assert result.cost == pytest.approx(tour_length(points, result.sequence))
+    hull = ptrnet.load("convex_hull").solve(points, decode="multistart")
+    assert hull.sequence[0] == hull.sequence[:-1].min() == hull.sequence[-1]
 
 
 def test_from_pretrained_returns_the_network():
@@ -168,6 +204,20 @@ def test_train_from_arrays_validates_on_the_given_instances(tmp_path):
     np.testing.assert_array_equal(saved[2].points[:, 0], val[2])
     assert json.loads((tmp_path / "run" / "best.json").read_text())["metrics"]["count"] == 3
     assert ptrnet.load(run).solve(val[0]).sequence.shape == (5,)
+
+
+def test_train_refuses_an_used_run_directory_before_writing_into_it(tmp_path):
+    data = [RNG.random(5) for _ in range(8)]
+    ptrnet.train("sort", data, out=tmp_path, hidden=8, steps=1, batch_size=4, val_count=4)
+    before = (tmp_path / "train-data.txt").read_text()
+    with pytest.raises(ValueError, match="already holds a run; give another out"):
+        ptrnet.train("sort", [RNG.random(6) for _ in range(8)], out=tmp_path, hidden=8)
+    assert (tmp_path / "train-data.txt").read_text() == before
+
+
+def test_train_names_what_it_cannot_train():
+    with pytest.raises(ValueError, match="needs a task whose inputs are points"):
+        ptrnet.train("copy", sizes="5-10", steps=1)
 
 
 def test_train_needs_data_or_sizes(tmp_path):
