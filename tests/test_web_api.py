@@ -132,6 +132,10 @@ def test_malformed_oversized_and_degenerate_bodies(client):
     line = {"task": "convex_hull", "points": [[0.1, 0.1], [0.2, 0.2], [0.3, 0.3]]}
     response = client.post("/api/predict", json=line)
     assert response.status_code == 422 and "collinear" in response.json()["detail"]
+    for points in ([[0, 0], [0, 0]], [[5, 5], [5, 5], [5, 5]], [[0, 0], [1e-200, 0]]):
+        same = client.post("/api/predict", json={"task": "tsp", "points": points})
+        assert same.status_code == 200  # every tour has length 0: no gap to divide by
+        assert same.json()["metrics"]["mean_gap"] == 0.0
 
 
 def test_factory_refuses_a_model_under_another_task():
@@ -227,3 +231,11 @@ def test_serve_refuses_bad_model_options_before_serving(spec, message, capsys):
     assert main(["serve", "--model", spec]) in (1, 2)
     err = capsys.readouterr().err
     assert err.startswith("ptrnet: error: ") and message in err
+
+
+@pytest.mark.parametrize(("port", "message"), [("99999", "outside 0-65535"), ("x", "not a port")])
+def test_serve_refuses_a_port_that_does_not_exist(port, message, capsys):
+    from ptrnet.cli.main import main
+
+    assert main(["serve", "--port", port]) == 2
+    assert message in capsys.readouterr().err

@@ -103,6 +103,16 @@ def test_vocabulary_panel_at_the_trained_size_has_nothing_missing(client):
     assert data["missing"] == [] and data["seed"] == 4
 
 
+@pytest.mark.parametrize("n", [3, 4])
+def test_vocabulary_panel_below_the_trained_size_names_only_real_points(client, n):
+    for seed in range(8):
+        response = client.post("/api/lesson/vocabulary", json={"n": n, "seed": seed})
+        assert response.status_code == 200
+        data = response.json()["seq2seq"]
+        assert all(0 <= i < n for i in data["sequence"])
+        assert all(sum(step[n + 1 :]) == 0 for step in data["probs"])  # classes naming no point
+
+
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
@@ -148,6 +158,8 @@ def test_live_training_of_convex_hull_then_the_length_test():
         result = client.post("/api/train/test", json={"lengths": [12, 6], "count": 4}).json()
         assert result["task"] == "convex_hull" and result["lengths"] == [6, 12]
         assert result["decoding"]["task"]["invalid_rate"] == [0.0, 0.0]  # the mask's promise
+        short = client.post("/api/train/test", json={"lengths": [1, 2, 3], "count": 4})
+        assert short.status_code == 422 and "at least 3 points" in short.json()["detail"]
 
 
 @pytest.mark.parametrize(

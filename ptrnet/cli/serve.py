@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n", 1)[1],
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--port", type=port_number, default=8000, help="port (default 8000)")
     parser.add_argument(
         "--allow-host",
         action="append",
@@ -94,6 +94,17 @@ def load_models(specs: list[str], device: str = "cpu") -> dict:
         if task not in paths and (bundled := bundled_path(task)) is not None:
             paths[task] = bundled
     return {task: load_model_on(path, task, device) for task, path in paths.items()}
+
+
+def port_number(text: str) -> int:
+    """A TCP port, 0-65535 (0: one the system picks); argparse's type for ``--port``."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is outside 0-65535")
+    return port
 
 
 def run(args: argparse.Namespace) -> int:

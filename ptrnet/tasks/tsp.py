@@ -35,6 +35,14 @@ if TYPE_CHECKING:
     from ptrnet.tasks.constraints import DecodeState
 
 
+def relative_gap(length: float, reference: float) -> float:
+    """``length / reference - 1``; for a reference of length 0 (every city at one place, or
+    distances below float resolution), 0 when ``length`` is 0 too, else infinity."""
+    if reference > 0:
+        return length / reference - 1.0
+    return 0.0 if length == 0 else math.inf
+
+
 def canonical_tour(points: np.ndarray, tour: np.ndarray) -> np.ndarray:
     """Rotate a tour (any start, any direction, optional closing index) into the label form.
 
@@ -157,7 +165,7 @@ class TSPTask(Task):
         for x, ref, pred in zip(points, refs, preds, strict=True):
             if self.is_valid(x, pred):
                 lengths.append(tour_length(x, pred))
-                gaps.append(lengths[-1] / tour_length(x, ref) - 1.0)
+                gaps.append(relative_gap(lengths[-1], tour_length(x, ref)))
         count = len(refs)
         return {
             "valid_rate": len(lengths) / count,

@@ -144,6 +144,8 @@ def add_training_routes(app: FastAPI, trainer: LiveTrainer) -> None:
             return trainer.test(request)
         except (JobBusy, LookupError) as err:
             raise HTTPException(409, str(err.args[0])) from None
+        except ValueError as err:  # a length the trained task has no instance of
+            raise HTTPException(422, str(err)) from None
 
     @app.get("/api/train/events")
     def events(request: Request) -> StreamingResponse:

@@ -261,6 +261,7 @@ class LiveTrainer:
         Raises:
             JobBusy: a job is running (its weights are changing).
             LookupError: no job has produced a model yet.
+            ValueError: a length below the smallest instance of the trained task.
         """
         job = self.job
         if job is not None and job.running:
@@ -268,6 +269,11 @@ class LiveTrainer:
         if job is None or job.model is None:
             raise LookupError("no trained model yet: train one first")
         lengths = sorted(set(request.lengths))
+        if lengths[0] < job.task.min_n:
+            raise ValueError(
+                f"{job.task.name} instances have at least {job.task.min_n} points; "
+                f"got length {lengths[0]}"
+            )
         results = {mode: {"accuracy": [], "invalid_rate": []} for mode in ("task", "none")}
         for n in lengths:
             points = job.task.generate(SizeRange(n, n), request.count, request.seed, Stream.TEST)

@@ -44,11 +44,13 @@ def fixed_vocabulary_greedy(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Greedy, unmasked decoding of one instance of any size n by a fixed-vocabulary baseline.
 
-    The memory is the one the baseline's ``encode`` builds, with every class valid.
+    The memory is the one the baseline's ``encode`` builds, with every class that names an
+    input valid.
 
     Args:
         model: a baseline with vocabulary ``V = max_n + 1`` (class 0 = end, j = input j).
-        points: (n, dim) coordinates; n may exceed ``max_n``.
+        points: (n, dim) coordinates; n may exceed ``max_n``, and below it the classes past n,
+            which name no input, are masked (probability 0).
 
     Returns:
         tokens (T,) chosen classes, the last the end class unless n + 1 steps ran out, and
@@ -64,7 +66,7 @@ def fixed_vocabulary_greedy(
         enc=enc,
         enc_proj=model.project(enc),
         att_valid=torch.ones(1, len(points), dtype=torch.bool),
-        out_valid=torch.ones(1, vocab, dtype=torch.bool),  # every class exists for every n
+        out_valid=(torch.arange(vocab) <= len(points))[None],  # (1, V): classes naming inputs
         inputs=model.input_table(x),  # (1, n+1, dim): the decoder input of each previous token
         state=state,
     )
