@@ -78,8 +78,11 @@ def same_cycle(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def signed_area(points: np.ndarray, cycle: np.ndarray) -> float:
-    """Shoelace area of the polygon through ``points[cycle]``: > 0 when counter-clockwise."""
-    x, y = points[cycle, 0], points[cycle, 1]
+    """Shoelace area of the polygon through ``points[cycle]``: > 0 when counter-clockwise.
+    Computed on the vertices relative to the first, exactly the same polygon: far from the
+    origin, a small polygon's area would otherwise vanish in the rounding of the products."""
+    local = points[cycle] - points[cycle[:1]]  # (k, 2)
+    x, y = local[:, 0], local[:, 1]
     return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
 
 
@@ -94,12 +97,10 @@ def simple_polygon_area(points: np.ndarray, seq: np.ndarray) -> float | None:
     cycle = open_cycle(seq)
     if len(cycle) < 3 or not check_indices(cycle, len(points)) or len(set(cycle)) < len(cycle):
         return None
-    ring = LinearRing(points[cycle])
-    if not ring.is_simple:
+    if not LinearRing(points[cycle]).is_simple:
         return None
-    x, y = points[cycle, 0], points[cycle, 1]
-    area = 0.5 * abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
-    return float(area) if area > 0 else None
+    area = abs(signed_area(points, cycle))
+    return area if area > 0 else None
 
 
 class ConvexHullTask(Task):
