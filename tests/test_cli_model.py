@@ -194,12 +194,13 @@ def test_errors_are_one_line(runs, data, tmp_path, capsys):
         (["eval", "sort", str(data["sort"]), "--model", str(bad)], "not a ptrnet checkpoint"),
         (
             ["eval", "tsp", str(data["tsp"]), "--model", str(runs / "tsp"), "--pick", "shortest"],
-            "--pick shortest: pick 'shortest' needs several candidates (beam, multistart or "
-            "samples > 1) on the tsp task",
+            "--pick shortest: pick 'shortest' needs several candidates to choose from (beam, "
+            "multistart or samples > 1)",
         ),
         (
             ["eval", "sort", str(data["sort"]), "--decode", "beam", "--pick", "shortest"],
-            "--pick shortest: pick 'shortest' needs several candidates",
+            "--pick shortest: pick 'shortest' ranks candidates by a cost, which sort has not "
+            "(only tsp)",
         ),
         (
             ["train", "sort", "-n", "5", "--lr", "-1", "--out", str(tmp_path / "r")],

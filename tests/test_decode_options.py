@@ -64,7 +64,7 @@ def test_invalid_values_are_refused_with_the_option_named(fields, option, messag
         ("sort", {"views": 2}, "label order depends"),
         ("delaunay", {"views": 4}, "label order depends"),
         ("sort", {"views": 8}, "a flip reverses a sorted order"),
-        ("convex_hull", {"strategy": "beam", "pick": "shortest"}, "on the tsp task"),
+        ("convex_hull", {"strategy": "beam", "pick": "shortest"}, "convex_hull has not"),
     ],
 )
 def test_combinations_a_task_cannot_use_are_refused_by_for_task(task_name, fields, message):

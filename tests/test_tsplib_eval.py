@@ -67,3 +67,17 @@ def test_errors_are_one_line(model, tmp_path, capsys):
     assert main(["predict", "sort", FILES[0], "-o", str(tmp_path / "x"), "--model", model]) != 0
     err = capsys.readouterr().err
     assert err.startswith("ptrnet: error: ") and "not sort" in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--two-opt"], "--two-opt applies to TSPLIB .tsp files"),
+        (["--optimal", "optima.txt", "--two-opt"], "--optimal and --two-opt apply to TSPLIB"),
+    ],
+)
+def test_tsplib_options_on_a_paper_file_are_refused(model, tmp_path, capsys, flags, message):
+    paper = tmp_path / "tsp5.txt"
+    paper.write_text("0.1 0.1 0.9 0.1 0.9 0.9 0.1 0.9 0.5 0.5 output 1 2 3 5 4 1\n")
+    assert main(["eval", "tsp", str(paper), "--model", model, *flags]) == 2
+    assert message in capsys.readouterr().err

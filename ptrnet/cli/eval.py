@@ -130,6 +130,13 @@ def run(args: argparse.Namespace, task: Task) -> int:
         return run_tsplib(args, loaded, start)
     if len(args.data) != 1:
         raise UsageError("give one paper-format DATA file (several files only for TSPLIB)")
+    tsplib_only = [flag for flag, given in TSPLIB_FLAGS.items() if getattr(args, given)]
+    if tsplib_only:
+        raise UsageError(
+            f"{' and '.join(tsplib_only)} {'apply' if len(tsplib_only) > 1 else 'applies'} to "
+            f"TSPLIB .tsp files; {args.data[0]} is a "
+            "paper-format file, whose reference tours are in the file"
+        )
     args.data = args.data[0]
     limit = DRY_RUN_COUNT if args.dry_run else None
     refs = list(islice(iter_examples(args.data, task, "reference"), limit))
@@ -142,6 +149,10 @@ def run(args: argparse.Namespace, task: Task) -> int:
     report_run(args, loaded, text, len(refs), time.perf_counter() - start)
     report(args, args.data, task, instances, degenerate=False)
     return 0
+
+
+# Options only a TSPLIB evaluation reads: flag -> attribute.
+TSPLIB_FLAGS = {"--optimal": "optimal", "--two-opt": "two_opt"}
 
 
 def default_optimal_path(first_file: str) -> str:

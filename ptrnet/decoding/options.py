@@ -118,7 +118,11 @@ class DecodeOptions:
         if not math.isfinite(self.temperature):
             raise DecodeOptionError("temperature", "temperature must be finite")
         if self.pick == "shortest" and not self.several:
-            raise _shortest_error()
+            raise DecodeOptionError(
+                "pick",
+                "pick 'shortest' needs several candidates to choose from (beam, multistart or "
+                "samples > 1)",
+            )
         if self.device is not None:
             try:
                 check_device_name(self.device)
@@ -148,7 +152,7 @@ class DecodeOptions:
         """
         check_views(task, self.views)
         if self.pick == "shortest" and not task.objective_cost:
-            raise _shortest_error()
+            raise _shortest_error(task)
         return replace(self, constraints=self.constraints or task.default_constraints)
 
     def with_window(self, default: int) -> DecodeOptions:
@@ -189,14 +193,13 @@ def check_views(task: Task, views: int) -> None:
         )
 
 
-def _shortest_error() -> DecodeOptionError:
+def _shortest_error(task: Task) -> DecodeOptionError:
     from ptrnet.tasks import POINT_TASKS
 
-    costed = " or ".join(name for name, task in POINT_TASKS.items() if task.objective_cost)
+    costed = " or ".join(name for name, other in POINT_TASKS.items() if other.objective_cost)
     return DecodeOptionError(
         "pick",
-        f"pick 'shortest' needs several candidates (beam, multistart or samples > 1) on the "
-        f"{costed} task",
+        f"pick 'shortest' ranks candidates by a cost, which {task.name} has not (only {costed})",
     )
 
 
