@@ -124,6 +124,12 @@ BAD_LINES = [
     ("tsp", "reference", "0.1 0.1 0.9 0.1 0.5 0.9 output 1 2 2 1", "not a valid tsp label"),
     ("delaunay", "reference", "0.1 0.1 0.9 0.1 0.5 0.9 output 1 2 3 1", "not a multiple of 3"),
     ("delaunay", "optional", "0.1 0.1 0.9 0.1 0.5 0.9 output 1 1 2", "not a valid delaunay"),
+    (
+        "delaunay",
+        "reference",
+        "0.1 0.2 0.9 0.1 0.5 0.9 0.5 0.5 output 1 2 4 1 2 4 2 3 4 1 3 4",
+        "lists a triangle twice",
+    ),
     ("sort", "reference", "0.3 0.1 0.2 output 2 3 3", "not a valid sort label"),
 ]
 

@@ -90,6 +90,9 @@ class DelaunayTask(Task):
     def label_shape_problem(self, n: int, seq: np.ndarray) -> str | None:
         if len(seq) % 3:
             return f"Delaunay output has {len(seq)} indices, not a multiple of 3"
+        triples = np.sort(np.asarray(seq).reshape(-1, 3), axis=1)
+        if len(np.unique(triples, axis=0)) < len(triples):
+            return "Delaunay output lists a triangle twice"
         return None
 
     def max_steps(self, n: int) -> int:
