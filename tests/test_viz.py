@@ -113,6 +113,12 @@ def test_curves_read_blanks_as_gaps_and_flags_as_numbers(tmp_path):
     assert len(curves_figure(log).axes) == 3
 
 
+def test_curves_name_the_line_and_column_of_a_bad_cell(tmp_path):
+    (tmp_path / "log.csv").write_text("step,loss\n1,0.5\n2,abc\n")
+    with pytest.raises(ValueError, match=r"log\.csv:3: column 'loss': 'abc' is not a number"):
+        read_log(tmp_path)
+
+
 def test_curves_reject_a_log_without_steps(tmp_path):
     (tmp_path / "log.csv").write_text("loss\n1.0\n")
     with pytest.raises(ValueError, match="step"):

@@ -45,16 +45,20 @@ def read_log(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     rows = csvlog.read_log(path)
     if not rows or STEP not in rows[0]:
         raise ValueError(f"{path}: need a header with a {STEP!r} column and at least one row")
-    return {name: np.array([_number(path, row[name]) for row in rows]) for name in rows[0]}
+    return {
+        name: np.array([_number(path, line, name, row[name]) for line, row in enumerate(rows, 2)])
+        for name in rows[0]
+    }
 
 
-def _number(path: Path, cell: str | None) -> float:
+def _number(path: Path, line: int, column: str, cell: str | None) -> float:
+    """A cell as a float (module rules); ``line``: its 1-based line, the header being line 1."""
     if cell is None or not cell.strip():
         return math.nan
     try:
         return float(FLAGS.get(cell.strip(), cell))
     except ValueError:
-        raise ValueError(f"{path}: {cell!r} is not a number") from None
+        raise ValueError(f"{path}:{line}: column {column!r}: {cell!r} is not a number") from None
 
 
 def panel_columns(log: dict[str, np.ndarray]) -> dict[str, list[str]]:
