@@ -282,6 +282,17 @@ def test_estimates_grow_with_the_scale():
         assert dry < 0.01 < cpu < paper
 
 
+def test_a_malformed_released_file_fails_before_any_training(capsys, tmp_path):
+    bad = tmp_path / "paper"
+    bad.mkdir()
+    (bad / HULL_FILE).write_text("0.1 0.2 0.3 output 1 2 1\n")
+    out = tmp_path / "out"
+    assert main(["reproduce", "table1", "--scale", "dry-run", "--out", str(out), "-q",
+                 "--threads", "1", "--paper-data", str(bad)]) == 1  # fmt: skip
+    assert f"{bad / HULL_FILE}:1:" in capsys.readouterr().err
+    assert not any(out.glob("*/last.safetensors"))  # nothing was trained
+
+
 def test_unwritable_out_is_a_one_line_error(capsys, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")

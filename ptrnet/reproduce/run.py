@@ -109,6 +109,9 @@ class Reproduction:
         from ptrnet.reproduce.tables import format_table
         from ptrnet.training.cpu import cpu_plan
 
+        for row in self.plan.rows:  # a malformed released file fails before hours of training
+            if row.paper_file is not None:
+                self.test_set(row)
         prepare = self.existing if self.partial else self.prepare
         computes = {m.name: prepare(m) for m in self.plan.models}
         torch.set_num_threads(cpu_plan(self.threads, 0)[0])
