@@ -55,14 +55,14 @@ def train(
             ``ptrnet train --resume --out OUT`` continues it).
     """
     from ptrnet.model import ModelConfig
-    from ptrnet.runs import LAST
+    from ptrnet.runs import holds_run
     from ptrnet.runs.config import RunConfig, TrainConfig
     from ptrnet.training.loop import RunDirError
     from ptrnet.training.loop import train as run_training
 
     spec = get_point_task(task, "ptrnet.train (the copy task: ptrnet train copy)")
     out = os.fspath(out) if out is not None else tempfile.mkdtemp(prefix="ptrnet-run-")
-    if os.path.exists(os.path.join(out, LAST)):  # before its data files are written over
+    if holds_run(out):  # before its data files are written over
         raise RunDirError(
             f"{out} already holds a run; give another out (ptrnet train --resume --out {out} "
             "continues it)"

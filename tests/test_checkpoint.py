@@ -251,6 +251,15 @@ def test_resume_refuses_a_different_run(tmp_path):
         train(changed, tmp_path, resume=True, progress=False)
 
 
+def test_a_new_run_refuses_a_folder_holding_another_tasks_run(tmp_path):
+    copy_run = tmp_path / "copy"  # a copy run writes best.safetensors, never last.safetensors
+    copy_run.mkdir()
+    (copy_run / "best.safetensors").write_bytes(b"weights of another task")
+    with pytest.raises(ValueError, match="already holds a run"):
+        train(run_config(steps=1, val_every=1), copy_run, progress=False)
+    assert (copy_run / "best.safetensors").read_bytes() == b"weights of another task"
+
+
 def rewrite_last(run_dir, edit):
     """Rewrite ``last.safetensors`` after ``edit(meta, tensors)``, with a fresh checksum."""
     path = os.path.join(run_dir, "last.safetensors")

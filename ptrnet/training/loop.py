@@ -40,7 +40,7 @@ from ptrnet.evaluation.score import json_safe
 from ptrnet.io.atomic import atomic_write
 from ptrnet.model import build_model
 from ptrnet.precision import autocast, grad_scaler
-from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV, kept_path
+from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV, holds_run, kept_path
 from ptrnet.runs.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 from ptrnet.runs.csvlog import CsvLog, columns_for
@@ -234,7 +234,7 @@ class Trainer:
         self.step, self.best = 0, {}
         self.session = run_session or Session(Ranks(), resolve_device(self.cfg.device))
         last = os.path.join(run_dir, LAST)
-        if not resume and os.path.exists(last):
+        if not resume and holds_run(run_dir):  # of this task, another or the copy task
             raise RunDirError(f"{run_dir} already holds a run; pass --resume or another --out")
         torch.manual_seed(self.cfg.seed)
         self.device = self.session.device
