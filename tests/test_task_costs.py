@@ -154,7 +154,7 @@ def test_tasks_with_a_cost_and_delaunay_without():
 def test_a_distance_from_the_answer_never_picks_among_candidates(name):
     """Only an objective measured without the answer (TSP's length) may rerank beams."""
     assert not get_task(name).objective_cost
-    with pytest.raises(DecodeOptionError, match="tsp task"):
+    with pytest.raises(DecodeOptionError, match=rf"which {name} has not \(only tsp\)"):
         DecodeOptions("beam", pick="shortest").for_task(get_task(name))
 
 
