@@ -8,6 +8,9 @@ format of :mod:`ptrnet.text.format` (``SOURCE<TAB>TARGET`` per line).
 * ``eval TASK FILE [--json] [--model RUN]``: exact_match, token_accuracy, oov_recall and the
   mean p_gen on copied and generated words (default model: the task's bundled one).
 * ``predict TASK SENTENCE_OR_FILE [-o FILE] [--explain]``: outputs for one's own sentences.
+  The argument is a file when that path exists (a regular file, ``/dev/stdin``, a pipe; a
+  directory is refused); when it does not, it is a sentence, unless it looks like a file name
+  (:func:`looks_like_path`), which is an error ``NAME: no such file``.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import note, output_name, positive_int, set_threads
-from ptrnet.io.errors import UsageError
+from ptrnet.io.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from ptrnet.tasks import SentenceTask
@@ -32,6 +36,10 @@ DRY_RUN_COUNT = 16
 TRAIN_OPTIONS = ("steps", "batch_size", "lr", "embed", "hidden", "seed", "val_every", "val_count")
 DECODE_OPTIONS = ("model", "decode", "beam_width", "p_gen", "batch_size", "threads", "device")
 STRATEGIES = ("greedy", "beam")
+#: A file name's extension: a dot, a letter, then up to 7 letters or digits (.txt, .tsv, .gz).
+EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+#: The starts of a path, whatever follows them.
+PATH_STARTS = ("/", "./", "../", "~/")
 #: The options of each command that sentence tasks take (argparse ``dest``).
 OPTIONS = {
     "generate": ("count", "seed", "stream", "output", "quiet"),
@@ -93,6 +101,7 @@ def train(args: argparse.Namespace, task: SentenceTask) -> int:
 
     from ptrnet.text.config import CopyTrainConfig
     from ptrnet.text.train import train_copy
+    from ptrnet.training.loop import RunDirError
 
     if args.out is None and not args.dry_run:
         raise UsageError("--out RUN_DIR is required")
@@ -104,7 +113,10 @@ def train(args: argparse.Namespace, task: SentenceTask) -> int:
     except ValueError as err:
         raise UsageError(str(err)) from None
     out = args.out or tempfile.mkdtemp(prefix="ptrnet-dry-run-")
-    best = train_copy(config, out, log=lambda line: note(args, line))
+    try:
+        best = train_copy(config, out, log=lambda line: note(args, line))
+    except RunDirError as err:  # checked before anything is written in out
+        raise UsageError(str(err)) from None
     metric = task.validation_metric
     note(args, f"best validation {metric} {best['metrics'][metric]:.4f} at step {best['step']}")
     return 0
@@ -149,8 +161,9 @@ def predict(args: argparse.Namespace, task: SentenceTask) -> int:
     from ptrnet.text.format import Pair, read_pairs, tokenize, write_pairs
 
     loaded = _load(args, task)
-    if os.path.isfile(args.input):
-        pairs = read_pairs(args.input, need_target=False)[: DRY_RUN_COUNT if args.dry_run else None]
+    path = input_file(args.input)
+    if path is not None:
+        pairs = read_pairs(path, need_target=False)[: DRY_RUN_COUNT if args.dry_run else None]
         sources = [p.source for p in pairs]
     else:
         sources = [tokenize(args.input)]
@@ -177,6 +190,35 @@ def predict(args: argparse.Namespace, task: SentenceTask) -> int:
     else:
         sys.stdout.writelines(" ".join(d.words) + "\n" for d in decoded)
     return 0
+
+
+def input_file(text: str) -> str | None:
+    """The file that ``predict``'s INPUT names, or None when INPUT is a sentence.
+
+    INPUT names a file when that path exists, whatever it is (a regular file, ``/dev/stdin``, a
+    pipe; reading a directory fails with ``NAME: cannot read``). A path that does not exist is a
+    sentence, unless it :func:`looks_like_path`.
+
+    Raises:
+        InputError: ``NAME: no such file``, for INPUT that looks like a path but is not one.
+    """
+    if os.path.lexists(text):
+        return text
+    if looks_like_path(text):
+        raise InputError(text, None, "no such file")
+    return None
+
+
+def looks_like_path(text: str) -> bool:
+    """Whether ``text`` reads as a file name rather than a sentence: it starts as a path does
+    (``/``, ``./``, ``../``, ``~/``), or it is one word that holds a path separator or ends in an
+    extension (:data:`EXTENSION`: ``sentences.txt``, ``data/test``)."""
+    if text.startswith(PATH_STARTS):
+        return True
+    if len(text.split()) != 1:
+        return False
+    separators = {"/", os.sep, os.altsep} - {None}
+    return any(sep in text for sep in separators) or EXTENSION.search(text) is not None
 
 
 def _explained(explanation: Explanation) -> str:

@@ -7,8 +7,11 @@ example::
     late on friday akinyi broke the lisbon record by 4 seconds<TAB>akinyi breaks lisbon record
 
 Blank lines and lines starting with ``#`` are skipped. A file of sources to summarise
-(``ptrnet predict copy FILE``) may omit the tab and the target. Every problem is an
-:class:`~ptrnet.io.errors.InputError` reading ``FILE:LINE: problem``.
+(``ptrnet predict copy FILE``) may omit the tab and the target. Files are read as the point
+tasks' are (:func:`ptrnet.io.text.numbered_lines`): UTF-8 (a byte order mark is skipped), lines
+ending in ``\n``, ``\r\n`` or ``\r``, each at most :data:`~ptrnet.io.limits.MAX_LINE_BYTES`.
+Every problem is an :class:`~ptrnet.io.errors.InputError` reading ``FILE:LINE: problem`` (or
+``FILE: problem`` for the file as a whole).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Iterable
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
+from ptrnet.io.text import numbered_lines
 from ptrnet.tasks.sentences import SEPARATOR, Pair, tokenize
 
 
@@ -44,19 +48,19 @@ def parse_line(line: str, path: str, number: int, need_target: bool = True) -> P
 
 
 def read_pairs(path: str | os.PathLike[str], need_target: bool = True) -> list[Pair]:
-    """All examples of a file in the format.
+    """All examples of a file in the format (any readable path: a regular file, /dev/stdin, a
+    pipe).
 
     Raises:
-        InputError: a malformed line (``FILE:LINE``), or a file without examples.
-        OSError: the file cannot be read.
+        InputError: a file that cannot be read (missing, a directory, over the size limit), a
+            line that is not UTF-8 or is over the length limit, a malformed line (all as
+            ``FILE:LINE`` or ``FILE``), or a file without examples.
     """
     path = os.fspath(path)
     pairs = []
-    with open(path, encoding="utf-8") as stream:
-        for number, raw in enumerate(stream, 1):
-            line = raw.rstrip("\r\n")
-            if line.strip() and not line.startswith("#"):
-                pairs.append(parse_line(line, path, number, need_target))
+    for number, line in numbered_lines(path):
+        if line.strip() and not line.startswith("#"):
+            pairs.append(parse_line(line, path, number, need_target))
     if not pairs:
         raise InputError(path, None, "no examples in file")
     return pairs

@@ -9,7 +9,8 @@ the copy task's grammar): batch ``s`` (1-based) holds the examples
 ``(s-1)*B .. s*B-1`` of stream :data:`TRAIN_STREAM` under the seed; the vocabulary is built from
 the first ``vocab_pairs`` of that stream, the validation set is stream :data:`VALID_STREAM`.
 The run directory receives ``best.safetensors`` (best decoded validation exact match, greedy),
-``best.json`` and ``log.csv``.
+``best.json`` and ``log.csv``; it must not already hold a run, of this task or any other
+(:func:`check_new_run_dir`): a copy run cannot be resumed, so a second one goes elsewhere.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import torch
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
+from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV
 from ptrnet.runs.csvlog import CsvLog
 from ptrnet.tasks import get_task
 from ptrnet.text.batch import Batch, make_batch
@@ -34,8 +36,22 @@ from ptrnet.text.evaluate import evaluate_pairs
 from ptrnet.text.format import Pair
 from ptrnet.text.metrics import KEYS
 from ptrnet.text.vocab import PAD_ID, Vocabulary
+from ptrnet.training.loop import RunDirError
 
 TRAIN_STREAM, VALID_STREAM = 1, 2
+#: The files whose presence means a directory holds a run: a point task's (``last.safetensors``,
+#: ``config.json`` ...) or a copy run's (``best.safetensors``, ``best.json``, ``log.csv``).
+RUN_FILES = (LAST, CONFIG_JSON, BEST, BEST_JSON, LOG_CSV)
+
+
+def check_new_run_dir(out_dir: str | os.PathLike[str]) -> None:
+    """Refuse ``out_dir`` if it holds a run (any of :data:`RUN_FILES`), of any task.
+
+    Raises:
+        RunDirError: ``RUN already holds a run; pass another --out`` (nothing is written).
+    """
+    if any(os.path.lexists(os.path.join(out_dir, name)) for name in RUN_FILES):
+        raise RunDirError(f"{os.fspath(out_dir)} already holds a run; pass another --out")
 
 
 def loss_of(model: PointerGenerator, batch: Batch) -> torch.Tensor:
@@ -52,7 +68,12 @@ def train_copy(
     """Train a model as ``config`` says, writing into ``out_dir`` (created if missing); returns
     the best validation record (also ``best.json``): the best greedy value of the task's
     ``validation_metric`` (copy: exact match), ties going to the lower teacher-forced validation
-    loss ``val_tf_loss``."""
+    loss ``val_tf_loss``.
+
+    Raises:
+        RunDirError: ``out_dir`` already holds a run (checked before anything is written).
+    """
+    check_new_run_dir(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(config.seed)
     task = get_task(config.task)  # a SentenceTask: the config checks
