@@ -35,6 +35,7 @@ from ptrnet.cli.inputs import read_prepared, report
 from ptrnet.io.errors import InputError
 from ptrnet.io.instances import is_tsplib
 from ptrnet.io.paper_format import write_examples
+from ptrnet.io.text import hold_input
 from ptrnet.io.tsplib import read_tsplib
 from ptrnet.tasks import DegenerateInstanceError, Task
 
@@ -61,7 +62,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     task = point_task_named(args.task, NAME)
     solver = task_solver(task, args.solver)
-    instances = read_prepared(args.input, task, args.format)
+    source = hold_input(args.input)  # a pipe is read once, for the instances and the TSPLIB note
+    instances = read_prepared(source, task, args.format)
     labelled = [
         (inst.points, _solve(task, solver, inst.unit, args.input, inst.line))
         for inst in progress(instances, len(instances), args.quiet, task.name)
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     report(args, args.input, task, instances, degenerate=False)
     note(args, f"wrote {written} {task.name} instances to {output_name(args.output)}")
     if task.name == "tsp" and is_tsplib(args.input):
-        _note_tsplib(args, labelled[0][1])
+        _note_tsplib(args, source, labelled[0][1])
     return 0
 
 
@@ -82,9 +84,10 @@ def _solve(task: Task, solver: str, points: np.ndarray, path: str, line: int | N
         raise InputError(path, line, f"cannot solve: {err}") from None
 
 
-def _note_tsplib(args: argparse.Namespace, tour: np.ndarray) -> None:
-    """The tour's length in the TSPLIB file's own units, exact and under EUC_2D rounding."""
-    instance = read_tsplib(args.input)
+def _note_tsplib(args: argparse.Namespace, source: str, tour: np.ndarray) -> None:
+    """The tour's length in the TSPLIB file ``source``'s own units, exact and under EUC_2D
+    rounding."""
+    instance = read_tsplib(source)
     note(
         args,
         f"{instance.name}: tour length {instance.length(tour):.10g} "

@@ -7,17 +7,23 @@ Layouts (``FORMATS``; ``auto`` picks by extension, then by content):
 * ``points``: one point per line (``x y``, or one number for sort), one instance per file: what
   ``np.savetxt`` writes. ``auto`` takes a text file for this layout when its first two
   non-blank lines each hold exactly one point (``--format paper`` overrides).
-* ``csv`` (``.csv``): one point per row, comma-separated, with or without a header row.
+* ``csv`` (``.csv``): one point per row, comma-separated, with or without a header row. The
+  first row is a header only when none of its cells is a number; otherwise it is data, and a
+  bad cell in it is an error at line 1.
 * ``npy`` (``.npy``): an (n, dim) array (one instance), (B, n, dim) (B instances; errors name
   instance k as ``FILE:k``) or, for sort, (n,); no pickles.
 * ``tsplib`` (``.tsp``, task tsp): EUC_2D coordinates (:mod:`ptrnet.io.tsplib`).
 
 Points come back in the input's own units; :mod:`ptrnet.io.unit_square` maps them for a model.
-Every layout applies the same limits (:mod:`ptrnet.io.limits`).
+Every layout applies the same limits (:mod:`ptrnet.io.limits`). An input that can be read only
+once (a pipe, ``/dev/stdin``, ``<(...)``) is read whole into memory first
+(:func:`ptrnet.io.text.hold_input`), so detecting its layout consumes nothing and it reads
+exactly as the same bytes in a file would.
 """
 
 from __future__ import annotations
 
+import io
 import os
 from itertools import islice
 from typing import NamedTuple
@@ -27,7 +33,7 @@ import numpy as np
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS
 from ptrnet.io.paper_format import LineProblem, iter_examples, parse_points
-from ptrnet.io.text import check_file_size, is_number, numbered_lines
+from ptrnet.io.text import HeldInput, check_file_size, hold_input, is_number, numbered_lines
 from ptrnet.io.tsplib import read_tsplib
 from ptrnet.tasks import Task
 
@@ -55,6 +61,8 @@ def is_tsplib(path: str | os.PathLike[str]) -> bool:
 def read_instances(path: str | os.PathLike[str], task: Task, fmt: str = "auto") -> list[Instance]:
     """The instances in ``path``, in file order, in layout ``fmt`` (see module docstring).
 
+    A pipe or other stream is read once, into memory (see module docstring).
+
     Raises:
         UsageError: an unknown ``fmt``, or a TSPLIB file for a task other than tsp.
         InputError: a malformed or oversized file (names the file and line; in ``auto``, a
@@ -62,6 +70,7 @@ def read_instances(path: str | os.PathLike[str], task: Task, fmt: str = "auto") 
     """
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    path = hold_input(path)
     detected = fmt if fmt != "auto" else _detect(path, task)
     try:
         return _READERS[detected](path, task)
@@ -99,13 +108,15 @@ def _read_points(path: str | os.PathLike[str], task: Task) -> list[Instance]:
 def _read_csv(path: str | os.PathLike[str], task: Task) -> list[Instance]:
     rows = [(line, [c.strip() for c in text.split(",")]) for line, text in numbered_lines(path)]
     rows = [(line, cells) for line, cells in rows if cells != [""]]
-    if rows and not _numeric(rows[0][1]):  # a header row names the columns
+    if rows and _is_header(rows[0][1]):
         rows = rows[1:]
     return [_one_instance(path, task, rows)]
 
 
-def _numeric(cells: list[str]) -> bool:
-    return all(is_number(cell) for cell in cells)
+def _is_header(cells: list[str]) -> bool:
+    """Whether a first CSV row names the columns: none of its cells is a number. A row with a
+    number in it is data (``0.1,0.2x`` is a typo to report, not a header to drop)."""
+    return not any(is_number(cell) for cell in cells)
 
 
 def _one_instance(
@@ -132,8 +143,9 @@ def _one_instance(
 
 def _read_npy(path: str | os.PathLike[str], task: Task) -> list[Instance]:
     check_file_size(path)
+    source = io.BytesIO(path.data) if isinstance(path, HeldInput) else path
     try:
-        array = np.load(path, allow_pickle=False)
+        array = np.load(source, allow_pickle=False)
     except (OSError, ValueError, EOFError) as err:
         reason = " ".join(str(err).split())[:80]
         raise InputError(path, None, f"not a .npy array file ({reason})") from None

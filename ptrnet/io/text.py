@@ -4,16 +4,22 @@
   merged; a line longer than :data:`~ptrnet.io.limits.MAX_LINE_BYTES` is refused without being
   held in memory whole, and so is a file over :data:`~ptrnet.io.limits.MAX_FILE_BYTES`.
 * A UTF-8 byte order mark at the start of a file is skipped.
+* An input that is not a regular file (a pipe, ``/dev/stdin``, a FIFO, ``<(...)``) can be read
+  only once: :func:`hold_input` reads it whole into memory, within the file limit, as a
+  :class:`HeldInput` that every reader here reads from instead, so a layout can be detected and
+  then parsed from the same bytes.
 * Numbers are ASCII decimal floats (``-1``, ``0.5``, ``.5``, ``1e-3``, ``inf``, ``nan``):
   Python's ``float`` also takes ``0_5`` and non-ASCII digits, which no data file means.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import stat
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from ptrnet.io.errors import InputError
 from ptrnet.io.limits import MAX_FILE_BYTES, MAX_LINE_BYTES
@@ -22,14 +28,68 @@ _NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 16
 
+PathT = TypeVar("PathT", str, os.PathLike)
+
 
 def is_number(token: str) -> bool:
     """Whether ``token`` is an ASCII decimal float (see the module docstring)."""
     return token.isascii() and _NUMBER.fullmatch(token) is not None
 
 
+class HeldInput(str):
+    """The name of an input read once into memory (:func:`hold_input`), carrying its bytes.
+
+    It is the user's path as a ``str`` (errors, messages and extensions use it unchanged);
+    :func:`numbered_lines` and :func:`check_file_size` read :attr:`data` instead of the file.
+    """
+
+    data: bytes
+
+    def __new__(cls, name: str, data: bytes) -> HeldInput:
+        held = super().__new__(cls, name)
+        held.data = data
+        return held
+
+
+def hold_input(path: PathT) -> PathT | HeldInput:
+    """``path`` itself when it is a regular file, a directory or nothing that exists (the readers
+    open it and report those); otherwise (a pipe, a FIFO, ``/dev/stdin``, a character device) a
+    :class:`HeldInput` with its whole content, read once.
+
+    Raises:
+        InputError: an input over :data:`~ptrnet.io.limits.MAX_FILE_BYTES`, or a read error.
+    """
+    if isinstance(path, HeldInput):
+        return path
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return path
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return path
+    return HeldInput(os.fspath(path), _read_all(path, MAX_FILE_BYTES))
+
+
+def _read_all(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the stream ``path`` up to its end, refused past ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with open(path, "rb") as stream:
+            while chunk := stream.read(_CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    raise InputError(path, None, f"input over the limit of {limit} bytes")
+                chunks.append(chunk)
+    except OSError as err:
+        raise InputError(path, None, f"cannot read: {err.strerror or err}") from None
+    return b"".join(chunks)
+
+
 def check_file_size(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> None:
     """Raise InputError if ``path`` is larger than ``limit`` bytes (or cannot be read)."""
+    if isinstance(path, HeldInput):
+        return  # held within MAX_FILE_BYTES already
     try:
         size = os.path.getsize(path)
     except OSError as err:
@@ -41,13 +101,15 @@ def check_file_size(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -
 def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` for each line of ``path``, decoded as UTF-8, ending stripped.
 
+    A :class:`HeldInput` is read from its bytes, so it can be read any number of times.
+
     Raises:
         InputError: an unreadable or oversized file, a line over the length limit, or a line
             that is not UTF-8.
     """
     check_file_size(path)
     try:
-        with open(path, "rb") as stream:
+        with _open_bytes(path) as stream:
             for line, raw in enumerate(_raw_lines(stream, path), 1):
                 if line == 1 and raw.startswith(_BOM):
                     raw = raw[len(_BOM) :]
@@ -58,6 +120,13 @@ def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
                 yield line, text
     except OSError as err:
         raise InputError(path, None, f"cannot read: {err.strerror or err}") from None
+
+
+def _open_bytes(path: str | os.PathLike[str]) -> BinaryIO:
+    """A binary stream over ``path``: the bytes of a :class:`HeldInput`, else the file."""
+    if isinstance(path, HeldInput):
+        return io.BytesIO(path.data)
+    return open(path, "rb")
 
 
 def _raw_lines(stream: BinaryIO, path: str | os.PathLike[str]) -> Iterator[bytes]:
