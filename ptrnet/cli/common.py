@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
 
 DRY_RUN_COUNT = 16  # instances of ``--dry-run`` in eval and predict
+MAX_SEED = 2**64 - 1  # torch.manual_seed's largest; numpy takes any non-negative integer
+SEED_FLAGS = ("--seed", "--stream")  # every command's; each a seed_int (Parser.add_argument)
 # The flag of each DecodeOptions field that eval and predict set.
 DECODE_FLAGS = {
     "strategy": "--decode",
@@ -45,13 +47,32 @@ def add_solver_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_output_argument(parser: argparse.ArgumentParser) -> None:
+    """``-o/--output``, required, checked as it is parsed (:func:`output_file`)."""
     parser.add_argument(
         "-o",
         "--output",
         required=True,
+        type=output_file,
         metavar="FILE",
         help="output file, written atomically (complete or not at all); - for standard output",
     )
+
+
+def output_file(text: str) -> str:
+    """argparse type of every ``-o/--output``: a path the command can write, checked before any
+    work (:func:`ptrnet.io.atomic.check_output_path`); ``-`` is standard output.
+
+    Raises:
+        argparse.ArgumentTypeError: ``PATH: reason``, naming the path as given (a directory, a
+            missing or read-only directory, an empty name).
+    """
+    from ptrnet.io.atomic import check_output_path
+
+    try:
+        check_output_path(text)
+    except OSError as err:
+        raise argparse.ArgumentTypeError(f"{text!r}: {err.strerror}") from None
+    return text
 
 
 def add_format_argument(parser: argparse.ArgumentParser) -> None:
@@ -187,6 +208,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+def seed_int(text: str) -> int:
+    """argparse type of every ``--seed`` and ``--stream``: an integer in 0..:data:`MAX_SEED`
+    (numpy's generators refuse negative seeds, torch's anything over 2^64 - 1)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 2^64 - 1, got {text!r}")
+    return value
+
+
 def shard(text: str) -> tuple[int, int]:
     """argparse type for ``I/K`` with ``1 <= I <= K``."""
     part, _, parts = text.partition("/")
@@ -239,12 +272,20 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class Parser(argparse.ArgumentParser):
-    """The parser of every ``ptrnet`` command: plain-text descriptions, defaults shown."""
+    """The parser of every ``ptrnet`` command: plain-text descriptions, defaults shown, and
+    every ``--seed`` or ``--stream`` option declared ``type=int`` parsed as :func:`seed_int`,
+    so a seed numpy or torch would refuse is an error naming the flag in every command."""
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs["formatter_class"] = HelpFormatter
         kwargs["description"] = plain_text(kwargs.get("description"))
         super().__init__(*args, **kwargs)
+
+    def add_argument(self, *names, **kwargs) -> argparse.Action:
+        """:meth:`argparse.ArgumentParser.add_argument`, seeds checked (class docstring)."""
+        if kwargs.get("type") is int and any(name in SEED_FLAGS for name in names):
+            kwargs["type"] = seed_int
+        return super().add_argument(*names, **kwargs)
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -300,7 +341,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "tsp folder uses 50 from n = 201, any other model none)",
     )
     add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
-    add("--seed", type=int, default=0, help="seed for --decode sample")
+    add("--seed", type=seed_int, default=0, help="seed for --decode sample")
     add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
     add_threads_argument(parser)
     add_device_argument(parser)

@@ -12,7 +12,11 @@ the first 16 instances.
 
 For a sentence task (copy), INPUT is a sentence or a file of them (``SOURCE[<TAB>TARGET]`` lines)
 and the outputs go to standard output one per line, or with ``-o FILE`` as ``SOURCE<TAB>OUTPUT``
-lines; ``--explain`` prints, per output word, p_gen and what each path favoured.
+lines; ``--explain`` prints, per output word, p_gen and what each path favoured. INPUT is read as
+a file when that path exists (``/dev/stdin`` and pipes included; a directory is an error), and
+is a sentence otherwise, unless it looks like a file name: it starts with ``/``, ``./``, ``../``
+or ``~/``, or is one word holding a ``/`` or ending in an extension such as ``.txt``; such an
+INPUT that does not exist is the error ``INPUT: no such file``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from ptrnet.cli.common import (
     decode_options,
     load_model_on,
     note,
+    output_file,
     output_name,
     set_threads,
 )
@@ -46,12 +51,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "input",
         metavar="INPUT",
-        help="instances (paper format, points, .csv, .npy, .tsp); copy: a sentence or a file",
+        help="instances (paper format, points, .csv, .npy, .tsp); copy: a file if that path "
+        "exists, else a sentence, but a missing file name (one word with a / or an extension "
+        "such as .txt, or a path from /, ./, ../ or ~/) is an error",
     )
     add_format_argument(parser)
     parser.add_argument(
         "-o",
         "--output",
+        type=output_file,
         metavar="FILE",
         help="output file, written atomically; - for standard output (point tasks: required, "
         "no default; copy: default standard output, one output per line)",
