@@ -15,6 +15,12 @@ redrawn from the sub-stream ``default_rng([seed, stream, i, attempt])`` for ``at
 ...``. The replacement is a function of the seed alone, so determinism is kept; the size n is
 redrawn too.
 
+Size bound: a dataset is written in the paper's format, one instance per line, and every reader
+refuses a line over :data:`~ptrnet.io.limits.MAX_LINE_BYTES` or an instance over
+:data:`~ptrnet.io.limits.MAX_POINTS`; :func:`ptrnet.io.paper_format.largest_readable_n` is the
+largest n whose line is certain to stay within both, whatever the coordinates drawn
+(``ptrnet generate`` refuses larger sizes before any work).
+
 Caveat: byte-identical output needs a deterministic solver. TSP's ``near_exact`` (what ``auto``
 uses above n = 20) runs on a time budget and may return different tours run to run.
 """

@@ -20,6 +20,7 @@ from ptrnet.cli.common import (
     note,
     positive_int,
     progress,
+    seed_int,
     shard,
     size_range,
     task_solver,
@@ -27,8 +28,9 @@ from ptrnet.cli.common import (
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.generation import generate_dataset, shard_range
 from ptrnet.io.errors import UsageError
-from ptrnet.io.paper_format import write_examples
-from ptrnet.tasks import Task
+from ptrnet.io.limits import MAX_LINE_BYTES, MAX_POINTS
+from ptrnet.io.paper_format import largest_readable_n, write_examples
+from ptrnet.tasks import SizeRange, Task
 
 NAME = "generate"
 DEFAULT_SEED = 2015
@@ -56,14 +58,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=seed_int,
         default=DEFAULT_SEED,
         help=f"random seed (default: {DEFAULT_SEED}; not train's default seed 0, so a dataset "
         "generated with the defaults is not a model's training data)",
     )
     parser.add_argument(
         "--stream",
-        type=int,
+        type=seed_int,
         default=0,
         help="sub-stream under the seed; use distinct streams for train/valid/test (default: 0)",
     )
@@ -89,6 +91,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, task: Task) -> int:
     if args.sizes is None:
         raise UsageError("-n/--sizes is required for a point task, e.g. -n 5-50")
+    check_readable_sizes(task, args.sizes)
     solver = task_solver(task, args.solver)
     total = len(shard_range(args.count, args.shard))
     try:
@@ -108,3 +111,19 @@ def run(args: argparse.Namespace, task: Task) -> int:
         raise UsageError(str(err)) from None
     note(args, f"wrote {written} {task.name} instances to {args.output}")
     return 0
+
+
+def check_readable_sizes(task: Task, sizes: SizeRange) -> None:
+    """Refuse sizes whose lines the readers could not take back (before any work).
+
+    Raises:
+        UsageError: ``sizes.hi`` over :func:`~ptrnet.io.paper_format.largest_readable_n`, naming
+            the flag and the largest n allowed.
+    """
+    largest = largest_readable_n(task)
+    if sizes.hi > largest:
+        raise UsageError(
+            f"-n/--sizes {sizes}: a {task.name} line of n = {sizes.hi} points could exceed what "
+            f"the readers take back ({MAX_LINE_BYTES} bytes a line, {MAX_POINTS} points); "
+            f"the largest n allowed is {largest}"
+        )

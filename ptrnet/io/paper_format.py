@@ -37,11 +37,12 @@ import numpy as np
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
-from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS, quote
+from ptrnet.io.limits import MAX_COORDINATE, MAX_LINE_BYTES, MAX_POINTS, quote
 from ptrnet.io.text import is_number, numbered_lines
 from ptrnet.tasks.base import Task
 
 OUTPUT = "output"
+FLOAT_CHARS = len(repr(-2.2250738585072014e-308))  # 24: the longest repr of any float64
 Labels = Literal["reference", "prediction", "optional", "ignore"]
 LABEL_MODES: tuple[str, ...] = get_args(Labels)
 
@@ -181,3 +182,25 @@ def read_examples(
 ) -> list[Example]:
     """All examples of ``path`` as a list; see :func:`iter_examples`."""
     return list(iter_examples(path, task, labels))
+
+
+def line_bytes_bound(task: Task, n: int) -> int:
+    """An upper bound on the bytes of one labelled line of ``task`` with ``n`` points in the
+    paper's format: ``n * dim`` coordinates of at most :data:`FLOAT_CHARS` characters each,
+    `` output``, and ``task.max_steps(n)`` indices of at most ``len(str(n))`` digits, each
+    after a space."""
+    coordinates = n * task.dim * (FLOAT_CHARS + 1) - 1
+    return coordinates + len(OUTPUT) + 1 + task.max_steps(n) * (len(str(n)) + 1)
+
+
+def largest_readable_n(task: Task) -> int:
+    """The largest n whose labelled line every reader takes back: :func:`line_bytes_bound`
+    within :data:`~ptrnet.io.limits.MAX_LINE_BYTES`, and n <= ``MAX_POINTS``."""
+    low, high = task.min_n, MAX_POINTS  # the bound grows with n: bisect for the last n that fits
+    while low < high:
+        middle = (low + high + 1) // 2
+        if line_bytes_bound(task, middle) <= MAX_LINE_BYTES:
+            low = middle
+        else:
+            high = middle - 1
+    return low
