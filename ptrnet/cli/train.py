@@ -194,7 +194,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--label-solver",
         metavar="SOLVER",
         help="solver for the training labels (default: the task's; e.g. tsp local, near-exact "
-        "and 50x faster than exact at n = 20); validation keeps the default",
+        "and 20-50x faster than exact at n = 20); validation keeps the default",
     )
     add("--bucket", action="store_true", default=None, help="batch similar sizes together")
     add(

@@ -58,7 +58,7 @@ class TrainConfig:
         labels: ``solve`` = targets from ``task.solve`` (the canonical ones); ``file`` = the
             file's own labels (e.g. the paper's A1-labelled TSP-50).
         label_solver: the solver ``task.solve`` labels training instances with (one of the
-            task's ``solvers``, e.g. TSP's ``local``: near-exact and 50 times faster than
+            task's ``solvers``, e.g. TSP's ``local``: near-exact and 20-50 times faster than
             ``exact`` at n = 20); None = the task's default. Validation labels keep the default.
         optimizer: ``sgd`` or ``adam``; ``lr`` and ``decay`` default per recipe (module doc).
         lr, decay, decay_every: learning rate ``lr * decay ** (step / decay_every)``.
