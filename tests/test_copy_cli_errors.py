@@ -131,11 +131,12 @@ def test_predict_reads_a_named_pipe_as_a_file(cli, tmp_path):
     assert status == 0 and out == expected * 2 and "pipe" not in out
 
 
-def test_predict_reads_dev_stdin_as_a_file(cli):
+@pytest.mark.parametrize("name", ["/dev/stdin", "-"])
+def test_predict_reads_standard_input_as_a_file(cli, name):
     if not os.path.exists("/dev/stdin"):
         pytest.skip("no /dev/stdin")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "ptrnet", "predict", "copy", "/dev/stdin", "--threads", "1"]
+    command = [sys.executable, "-m", "ptrnet", "predict", "copy", name, "--threads", "1"]
     done = subprocess.run(
         command, input=f"{SENTENCE}\n", capture_output=True, text=True, env=env, timeout=120
     )

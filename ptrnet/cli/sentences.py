@@ -40,6 +40,7 @@ STRATEGIES = ("greedy", "beam")
 EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
 #: The starts of a path, whatever follows them.
 PATH_STARTS = ("/", "./", "../", "~/")
+STDIN = "-"  # predict's INPUT for standard input, as -o - is standard output
 #: The options of each command that sentence tasks take (argparse ``dest``).
 OPTIONS = {
     "generate": ("count", "seed", "stream", "output", "quiet"),
@@ -195,13 +196,16 @@ def predict(args: argparse.Namespace, task: SentenceTask) -> int:
 def input_file(text: str) -> str | None:
     """The file that ``predict``'s INPUT names, or None when INPUT is a sentence.
 
-    INPUT names a file when that path exists, whatever it is (a regular file, ``/dev/stdin``, a
+    ``-`` is standard input (``/dev/stdin``). INPUT names a file when that path exists, whatever it
+    is (a regular file, ``/dev/stdin``, a
     pipe; reading a directory fails with ``NAME: cannot read``). A path that does not exist is a
     sentence, unless it :func:`looks_like_path`.
 
     Raises:
         InputError: ``NAME: no such file``, for INPUT that looks like a path but is not one.
     """
+    if text == STDIN:
+        return "/dev/stdin"
     if os.path.lexists(text):
         return text
     if looks_like_path(text):
