@@ -12,11 +12,12 @@ the first 16 instances.
 
 For a sentence task (copy), INPUT is a sentence or a file of them (``SOURCE[<TAB>TARGET]`` lines)
 and the outputs go to standard output one per line, or with ``-o FILE`` as ``SOURCE<TAB>OUTPUT``
-lines; ``--explain`` prints, per output word, p_gen and what each path favoured. INPUT ``-``
-is standard input; otherwise INPUT is read as a file when that path exists (``/dev/stdin`` and pipes included; a directory is an error), and
-is a sentence otherwise, unless it looks like a file name: it starts with ``/``, ``./``, ``../``
-or ``~/``, or is one word holding a ``/`` or ending in an extension such as ``.txt``; such an
-INPUT that does not exist is the error ``INPUT: no such file``.
+lines; ``--explain`` prints, per output word, p_gen and what each path favoured. INPUT ``-`` is
+standard input; otherwise INPUT is read as a file when that path exists (``/dev/stdin`` and pipes
+included; a directory is an error), and is a sentence otherwise, unless it looks like a file
+name: it starts with ``/``, ``./``, ``../`` or ``~/``, or is one word holding a ``/`` or ending
+in an extension such as ``.txt``; such an INPUT that does not exist is the error
+``INPUT: no such file``.
 """
 
 from __future__ import annotations
