@@ -195,6 +195,20 @@ def test_generate_refuses_unreadable_sizes(sizes: str, cli, tmp_path: Path) -> N
     assert not (tmp_path / "g.txt").exists()
 
 
+def test_solve_refuses_an_instance_its_output_line_could_not_hold(cli, tmp_path: Path) -> None:
+    from ptrnet.io.paper_format import largest_readable_n
+
+    largest = largest_readable_n(get_point_task("convex_hull"))
+    points = np.random.default_rng(0).random((largest + 1, 2))
+    np.savetxt(tmp_path / "big.csv", points, delimiter=",")  # one point a row: readable
+    status, _, err = cli("solve", "convex_hull", "big.csv", "-o", "out.txt")
+    assert status == 1 and not (tmp_path / "out.txt").exists()
+    assert err == (
+        f"ptrnet: error: big.csv:1: {largest + 1} points; a line ptrnet reads back takes "
+        f"n <= {largest}\n"
+    )
+
+
 @pytest.mark.parametrize("name", POINT_TASKS)
 def test_size_bound_covers_the_widest_line(name: str) -> None:
     from ptrnet.io.paper_format import largest_readable_n, line_bytes_bound

@@ -95,7 +95,7 @@ def test_item5_exact_tsp_beyond_its_limit_names_a_solver(cli, tmp_path: Path) ->
 def test_item5_200000_numbers_are_refused_before_allocating(cli, tmp_path: Path) -> None:
     (tmp_path / "huge.txt").write_text("0.5 " * 200_000 + "\n")
     status, _, err = cli("solve", "tsp", "huge.txt", "-o", "o.txt")
-    one_line_error(status, err, "huge.txt:1: cannot solve: TSP solver 'near_exact' handles n <=")
+    one_line_error(status, err, "huge.txt:1: 100000 points; a line ptrnet reads back takes n <=")
 
 
 def test_item5_model_limit(cli, tmp_path: Path, models) -> None:

@@ -7,10 +7,11 @@ kept, stated on stderr) and written in their own coordinates. Output: the paper 
 standard output). For a TSPLIB file the tour's length in the instance's own units, exact and
 under TSPLIB's rounded EUC_2D rule, is reported on stderr.
 
-Limits: 100,000 points per instance (1 MiB per line, 4 GiB per file); TSP solvers: exact and
-held_karp n <= 20, a2 n <= 200, a3 n <= 1000, a1 n <= 2000, near_exact and lkh n <= 5000 (auto:
-exact up to 20, near_exact beyond). Collinear or coincident points have no hull or
-triangulation: an error naming the line.
+Limits: 100,000 points per instance read (1 MiB per line, 4 GiB per file), and as many as a
+labelled line ptrnet reads back holds (hull and TSP 18,724, Delaunay 12,192, sort 33,824); TSP
+solvers: exact and held_karp n <= 20, a2 n <= 200, a3 n <= 1000, a1 n <= 2000, near_exact and
+lkh n <= 5000 (auto: exact up to 20, near_exact beyond). Collinear or coincident points have
+no hull or triangulation: an error naming the line.
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ from ptrnet.cli.common import (
     progress,
     task_solver,
 )
-from ptrnet.cli.inputs import read_prepared, report
+from ptrnet.cli.inputs import check_size, read_prepared, report
 from ptrnet.io.errors import InputError
 from ptrnet.io.instances import is_tsplib
-from ptrnet.io.paper_format import write_examples
+from ptrnet.io.paper_format import largest_readable_n, write_examples
 from ptrnet.io.text import hold_input
 from ptrnet.io.tsplib import read_tsplib
 from ptrnet.tasks import DegenerateInstanceError, Task
@@ -64,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     solver = task_solver(task, args.solver)
     source = hold_input(args.input)  # a pipe is read once, for the instances and the TSPLIB note
     instances = read_prepared(source, task, args.format)
+    # the output's line, labels included, must stay readable by every ptrnet command
+    check_size(args.input, instances, largest_readable_n(task), "a line ptrnet reads back")
     labelled = [
         (inst.points, _solve(task, solver, inst.unit, args.input, inst.line))
         for inst in progress(instances, len(instances), args.quiet, task.name)
