@@ -76,6 +76,7 @@ def test_eval_prints_the_score_keys(runs, data, task, capsys):
 @pytest.mark.parametrize("decode", ["greedy", "beam", "sample", "multistart"])
 def test_predict_then_score_round_trip(runs, data, tmp_path, decode, capsys):
     pred = tmp_path / "pred.txt"
+    width = ["--beam-width", "3"] if decode == "beam" else []
     args = [
         "predict",
         "tsp",
@@ -86,8 +87,7 @@ def test_predict_then_score_round_trip(runs, data, tmp_path, decode, capsys):
         str(runs / "tsp"),
         "--decode",
         decode,
-        "--beam-width",
-        "3",
+        *width,
         "-q",
     ]
     assert main(args) == 0
@@ -104,8 +104,7 @@ def test_predict_then_score_round_trip(runs, data, tmp_path, decode, capsys):
                 str(runs / "tsp"),
                 "--decode",
                 decode,
-                "--beam-width",
-                "3",
+                *width,
                 "--json",
             ]
         )
@@ -196,6 +195,10 @@ def test_errors_are_one_line(runs, data, tmp_path, capsys):
             ["eval", "tsp", str(data["tsp"]), "--model", str(runs / "tsp"), "--pick", "shortest"],
             "--pick shortest: pick 'shortest' needs several candidates to choose from (beam, "
             "multistart or samples > 1)",
+        ),
+        (
+            ["eval", "tsp", str(data["tsp"]), "--model", str(runs / "tsp"), "--beam-width", "3"],
+            "--beam-width 3: a beam width needs --decode beam, not greedy",
         ),
         (
             ["eval", "sort", str(data["sort"]), "--decode", "beam", "--pick", "shortest"],

@@ -169,3 +169,8 @@ def test_input_file(tmp_path, monkeypatch):
     assert input_file(SENTENCE) is None
     with pytest.raises(InputError, match=r"^s\.txt: no such file$"):
         input_file("s.txt")
+
+
+def test_a_beam_width_without_beam_search_is_refused(cli):
+    status, _, err = cli("predict", "copy", SENTENCE, "--beam-width", "3")
+    assert status == 2 and "--beam-width 3: a beam width needs --decode beam" in err

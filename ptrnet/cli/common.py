@@ -288,6 +288,16 @@ class Parser(argparse.ArgumentParser):
         return super().add_argument(*names, **kwargs)
 
 
+class StoreGiven(argparse.Action):
+    """``store``, and a note that the option was given: ``args.given`` (a set of dests), so a
+    command can tell an explicit value from the default."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, values)
+        given = getattr(namespace, "given", None) or set()
+        namespace.given = given | {self.dest}
+
+
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """``--model`` and the decoding options shared by ``eval`` and ``predict``."""
     add = parser.add_argument
@@ -303,7 +313,14 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         help="strategy; multistart: one greedy run from every input (tsp: every city), the best "
         "kept by --pick",
     )
-    add("--beam-width", type=positive_int, default=5, metavar="K", help="beam width")
+    add(
+        "--beam-width",
+        type=positive_int,
+        default=5,
+        metavar="K",
+        action=StoreGiven,
+        help="beam width, with --decode beam",
+    )
     add(
         "--samples",
         type=positive_int,
@@ -347,17 +364,27 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     add_device_argument(parser)
 
 
+def check_beam_width(args: argparse.Namespace) -> None:
+    """Raise UsageError for a ``--beam-width`` given without ``--decode beam`` (it would be
+    ignored)."""
+    if "beam_width" in (getattr(args, "given", None) or ()) and args.decode != "beam":
+        raise UsageError(
+            f"--beam-width {args.beam_width}: a beam width needs --decode beam, not {args.decode}"
+        )
+
+
 def decode_options(args: argparse.Namespace, task: Task) -> DecodeOptions:
     """The decoding options of ``eval`` and ``predict`` from their parsed flags, checked against
     ``task`` (:meth:`ptrnet.decoding.options.DecodeOptions.for_task`).
 
     Raises:
-        UsageError: a combination the options refuse (``--pick shortest`` without ``--decode
-            beam`` or for a task without a cost, a ``--views`` count the task cannot use),
-            naming the flag: ``--views 2: ...``.
+        UsageError: a combination the options refuse (``--beam-width`` without ``--decode
+            beam``, ``--pick shortest`` without several candidates or for a task without a
+            cost, a ``--views`` count the task cannot use), naming the flag: ``--views 2: ...``.
     """
     from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 
+    check_beam_width(args)
     try:
         return DecodeOptions(
             strategy=args.decode,

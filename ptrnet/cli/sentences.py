@@ -23,7 +23,7 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
-from ptrnet.cli.common import note, output_name, positive_int, set_threads
+from ptrnet.cli.common import check_beam_width, note, output_name, positive_int, set_threads
 from ptrnet.io.errors import InputError, UsageError
 
 if TYPE_CHECKING:
@@ -142,6 +142,7 @@ def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
 
     if len(args.data) != 1:
         raise UsageError("give one DATA file of SOURCE<TAB>TARGET lines")
+    check_beam_width(args)
     loaded = _load(args, task)
     pairs = read_pairs(args.data[0])[: DRY_RUN_COUNT if args.dry_run else None]
     metrics, _ = evaluate_pairs(
@@ -161,6 +162,7 @@ def predict(args: argparse.Namespace, task: SentenceTask) -> int:
     from ptrnet.text.decode import decode_sources, explain
     from ptrnet.text.format import Pair, read_pairs, tokenize, write_pairs
 
+    check_beam_width(args)
     loaded = _load(args, task)
     path = input_file(args.input)
     if path is not None:
