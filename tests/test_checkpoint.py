@@ -4,6 +4,7 @@ import json
 import os
 from dataclasses import replace
 
+import numpy as np
 import pytest
 import torch
 from safetensors.torch import save_file
@@ -407,3 +408,46 @@ def test_warm_start_refuses_another_model_or_task(tmp_path):
         loop.Trainer(wider, str(tmp_path / "wider"), resume=False)
     with pytest.raises(ValueError, match="init_from must be a path string"):
         replace(first.train, init_from=3)
+
+
+def test_a_diverged_run_stops_before_saving_its_non_finite_weights(tmp_path):
+    with pytest.raises(loop.DivergedError, match=r"at step 4 the weight .* is not a finite"):
+        train(run_config(lr=1e30), tmp_path / "fresh", progress=False)
+    assert not (tmp_path / "fresh" / "last.safetensors").exists()
+    assert not (tmp_path / "fresh" / "best.safetensors").exists()
+
+
+def test_resume_refuses_a_damaged_log_a_damaged_best_and_fewer_steps(tmp_path):
+    from ptrnet.io.errors import InputError
+
+    config = run_config(steps=4, val_every=2)
+    train(config, tmp_path, progress=False)
+    log = (tmp_path / "log.csv").read_text()
+    longer = RunConfig(config.model, replace(config.train, steps=6))
+    (tmp_path / "log.csv").write_text(log + "garbage line\n")
+    line = log.count("\n") + 1
+    with pytest.raises(InputError, match=rf"log\.csv:{line}: no integer step"):
+        train(longer, tmp_path, resume=True, progress=False)
+    (tmp_path / "log.csv").write_text(log)
+    shorter = RunConfig(config.model, replace(config.train, steps=2))
+    with pytest.raises(ValueError, match="already at step 4; resume with more steps"):
+        train(shorter, tmp_path, resume=True, progress=False)
+    assert json.loads((tmp_path / "config.json").read_text())["train"]["steps"] == 4
+    best = (tmp_path / "best.safetensors").read_bytes()
+    (tmp_path / "best.safetensors").write_bytes(best[:-100])
+    with pytest.raises(InputError, match=r"best\.safetensors: not a ptrnet checkpoint"):
+        train(longer, tmp_path, resume=True, progress=False)
+    (tmp_path / "best.safetensors").write_bytes(best)
+    assert train(longer, tmp_path, resume=True, progress=False).step == 6
+
+
+def test_a_fixed_vocabulary_model_refuses_larger_validation_instances(tmp_path):
+    from ptrnet.io.errors import InputError
+
+    task = get_task("sort")
+    points = list(np.random.default_rng(0).random((3, 9, 1)))  # (9, 1) each: 9 values
+    write_examples(tmp_path / "val.txt", [(p, task.solve(p)) for p in points])
+    config = run_config(val_data=str(tmp_path / "val.txt"))
+    seq2seq = RunConfig(ModelConfig(kind="seq2seq", input_dim=1, hidden=8, max_n=6), config.train)
+    with pytest.raises(InputError, match=r"val\.txt: an instance of 9 points; a seq2seq model"):
+        train(seq2seq, tmp_path / "run", progress=False)

@@ -15,6 +15,7 @@ import os
 from typing import Any
 
 from ptrnet.io.atomic import atomic_write
+from ptrnet.io.errors import InputError
 
 BASE_COLUMNS = ("step", "loss", "lr", "examples_per_s", "elapsed_s", "val_tf_loss")
 
@@ -45,13 +46,33 @@ class CsvLog:
         self._writer = csv.DictWriter(self._stream, columns)
 
     def _kept_rows(self, resume_step: int) -> list[dict[str, str]]:
+        """The rows of the existing log up to ``resume_step``.
+
+        Raises:
+            InputError: a log without a ``step`` column, or a row whose step is not an integer
+                (at its line; the header is line 1).
+        """
         if not os.path.exists(self.path):
             return []
-        with open(self.path, encoding="utf-8", newline="") as stream:
-            rows = list(csv.DictReader(stream))
-        return [
-            {k: r.get(k, "") for k in self.columns} for r in rows if int(r["step"]) <= resume_step
-        ]
+        try:
+            with open(self.path, encoding="utf-8", newline="") as stream:
+                rows = list(csv.DictReader(stream))
+        except (UnicodeDecodeError, csv.Error) as err:
+            raise InputError(self.path, None, f"not a readable CSV log ({err})") from None
+        kept = []
+        for line, row in enumerate(rows, 2):
+            try:
+                step = int(row["step"])
+            except (KeyError, TypeError, ValueError):
+                raise InputError(
+                    self.path,
+                    line,
+                    "no integer step: not a ptrnet training log; repair it or "
+                    "move it away to resume",
+                ) from None
+            if step <= resume_step:
+                kept.append({k: row.get(k) or "" for k in self.columns})
+        return kept
 
     def write(self, row: dict[str, Any]) -> None:
         """Append one row; unknown keys raise ValueError, floats are written to 6 significant

@@ -38,6 +38,7 @@ from ptrnet.devices import resolve_device
 from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.evaluation.score import json_safe
 from ptrnet.io.atomic import atomic_write
+from ptrnet.io.errors import InputError
 from ptrnet.model import build_model
 from ptrnet.precision import autocast, grad_scaler
 from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV, holds_run, kept_path
@@ -66,6 +67,18 @@ ValidationHook = Callable[["Trainer", dict[str, Any]], bool]
 
 class RunDirError(ValueError):
     """A run directory that cannot be started (already used) or resumed (no or other run)."""
+
+
+class DivergedError(RunDirError):
+    """The weights stopped being finite numbers (the loss diverged); nothing of them is saved."""
+
+
+def non_finite_parameter(model: nn.Module) -> str | None:
+    """The name of the first parameter of ``model`` holding NaN or infinity, else None."""
+    for name, param in model.named_parameters():
+        if not bool(torch.isfinite(param).all()):
+            return name
+    return None
 
 
 @dataclass(frozen=True)
@@ -255,20 +268,28 @@ class Trainer:
                 except ValueError as err:
                     raise CheckpointError(last, f"invalid baseline state: {err}") from None
         self.val_points, self.val_refs = validation_set(self.task, self.cfg)
+        self._check_vocabulary(config.model.max_n)
         self.data = TrainingData(self.task, self.cfg, self.val_points)
+        if resume and self.data.total_steps() < self.step:  # before config.json is rewritten
+            raise RunDirError(
+                f"{run_dir} is already at step {self.step}; resume with more steps than that "
+                f"(asked for {self.data.total_steps()})"
+            )
         self.log = self._open_log(resume) if self.session.main else NullLog()
         self.planner: ThreadPlanner | None = None  # re-plans torch threads while training
 
     def _open_log(self, resume: bool) -> CsvLog:
-        """Write ``config.json`` and open ``log.csv`` (rank 0's job)."""
+        """Open ``log.csv`` (a resumed run's log checked first), then write ``config.json``
+        (rank 0's job): a log that cannot be resumed leaves the configuration as it was."""
         os.makedirs(self.run_dir, exist_ok=True)
-        with atomic_write(os.path.join(self.run_dir, CONFIG_JSON)) as stream:
-            json.dump(self.config.to_dict(), stream, indent=2)
-        return CsvLog(
+        log = CsvLog(
             os.path.join(self.run_dir, LOG_CSV),
             columns_for(self.task.metric_keys),
             resume_step=self.step if resume else None,
         )
+        with atomic_write(os.path.join(self.run_dir, CONFIG_JSON)) as stream:
+            json.dump(self.config.to_dict(), stream, indent=2)
+        return log
 
     def _restore(self, path: str) -> Checkpoint:
         """Load the run's state from ``path``; the checkpoint, for what the caller restores."""
@@ -289,6 +310,9 @@ class Trainer:
         if self.ema is not None:
             load_ema_state(self.ema, ckpt.ema_state)
         self.step, self.best = ckpt.step, ckpt.info.get("best", {})
+        best = os.path.join(self.run_dir, BEST)
+        if self.best and os.path.exists(best):  # a damaged best would be reported as the run's
+            load_checkpoint(best)  # CheckpointError (an InputError) names the file and problem
         return ckpt
 
     def _warm_start(self, path: str) -> None:
@@ -377,12 +401,42 @@ class Trainer:
         self, meter: Meter, start_time: float, on_validation: ValidationHook | None
     ) -> tuple[dict[str, Any], bool]:
         """Validate on rank 0 (the others wait): the metrics and whether to stop, on all ranks."""
+        self._check_finite()  # every rank holds the same weights: all raise together
         metrics, stop = {}, False
         if self.session.main:
             metrics = self._validate(meter, start_time)
             stop = on_validation is not None and bool(on_validation(self, metrics))
         metrics, stop, self.best = self.session.broadcast((metrics, stop, self.best))
         return metrics, stop
+
+    def _check_vocabulary(self, max_n: int | None) -> None:
+        """Raise InputError if a validation instance is larger than a fixed-vocabulary model
+        (seq2seq, attention: ``max_n``, its largest training size) can name, before training."""
+        largest = max((len(p) for p in self.val_points), default=0)
+        if max_n is not None and largest > max_n:
+            raise InputError(
+                self.cfg.val_data or "validation set",
+                None,
+                f"an instance of {largest} points; a {self.config.model.kind} model trained on "
+                f"n <= {max_n} has no output for the points past {max_n} (validate on its sizes)",
+            )
+
+    def _check_finite(self) -> None:
+        """Raise DivergedError, before anything is saved, if a weight is NaN or infinite."""
+        bad = non_finite_parameter(self.model)
+        if bad is None and self.ema is not None:
+            bad = non_finite_parameter(self.ema.module)
+        if bad is None:
+            return
+        kept = (
+            "the run's checkpoints from its last validation are kept (--resume returns to them)"
+            if os.path.exists(os.path.join(self.run_dir, LAST))
+            else "nothing was saved"
+        )
+        raise DivergedError(
+            f"{self.run_dir}: at step {self.step} the weight {bad} is not a finite number: "
+            f"training diverged (a lower --lr or --clip-norm may help); {kept}"
+        )
 
     @property
     def _primary(self) -> str:
