@@ -291,6 +291,20 @@ def test_a_damaged_baseline_state_is_one_checkpoint_error(tmp_path, baseline, ed
     assert str(err.value).startswith(path) and "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize("name", ["optim.0.exp_avg_sq", "optim.0.step", "rng.torch"])
+def test_a_second_checksum_covers_the_optimiser_and_random_state(tmp_path, name):
+    train(run_config(steps=2, val_every=2), tmp_path)
+    path = os.path.join(tmp_path, "last.safetensors")
+    meta, tensors = read_checkpoint_file(path)
+    assert meta["state_checksum"].startswith("sha256:")
+    tensors[name] = tensors[name].clone()
+    tensors[name].view(-1)[0] = 1 - tensors[name].view(-1)[0]  # one value changed
+    with open(path, "wb") as stream:
+        stream.write(save_file_bytes(tensors, meta))
+    with pytest.raises(CheckpointError, match="optimiser or random state was changed"):
+        load_checkpoint(path)
+
+
 def test_the_checksum_covers_the_baseline_tensors(tmp_path):
     changes = {"objective": "reinforce", "rl_samples": 2, "baseline_count": 8}
     train(run_config(steps=2, val_every=2, baseline="rollout", **changes), tmp_path)

@@ -12,11 +12,13 @@ Layout of ``NAME.safetensors``:
   policy and its held-out costs, :mod:`ptrnet.training.baselines`), in resumable checkpoints of
   REINFORCE runs;
 * header metadata ``ptrnet``: JSON ``{"format", "config": RunConfig.to_dict(), "step", "info",
-  "optimizer": {"param_groups", "scalars"}, "baseline", "checksum"}``; ``config`` alone
+  "optimizer": {"param_groups", "scalars"}, "baseline", "checksum", "state_checksum"}``;
+  ``config`` alone
   rebuilds the model; ``baseline`` is the REINFORCE baseline's JSON state (the moving average,
   the rollout's update count); ``checksum`` is the SHA-256 of the ``model.``, ``ema.`` and
-  ``baseline.`` tensors (:func:`ptrnet.io.safetensors_header.tensor_digest`), verified on load
-  when present (older files lack it).
+  ``baseline.`` tensors (:func:`ptrnet.io.safetensors_header.tensor_digest`), and
+  ``state_checksum``, in resumable checkpoints, that of the ``optim.`` and ``rng.`` tensors; both
+  verified on load when present (older files lack them).
 
 Loading trusts nothing in the file: the header is checked against the bytes
 (:mod:`ptrnet.io.safetensors_header`), the metadata's types, the configuration's parameter
@@ -50,6 +52,9 @@ from ptrnet.runs.config import RunConfig
 FORMAT = "ptrnet-checkpoint-1"
 # The tensors the checksum covers and that must be finite.
 DIGESTED = ("model.", "ema.", "baseline.")
+# What resuming reads besides: covered by a second checksum, ``state_checksum`` (files written
+# before it have none and are read as before).
+STATE_DIGESTED = ("optim.", "rng.")
 MAX_CHECKPOINT_BYTES = 2**32  # 4 GiB; the bundled checkpoints are under 5 MB
 
 
@@ -135,9 +140,12 @@ def save_checkpoint(
 
 def checksummed_file(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> bytes:
     """The safetensors bytes of ``tensors`` with ``meta`` (JSON) as their ``ptrnet`` metadata,
-    plus ``meta["checksum"]``: the SHA-256 of the ``model.`` and ``ema.`` tensors."""
+    plus ``meta["checksum"]``: the SHA-256 of the ``model.``, ``ema.`` and ``baseline.`` tensors,
+    and, when there are any, ``meta["state_checksum"]``: that of the optimiser and RNG state."""
     data = save_tensors(tensors, metadata={"ptrnet": json.dumps(meta)})
     meta = {**meta, "checksum": tensor_digest(data, DIGESTED)}
+    if any(name.startswith(STATE_DIGESTED) for name in tensors):
+        meta["state_checksum"] = tensor_digest(data, STATE_DIGESTED)
     return save_tensors(tensors, metadata={"ptrnet": json.dumps(meta)})
 
 
@@ -214,6 +222,11 @@ def read_checkpoint_file(
         raise CheckpointError(path, f"not a ptrnet checkpoint ({err})") from None
     if "checksum" in meta and tensor_digest(data, DIGESTED) != meta["checksum"]:
         raise CheckpointError(path, "checksum mismatch: the weights were changed or damaged")
+    state = meta.get("state_checksum")
+    if state is not None and tensor_digest(data, STATE_DIGESTED) != state:
+        raise CheckpointError(
+            path, "checksum mismatch: the optimiser or random state was changed or damaged"
+        )
     try:
         tensors = load_tensors(data)
     except SafetensorError as err:
@@ -225,14 +238,15 @@ def read_checkpoint_file(
 
 
 def _meta_object(metadata: dict[str, str]) -> dict[str, Any]:
-    """The ``ptrnet`` metadata as a JSON object with, if any, a string checksum."""
+    """The ``ptrnet`` metadata as a JSON object with, if any, string checksums."""
     if "ptrnet" not in metadata:
         raise ValueError("no 'ptrnet' metadata")
     meta = json.loads(metadata["ptrnet"])
     if not isinstance(meta, dict):
         raise ValueError("metadata is not a JSON object")
-    if not isinstance(meta.get("checksum", ""), str):
-        raise ValueError("metadata 'checksum' is not a string")
+    for key in ("checksum", "state_checksum"):
+        if not isinstance(meta.get(key, ""), str):
+            raise ValueError(f"metadata '{key}' is not a string")
     return meta
 
 
