@@ -465,3 +465,18 @@ def test_a_fixed_vocabulary_model_refuses_larger_validation_instances(tmp_path):
     seq2seq = RunConfig(ModelConfig(kind="seq2seq", input_dim=1, hidden=8, max_n=6), config.train)
     with pytest.raises(InputError, match=r"val\.txt: an instance of 9 points; a seq2seq model"):
         train(seq2seq, tmp_path / "run", progress=False)
+
+
+def test_resume_refuses_a_data_file_that_changed(tmp_path):
+    task = get_task("sort")
+    rng = np.random.default_rng(5)
+    data = tmp_path / "train.txt"
+    write_examples(data, [(p, None) for p in rng.random((32, 5, 1))])
+    config = run_config(data=str(data), sizes="5", steps=2, val_every=2)
+    train(config, tmp_path / "run", progress=False)
+    longer = RunConfig(config.model, replace(config.train, steps=4))
+    assert train(longer, tmp_path / "run", resume=True, progress=False).step == 4  # same file
+    write_examples(data, [(p, task.solve(p)) for p in rng.random((32, 5, 1))])
+    longest = RunConfig(config.model, replace(config.train, steps=6))
+    with pytest.raises(ValueError, match=r"train\.txt: not the data file this run started with"):
+        train(longest, tmp_path / "run", resume=True, progress=False)

@@ -20,6 +20,7 @@ trains on its rows of the global batch, rank 0 alone validates and writes the ru
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -71,6 +72,26 @@ class RunDirError(ValueError):
 
 class DivergedError(RunDirError):
     """The weights stopped being finite numbers (the loss diverged); nothing of them is saved."""
+
+
+def data_digests(cfg: TrainConfig) -> dict[str, str]:
+    """``{"data": ..., "val_data": ...}``: the SHA-256 of each data file the run reads, so a
+    resumed run can tell that it reads the same ones (a file changed, or a relative path read
+    from another folder)."""
+    digests = {}
+    for key in ("data", "val_data"):
+        path = getattr(cfg, key)
+        if path is None:
+            continue
+        digest = hashlib.sha256()
+        try:
+            with open(path, "rb") as stream:
+                for block in iter(lambda: stream.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError as err:
+            raise InputError(path, None, f"cannot read: {err.strerror or err}") from None
+        digests[key] = f"sha256:{digest.hexdigest()}"
+    return digests
 
 
 def non_finite_parameter(model: nn.Module) -> str | None:
@@ -255,6 +276,7 @@ class Trainer:
         self.optimizer = build_optimizer(self.model, self.cfg)
         self.scaler = grad_scaler(self.cfg.precision, self.device)
         self.ema = ema_model(self.model, self.cfg.ema) if self.cfg.ema else None
+        self.data_digests = data_digests(self.cfg)
         saved = self._restore(last) if resume else None
         if not resume and self.cfg.init_from is not None:
             self._warm_start(self.cfg.init_from)
@@ -310,6 +332,13 @@ class Trainer:
         if self.ema is not None:
             load_ema_state(self.ema, ckpt.ema_state)
         self.step, self.best = ckpt.step, ckpt.info.get("best", {})
+        for key, digest in (ckpt.info.get("data_digests") or {}).items():  # older runs: none
+            if self.data_digests.get(key) != digest:
+                raise RunDirError(
+                    f"{getattr(self.cfg, key)}: not the {key.replace('_', ' ')} file this run "
+                    "started with (its content differs, or a relative path now names another "
+                    "file); resume with that file, from the folder the run started in"
+                )
         best = os.path.join(self.run_dir, BEST)
         if self.best and os.path.exists(best):  # a damaged best would be reported as the run's
             load_checkpoint(best)  # CheckpointError (an InputError) names the file and problem
@@ -475,10 +504,12 @@ class Trainer:
         return metrics
 
     def _resume_info(self) -> dict[str, Any]:
-        """The JSON that ``last`` holds besides tensors: the best record, the fp16 scale."""
-        if self.scaler is None:
-            return {"best": self.best}
-        return {"best": self.best, "grad_scaler": self.scaler.state_dict()}
+        """The JSON that ``last`` holds besides tensors: the best record, the digests of the
+        data files, the fp16 scale."""
+        info: dict[str, Any] = {"best": self.best, "data_digests": self.data_digests}
+        if self.scaler is not None:
+            info["grad_scaler"] = self.scaler.state_dict()
+        return info
 
     def _keep_weights(self, metrics: dict[str, Any], tf_loss: float) -> None:
         """Keep this validation's weights (those ``best`` would take) under ``kept/``."""
