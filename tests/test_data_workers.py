@@ -66,6 +66,9 @@ def test_busy_cores_is_a_core_count():
     [
         ({"workers": -1}, "workers"),
         ({"workers": 1.5}, "workers"),
+        ({"workers": 10**20}, "workers must be an integer in 0..4096"),
+        ({"threads": 3 * 10**9}, "threads must be at most 4,096"),
+        ({"batch_size": 10**20}, "batch_size must be at most 1,048,576"),
         ({"precision": "fp8"}, "precision"),
     ],
 )

@@ -87,7 +87,10 @@ def test_paper_init_leaves_the_transformer_layers_at_their_defaults():
         ({"encoder": "gru"}, "unknown encoder 'gru'"),
         ({"heads": 3}, "hidden 16 must divide by heads 3"),
         ({"encoder_layers": 0}, "encoder_layers must be a positive integer"),
-        ({"glimpses": -1}, "glimpses must be a non-negative integer"),
+        ({"glimpses": -1}, "glimpses must be an integer in 0..64"),
+        ({"glimpses": 10**20}, "glimpses must be an integer in 0..64"),
+        ({"hidden": 10**6}, "hidden must be at most 8,192"),
+        ({"decoder_layers": 10**20}, "decoder_layers must be at most 64"),
         ({"logit_clip": -1.0}, "logit_clip must be 0"),
         ({"logit_clip": True}, "logit_clip must be 0"),
         ({"kind": "seq2seq", "max_n": 5}, "apply to the pointer model only"),
@@ -95,7 +98,7 @@ def test_paper_init_leaves_the_transformer_layers_at_their_defaults():
 )
 def test_bad_choices_are_refused(kw, message):
     with pytest.raises(ValueError, match=message):
-        ModelConfig(input_dim=2, hidden=16, **{**TRANSFORMER, **kw})
+        ModelConfig(**{"input_dim": 2, "hidden": 16, **TRANSFORMER, **kw})
 
 
 def test_a_config_without_the_new_keys_is_the_papers_lstm_pointer():

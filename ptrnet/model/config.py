@@ -8,6 +8,17 @@ from typing import Any
 KINDS = ("pointer", "seq2seq", "attention")
 INITS = ("paper", "default")
 ENCODERS = ("lstm", "transformer")
+#: The largest value of each size option: far above any model of the paper or the follow-up
+#: work (hidden 128-512, 1-6 layers), below what would exhaust memory allocating it.
+UPPER_BOUNDS = {
+    "input_dim": 1024,
+    "hidden": 8192,
+    "layers": 64,
+    "encoder_layers": 64,
+    "heads": 1024,
+    "decoder_layers": 64,
+    "glimpses": 64,
+}
 DECODERS = ("lstm", "heavy")
 
 
@@ -73,11 +84,17 @@ class ModelConfig:
             )
 
     def _check_positive(self, *names: str) -> None:
-        """Raise ValueError unless each named field is a positive integer."""
+        """Raise ValueError unless each named field is a positive integer within its
+        :data:`UPPER_BOUNDS` entry."""
         for name in names:
             value = getattr(self, name)
             if not _is_int(value) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            if value > UPPER_BOUNDS[name]:
+                raise ValueError(
+                    f"{name} must be at most {UPPER_BOUNDS[name]:,} (far above any published "
+                    f"model), got {value!r}"
+                )
 
     def _check_pointer_options(self) -> None:
         if self.encoder not in ENCODERS:
@@ -85,8 +102,11 @@ class ModelConfig:
         self._check_positive("encoder_layers", "heads", "decoder_layers")
         if self.encoder == "transformer" and self.hidden % self.heads:
             raise ValueError(f"hidden {self.hidden} must divide by heads {self.heads}")
-        if not _is_int(self.glimpses) or self.glimpses < 0:
-            raise ValueError(f"glimpses must be a non-negative integer, got {self.glimpses!r}")
+        if not _is_int(self.glimpses) or not 0 <= self.glimpses <= UPPER_BOUNDS["glimpses"]:
+            raise ValueError(
+                f"glimpses must be an integer in 0..{UPPER_BOUNDS['glimpses']}, "
+                f"got {self.glimpses!r}"
+            )
         clip = self.logit_clip
         if isinstance(clip, bool) or not isinstance(clip, int | float) or not 0 <= clip < 1e6:
             raise ValueError(f"logit_clip must be 0 (off) or a positive number, got {clip!r}")

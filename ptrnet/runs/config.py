@@ -270,8 +270,9 @@ class TrainConfig:
             )
         if self.shared_label_steps and not self.label_steps:
             raise ValueError("shared_label_steps needs label_steps (--label-steps K)")
-        if self.workers is not None and (not _is_int(self.workers) or self.workers < 0):
-            raise ValueError(f"workers must be a non-negative integer, got {self.workers!r}")
+        workers = self.workers
+        if workers is not None and (not _is_int(workers) or not 0 <= workers <= MAX_THREADS):
+            raise ValueError(f"workers must be an integer in 0..{MAX_THREADS}, got {workers!r}")
         if not _is_int(self.seed) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
 
@@ -381,6 +382,22 @@ def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
         raise ValueError(f"unknown {name} {value!r}; choose from {', '.join(choices)}")
 
 
+MAX_THREADS = 4096  # torch threads and data workers: more than any machine's cores
+#: The largest value of each count option: far above any run's, below what overflows torch or
+#: exhausts memory allocating a batch.
+UPPER_BOUNDS = {
+    "threads": MAX_THREADS,
+    "batch_size": 2**20,
+    "val_count": 10**7,
+    "epoch_size": 10**12,
+    "bucket_pool": 10**4,
+    "rl_samples": 10**4,
+    "baseline_count": 10**7,
+    "steps": 10**12,
+    "epochs": 10**9,
+}
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -388,6 +405,8 @@ def _is_int(value: object) -> bool:
 def _positive_int(name: str, value: object) -> None:
     if not _is_int(value) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if name in UPPER_BOUNDS and value > UPPER_BOUNDS[name]:
+        raise ValueError(f"{name} must be at most {UPPER_BOUNDS[name]:,}, got {value!r}")
 
 
 def _is_number(value: object) -> bool:
