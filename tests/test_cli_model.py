@@ -291,3 +291,13 @@ def test_train_reinforce_fine_tunes_tsp_and_refuses_other_tasks(runs, tmp_path, 
     )
     few = [*args[:-1], str(tmp_path / "x"), "--objective", "reinforce", "--rl-samples", "1"]
     assert "rl_samples must be at least 2" in error_of(few, capsys)
+
+
+def test_options_whose_default_is_off_take_an_explicit_zero(tmp_path, capsys):
+    off = ["--warmup", "0", "--keep-every", "0", "--label-steps", "0"]
+    argv = ["train", "sort", "--dry-run", "--threads", "1", "--out", str(tmp_path / "r"), "-q"]
+    assert main([*argv, *off]) == 0
+    config = json.loads((tmp_path / "r" / "config.json").read_text())["train"]
+    assert (config["warmup"], config["keep_every"], config["label_steps"]) == (0, 0, 0)
+    assert main(["train", "sort", "--dry-run", "--warmup", "-1"]) == 2
+    assert "expected 0 (off) or a positive integer, got '-1'" in capsys.readouterr().err

@@ -220,6 +220,17 @@ def seed_int(text: str) -> int:
     return value
 
 
+def count_or_off(text: str) -> int:
+    """argparse type for an integer >= 0, where 0 means off (the default of such options)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 (off) or a positive integer, got {text!r}")
+    return value
+
+
 def shard(text: str) -> tuple[int, int]:
     """argparse type for ``I/K`` with ``1 <= I <= K``."""
     part, _, parts = text.partition("/")

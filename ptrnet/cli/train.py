@@ -31,7 +31,13 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
-from ptrnet.cli.common import add_quiet_argument, add_task_argument, positive_int, size_range
+from ptrnet.cli.common import (
+    add_quiet_argument,
+    add_task_argument,
+    count_or_off,
+    positive_int,
+    size_range,
+)
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.io.errors import UsageError
 from ptrnet.model.config import DECODERS, ENCODERS
@@ -158,7 +164,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--decay-every", type=positive_int, metavar="N", help="default: 1000")
     add(
         "--warmup",
-        type=positive_int,
+        type=count_or_off,
         metavar="N",
         help="raise the lr linearly over the first N steps (for fine-tunes; default: off)",
     )
@@ -226,7 +232,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add(
         "--label-steps",
-        type=positive_int,
+        type=count_or_off,
         metavar="K",
         help="heavy decoder, likelihood or dagger: teacher-force only K random steps of each "
         "label per training step (LEHD-style; default: every step)",
@@ -259,7 +265,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--log-every", type=positive_int, metavar="N", help="steps between log rows (default: 50)")
     add(
         "--keep-every",
-        type=positive_int,
+        type=count_or_off,
         metavar="N",
         help="also keep the weights of every validation at a multiple of N steps, as "
         "RUN_DIR/kept/step-STEP.safetensors (a multiple of --val-every; default: off)",
