@@ -301,3 +301,18 @@ def test_options_whose_default_is_off_take_an_explicit_zero(tmp_path, capsys):
     assert (config["warmup"], config["keep_every"], config["label_steps"]) == (0, 0, 0)
     assert main(["train", "sort", "--dry-run", "--warmup", "-1"]) == 2
     assert "expected 0 (off) or a positive integer, got '-1'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--rl-samples", "4"], "--rl-samples applies only with --objective reinforce"),
+        (["--baseline", "rollout"], "--baseline applies only with --objective reinforce"),
+        (["--heads", "4"], "--heads applies only with --encoder transformer or --decoder heavy"),
+        (["--decoder-layers", "2"], "--decoder-layers applies only with --decoder heavy"),
+        (["--encoder-layers", "2"], "--encoder-layers applies only with --encoder transformer"),
+    ],
+)
+def test_options_the_run_would_ignore_are_refused(options, message, capsys):
+    assert main(["train", "sort", "-n", "5", "--dry-run", "--threads", "1", *options]) == 2
+    assert message in capsys.readouterr().err

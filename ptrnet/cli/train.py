@@ -38,7 +38,7 @@ from ptrnet.cli.common import (
     positive_int,
     size_range,
 )
-from ptrnet.cli.kinds import add_kind_arguments, finish
+from ptrnet.cli.kinds import add_kind_arguments, finish, flag
 from ptrnet.io.errors import UsageError
 from ptrnet.model.config import DECODERS, ENCODERS
 from ptrnet.precision import PRECISIONS
@@ -362,7 +362,9 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
         options.pop("steps", None)
     options.setdefault("steps", None if "epochs" in options else DEFAULT_STEPS)
     if args.init_from is not None:
-        return warm_start_config(args, options)
+        config = warm_start_config(args, options)
+        check_used(config, set(explicit))
+        return config
     hidden = args.hidden or (DRY_RUN_HIDDEN if args.dry_run else DEFAULT_HIDDEN)
     kind = task.check_arch(args.arch)
     max_n = None if kind == "pointer" else SizeRange.parse(options["sizes"]).hi
@@ -378,7 +380,35 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
         max_n=max_n,
         **pointer,
     )
-    return RunConfig(model, TrainConfig(task=args.task, **options))
+    config = RunConfig(model, TrainConfig(task=args.task, **options))
+    check_used(config, {*explicit, *pointer})
+    return config
+
+
+def check_used(config: RunConfig, given: set[str]) -> None:
+    """Raise UsageError for an option given on the command line that this run would not read
+    (it would be saved in config.json and ignored), naming the option it needs."""
+    train, model = config.train, config.model
+    unused = {
+        "rl_samples": (train.objective != "reinforce", "--objective reinforce"),
+        "baseline": (train.objective != "reinforce", "--objective reinforce"),
+        "baseline_beta": (train.objective != "reinforce", "--objective reinforce"),
+        "baseline_every": (train.objective != "reinforce", "--objective reinforce"),
+        "baseline_count": (train.objective != "reinforce", "--objective reinforce"),
+        "label_solver": (train.objective == "reinforce", "labels (not --objective reinforce)"),
+        "val_count": (train.val_data is not None, "generated validation (no --val-data)"),
+        "epoch_size": (train.data is not None, "generated data (no --data)"),
+        "encoder_layers": (model.encoder != "transformer", "--encoder transformer"),
+        "heads": (
+            model.encoder != "transformer" and model.decoder != "heavy",
+            "--encoder transformer or --decoder heavy",
+        ),
+        "decoder_layers": (model.decoder != "heavy", "--decoder heavy"),
+    }
+    for name in sorted(given & unused.keys()):
+        ignored, needs = unused[name]
+        if ignored:
+            raise UsageError(f"{flag(name)} applies only with {needs}; this run would ignore it")
 
 
 def warm_start_config(args: argparse.Namespace, options: dict[str, object]) -> RunConfig:
