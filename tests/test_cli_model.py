@@ -316,3 +316,12 @@ def test_options_whose_default_is_off_take_an_explicit_zero(tmp_path, capsys):
 def test_options_the_run_would_ignore_are_refused(options, message, capsys):
     assert main(["train", "sort", "-n", "5", "--dry-run", "--threads", "1", *options]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_an_interrupted_run_says_what_it_keeps(tmp_path):
+    from ptrnet.cli.train import interrupted_note
+
+    assert "nothing of" in interrupted_note("sort", str(tmp_path))
+    (tmp_path / "last.safetensors").write_bytes(b"")
+    note = interrupted_note("sort", str(tmp_path))
+    assert f"ptrnet train sort --resume --out {tmp_path} continues" in note

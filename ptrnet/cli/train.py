@@ -323,6 +323,9 @@ def run(args: argparse.Namespace, task: Task) -> int:
         )
     except RunDirError as err:
         raise UsageError(str(err)) from None
+    except KeyboardInterrupt:
+        print(interrupted_note(config.train.task, out), file=sys.stderr)
+        raise
     if result.rank != 0:  # under torchrun, rank 0 alone reports
         return 0
     best = result.best
@@ -332,6 +335,18 @@ def run(args: argparse.Namespace, task: Task) -> int:
         f"{best.get('value')} at step {best.get('step')}; run in {out}"
     )
     return 0
+
+
+def interrupted_note(task: str, out: str) -> str:
+    """What an interrupted run keeps, and how to continue it."""
+    from ptrnet.runs import LAST
+
+    if not os.path.exists(os.path.join(out, LAST)):
+        return f"ptrnet: interrupted before the first validation: nothing of {out} to resume"
+    return (
+        f"ptrnet: interrupted; {out} keeps its checkpoint of the last validation "
+        f"(ptrnet train {task} --resume --out {out} continues from it)"
+    )
 
 
 def explicit_options(args: argparse.Namespace) -> dict[str, object]:
