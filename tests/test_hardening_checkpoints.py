@@ -99,7 +99,7 @@ CASES = {
     "metadata list": (lambda d, p: edit_meta(d, lambda m: [1, 2]), "metadata is not a JSON object"),
     "hidden 10^9": (
         lambda d, p: edit_meta(d, lambda m: set_config(m, hidden=10**9)),
-        "cannot build the model|parameters, over the limit",
+        "hidden must be at most 8,192|cannot build the model|parameters, over the limit",
     ),
     "hidden 6000": (
         lambda d, p: edit_meta(d, lambda m: set_config(m, hidden=6000)),
