@@ -293,7 +293,7 @@ def predict(
     for model, rows in size_groups(loaded, points_list):
         group = [points_list[i] for i in rows]
         served = (options or DecodeOptions()).with_window(model.window)
-        _check_vocabulary(model, max(len(p) for p in group))
+        check_vocabulary(model, max(len(p) for p in group))
         _check_window(model, served, max(len(p) for p in group))
         seqs = decode_all(model.model, task, group, served)
         for i, seq in zip(rows, seqs, strict=True):
@@ -325,7 +325,7 @@ def _check_window(loaded: LoadedModel, options: DecodeOptions, largest: int) -> 
         )
 
 
-def _check_vocabulary(loaded: LoadedModel, largest: int) -> None:
+def check_vocabulary(loaded: LoadedModel, largest: int) -> None:
     """Raises UsageError when a fixed-vocabulary baseline meets more points than it has outputs."""
     max_n = loaded.config.model.max_n
     if max_n is not None and largest > max_n:

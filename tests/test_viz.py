@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -170,3 +172,13 @@ def test_plot_cli_errors_are_one_line(tmp_path, hull_file, capsys):
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 3 and all(line.startswith("ptrnet: error: ") for line in lines)
     assert "neither a task" in lines[0] and "fewer than 4" in lines[1] and "log.csv" in lines[2]
+
+
+def test_plot_cli_refuses_a_zero_beam_and_a_vocabulary_too_small(tmp_path, hull_file, capsys):
+    assert plot("convex_hull", hull_file, "--beam-width", 0, "-o", tmp_path / "x.png") == 2
+    assert "argument --beam-width: expected a positive integer" in capsys.readouterr().err
+    seq2seq = "ptrnet/bundled/convex_hull_seq2seq"  # trained on 5 points; the file has 6
+    assert plot(Path(__file__).parents[1] / seq2seq, hull_file, "-o", tmp_path / "x.png") == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ptrnet: error: {hull_file}:1: the seq2seq model at ")
+    assert err.rstrip().endswith("handles n <= 5; an instance has 6 points")

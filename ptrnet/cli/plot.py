@@ -26,6 +26,7 @@ from ptrnet.cli.common import (
     add_output_argument,
     load_model_on,
     point_task_named,
+    positive_int,
 )
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError, Task
@@ -52,7 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--decode", choices=("greedy", "beam"), default="greedy", help="decoding strategy"
     )
-    parser.add_argument("--beam-width", type=int, default=5, metavar="K", help="beam width")
+    parser.add_argument(
+        "--beam-width", type=positive_int, default=5, metavar="K", help="beam width"
+    )
     parser.add_argument(
         "--constraints",
         choices=("none", "task"),
@@ -95,6 +98,7 @@ def curves_figure_for(run_dir: str):
 def instance_figure(args: argparse.Namespace):
     """The figure for ``MODEL_OR_TASK INPUT``: instance, exact solution, model output, heatmap."""
     from ptrnet.decoding.options import DecodeOptions
+    from ptrnet.inference import check_vocabulary
     from ptrnet.tasks import TASKS, get_task
     from ptrnet.viz.figures import prediction_figure
     from ptrnet.viz.trace import decode_trace
@@ -120,6 +124,10 @@ def instance_figure(args: argparse.Namespace):
     options = DecodeOptions(
         strategy=args.decode, beam_width=args.beam_width, constraints=args.constraints
     )
+    try:
+        check_vocabulary(loaded.for_size(len(points)), len(points))
+    except UsageError as err:
+        raise InputError(args.input, line, str(err)) from None
     trace = decode_trace(loaded, task, points, options)
     title += f" -- {loaded.path}, {args.decode}, constraints {trace.constraints}"
     return prediction_figure(task, points, ref, trace.sequence, trace.probs, trace.tokens, title)
