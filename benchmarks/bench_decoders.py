@@ -26,6 +26,7 @@ from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.search import batch_instances, search_batch
 from ptrnet.decoding.strategies import Greedy, Sampling
 from ptrnet.inference import load_model
+from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.paper_format import read_examples
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import get_task
@@ -62,15 +63,39 @@ def run(model, points, how, samples, batch_rows=256):
     return picks, time.perf_counter() - tic
 
 
+def test_spec(text: str) -> tuple[str, int, int]:
+    """``FILE:G:M`` -> (FILE, G, M): G instances decoded greedily, M by the other rules."""
+    parts = text.rsplit(":", 2)
+    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts[1:]):
+        raise argparse.ArgumentTypeError(f"expected FILE:G:M with counts G, M >= 1, got {text!r}")
+    return parts[0], int(parts[1]), int(parts[2])
+
+
+def positive(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", action="append", required=True)
-    parser.add_argument("--test", action="append", required=True, metavar="FILE:G:M")
-    parser.add_argument("--samples", type=int, default=8)
+    parser.add_argument(
+        "--test", action="append", required=True, type=test_spec, metavar="FILE:G:M"
+    )
+    parser.add_argument("--samples", type=positive, default=8)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    for spec in args.test:
-        path, greedy_count, many_count = spec.rsplit(":", 2)
+    try:
+        measure(args)
+    except (InputError, UsageError, OSError) as err:
+        parser.exit(2, f"bench_decoders: error: {err}\n")
+
+
+def measure(args: argparse.Namespace) -> None:
+    """One JSON line per (test file, model, decoding, pick rule)."""
+    for path, greedy_count, many_count in args.test:
         examples = read_examples(path, TSP)
         points, refs = [e.points for e in examples], [e.seq for e in examples]
         for name in args.model:

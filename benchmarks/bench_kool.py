@@ -140,8 +140,14 @@ def load_test(spec: str) -> TestSet:
         return TestSet(
             "tsplib", [i.points for i in instances], [i.coords for i in instances], refs, True
         )
-    path, _, count = spec.partition(":") if re.search(r":\d+$", spec) else (spec, "", "")
+    path, _, count = spec.rpartition(":") if re.search(r":[^:/]*$", spec) else ("", "", spec)
+    if not path or Path(spec).exists():  # no COUNT, or a file whose name holds a colon
+        path, count = spec, ""
+    if count and (not count.isdigit() or int(count) < 1):
+        raise BenchError(f"--test {spec}: COUNT must be a positive integer, got {count!r}")
     examples = read_examples(path, get_task("tsp"))[: int(count) if count else None]
+    if not examples:
+        raise BenchError(f"--test {spec}: no instances")
     points = [e.points for e in examples]
     refs = np.array([tour_length(e.points, e.seq) for e in examples])
     return TestSet(Path(path).name, points, points, refs)

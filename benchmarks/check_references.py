@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import read_examples
 from ptrnet.solvers.tsp import distance_matrix, tour_length
 from ptrnet.solvers.tsp_exact import fast_tsp_near_exact, near_exact_budget
@@ -53,13 +54,38 @@ def report(path: str, rows: list[tuple[int, int, float]], seconds: float) -> str
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", help="paper-format TSP files with reference tours")
-    parser.add_argument("--count", type=int, help="check the first N instances (default: all)")
-    parser.add_argument("--factor", type=float, default=10.0, help="budget multiple (10)")
+    parser.add_argument(
+        "--count", type=positive_int, help="check the first N instances (default: all)"
+    )
+    parser.add_argument("--factor", type=positive_float, default=10.0, help="budget multiple (10)")
     args = parser.parse_args(argv)
     for path in args.files:
         start = time.perf_counter()
-        rows = excesses(path, args.count, args.factor)
+        try:
+            rows = excesses(path, args.count, args.factor)
+        except InputError as err:
+            parser.exit(1, f"check_references: error: {err}\n")
+        if not rows:
+            parser.exit(1, f"check_references: error: {path}: no instances\n")
         print(report(path, rows, time.perf_counter() - start), flush=True)
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
 
 
 if __name__ == "__main__":

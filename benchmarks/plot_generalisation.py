@@ -18,14 +18,16 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from ptrnet.io.atomic import check_output_path
+
 
 def best_rows(rows: Sequence[dict], series: Sequence[str]) -> dict[str, dict[int, dict]]:
     """{series: {n: row}}: per series ("MODEL DECODE") and uniform size n, the row with the
     largest count (TSPLIB rows, whose n is a range, are left out)."""
     out: dict[str, dict[int, dict]] = {name: {} for name in series}
     for row in rows:
-        name = f"{row['model']} {row['decode']}"
-        if name not in out or not isinstance(row["n"], int):
+        name = f"{row.get('model')} {row.get('decode')}"
+        if name not in out or not isinstance(row.get("n"), int):
             continue
         kept = out[name].get(row["n"])
         if kept is None or row["count"] > kept["count"]:
@@ -127,11 +129,13 @@ def main() -> None:
     parser.add_argument("--out", required=True, metavar="PNG")
     args = parser.parse_args()
     try:
+        check_output_path(args.out)  # before the work, not after it
         span = parse_span(args.span)
-        rows = [
-            json.loads(line) for path in args.jsonl for line in Path(path).read_text().splitlines()
-        ]
-        curves = relabel(best_rows(rows, args.series), args.label)
+        found = best_rows(read_rows(args.jsonl), args.series)
+        empty = [name for name, sizes in found.items() if not sizes]
+        if empty:
+            raise ValueError(f"no row of a uniform size for --series {', '.join(empty)}")
+        curves = relabel(found, args.label)
     except (OSError, ValueError) as err:
         parser.error(str(err))
     print(table(curves))

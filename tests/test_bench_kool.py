@@ -153,3 +153,12 @@ def test_the_curve_takes_labels_in_series_order_and_a_band_or_none(tmp_path):
     assert read_rows([str(good)]) == [{"n": 20}, {"n": 50}]
     with pytest.raises(ValueError, match=f"{bad}:2: not a JSON line"):
         read_rows([str(good), str(bad)])
+
+
+@pytest.mark.parametrize("count", ["0", "-2", "abc"])
+def test_a_test_count_must_be_a_positive_integer(tmp_path, count):
+    path = tmp_path / "tsp5.txt"
+    path.write_text("0.1 0.1 0.9 0.1 0.9 0.9 0.1 0.9 0.5 0.5 output 1 2 3 5 4 1\n")
+    with pytest.raises(BenchError, match="COUNT must be a positive integer"):
+        load_test(f"{path}:{count}")
+    assert len(load_test(f"{path}:1").points) == 1

@@ -21,3 +21,18 @@ def test_a_poor_reference_shows_and_a_good_one_does_not(tmp_path):
     text = report(str(path), rows, 1.0)
     assert "2 instances, 1 references longer" in text and "(1, 25," in text
     assert len(excesses(str(path), 1, factor=2.0)) == 1
+
+
+def test_bad_counts_factors_and_files_are_one_line_errors(tmp_path, capsys):
+    import pytest
+
+    from benchmarks.check_references import main
+
+    for argv, message in (
+        (["x.txt", "--count", "-1"], "argument --count: expected a positive integer"),
+        (["x.txt", "--factor", "0"], "argument --factor: expected a positive number"),
+        ([str(tmp_path / "none.txt")], "none.txt: cannot read"),
+    ):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert message in capsys.readouterr().err
