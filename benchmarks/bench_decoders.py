@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from ptrnet.batching import collate
+from ptrnet.cli.common import positive_int
 from ptrnet.decoding.beam import pick_beams
 from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.search import batch_instances, search_batch
@@ -71,20 +72,13 @@ def test_spec(text: str) -> tuple[str, int, int]:
     return parts[0], int(parts[1]), int(parts[2])
 
 
-def positive(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(text)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", action="append", required=True)
     parser.add_argument(
         "--test", action="append", required=True, type=test_spec, metavar="FILE:G:M"
     )
-    parser.add_argument("--samples", type=positive, default=8)
+    parser.add_argument("--samples", type=positive_int, default=8)
     args = parser.parse_args()
     torch.set_num_threads(1)
     try:

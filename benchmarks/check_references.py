@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from ptrnet.cli.common import positive_int
 from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import read_examples
 from ptrnet.solvers.tsp import distance_matrix, tour_length
@@ -68,13 +69,6 @@ def main(argv: list[str] | None = None) -> None:
         if not rows:
             parser.exit(1, f"check_references: error: {path}: no instances\n")
         print(report(path, rows, time.perf_counter() - start), flush=True)
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(text)
 
 
 def positive_float(text: str) -> float:

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 
 DRY_RUN_COUNT = 16  # instances of ``--dry-run`` in eval and predict
 MAX_SEED = 2**64 - 1  # torch.manual_seed's largest; numpy takes any non-negative integer
-SEED_FLAGS = ("--seed", "--stream")  # every command's; each a seed_int (Parser.add_argument)
 # The flag of each DecodeOptions field that eval and predict set.
 DECODE_FLAGS = {
     "strategy": "--decode",
@@ -283,20 +282,12 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class Parser(argparse.ArgumentParser):
-    """The parser of every ``ptrnet`` command: plain-text descriptions, defaults shown, and
-    every ``--seed`` or ``--stream`` option declared ``type=int`` parsed as :func:`seed_int`,
-    so a seed numpy or torch would refuse is an error naming the flag in every command."""
+    """The parser of every ``ptrnet`` command: plain-text descriptions, defaults shown."""
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs["formatter_class"] = HelpFormatter
         kwargs["description"] = plain_text(kwargs.get("description"))
         super().__init__(*args, **kwargs)
-
-    def add_argument(self, *names, **kwargs) -> argparse.Action:
-        """:meth:`argparse.ArgumentParser.add_argument`, seeds checked (class docstring)."""
-        if kwargs.get("type") is int and any(name in SEED_FLAGS for name in names):
-            kwargs["type"] = seed_int
-        return super().add_argument(*names, **kwargs)
 
 
 class StoreGiven(argparse.Action):

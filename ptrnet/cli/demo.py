@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from ptrnet.cli.common import add_threads_argument, positive_int, set_threads
+from ptrnet.cli.common import add_threads_argument, positive_int, seed_int, set_threads
 from ptrnet.io.atomic import atomic_write
 from ptrnet.tasks import POINT_TASKS
 from ptrnet.tasks.symmetry import VIEW_COUNTS
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=100,
         help="fresh instances per task and n (default: %(default)s)",
     )
-    parser.add_argument("--seed", type=int, default=2026, help="seed of the fresh instances")
+    parser.add_argument("--seed", type=seed_int, default=2026, help="seed of the fresh instances")
     parser.add_argument("--beam-width", type=positive_int, default=5, help="beam search width")
     parser.add_argument(
         "--views",

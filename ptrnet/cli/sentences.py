@@ -198,10 +198,9 @@ def predict(args: argparse.Namespace, task: SentenceTask) -> int:
 def input_file(text: str) -> str | None:
     """The file that ``predict``'s INPUT names, or None when INPUT is a sentence.
 
-    ``-`` is standard input (``/dev/stdin``). INPUT names a file when that path exists, whatever it
-    is (a regular file, ``/dev/stdin``, a
-    pipe; reading a directory fails with ``NAME: cannot read``). A path that does not exist is a
-    sentence, unless it :func:`looks_like_path`.
+    ``-`` is standard input (``/dev/stdin``). INPUT names a file when that path exists, whatever
+    it is (a regular file, ``/dev/stdin``, a pipe; reading a directory fails with ``NAME: cannot
+    read``). A path that does not exist is a sentence, unless it :func:`looks_like_path`.
 
     Raises:
         InputError: ``NAME: no such file``, for INPUT that looks like a path but is not one.

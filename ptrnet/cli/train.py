@@ -36,6 +36,7 @@ from ptrnet.cli.common import (
     add_task_argument,
     count_or_off,
     positive_int,
+    seed_int,
     size_range,
 )
 from ptrnet.cli.kinds import add_kind_arguments, finish, flag
@@ -276,7 +277,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="start from these weights: a run directory, checkpoint file or 'bundled' "
         "(default: a fresh initialisation, --init)",
     )
-    add("--seed", type=int, help="seed for init and data (default: 0)")
+    add("--seed", type=seed_int, help="seed for init and data (default: 0)")
     add(
         "--threads",
         type=positive_int,
