@@ -32,10 +32,11 @@ def kept_path(run_dir: str, step: int) -> str:
     return os.path.join(run_dir, KEPT_DIR, f"step-{step}.safetensors")
 
 
-def holds_run(run_dir: str | os.PathLike[str]) -> bool:
-    """Whether ``run_dir`` holds a run of any task: a point task's :data:`LAST`, or the
-    :data:`BEST` checkpoint every task's runs write (the copy task's runs write only that)."""
-    return any(os.path.lexists(os.path.join(run_dir, name)) for name in (LAST, BEST))
+def holds_run(run_dir: str | os.PathLike[str], names: tuple[str, ...] = (LAST, BEST)) -> bool:
+    """Whether ``run_dir`` holds a run of any task: by default a point task's :data:`LAST`, or
+    the :data:`BEST` checkpoint every task's runs write (the copy task's runs write only that);
+    a stricter caller names more of a run's files."""
+    return any(os.path.lexists(os.path.join(run_dir, name)) for name in names)
 
 
 #: The checkpoints a run directory names as its model, in order of preference.

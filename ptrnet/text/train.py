@@ -26,7 +26,7 @@ import torch
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
-from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV
+from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV, holds_run
 from ptrnet.runs.csvlog import CsvLog
 from ptrnet.tasks import get_task
 from ptrnet.text.batch import Batch, make_batch
@@ -50,7 +50,7 @@ def check_new_run_dir(out_dir: str | os.PathLike[str]) -> None:
     Raises:
         RunDirError: ``RUN already holds a run; pass another --out`` (nothing is written).
     """
-    if any(os.path.lexists(os.path.join(out_dir, name)) for name in RUN_FILES):
+    if holds_run(out_dir, RUN_FILES):
         raise RunDirError(f"{os.fspath(out_dir)} already holds a run; pass another --out")
 
 
