@@ -342,3 +342,71 @@ def test_fail_cells_keep_our_area_and_share_not_simple():
     assert _cell(ours, metrics) == "89.3% / FAIL (99.7%; 1.1% not simple)"
     assert _cell({"accuracy": 0.019, "fail": True}, metrics) == "1.9% / FAIL"  # the paper's
     assert _cell({**ours, "fail": False}, metrics) == "89.3% / 99.7%"
+
+
+def test_partial_report_without_runs_labels_nothing_and_names_no_device(tmp_path):
+    """A row without a run gets no test set and no comparators (at the cpu scale about an hour
+    of labelling for table2, for rows that show nothing), and a table without any run says so
+    instead of printing an empty device name."""
+    model = ModelPlan("tsp-tiny", "tsp", "pointer", "5", cpu_steps=1, ms_per_step=1.0)
+    plan = TablePlan(
+        "tinytsp",
+        "Tiny TSP",
+        "tsp",
+        DecodeOptions("greedy", constraints="task"),
+        ("mean_length",),
+        (model,),
+        (RowPlan("Ptr-Net 6→6", "tsp-tiny", 6, "ptr n"),),
+        comparators=("a1", "a2", "a3"),
+    )
+    report = Reproduction(plan, replace(DRY, test_count=5), str(tmp_path), partial=True).run()
+    assert not (tmp_path / "testsets").exists()
+    (row,) = report["rows"]
+    assert row["test"] is None
+    assert row["comparators"] == {"optimal": None, "a1": None, "a2": None, "a3": None}
+    markdown = (tmp_path / "tinytsp.md").read_text()
+    assert markdown == format_table(report)
+    assert "| — | dry-run: 4 steps × 8, hidden 16 | not trained |" in markdown  # test set: —
+    assert "device ." not in markdown and "Train time is" not in markdown
+    assert "- No model has a run with a checkpoint yet: no train time or device to report." in (
+        markdown
+    )
+
+
+def test_a_table_without_any_run_prints_no_empty_device():
+    row = {
+        "label": "Ptr-Net 5→5",
+        "n": 5,
+        "paper": {"accuracy": 0.92},
+        "metrics": {},
+        "test": {"count": 20, "source": "generated"},
+        "budget": "cpu: 20,000 steps × 128, hidden 256",
+        "compute": {"trained": False},
+    }
+    report = {
+        "title": "Tiny",
+        "scale": "cpu",
+        "metrics": ["accuracy"],
+        "decoding": {"text": "greedy"},
+        "test_data": {"seed": 0, "stream": 5},
+        "notes": [],
+        "rows": [row],
+    }
+    notes = format_table(report).split("\n\n")[-1]
+    assert "device ." not in notes and "device :" not in notes
+    assert "- No model has a run with a checkpoint yet: no train time or device to report." in notes
+
+
+def test_compute_note_names_the_devices_it_knows():
+    from ptrnet.reproduce.tables import _compute_note
+
+    note = _compute_note(
+        [
+            {"compute": {"device": "cpu", "processor": "AMD EPYC"}},
+            {"compute": {"device": "cuda:0", "processor": ""}},
+            {"compute": {"trained": False}},
+        ]
+    )
+    assert "; device cpu: AMD EPYC; cuda:0. Rows marked (reused)" in note
+    assert "device not recorded." in _compute_note([{"compute": {"reused": True}}])
+    assert _compute_note([{"compute": {"trained": False}}]).startswith("No model has a run")

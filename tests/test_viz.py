@@ -10,6 +10,7 @@ import torch
 
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import LoadedModel
+from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import write_examples
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.checkpoint import save_checkpoint
@@ -116,15 +117,35 @@ def test_curves_read_blanks_as_gaps_and_flags_as_numbers(tmp_path):
 
 
 def test_curves_name_the_line_and_column_of_a_bad_cell(tmp_path):
-    (tmp_path / "log.csv").write_text("step,loss\n1,0.5\n2,abc\n")
-    with pytest.raises(ValueError, match=r"log\.csv:3: column 'loss': 'abc' is not a number"):
+    (tmp_path / "log.csv").write_text("step,loss\n1,0.5\n\n2,abc\n")  # a blank line counts
+    with pytest.raises(InputError, match=r"log\.csv:4: column 'loss': 'abc' is not a number"):
         read_log(tmp_path)
 
 
 def test_curves_reject_a_log_without_steps(tmp_path):
     (tmp_path / "log.csv").write_text("loss\n1.0\n")
-    with pytest.raises(ValueError, match="step"):
+    with pytest.raises(InputError, match="step"):
         read_log(tmp_path / "log.csv")
+
+
+@pytest.mark.parametrize(
+    "rows, line, cells",
+    [
+        (["1,0.5", "2,0.4,9"], 3, "3 cells"),  # the extra cell was dropped silently
+        (["1,0.5,9", "2,0.4"], 2, "3 cells"),  # in the first row: a traceback
+        (["1,0.5", "2"], 3, "1 cell"),  # a short row was read as gaps
+    ],
+)
+def test_plot_curves_refuses_a_row_whose_cells_do_not_match_the_header(
+    rows, line, cells, tmp_path, capsys
+):
+    (tmp_path / "log.csv").write_text("\n".join(["step,loss", *rows]) + "\n")
+    assert plot("curves", tmp_path, "-o", tmp_path / "c.png") == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"ptrnet: error: {tmp_path / 'log.csv'}:{line}: {cells}, but the header has 2 columns\n"
+    )
+    assert not (tmp_path / "c.png").exists()
 
 
 @pytest.fixture
@@ -182,3 +203,35 @@ def test_plot_cli_refuses_a_zero_beam_and_a_vocabulary_too_small(tmp_path, hull_
     err = capsys.readouterr().err
     assert err.startswith(f"ptrnet: error: {hull_file}:1: the seq2seq model at ")
     assert err.rstrip().endswith("handles n <= 5; an instance has 6 points")
+
+
+def save_tiny_copy_model(path) -> None:
+    """A randomly initialised pointer-generator saved as the copy task saves its models."""
+    from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
+    from ptrnet.text.checkpoint import save_copy_model
+    from ptrnet.text.vocab import SPECIALS, Vocabulary
+
+    torch.manual_seed(0)
+    vocab = Vocabulary([*SPECIALS, "the", "record"])
+    model = PointerGenerator(PointerGeneratorConfig(vocab_size=len(vocab), embed=8, hidden=8))
+    save_copy_model(path, model, vocab, {}, 0)
+
+
+def test_plot_refuses_a_copy_model_naming_what_it_draws(tmp_path, hull_file, capsys):
+    """Both forms that take a model (MODEL INPUT and TASK INPUT --model MODEL) name a copy-task
+    model as such, not as a checkpoint of an unknown format."""
+    (tmp_path / "run").mkdir()
+    save_tiny_copy_model(tmp_path / "run" / "best.safetensors")
+    save_tiny_copy_model(tmp_path / "copy.safetensors")
+    calls = [
+        ((tmp_path / "copy.safetensors", hull_file), tmp_path / "copy.safetensors"),
+        (("convex_hull", hull_file, "--model", tmp_path / "run"), tmp_path / "run"),
+    ]
+    for argv, model in calls:
+        assert plot(*argv, "-o", tmp_path / "x.png") == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "unknown checkpoint format" not in err
+        assert "is a copy-task model" in err
+        assert "point tasks only (sort, convex_hull, delaunay, tsp)" in err
+        assert err.rstrip().endswith(f"ptrnet predict copy SENTENCE --model {model} --explain")
+    assert not (tmp_path / "x.png").exists()

@@ -45,8 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "source",
         metavar="MODEL_OR_TASK",
-        help=f"a model (run directory or checkpoint), a point task ({', '.join(POINT_TASKS)}), "
-        "or 'curves'",
+        help="a point task's model (run directory or checkpoint), a point task "
+        f"({', '.join(POINT_TASKS)}), or 'curves'",
     )
     parser.add_argument("input", metavar="INPUT", help="paper-format file, or RUN_DIR for curves")
     parser.add_argument("--index", type=int, default=0, metavar="I", help="instance (default 0)")
@@ -88,11 +88,7 @@ def curves_figure_for(run_dir: str):
     path = os.path.join(run_dir, LOG_CSV) if os.path.isdir(run_dir) else run_dir
     if not os.path.isfile(path):
         raise InputError(path, None, "no training log here (expected RUN_DIR/log.csv)")
-    try:
-        log = read_log(path)
-    except ValueError as err:
-        raise InputError(path, None, str(err).removeprefix(f"{path}: ")) from None
-    return curves_figure(log, title=os.path.basename(os.path.abspath(run_dir)))
+    return curves_figure(read_log(path), title=os.path.basename(os.path.abspath(run_dir)))
 
 
 def instance_figure(args: argparse.Namespace):
@@ -107,11 +103,11 @@ def instance_figure(args: argparse.Namespace):
     if args.source in TASKS:
         task = point_task_named(args.source, "plot")
         if args.model != NO_MODEL:
-            loaded = load_model_on(args.model, task, args.device)
+            loaded = load_point_model(args.model, task, args.device)
     elif os.path.exists(args.source):
         if args.model is not None:
             raise UsageError(f"--model: the model is already {args.source}")
-        loaded = load_model_on(args.source, None, args.device)
+        loaded = load_point_model(args.source, None, args.device)
         task = get_task(loaded.task)
     else:
         raise UsageError(
@@ -131,6 +127,48 @@ def instance_figure(args: argparse.Namespace):
     trace = decode_trace(loaded, task, points, options)
     title += f" -- {loaded.path}, {args.decode}, constraints {trace.constraints}"
     return prediction_figure(task, points, ref, trace.sequence, trace.probs, trace.tokens, title)
+
+
+def load_point_model(path: str | None, task: Task | None, device: str):
+    """The Ptr-Net model at ``path`` on ``device`` (:func:`load_model_on`).
+
+    Raises:
+        UsageError: as :func:`load_model_on`, and for a sentence-task model (the copy task's
+            pointer-generator, :mod:`ptrnet.text.checkpoint`), which ``plot`` cannot draw: the
+            message names the point tasks plot draws and ``ptrnet predict`` for that model.
+        InputError: as :func:`load_model_on`.
+    """
+    from ptrnet.inference import resolve_checkpoint
+    from ptrnet.runs.checkpoint import CheckpointError
+
+    try:
+        return load_model_on(path, task, device)
+    except CheckpointError as err:
+        sentence_task = sentence_task_of(err.path)
+        if sentence_task is None:
+            raise
+        # a model folder's checkpoint: name the folder; one it routes sizes to: the file
+        model = path if resolve_checkpoint(path, task) == err.path else err.path
+        raise UsageError(
+            f"{err.path} is a {sentence_task}-task model (a pointer-generator over sentences); "
+            f"ptrnet plot draws models of the point tasks only ({', '.join(POINT_TASKS)}); for "
+            f"this model use: ptrnet predict {sentence_task} SENTENCE --model {model} --explain"
+        ) from None
+
+
+def sentence_task_of(file: str) -> str | None:
+    """The sentence task (e.g. ``copy``) whose model ``file`` holds; None when ``file`` is not
+    a readable sentence-task checkpoint (:mod:`ptrnet.text.checkpoint`)."""
+    from ptrnet.runs.checkpoint import CheckpointError, read_checkpoint_file
+    from ptrnet.text.checkpoint import FORMAT
+
+    try:
+        meta, _ = read_checkpoint_file(file)
+    except CheckpointError:
+        return None
+    train = meta.get("train")
+    trained_on = train.get("task", "copy") if isinstance(train, dict) else "copy"
+    return str(trained_on) if meta.get("format") == FORMAT else None
 
 
 def pick_instance(task: Task, path: str, index: int):

@@ -56,7 +56,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--partial",
         action="store_true",
         help="train nothing: write the table from the runs DIR holds now (unfinished ones at "
-        "their best checkpoint so far; rows without a run stay empty)",
+        "their best checkpoint so far; rows without a run stay empty, their test sets and "
+        "comparators not made)",
     )
     add("--device", default="auto", help="auto (a CUDA GPU if torch sees one), cpu, cuda or cuda:N")
     add_quiet_argument(parser)

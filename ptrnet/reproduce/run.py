@@ -18,7 +18,9 @@ resumed exactly otherwise; a run with another configuration is an error.
 Partial reports (``partial=True``, ``ptrnet reproduce --partial``): nothing is trained or
 labelled for training; every row whose model has a run with a best checkpoint is evaluated, a
 run still short of its budget included (its steps column says how far it got, e.g. while the
-training runs in another process), and the other rows keep empty cells.
+training runs in another process), and the other rows keep empty cells: their test sets are
+not generated and their TSP comparators not run (at the cpu scale, about an hour of labelling
+for rows that show nothing).
 """
 
 from __future__ import annotations
@@ -214,14 +216,16 @@ class Reproduction:
 
     def evaluate_row(self, row: RowPlan, compute: dict[str, Any] | None) -> dict[str, Any]:
         """Decode the row's test set with the table's decoding; the row of the JSON report.
-        ``compute`` None (a partial report without this model's run): empty metrics."""
+        ``compute`` None (a partial report without this model's run): empty metrics, and no
+        test set or comparators, which would cost labelling time for a row nobody evaluates."""
         from ptrnet.devices import resolve_device
         from ptrnet.evaluation.evaluate import evaluate
         from ptrnet.inference import load_model
 
-        model, test, decoding = self.plan.model(row.model), self.test_set(row), self.plan.decoding
+        model, decoding = self.plan.model(row.model), self.plan.decoding
         if compute is None:
-            return self.row_record(row, model, test, {}, {"trained": False})
+            return self.row_record(row, model, None, {}, {"trained": False})
+        test = self.test_set(row)
         loaded = load_model(os.path.join(self.out, model.name), self.task)
         start = time.perf_counter()
         metrics = evaluate(
@@ -240,9 +244,10 @@ class Reproduction:
         return self.row_record(row, model, test, json_safe(metrics), compute)
 
     def row_record(
-        self, row: RowPlan, model: ModelPlan, test: TestSet, metrics: dict, compute: dict
+        self, row: RowPlan, model: ModelPlan, test: TestSet | None, metrics: dict, compute: dict
     ) -> dict[str, Any]:
-        """One row of the JSON report: what was trained and tested, ours, the paper's, compute."""
+        """One row of the JSON report: what was trained and tested, ours, the paper's, compute.
+        ``test`` None (a row without a run): ``"test"`` is None and our comparators are None."""
         record = {
             "label": row.label,
             "model": model.name,
@@ -252,14 +257,14 @@ class Reproduction:
             "n": row.n,
             "scale": self.scale.name,
             "budget": describe_budget(model, self.scale),
-            "test": {"source": test.source, "count": len(test.points)},
+            "test": None if test is None else {"source": test.source, "count": len(test.points)},
             "metrics": metrics,
             "paper": paper_numbers(self.plan.task, row.paper_model, row.n),
             "compute": compute,
         }
         if self.plan.comparators:
             names = ("optimal", *self.plan.comparators)
-            record["comparators"] = self.comparators(row)
+            record["comparators"] = dict.fromkeys(names) if test is None else self.comparators(row)
             record["paper_comparators"] = {
                 name: paper_numbers(self.plan.task, name, row.n).get("mean_length")
                 for name in names

@@ -70,18 +70,28 @@ def _notes(report: dict[str, Any], rows: Sequence[dict]) -> list[str]:
             "edge + 3 2-opt passes, A2 = nearest neighbour + 2-opt from every city, A3 = "
             "Christofides + 2-opt (ptrnet's solvers). Ptr-Net lengths average valid tours."
         )
-    devices = sorted(
-        {
-            f"{c['device']}: {c.get('processor')}"
-            for c in (r["compute"] for r in rows)
-            if "device" in c
-        }
-    )
-    notes.append(
-        f"Train time is wall-clock over all sessions of the run, validation included; "
-        f"device {'; '.join(devices)}. Rows marked (reused) evaluate a finished run."
-    )
+    notes.append(_compute_note(rows))
     return [f"- {note}" for note in (*notes, *report["notes"])]
+
+
+def _compute_note(rows: Sequence[dict]) -> str:
+    """What the compute columns mean and the devices the runs trained on; when no row has a
+    run (a partial report before any validation) it says so instead of naming no device."""
+    computes = [r["compute"] for r in rows if r["compute"].get("trained") is not False]
+    if not computes:
+        return "No model has a run with a checkpoint yet: no train time or device to report."
+    devices = sorted({_device(c) for c in computes if c.get("device")})
+    where = f"device {'; '.join(devices)}" if devices else "device not recorded"
+    return (
+        f"Train time is wall-clock over all sessions of the run, validation included; {where}. "
+        "Rows marked (reused) evaluate a finished run."
+    )
+
+
+def _device(compute: dict[str, Any]) -> str:
+    """``cpu: AMD EPYC 7B13``, or the device alone when the processor is not recorded."""
+    processor = compute.get("processor")
+    return f"{compute['device']}: {processor}" if processor else compute["device"]
 
 
 def _tours(rows: Sequence[dict]) -> bool:
@@ -99,7 +109,9 @@ def _cell(values: dict[str, Any], metrics: Sequence[str]) -> str:
 
 
 def _test(row: dict[str, Any]) -> str:
-    return f"{row['test']['count']:,}, {row['test']['source']}"
+    """``10,000, generated (...)``; ``—`` for a row whose test set was not built (no run)."""
+    test = row["test"]
+    return "—" if test is None else f"{test['count']:,}, {test['source']}"
 
 
 def _compute(row: dict[str, Any]) -> list[str]:

@@ -14,6 +14,7 @@ Empty cells (a metric logged only every few steps) are skipped, not drawn as zer
 
 from __future__ import annotations
 
+import csv
 import math
 import os
 from pathlib import Path
@@ -23,7 +24,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
-from ptrnet.runs import LOG_CSV, csvlog
+from ptrnet.io.errors import InputError
+from ptrnet.runs import LOG_CSV
 
 STEP = "step"
 THROUGHPUT = "examples_per_s"
@@ -33,32 +35,59 @@ FLAGS = {"True": 1.0, "False": 0.0}
 def read_log(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """Columns of a ``log.csv`` (or of ``RUN_DIR/log.csv``) as float arrays.
 
-    Empty cells become NaN and ``True``/``False`` (flags such as ``val_fail``) 1/0.
+    Empty cells become NaN and ``True``/``False`` (flags such as ``val_fail``) 1/0. Blank lines
+    are skipped; line numbers in errors count them (the header is line 1).
 
     Raises:
         FileNotFoundError: no log at ``path``.
-        ValueError: no ``step`` column, no rows, or a cell that is not a number.
+        InputError: not UTF-8 or not CSV, no ``step`` column, no rows, a row whose count of
+            cells differs from the header's count of columns, or a cell that is not a number.
     """
     path = Path(path)
     if path.is_dir():
         path = path / LOG_CSV
-    rows = csvlog.read_log(path)
-    if not rows or STEP not in rows[0]:
-        raise ValueError(f"{path}: need a header with a {STEP!r} column and at least one row")
+    header, rows = _csv_rows(path)
+    if STEP not in header or not rows:
+        raise InputError(path, None, f"need a header with a {STEP!r} column and at least one row")
+    for line, cells in rows:
+        if len(cells) != len(header):
+            cells_text = f"{len(cells)} cell" + ("s" if len(cells) != 1 else "")
+            raise InputError(path, line, f"{cells_text}, but the header has {len(header)} columns")
     return {
-        name: np.array([_number(path, line, name, row[name]) for line, row in enumerate(rows, 2)])
-        for name in rows[0]
+        name: np.array([_number(path, line, name, cells[col]) for line, cells in rows])
+        for col, name in enumerate(header)
     }
 
 
-def _number(path: Path, line: int, column: str, cell: str | None) -> float:
-    """A cell as a float (module rules); ``line``: its 1-based line, the header being line 1."""
-    if cell is None or not cell.strip():
+def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header of the CSV file ``path`` and its non-blank rows, each with its 1-based line.
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        InputError: the file is not UTF-8 or not CSV.
+    """
+    try:
+        with open(path, encoding="utf-8", newline="") as stream:
+            reader = csv.reader(stream)
+            header = next(reader, [])
+            rows = [(reader.line_num, cells) for cells in reader if cells]
+    except (UnicodeDecodeError, csv.Error) as err:
+        raise InputError(path, None, f"not a readable CSV log ({err})") from None
+    return header, rows
+
+
+def _number(path: Path, line: int, column: str, cell: str) -> float:
+    """A cell as a float (module rules); ``line``: its 1-based line, the header being line 1.
+
+    Raises:
+        InputError: the cell is neither empty, a flag nor a number.
+    """
+    if not cell.strip():
         return math.nan
     try:
         return float(FLAGS.get(cell.strip(), cell))
     except ValueError:
-        raise ValueError(f"{path}:{line}: column {column!r}: {cell!r} is not a number") from None
+        raise InputError(path, line, f"column {column!r}: {cell!r} is not a number") from None
 
 
 def panel_columns(log: dict[str, np.ndarray]) -> dict[str, list[str]]:
