@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptrnet.inference import BUNDLED, LoadedModel, load_model, model_directory, size_groups
-from ptrnet.io.limits import MAX_COORDINATE
+from ptrnet.io.limits import MAX_COORDINATE, check_seed
 from ptrnet.model.pointer import PointerNetwork as _PointerNetwork
 from ptrnet.results import Result, output_cost
 from ptrnet.tasks import POINT_TASKS, TASKS, Task, get_point_task, get_task
@@ -141,9 +141,10 @@ class Solver:
             One :class:`Result` for one instance, else a list in the input's order.
 
         Raises:
-            ValueError: a bad decoding option (a window the model cannot use included), input
-                that is not instances of the task, a coordinate beyond +-1e100, or an instance
-                over the 1,000 points a model decodes.
+            ValueError: a bad decoding option (a window the model cannot use included, a
+                seed outside 0..2^64 - 1), input that is not instances of the task, a
+                coordinate beyond +-1e100, or an instance over the 1,000 points a model
+                decodes.
             TypeError: an option that is not one of the above.
         """
         from ptrnet.io.errors import UsageError
@@ -205,10 +206,12 @@ def decode_options(
     Raises:
         ValueError: an option the decoder refuses (an unknown strategy, pick or constraint
             mode, a beam width or batch size below 1, ``pick="shortest"`` outside TSP beam
-            search, a view count the task cannot use), named in the message.
+            search, a view count the task cannot use, a seed that is not an integer from 0 to
+            2^64 - 1 as ``--seed`` takes), named in the message.
     """
     from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 
+    seed = check_seed(seed)  # whatever the strategy, as the command line checks --seed
     try:
         options = DecodeOptions(
             strategy=decode,

@@ -105,6 +105,30 @@ def test_decoding_options_take_the_cli_names(tsp):
         tsp.solve(points, beam=3)
 
 
+@pytest.mark.parametrize("seed", [-1, 2**64, 10**40, True, 1.5, 2.0, "3", None])
+@pytest.mark.parametrize("decode", ["greedy", "sample"])
+def test_a_seed_outside_the_command_lines_range_is_refused(tsp, seed, decode):
+    """``--seed`` takes 0..2^64 - 1 (``seed_int``); so does ``solve``, whatever the strategy
+    (it was: -1 and True accepted, 2^64 an overflow deep in torch when sampling)."""
+    points = RNG.random((6, 2))
+    with pytest.raises(ValueError) as caught:
+        tsp.solve(points, decode=decode, seed=seed)
+    assert str(caught.value).startswith("seed must be an integer from 0 to 2^64 - 1, got ")
+    assert len(str(caught.value)) < 120
+
+
+def test_every_seed_the_command_line_takes_is_taken(tsp):
+    from ptrnet.cli import common
+    from ptrnet.io.limits import MAX_SEED, check_seed
+
+    assert MAX_SEED == common.MAX_SEED == common.seed_int(str(MAX_SEED)) == check_seed(MAX_SEED)
+    points = RNG.random((8, 2))
+    for seed in (0, 2**64 - 1, np.uint64(2**64 - 1), np.int32(7)):
+        assert tsp.solve(points, decode="sample", seed=seed).valid
+    same = [tsp.solve(points, decode="sample", seed=s).sequence for s in (7, np.int64(7))]
+    np.testing.assert_array_equal(*same)
+
+
 @pytest.mark.parametrize(
     "bad, message",
     [

@@ -102,10 +102,34 @@ def test_non_utf8_file_is_a_one_line_error(cli, tmp_path, command):
 # Defect 3: predict copy read any argument that is not a regular file as a sentence.
 
 
+MISSING = "no such file (for a sentence, pass --text)"
+
+
 @pytest.mark.parametrize("name", ["sentss.txt", "data/test", "./sents", "~/sents.tsv"])
-def test_predict_a_missing_file_is_an_error_not_a_sentence(cli, name):
+def test_predict_a_missing_file_is_an_error_not_a_sentence(cli, tmp_path, name):
+    (tmp_path / "data").mkdir()  # data/test: an entry of a directory that exists
     status, out, err = cli("predict", "copy", name)
-    assert (status, out, err) == (1, "", f"ptrnet: error: {name}: no such file\n")
+    assert (status, out, err) == (1, "", f"ptrnet: error: {name}: {MISSING}\n")
+
+
+@pytest.mark.parametrize("word", ["24/7", "and/or", "e.g.", "v1.2", "U.S", "Mr.Smith"])
+def test_predict_a_one_word_sentence_is_a_sentence(cli, word):
+    """A word with a ``/`` or a dot in it is not a file name unless it ends in a data file's
+    extension or names an entry of a directory that exists (``24/7`` was ``no such file``)."""
+    status, out, err = cli("predict", "copy", word)
+    assert (status, err) == (0, "") and out.count("\n") == 1
+    assert cli("predict", "copy", word, "--text") == (status, out, err)
+
+
+def test_predict_text_makes_any_input_a_sentence(cli, tmp_path):
+    (tmp_path / "kiki.txt").write_text(f"{SENTENCE}\n{SENTENCE}\n")
+    as_file = cli("predict", "copy", "kiki.txt")[1]
+    status, out, err = cli("predict", "copy", "kiki.txt", "--text")
+    assert (status, err) == (0, "") and out.count("\n") == 1 and out != as_file
+    status, out, err = cli("predict", "copy", "sentss.txt", "--text")
+    assert (status, err) == (0, "") and out.count("\n") == 1
+    status, _, err = cli("predict", "tsp", "x.txt", "-o", "-", "--text")
+    assert status == 2 and "--text applies to tasks that take sentences" in err
 
 
 def test_predict_a_directory_is_an_error(cli, tmp_path):
@@ -148,7 +172,10 @@ def test_predict_reads_standard_input_as_a_file(cli, name):
     ("text", "is_path"),
     [
         ("sentss.txt", True),
-        ("data/test", True),
+        ("SENTS.TXT", True),
+        ("s.json", True),
+        ("nodir/s.tsv", True),
+        ("data/test", True),  # data/ exists
         ("/tmp/my sentences", True),
         ("../s", True),
         (SENTENCE, False),
@@ -156,9 +183,17 @@ def test_predict_reads_standard_input_as_a_file(cli, name):
         ("kiki", False),
         ("3.5", False),
         ("e.g.", False),
+        ("e.g", False),
+        ("v1.2", False),
+        ("U.S", False),
+        ("Mr.Smith", False),
+        ("24/7", False),  # 24/ is no directory
+        ("nodir/test", False),
     ],
 )
-def test_looks_like_path(text, is_path):
+def test_looks_like_path(text, is_path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
     assert looks_like_path(text) is is_path
 
 
@@ -167,7 +202,7 @@ def test_input_file(tmp_path, monkeypatch):
     (tmp_path / "kiki").write_text(f"{SENTENCE}\n")
     assert input_file("kiki") == "kiki"  # an existing path is a file, whatever its name
     assert input_file(SENTENCE) is None
-    with pytest.raises(InputError, match=r"^s\.txt: no such file$"):
+    with pytest.raises(InputError, match=r"^s\.txt: no such file \(for a sentence, pass --text\)$"):
         input_file("s.txt")
 
 

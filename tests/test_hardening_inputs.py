@@ -254,6 +254,42 @@ def test_format_option_overrides_detection(cli, tmp_path: Path) -> None:
     assert status == 0 and out.count("\n") == 1  # auto: one instance of two points
 
 
+def piped_eil51(*argv: str) -> subprocess.CompletedProcess:
+    """``cat eil51.tsp | ptrnet ARGV`` (the bundled TSPLIB file on standard input)."""
+    from ptrnet.data import TSPLIB_DIR
+
+    return subprocess.run(
+        [sys.executable, "-m", "ptrnet", *argv],
+        input=(TSPLIB_DIR / "eil51.tsp").read_bytes(),
+        capture_output=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["solve", "tsp", "--solver", "a2"], ["predict", "tsp"]],  # a2: no time budget, same tour
+    ids=["solve", "predict"],
+)
+def test_tsplib_through_a_pipe_reads_as_the_file_does(cli, command: list[str]) -> None:
+    """``cat eil51.tsp | ptrnet COMMAND tsp /dev/stdin``: no ``.tsp`` in the name, so TSPLIB is
+    told by the first line (was: ``/dev/stdin:1: coordinate 1 is 'NAME', not a number``)."""
+    from ptrnet.data import TSPLIB_DIR
+
+    piped = piped_eil51(*command, "/dev/stdin", "-o", "-", "-q")
+    assert (piped.returncode, piped.stderr) == (0, b"")
+    status, out, _ = cli(*command, TSPLIB_DIR / "eil51.tsp", "-o", "-", "-q")
+    assert status == 0 and piped.stdout.decode() == out and " output " in out
+
+
+def test_an_explicit_format_wins_over_a_tsplib_first_line() -> None:
+    paper = piped_eil51("solve", "tsp", "/dev/stdin", "--format", "paper", "-o", "-")
+    assert paper.returncode == 1
+    assert paper.stderr == b"ptrnet: error: /dev/stdin:1: coordinate 1 is 'NAME', not a number\n"
+
+
 def test_dash_writes_standard_output_for_every_command(cli, tmp_path: Path) -> None:
     status, out, _ = cli("generate", "sort", "-n", "3", "--count", "2", "--seed", 0, "-o", "-")
     assert status == 0 and out.count(" output ") == 2 and not os.path.exists(tmp_path / "-")

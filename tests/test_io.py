@@ -14,6 +14,7 @@ from shared_data import PAPER_DATA, TSPLIB
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
+from ptrnet.io.instances import is_tsplib, read_instances, starts_like_tsplib
 from ptrnet.io.limits import MAX_COORDINATE
 from ptrnet.io.paper_format import (
     format_line,
@@ -21,6 +22,7 @@ from ptrnet.io.paper_format import (
     read_examples,
     write_examples,
 )
+from ptrnet.io.text import HeldInput
 from ptrnet.io.tsplib import read_optimal, read_tsplib, tsplib_length
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import POINT_TASKS, SizeRange, get_task
@@ -260,6 +262,58 @@ def test_tsplib_errors(text: str, words: str, tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         read_tsplib(path)
     assert str(info.value).startswith(str(path)) and words in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("first", "tsplib"),
+    [
+        ("NAME : eil51", True),
+        ("NAME: eil51", True),
+        ("TYPE TSP", True),
+        ("COMMENT : 51-city problem", True),
+        ("DIMENSION: 5", True),
+        ("EDGE_WEIGHT_TYPE : EUC_2D", True),
+        ("name : lower-case keys, as the reader takes them", True),
+        ("NODE_COORD_SECTION", True),
+        ("NAMES : not a keyword", False),
+        ("0.1 0.2 0.3 0.4", False),
+        ("x,y", False),
+        ("", False),
+    ],
+)
+def test_tsplib_is_told_by_its_first_non_blank_line(first: str, tsplib: bool) -> None:
+    held = HeldInput("/dev/fd/9", f"\n  \n{first}\n1 0 0\n".encode())
+    assert starts_like_tsplib(held) is tsplib
+
+
+def test_a_tsplib_file_without_its_extension_reads_as_tsplib(tmp_path: Path) -> None:
+    """A ``.tsp`` file given through a pipe or ``<(...)`` has no telling name; read as the
+    paper's format, it was ``coordinate 1 is 'NAME', not a number``."""
+    data = (TSPLIB / "eil51.tsp").read_bytes()
+    expected = read_tsplib(TSPLIB / "eil51.tsp").coords
+    (tmp_path / "eil51").write_bytes(data)
+    (tmp_path / "eil51.txt").write_bytes(data)
+    (tmp_path / "eil51.csv").write_bytes(data)
+    tsp = get_task("tsp")
+    for path in (HeldInput("/dev/stdin", data), tmp_path / "eil51", tmp_path / "eil51.txt"):
+        assert is_tsplib(path)
+        (instance,) = read_instances(path, tsp)
+        assert np.array_equal(instance.points, expected)
+    with pytest.raises(InputError, match=r"eil51:1: coordinate 1 is 'NAME', not a number$"):
+        read_instances(tmp_path / "eil51", tsp, "paper")  # an explicit format wins
+    assert not is_tsplib(tmp_path / "missing") and not is_tsplib(TSPLIB / "optimal.txt")
+    assert not is_tsplib(tmp_path / "eil51.csv")  # its extension tells, and says CSV
+
+
+def test_is_tsplib_never_reads_a_pipe_it_would_consume() -> None:
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, b"NAME : p\n")
+        os.close(write_end)
+        assert not is_tsplib(f"/dev/fd/{read_end}")
+        assert os.read(read_end, 100) == b"NAME : p\n"  # still all there for the reader
+    finally:
+        os.close(read_end)
 
 
 # Atomic writes

@@ -15,9 +15,11 @@ and the outputs go to standard output one per line, or with ``-o FILE`` as ``SOU
 lines; ``--explain`` prints, per output word, p_gen and what each path favoured. INPUT ``-`` is
 standard input; otherwise INPUT is read as a file when that path exists (``/dev/stdin`` and pipes
 included; a directory is an error), and is a sentence otherwise, unless it looks like a file
-name: it starts with ``/``, ``./``, ``../`` or ``~/``, or is one word holding a ``/`` or ending
-in an extension such as ``.txt``; such an INPUT that does not exist is the error
-``INPUT: no such file``.
+name: it starts with ``/``, ``./``, ``../`` or ``~/``, or is one word ending in a data file's
+extension (``.txt``, ``.tsv``, ``.json``: a dot and 2-5 letters) or naming an entry of a
+directory that exists; such an INPUT that does not exist is the error ``INPUT: no such file``.
+``24/7``, ``and/or``, ``e.g.`` and ``v1.2`` are sentences; ``--text`` makes INPUT a sentence
+whatever it looks like.
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "input",
         metavar="INPUT",
         help="instances (paper format, points, .csv, .npy, .tsp); copy: a file if that path "
-        "exists, else a sentence, but a missing file name (one word with a / or an extension "
-        "such as .txt, or a path from /, ./, ../ or ~/) is an error",
+        "exists, else a sentence, but a missing file name (one word ending in an extension "
+        "such as .txt or in a directory that exists, or a path from /, ./, ../ or ~/) is an "
+        "error; --text: always a sentence",
     )
     add_format_argument(parser)
     parser.add_argument(

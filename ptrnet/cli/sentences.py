@@ -7,10 +7,11 @@ format of :mod:`ptrnet.text.format` (``SOURCE<TAB>TARGET`` per line).
   ``--threads``); the defaults are :class:`ptrnet.text.config.CopyTrainConfig`'s.
 * ``eval TASK FILE [--json] [--model RUN]``: exact_match, token_accuracy, oov_recall and the
   mean p_gen on copied and generated words (default model: the task's bundled one).
-* ``predict TASK SENTENCE_OR_FILE [-o FILE] [--explain]``: outputs for one's own sentences.
-  The argument is a file when that path exists (a regular file, ``/dev/stdin``, a pipe; a
-  directory is refused); when it does not, it is a sentence, unless it looks like a file name
-  (:func:`looks_like_path`), which is an error ``NAME: no such file``.
+* ``predict TASK SENTENCE_OR_FILE [-o FILE] [--explain] [--text]``: outputs for one's own
+  sentences. The argument is a file when that path exists (a regular file, ``/dev/stdin``, a
+  pipe; a directory is refused); when it does not, it is a sentence, unless it looks like a
+  file name (:func:`looks_like_path`), which is an error ``NAME: no such file``. With
+  ``--text`` it is a sentence, always.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ DRY_RUN_COUNT = 16
 TRAIN_OPTIONS = ("steps", "batch_size", "lr", "embed", "hidden", "seed", "val_every", "val_count")
 DECODE_OPTIONS = ("model", "decode", "beam_width", "p_gen", "batch_size", "threads", "device")
 STRATEGIES = ("greedy", "beam")
-#: A file name's extension: a dot, a letter, then up to 7 letters or digits (.txt, .tsv, .gz).
-EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+#: A data file's extension after a name: a dot and 2 to 5 letters of one case (.txt, .tsv,
+#: .json, .text, .TXT). Not ``e.g``, ``U.S``, ``v1.2`` or ``Mr.Smith``: words, not files.
+EXTENSION = re.compile(r"[^./]\.([a-z]{2,5}|[A-Z]{2,5})$")
 #: The starts of a path, whatever follows them.
 PATH_STARTS = ("/", "./", "../", "~/")
 STDIN = "-"  # predict's INPUT for standard input, as -o - is standard output
@@ -46,10 +48,15 @@ OPTIONS = {
     "generate": ("count", "seed", "stream", "output", "quiet"),
     "train": ("arch", "out", "dry_run", "threads", "quiet", *TRAIN_OPTIONS),
     "eval": (*DECODE_OPTIONS, "dry_run", "json"),
-    "predict": (*DECODE_OPTIONS, "dry_run", "output", "explain", "quiet"),
+    "predict": (*DECODE_OPTIONS, "dry_run", "output", "explain", "text", "quiet"),
 }
 #: The options only sentence tasks take.
-EXTRA = {"generate": (), "train": ("embed",), "eval": ("p_gen",), "predict": ("p_gen", "explain")}
+EXTRA = {
+    "generate": (),
+    "train": ("embed",),
+    "eval": ("p_gen",),
+    "predict": ("p_gen", "explain", "text"),
+}
 
 
 def add_arguments(command: str, parser: argparse.ArgumentParser) -> None:
@@ -74,6 +81,12 @@ def add_arguments(command: str, parser: argparse.ArgumentParser) -> None:
             "--explain",
             action="store_true",
             help="sentence tasks: per word, p_gen and the vocabulary's and attention's favourites",
+        )
+        add(
+            "--text",
+            action="store_true",
+            help="sentence tasks: INPUT is a sentence, even one that names a file or looks like "
+            "a file name",
         )
 
 
@@ -164,7 +177,7 @@ def predict(args: argparse.Namespace, task: SentenceTask) -> int:
 
     check_beam_width(args)
     loaded = _load(args, task)
-    path = input_file(args.input)
+    path = None if args.text else input_file(args.input)
     if path is not None:
         pairs = read_pairs(path, need_target=False)[: DRY_RUN_COUNT if args.dry_run else None]
         sources = [p.source for p in pairs]
@@ -200,30 +213,36 @@ def input_file(text: str) -> str | None:
 
     ``-`` is standard input (``/dev/stdin``). INPUT names a file when that path exists, whatever
     it is (a regular file, ``/dev/stdin``, a pipe; reading a directory fails with ``NAME: cannot
-    read``). A path that does not exist is a sentence, unless it :func:`looks_like_path`.
+    read``). A path that does not exist is a sentence, unless it :func:`looks_like_path`
+    (``predict --text`` skips this function: INPUT is then a sentence, always).
 
     Raises:
-        InputError: ``NAME: no such file``, for INPUT that looks like a path but is not one.
+        InputError: ``NAME: no such file ...``, for INPUT that looks like a path but is not one;
+            the message names ``--text``.
     """
     if text == STDIN:
         return "/dev/stdin"
     if os.path.lexists(text):
         return text
     if looks_like_path(text):
-        raise InputError(text, None, "no such file")
+        raise InputError(text, None, "no such file (for a sentence, pass --text)")
     return None
 
 
 def looks_like_path(text: str) -> bool:
-    """Whether ``text`` reads as a file name rather than a sentence: it starts as a path does
-    (``/``, ``./``, ``../``, ``~/``), or it is one word that holds a path separator or ends in an
-    extension (:data:`EXTENSION`: ``sentences.txt``, ``data/test``)."""
+    """Whether ``text``, a path that does not exist, reads as a file name rather than a
+    sentence: it starts as a path does (``/``, ``./``, ``../``, ``~/``), or it is one word
+    that ends in a data file's extension (:data:`EXTENSION`: ``sentss.txt``, ``data/s.tsv``)
+    or names an entry of a directory that exists (``data/test`` when ``data/`` is one).
+    ``24/7``, ``and/or``, ``e.g.``, ``v1.2`` and ``U.S`` are words."""
     if text.startswith(PATH_STARTS):
         return True
     if len(text.split()) != 1:
         return False
-    separators = {"/", os.sep, os.altsep} - {None}
-    return any(sep in text for sep in separators) or EXTENSION.search(text) is not None
+    if EXTENSION.search(text):
+        return True
+    parent = os.path.dirname(text)
+    return bool(parent) and os.path.isdir(parent)
 
 
 def _explained(explanation: Explanation) -> str:

@@ -12,7 +12,11 @@ Layouts (``FORMATS``; ``auto`` picks by extension, then by content):
   bad cell in it is an error at line 1.
 * ``npy`` (``.npy``): an (n, dim) array (one instance), (B, n, dim) (B instances; errors name
   instance k as ``FILE:k``) or, for sort, (n,); no pickles.
-* ``tsplib`` (``.tsp``, task tsp): EUC_2D coordinates (:mod:`ptrnet.io.tsplib`).
+* ``tsplib`` (``.tsp``, task tsp): EUC_2D coordinates (:mod:`ptrnet.io.tsplib`). ``auto`` also
+  takes a file without one of the extensions above for TSPLIB when its first non-blank line
+  starts with a TSPLIB keyword (``NAME``, ``TYPE``, ``COMMENT``, ``DIMENSION``,
+  ``EDGE_WEIGHT_TYPE`` ...) followed by ``:`` or a space: a ``.tsp`` file given through a pipe
+  or ``<(...)``, whose name says nothing.
 
 Points come back in the input's own units; :mod:`ptrnet.io.unit_square` maps them for a model.
 Every layout applies the same limits (:mod:`ptrnet.io.limits`). An input that can be read only
@@ -25,6 +29,8 @@ from __future__ import annotations
 
 import io
 import os
+import re
+import stat
 from itertools import islice
 from typing import NamedTuple
 
@@ -39,6 +45,13 @@ from ptrnet.tasks import Task
 
 FORMATS = ("auto", "paper", "points", "csv", "npy", "tsplib")
 EXTENSIONS = {".tsp": "tsplib", ".csv": "csv", ".npy": "npy"}
+# The specification keywords of a TSPLIB header (TSPLIB 95, section 1.1), one of which opens
+# every TSPLIB file; a line of numbers (the other text layouts) never starts with one.
+TSPLIB_START = re.compile(
+    r"(NAME|TYPE|COMMENT|DIMENSION|CAPACITY|EDGE_WEIGHT_TYPE|EDGE_WEIGHT_FORMAT|"
+    r"EDGE_DATA_FORMAT|NODE_COORD_TYPE|DISPLAY_DATA_TYPE|NODE_COORD_SECTION)(\s|:|$)",
+    re.IGNORECASE,
+)
 LAYOUTS = (
     "expected one of: the paper's format (one instance per line, 'x1 y1 ... xn yn'), "
     "one point per line ('x y'), .csv (one point per row, optional header), "
@@ -54,8 +67,35 @@ class Instance(NamedTuple):
 
 
 def is_tsplib(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` names a TSPLIB file (by its ``.tsp`` extension)."""
-    return os.fspath(path).lower().endswith(".tsp")
+    """Whether ``path`` is a TSPLIB file: by its extension (``.tsp``; never ``.csv`` or
+    ``.npy``), else by its content (:func:`starts_like_tsplib`) when that can be read without
+    consuming it: a regular file, or an input held in memory (:func:`ptrnet.io.text.hold_input`).
+    A pipe not held yet is not read (False); an unreadable file is False, for its reader to
+    report."""
+    extension = os.path.splitext(os.fspath(path))[1].lower()
+    if extension in EXTENSIONS:
+        return EXTENSIONS[extension] == "tsplib"
+    if not isinstance(path, HeldInput):
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return False
+        except OSError:
+            return False
+    try:
+        return starts_like_tsplib(path)
+    except InputError:
+        return False
+
+
+def starts_like_tsplib(path: str | os.PathLike[str]) -> bool:
+    """Whether the first non-blank line of ``path`` starts with a TSPLIB keyword
+    (:data:`TSPLIB_START`). Reads ``path`` (a :class:`~ptrnet.io.text.HeldInput`: its bytes).
+
+    Raises:
+        InputError: an unreadable file, or a first line that is not UTF-8 or is too long.
+    """
+    first = next((text.strip() for _, text in numbered_lines(path) if text.strip()), "")
+    return TSPLIB_START.match(first) is not None
 
 
 def read_instances(path: str | os.PathLike[str], task: Task, fmt: str = "auto") -> list[Instance]:
@@ -86,10 +126,13 @@ def read_points(path: str | os.PathLike[str], task: Task, fmt: str = "auto") -> 
 
 
 def _detect(path: str | os.PathLike[str], task: Task) -> str:
-    """The layout of ``path``: by extension, else ``points`` or ``paper`` by content."""
+    """The layout of ``path``: by extension, else ``tsplib``, ``points`` or ``paper`` by
+    content."""
     extension = os.path.splitext(os.fspath(path))[1].lower()
     if extension in EXTENSIONS:
         return EXTENSIONS[extension]
+    if starts_like_tsplib(path):
+        return "tsplib"
     lines = (text.split() for _, text in numbered_lines(path))
     first_two = list(islice((tokens for tokens in lines if tokens), 2))
     one_point = len(first_two) == 2 and all(len(tokens) == task.dim for tokens in first_two)
@@ -179,7 +222,7 @@ def _checked_array(path: str | os.PathLike[str], task: Task, points: np.ndarray,
 
 def _read_tsplib(path: str | os.PathLike[str], task: Task) -> list[Instance]:
     if task.name != "tsp":
-        raise UsageError(f"a TSPLIB .tsp file is a tsp instance, not a {task.name} one")
+        raise UsageError(f"a TSPLIB file is a tsp instance, not a {task.name} one")
     return [Instance(read_tsplib(path).coords, None)]
 
 

@@ -1,4 +1,5 @@
-"""The size limits every command enforces up front, stated once (docs/reliability.md).
+"""The size limits every command enforces up front, and the seeds it takes, stated once
+(docs/reliability.md).
 
 Each limit turns an input that would exhaust memory or time into a one-line error before any
 work starts. The values leave wide room above the paper's sizes (n <= 50, one line of a few
@@ -6,6 +7,8 @@ kilobytes) and the 29 bundled TSPLIB instances (n <= 200).
 """
 
 from __future__ import annotations
+
+import operator
 
 MAX_FILE_BYTES = 4 * 2**30
 """An instance or dataset file (paper format, point list, CSV, .npy, TSPLIB): 4 GiB."""
@@ -22,6 +25,9 @@ MAX_MODEL_POINTS = 1_000
 MAX_COORDINATE = 1e100
 """|coordinate| bound: lengths and areas in the input's units stay finite (1e100^2 < 1e308)."""
 
+MAX_SEED = 2**64 - 1
+"""Largest seed: torch's generators take 0..2^64 - 1, numpy's any integer >= 0."""
+
 QUOTE_CHARS = 24
 """An error quotes at most this many characters of a bad token, then '...'."""
 
@@ -31,3 +37,27 @@ def quote(token: str) -> str:
     if len(token) <= QUOTE_CHARS:
         return repr(token)
     return f"{token[:QUOTE_CHARS]!r}... ({len(token)} characters)"
+
+
+def check_seed(value: object, name: str = "seed") -> int:
+    """``value`` as an ``int``, when it is an integer (Python's or numpy's, not a bool) in
+    0..:data:`MAX_SEED`: the seeds every command takes (``--seed``, ``--stream``).
+
+    Raises:
+        ValueError: anything else (a negative or larger integer, a bool, a float, a string),
+            naming ``name`` and the range.
+    """
+    try:
+        seed = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        seed = None
+    if seed is None or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"{name} must be an integer from 0 to 2^64 - 1, got {_shown(repr(value))}")
+    return seed
+
+
+def _shown(text: str) -> str:
+    """``text`` cut to :data:`QUOTE_CHARS` characters, like :func:`quote` but unquoted."""
+    if len(text) <= QUOTE_CHARS:
+        return text
+    return f"{text[:QUOTE_CHARS]}... ({len(text)} characters)"
