@@ -185,3 +185,18 @@ def test_every_bundled_model_is_covered() -> None:
         "copy",
     }
     assert expected | {"convex_hull_seq2seq"} <= names
+
+
+def test_a_copy_model_given_to_a_point_command_is_named(capsys) -> None:
+    """The copy task's checkpoint where a point task's is expected: says what it is and what
+    runs it (it said "unknown checkpoint format 'ptrnet-copy-1'")."""
+    from ptrnet.runs.checkpoint import COPY_FORMAT
+    from ptrnet.text.checkpoint import FORMAT
+
+    assert COPY_FORMAT == FORMAT
+    copy_model = Path(__file__).parents[1] / "ptrnet" / "bundled" / "copy"
+    with pytest.raises(CheckpointError, match="a copy-task model .*ptrnet predict copy"):
+        load_checkpoint(copy_model / "best.safetensors")
+    assert main(["eval", "tsp", "missing-file-not-read.txt", "--model", str(copy_model)]) != 0
+    err = capsys.readouterr().err
+    assert "copy-task model" in err and "Traceback" not in err

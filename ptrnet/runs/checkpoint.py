@@ -50,6 +50,12 @@ from ptrnet.model.shapes import state_shapes
 from ptrnet.runs.config import RunConfig
 
 FORMAT = "ptrnet-checkpoint-1"
+# The copy task's checkpoints (ptrnet.text.checkpoint.FORMAT, a layer above this one).
+COPY_FORMAT = "ptrnet-copy-1"
+COPY_MODEL_HERE = (
+    "a copy-task model (a pointer-generator over sentences), not a point-task one: run it "
+    "with `ptrnet predict copy SENTENCE --model PATH` or ptrnet.text.evaluate.load(PATH)"
+)
 # The tensors the checksum covers and that must be finite.
 DIGESTED = ("model.", "ema.", "baseline.")
 # What resuming reads besides: covered by a second checksum, ``state_checksum`` (files written
@@ -158,6 +164,8 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
             validate or does not fit the tensors, a checksum mismatch, or non-finite weights.
     """
     meta, tensors = read_checkpoint_file(path)
+    if meta.get("format") == COPY_FORMAT:
+        raise CheckpointError(path, COPY_MODEL_HERE)
     if meta.get("format") != FORMAT:
         raise CheckpointError(path, f"unknown checkpoint format {str(meta.get('format'))[:40]!r}")
     try:
