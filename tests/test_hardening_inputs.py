@@ -5,6 +5,7 @@ Also the input layouts (point lists, CSV, .npy) and the unit-square mapping."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -282,6 +283,19 @@ def test_tsplib_through_a_pipe_reads_as_the_file_does(cli, command: list[str]) -
     assert (piped.returncode, piped.stderr) == (0, b"")
     status, out, _ = cli(*command, TSPLIB_DIR / "eil51.tsp", "-o", "-", "-q")
     assert status == 0 and piped.stdout.decode() == out and " output " in out
+
+
+def test_eval_and_solve_take_tsplib_through_a_pipe(cli) -> None:
+    """``eval`` read the pipe as the paper's format (``coordinate 1 is 'NAME'``); ``solve``
+    left out its TSPLIB tour-length note, sniffing the unread name instead of the held bytes."""
+    from ptrnet.data import TSPLIB_DIR
+
+    piped = piped_eil51("eval", "tsp", "/dev/stdin", "--json", "--threads", "1")
+    status, out, _ = cli("eval", "tsp", TSPLIB_DIR / "eil51.tsp", "--json", "--threads", "1")
+    assert piped.returncode == 0 and status == 0
+    assert json.loads(piped.stdout)["instances"][0]["gap"] == json.loads(out)["instances"][0]["gap"]
+    solved = piped_eil51("solve", "tsp", "/dev/stdin", "--solver", "a2", "-o", "-")
+    assert solved.returncode == 0 and b"eil51: tour length" in solved.stderr
 
 
 def test_an_explicit_format_wins_over_a_tsplib_first_line() -> None:

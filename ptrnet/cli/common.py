@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 from ptrnet.io.errors import UsageError
+from ptrnet.io.limits import MAX_SEED
 from ptrnet.tasks import POINT_TASKS, TASKS, SizeRange, Task, TaskCard, get_point_task, get_task
 from ptrnet.tasks.symmetry import VIEW_COUNTS
 
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
 
 DRY_RUN_COUNT = 16  # instances of ``--dry-run`` in eval and predict
-MAX_SEED = 2**64 - 1  # torch.manual_seed's largest; numpy takes any non-negative integer
 # The flag of each DecodeOptions field that eval and predict set.
 DECODE_FLAGS = {
     "strategy": "--decode",
@@ -82,7 +82,8 @@ def add_format_argument(parser: argparse.ArgumentParser) -> None:
         "--format",
         choices=FORMATS,
         default="auto",
-        help="input layout (default auto: .tsp TSPLIB, .csv, .npy by extension; a text file "
+        help="input layout (default auto: .tsp TSPLIB, .csv, .npy by extension, or TSPLIB "
+        "when the first line starts with a TSPLIB keyword such as NAME:; a text file "
         "whose lines hold one point each is one instance, else the paper's format, one "
         "instance per line)",
     )

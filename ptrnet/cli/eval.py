@@ -121,11 +121,13 @@ def run(args: argparse.Namespace, task: Task) -> int:
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import Example, iter_examples
+    from ptrnet.io.text import hold_input
 
     set_threads(args.threads)
     options = decode_options(args, task)  # option errors before any file is read
     loaded = load_model_on(args.model, task, args.device)
     start = time.perf_counter()
+    args.data = [hold_input(path) for path in args.data]  # a pipe is read once, then sniffed
     if any(is_tsplib(path) for path in args.data):
         return run_tsplib(args, loaded, start)
     if len(args.data) != 1:
@@ -173,7 +175,7 @@ def run_tsplib(args: argparse.Namespace, loaded, start: float) -> int:
     from ptrnet.io.tsplib import read_optimal
 
     if args.task != "tsp" or not all(is_tsplib(path) for path in args.data):
-        raise UsageError("TSPLIB .tsp files are tsp instances; do not mix them with other files")
+        raise UsageError("TSPLIB files are tsp instances; do not mix them with other files")
     optimal_path = args.optimal or default_optimal_path(args.data[0])
     results = evaluate_tsplib(
         loaded,

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     written = write_examples(args.output, labelled)
     report(args, args.input, task, instances, degenerate=False)
     note(args, f"wrote {written} {task.name} instances to {output_name(args.output)}")
-    if task.name == "tsp" and is_tsplib(args.input):
+    if task.name == "tsp" and is_tsplib(source):
         _note_tsplib(args, source, labelled[0][1])
     return 0
 
