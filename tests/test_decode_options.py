@@ -43,6 +43,8 @@ def test_options_are_frozen():
         ({"temperature": 0.0}, "temperature", "temperature must be > 0"),
         ({"temperature": float("inf")}, "temperature", "temperature must be finite"),
         ({"seed": 1.5}, "seed", "seed must be an integer"),
+        ({"seed": -1}, "seed", r"seed must lie in 0..2\^64 - 1, got -1"),
+        ({"seed": 2**64}, "seed", r"seed must lie in 0..2\^64 - 1"),
         ({"device": "tpu"}, "device", "unknown device 'tpu'"),
         ({"pick": "shortest"}, "pick", "pick 'shortest' needs several candidates"),
         ({"samples": 0}, "samples", "samples must be an integer >= 1"),

@@ -42,6 +42,17 @@ def test_generate_start_offset_matches_full_run(name):
     assert all(np.array_equal(x, y) for x, y in zip(full[6:], tail, strict=True))
 
 
+@pytest.mark.parametrize(
+    "field, value", [("seed", -1), ("seed", True), ("seed", 1.0), ("stream", -2), ("start", -1)]
+)
+def test_generate_refuses_a_seed_stream_or_start_that_is_not_a_count(field, value):
+    """Named in the error (-1 was numpy's "expected non-negative integer"; True passed as 1)."""
+    kwargs = {"seed": 0, field: value}
+    with pytest.raises(ValueError, match=f"{field} must be an integer >= 0, got {value!r}"):
+        get_task("sort").generate(SIZES["sort"], 2, **kwargs)
+    assert get_task("sort").generate(SIZES["sort"], 2, seed=np.int64(3), stream=2**70)
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_generated_points_are_in_unit_box_with_sizes_in_range(name):
     task, points, _ = dataset(name)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ptrnet.devices import check_device_name
+from ptrnet.io.limits import MAX_SEED
 from ptrnet.tasks.symmetry import MIRRORED_VIEWS, VIEW_COUNTS
 
 if TYPE_CHECKING:
@@ -111,6 +112,8 @@ class DecodeOptions:
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise DecodeOptionError("seed", f"seed must be an integer, got {self.seed!r}")
+        if not 0 <= self.seed <= MAX_SEED:  # torch's generators take 0..2^64 - 1
+            raise DecodeOptionError("seed", f"seed must lie in 0..2^64 - 1, got {self.seed}")
         if not (isinstance(self.temperature, int | float) and self.temperature > 0):
             raise DecodeOptionError(
                 "temperature", f"temperature must be > 0, got {self.temperature}"

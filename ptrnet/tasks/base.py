@@ -196,8 +196,16 @@ class Task(TaskCard, ABC):
     def generate(
         self, sizes: SizeRange, count: int, seed: int, stream: int = 0, start: int = 0
     ) -> list[np.ndarray]:
-        """Instances ``start`` .. ``start+count-1`` of ``stream`` under ``seed``."""
+        """Instances ``start`` .. ``start+count-1`` of ``stream`` under ``seed``.
+
+        Raises:
+            ValueError: sizes below the task's minimum, or a ``seed``, ``stream``, ``start`` or
+                ``count`` that is not an integer >= 0 (a bool included).
+        """
         self.check_sizes(sizes)
+        for name, value in (("seed", seed), ("stream", stream), ("start", start), ("count", count)):
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
         out = []
         for i in range(start, start + count):
             rng = instance_rng(seed, i, stream)
