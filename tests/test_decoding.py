@@ -60,10 +60,13 @@ def constrained_log_prob(model, task, batch, tokens, mode):
     return total
 
 
-def end_to_ignore(tokens):
-    """Teacher-forcing targets from decoded tokens: everything after the first end ignored."""
+def end_to_ignore(tokens, limits):
+    """Teacher-forcing targets from decoded tokens: everything after the first end ignored, and
+    after a row's ``limits`` (B,) tokens, where a row cut off at its step limit has the end
+    tokens of padding, not of its own choosing."""
     ended = torch.cumsum(tokens == 0, dim=1) - (tokens == 0).long()
-    return tokens.masked_fill(ended > 0, IGNORE_INDEX)
+    past = torch.arange(tokens.shape[1])[None, :] >= limits[:, None]
+    return tokens.masked_fill((ended > 0) | past, IGNORE_INDEX)
 
 
 # --- the masked step distribution (trap 3) ---
@@ -272,8 +275,9 @@ def test_greedy_log_prob_equals_score_of_its_output():
     result = decode(
         model, SORT, batch, DecodeOptions("greedy", constraints="none"), return_probs=True
     )
+    limits = SORT.max_steps(batch.lengths) + 1
     scored = score_sequences(
-        model, Batch(batch.points, batch.lengths, end_to_ignore(result.tokens))
+        model, Batch(batch.points, batch.lengths, end_to_ignore(result.tokens, limits))
     )
     torch.testing.assert_close(result.log_prob, scored, atol=1e-5, rtol=0)
     assert torch.equal(result.probs.argmax(dim=2), result.tokens)

@@ -34,8 +34,11 @@ class DecodeResult:
     """Decoded outputs for a batch of B instances over T executed steps.
 
     Attributes:
-        tokens: (B, T) long model tokens, end token 0 repeated after a row finished (a row may
-            lack the end token if it hit the step limit without emitting it).
+        tokens: (B, T) long model tokens, end token 0 repeated after a row finished. A row
+            may lack an end token of its own: without the task's output budget (constraints
+            ``none``) it is cut off after ``task.max_steps(n) + 1`` tokens, so its output is
+            one longer than any the budget allows, and in a batch the end tokens after it are
+            padding (not in ``log_prob``).
         log_prob: (B,) float32 log-likelihood of ``tokens`` under the masked step distributions
             (temperature 1, whatever temperature sampled them).
         sequences: B 0-based int64 arrays (:func:`ptrnet.tasks.base.from_tokens`); with

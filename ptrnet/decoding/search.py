@@ -91,6 +91,11 @@ def run_search(
     """Decode at most ``max_steps`` tokens for every row of ``memory``, stopping early when all
     rows are done. ``dstate`` must have the same rows as ``memory``.
 
+    Each row also stops after its own limit, ``task.max_steps(n_b) + 1`` tokens: past it the
+    row may only repeat the end token, at no cost, and counts as not done (cut off). So a row's
+    output and score never depend on how long its batch mates are (without the task's budget,
+    constraints ``none``, a short row beside a long one would otherwise run on).
+
     When the strategy reorders rows (beam search), the decoder state and the decoding state are
     gathered by parent; the memory is not, because a strategy only picks parents among rows that
     share one instance's memory. Histories are rebuilt at the end by following parent pointers.
@@ -100,21 +105,36 @@ def run_search(
     prev = torch.zeros(rows, dtype=torch.long, device=device)  # token 0 -> start symbol input
     state = memory.state
     scores = strategy.initial_scores(rows, device)
+    # Beams only reorder rows of one instance, which share its limit: no re-indexing needed.
+    limits = dstate.task.max_steps(dstate.lengths) + 1  # (R,)
+    ended = dstate.done  # (R,) emitted the end token before its limit
     history = []  # per step: (tokens (R,), parents (R,) or None, log-probs (R, V) or None)
-    for _ in range(max_steps):
+    for step in range(max_steps):
         if bool(dstate.done.all()):
             break
         logits, state = model.step(memory, prev, state)  # (R, V)
-        logp = masked_log_probs(logits, dstate.allowed())  # (R, V)
+        cut = limits <= step  # (R,)
+        logp = masked_log_probs(logits, _end_only(dstate.allowed(), cut))  # (R, V)
         token, parent, scores = strategy.select(logp, scores)
         if parent is not None:
             state = tuple(s[:, parent] for s in state)
             dstate = dstate.index(parent)
+            ended = ended[parent]
         history.append((token, parent, logp if keep_probs else None))
+        ended = ended | ((token == 0) & ~cut)
         dstate = dstate.update(token)
         prev = token
     tokens, probs = _backtrack(history, rows, device)
-    return SearchTrace(tokens=tokens, scores=scores, probs=probs, done=dstate.done)
+    return SearchTrace(tokens=tokens, scores=scores, probs=probs, done=ended)
+
+
+def _end_only(allowed: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """(R, n+1) allowed mask with only the end token allowed in ``rows`` (R,) bool."""
+    if not bool(rows.any()):
+        return allowed
+    end = torch.zeros_like(allowed)
+    end[:, 0] = True
+    return torch.where(rows[:, None], end, allowed)
 
 
 def _backtrack(
