@@ -47,11 +47,16 @@ def canonical_tour(points: np.ndarray, tour: np.ndarray) -> np.ndarray:
     """Rotate a tour (any start, any direction, optional closing index) into the label form.
 
     Returns ``[0, ..., 0]`` (n + 1 indices) running counter-clockwise; see the module docstring.
+    The area is measured on one fixed direction of the cycle (the one whose second city has the
+    lower index) and its sign flipped for the other: float shoelace sums are not exactly
+    antisymmetric, and near zero (collinear cities) the two directions could otherwise both
+    measure positive and keep their own direction.
     """
     cycle = open_cycle(tour)
     cycle = np.roll(cycle, -int(np.flatnonzero(cycle == 0)[0]))
-    area = signed_area(points, cycle)
-    if area < 0 or (area == 0 and len(cycle) > 2 and cycle[1] > cycle[-1]):
+    if len(cycle) > 2 and cycle[1] > cycle[-1]:
+        cycle = np.append(cycle[:1], cycle[:0:-1])  # the fixed direction: lower second city
+    if signed_area(points, cycle) < 0:
         cycle = np.append(cycle[:1], cycle[:0:-1])
     return np.append(cycle, 0)
 
