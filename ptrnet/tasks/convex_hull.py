@@ -8,10 +8,12 @@ Task card
     Constraints (``task`` mode): no repeated vertex except the closing one, which may come after
     at least three vertices; after it only the end symbol. The paper decodes hulls unconstrained
     (``none`` mode).
-    Metrics: ``accuracy`` (same polygon as the truth, whatever its start and direction),
-    ``area_coverage`` (predicted area / true area, averaged over simple predictions only),
-    ``non_simple_rate`` (share of predictions that are not simple polygons) and ``fail``
-    (the paper's FAIL flag: more than 1% not simple).
+    Metrics: ``accuracy`` (same polygon as the truth, whatever its start and direction; a
+    duplicated point's copies are one vertex), ``area_coverage`` (predicted area / true area,
+    averaged over simple predictions only), ``non_simple_rate`` (share of predictions that are
+    not simple polygons) and ``fail`` (the paper's FAIL flag: more than 1% not simple). An
+    output that is not closed by repeating its first index (cut short, or empty) is no polygon:
+    wrong, and not simple.
     Cost (REINFORCE): for an output cycle of m vertices against the hull's h,
     ``(max(m, h) - k + s) / (max(m, h) + 1)``, where k counts the output's edges ``a -> b``
     that are edges of the counter-clockwise hull and s is 1 when the output does not start at
@@ -180,7 +182,11 @@ class ConvexHullTask(Task):
     ) -> dict[str, float]:
         correct, coverages = 0, []
         for x, ref, pred in zip(points, refs, preds, strict=True):
-            correct += same_cycle(ref, pred)
+            # An output that is not a closed cycle of distinct inputs (cut short before its
+            # closing index, or empty) is no polygon: wrong, and counted as not simple.
+            if not self.is_valid(x, pred):
+                continue
+            correct += same_cycle(ref, first_copies(x)[np.asarray(pred, dtype=np.int64)])
             area = simple_polygon_area(x, pred)
             if area is not None:
                 coverages.append(area / simple_polygon_area(x, ref))

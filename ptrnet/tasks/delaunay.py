@@ -11,7 +11,7 @@ Task card
     Constraints (``task`` mode): ascending indices within a triple; the end symbol only between
     triples, after at least one. The paper decodes unconstrained (``none`` mode).
     Metrics: ``accuracy`` (exact set of triangles) and ``triangle_coverage`` (share of true
-    triangles found, averaged over instances).
+    triangles found, averaged over instances); a duplicated point's copies are one vertex.
     Cost: none (``has_cost`` false), so ``objective reinforce`` refuses the task. A cost with
     its minimum exactly at the label would have to score the incenter order of a decoded
     triangle list, which a set measure (missing plus extra triangles) cannot; none is chosen.
@@ -110,7 +110,10 @@ class DelaunayTask(Task):
         self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
     ) -> dict[str, float]:
         exact = coverage = 0.0
-        for ref, pred in zip(refs, preds, strict=True):
+        for x, ref, pred in zip(points, refs, preds, strict=True):
+            pred = np.asarray(pred, dtype=np.int64)
+            if check_indices(pred, len(x)):  # a duplicated point's copies are one vertex
+                pred = first_copies(x)[pred]
             truth, found = triangle_set(ref), triangle_set(pred)
             exact += float(truth == found and len(pred) == 3 * len(truth))
             coverage += len(truth & found) / len(truth)
