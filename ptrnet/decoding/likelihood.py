@@ -32,6 +32,9 @@ def masked_sequence_log_likelihood(
         points: (R, n, dim); lengths: (R,).
         tokens: (R, T) model tokens; after a row's end token either end tokens (the only token
             then allowed) or negative pads (:data:`ptrnet.batching.IGNORE_INDEX`): both add 0.
+            So do the tokens past a row's step limit, ``task.max_steps(n) + 1``, where the
+            decoder stops a row that has not ended (:func:`ptrnet.decoding.search.run_search`):
+            they are a batch's padding, not the row's choice.
         constraints: ``none`` or ``task``.
     """
     logits = model(points, lengths, tokens)  # (R, T, V), teacher forced
@@ -39,4 +42,6 @@ def masked_sequence_log_likelihood(
     allowed = replay_masks(task, lengths, real, constraints)  # (R, T, n+1)
     logp = masked_log_probs(logits, allowed)  # (R, T, V)
     picked = logp.gather(2, real[..., None])[..., 0]  # (R, T)
-    return picked.masked_fill(tokens < 0, 0.0).sum(dim=1)
+    limits = task.max_steps(lengths.to(tokens.device)) + 1  # (R,)
+    past = torch.arange(tokens.shape[1], device=tokens.device)[None, :] >= limits[:, None]
+    return picked.masked_fill((tokens < 0) | past, 0.0).sum(dim=1)
