@@ -15,7 +15,7 @@ from shared_data import TSPLIB
 
 from ptrnet.io.tsplib import read_optimal, read_tsplib, tsplib_length
 from ptrnet.solvers.geometry import convex_hull
-from ptrnet.solvers.tsp import distance_matrix, solve_tour, tour_length
+from ptrnet.solvers.tsp import distance_matrix, solve_path, solve_tour, tour_length
 from ptrnet.solvers.tsp_exact import fast_tsp_near_exact
 from ptrnet.tasks import POINT_TASKS, get_task
 from ptrnet.tasks.tsp import canonical_tour
@@ -232,3 +232,19 @@ def test_sort_ties_keep_index_order_and_any_tie_order_scores_full():
     assert SORT.metrics([values], [ref], [swapped])["exact_match"] == 1.0
     repeated = np.array([1, 1, 0, 2, 4])  # equal values, but index 1 twice
     assert SORT.metrics([values], [ref], [repeated])["exact_match"] == 0.0
+
+
+@pytest.mark.parametrize("scale", [1e-4, 1.0, 1e4])
+def test_shortest_path_between_two_cities_is_optimal_at_any_scale(scale):
+    """solve_path's dummy city sat an absolute 1 above two longest distances: on an instance
+    1e-4 across it took the integer solver's resolution and paths came out 26% too long."""
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        points = rng.random((8, 2)) * scale
+        dist = distance_matrix(points)
+        inner = itertools.permutations(range(1, 7))
+        best = min(dist[[0, *p], [*p, 7]].sum() for p in (list(q) for q in inner))
+        for solver in ("exact", "held_karp"):
+            path = solve_path(points, 0, 7, solver)
+            assert path[0] == 0 and path[-1] == 7 and sorted(path.tolist()) == list(range(8))
+            assert dist[path[:-1], path[1:]].sum() == pytest.approx(best, rel=1e-3)

@@ -146,15 +146,16 @@ def solve_path(points: np.ndarray, first: int, last: int, solver: str = "auto") 
     """A short Hamiltonian path through every point of ``points`` from ``first`` to ``last``
     (``first != last``), by ``solver`` on the instance plus one dummy city.
 
-    The dummy sits at distance 0 from ``first`` and ``last`` and ``2 * max distance + 1`` from
+    The dummy sits at distance 0 from ``first`` and ``last`` and ``3 * max distance`` from
     every other city (every distance is scaled to the largest, so the dummy costs the integer
-    solvers half their resolution). A tour that visits the dummy between ``first`` and
-    ``last`` is a path from one to the other at the tour's length, and an optimal tour does:
-    a path from u to v, closed into a cycle and opened again by :func:`path_between`, becomes
-    a path from ``first`` to ``last`` at most two longest distances longer, so a dummy beside
-    another city costs more than it saves. With ``exact`` (n + 1 <= 20) the path is thus
-    optimal up to the rounding of the integer solvers. Where a heuristic returns a tour with
-    the dummy elsewhere, the tour without it becomes a path by :func:`path_between`.
+    solvers two thirds of their resolution, at any scale). A tour that visits the dummy
+    between ``first`` and ``last`` is a path from one to the other at the tour's length, and
+    an optimal tour does: a path from u to v, closed into a cycle and opened again by
+    :func:`path_between`, becomes a path from ``first`` to ``last`` at most two longest
+    distances longer, so a dummy beside another city costs more than it saves. With
+    ``exact`` (n + 1 <= 20) the path is thus optimal up to the rounding of the integer
+    solvers. Where a heuristic returns a tour with the dummy elsewhere, the tour without it
+    becomes a path by :func:`path_between`.
 
     Returns:
         (n,) int64 permutation of ``0..n-1`` starting at ``first`` and ending at ``last``.
@@ -172,7 +173,9 @@ def solve_path(points: np.ndarray, first: int, last: int, solver: str = "auto") 
     if n == 2:
         return np.array([first, last], dtype=np.int64)
     dist = distance_matrix(safe_range(points))
-    dummy = np.full(n, 2.0 * dist.max() + 1.0)
+    # Any value over two longest distances keeps the dummy between the ends; a multiple of the
+    # longest, not an absolute margin, so small instances keep the integer solvers' resolution.
+    dummy = np.full(n, 3.0 * dist.max())
     dummy[[first, last]] = 0.0
     extended = np.zeros((n + 1, n + 1))
     extended[:n, :n], extended[n, :n], extended[:n, n] = dist, dummy, dummy
