@@ -1,6 +1,8 @@
 """Review oracles for decoding across every model kind: a row's output does not depend on its
 batch mates, beam search against exhaustive enumeration, and the strategies' agreements."""
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -8,6 +10,7 @@ import torch
 from ptrnet.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
+from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import get_task
@@ -93,3 +96,54 @@ def test_a_cut_off_rows_likelihood_is_its_decoded_score():
             model, task, batch.points, batch.lengths, result.tokens, "none"
         )
     torch.testing.assert_close(scored, result.log_prob, atol=1e-4, rtol=0)
+
+
+@pytest.mark.parametrize("kind", ["transformer", "heavy"])
+@pytest.mark.parametrize("strategy", ["greedy", "beam", "multistart"])
+def test_set_encoders_decode_a_row_alike_alone_and_in_a_batch(kind, strategy):
+    task, rng = get_task("tsp"), np.random.default_rng(1)
+    instances = [rng.random((n, 2)) for n in (6, 3, 7, 4)]
+    options = DecodeOptions(strategy, beam_width=3)
+    assert_alone_equals_batched(make_model(kind, 2), task, instances, options)
+
+
+def every_output(task_name, n):
+    """Every output the task's masks allow for n inputs, as 0-based lists."""
+    if task_name == "tsp":  # a tour from city 0, closed
+        return [[0, *p, 0] for p in itertools.permutations(range(1, n))]
+    return [list(p) for p in itertools.permutations(range(n))]
+
+
+@pytest.mark.parametrize("task_name, n", [("tsp", 5), ("sort", 4)])
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_beam_as_wide_as_the_outputs_finds_the_likeliest_of_all(kind, task_name, n):
+    """Oracle: enumerate every output the masks allow and score each by teacher forcing."""
+    task, rng = get_task(task_name), np.random.default_rng(1)
+    points = rng.random((n, task.dim))
+    outputs = every_output(task_name, n)
+    tokens = torch.tensor([[i + 1 for i in seq] + [0] for seq in outputs])
+    model = make_model(kind, task.dim)
+    batch = collate([points] * len(outputs))
+    with torch.no_grad():
+        scores = masked_sequence_log_likelihood(
+            model, task, batch.points, batch.lengths, tokens, "task"
+        )
+    beam = decode(model, task, collate([points]), DecodeOptions("beam", beam_width=len(outputs)))
+    assert beam.sequences[0].tolist() == outputs[int(scores.argmax())]
+    torch.testing.assert_close(beam.log_prob[0], scores.max(), atol=1e-4, rtol=0)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_greedy_is_a_beam_of_one_and_the_multistart_run_from_the_first_input(kind):
+    task, rng = get_task("tsp"), np.random.default_rng(4)
+    batch = collate([rng.random((n, 2)) for n in (6, 4, 7)])
+    model = make_model(kind, 2)
+    greedy = decode(model, task, batch, DecodeOptions(), return_probs=True)
+    beam = decode(model, task, batch, DecodeOptions("beam", beam_width=1), return_probs=True)
+    assert torch.equal(greedy.tokens, beam.tokens)
+    assert torch.equal(greedy.log_prob, beam.log_prob) and torch.equal(greedy.probs, beam.probs)
+    with torch.no_grad():
+        runs, starts = multistart_rows(model, task, batch, "task")
+    first = torch.arange(batch.size) * starts  # each instance's run from input 0
+    assert torch.equal(runs.tokens[first, : greedy.tokens.shape[1]], greedy.tokens)
+    torch.testing.assert_close(runs.scores[first], greedy.log_prob, atol=1e-5, rtol=0)
