@@ -2,12 +2,15 @@
 
 import json
 
+import numpy as np
 import pytest
 import torch
 from shared_data import TSPLIB
 from tiny_models import bundle_tiny_models
 
+from ptrnet import inference
 from ptrnet.cli.main import main
+from ptrnet.evaluation.tsplib_eval import evaluate_tsplib
 from ptrnet.io.paper_format import read_examples
 from ptrnet.tasks import get_task
 
@@ -81,3 +84,28 @@ def test_tsplib_options_on_a_paper_file_are_refused(model, tmp_path, capsys, fla
     paper.write_text("0.1 0.1 0.9 0.1 0.9 0.9 0.1 0.9 0.5 0.5 output 1 2 3 5 4 1\n")
     assert main(["eval", "tsp", str(paper), "--model", model, *flags]) == 2
     assert message in capsys.readouterr().err
+
+
+TINY5 = """NAME : tiny5
+TYPE : TSP
+DIMENSION : 5
+EDGE_WEIGHT_TYPE : EUC_2D
+NODE_COORD_SECTION
+1 5 1
+2 0 5
+3 0 3
+4 0 1
+5 2 2
+EOF
+"""
+
+
+def test_two_opt_never_lengthens_the_rounded_tour(tmp_path, monkeypatch):
+    """2-opt ran on the unrounded distances: from the tour 1 2 3 4 5 (15 under EUC_2D) it took
+    a move that is shorter in floats and 16 when rounded (as ch130's optimum became 6111)."""
+    path = tmp_path / "tiny5.tsp"
+    path.write_text(TINY5)
+    monkeypatch.setattr(inference, "predict", lambda *args: [np.array([0, 1, 2, 3, 4, 0])])
+    (plain,) = evaluate_tsplib(None, [path], {"tiny5": 15})
+    (improved,) = evaluate_tsplib(None, [path], {"tiny5": 15}, improve=True)
+    assert plain.length == 15 and improved.length <= 15
