@@ -1,5 +1,7 @@
-"""Training configuration, data order, loss and checkpoint selection (no learning here)."""
+"""Training configuration, data order, loss and checkpoint selection (no learning here), and
+the check of a run's config.json on resume (on 4-step runs)."""
 
+import json
 from dataclasses import asdict, replace
 
 import numpy as np
@@ -346,3 +348,80 @@ def test_masked_loss_pads_the_mask_to_a_baselines_fixed_vocabulary():
     assert logits.shape[-1] == 10 > batch.points.shape[1] + 1
     masked = teacher_forced_loss(model, batch, mask_task=task)
     assert torch.isfinite(masked) and masked < teacher_forced_loss(model, batch)
+
+
+def tiny_run(run) -> list[str]:
+    """Train a 4-step run into ``run``; the command line that resumes it to step 6."""
+    from ptrnet.cli.main import main
+
+    argv = ["train", "sort", "--dry-run", "--threads", "1", "--workers", "0", "-q"]
+    assert main([*argv, "--out", str(run)]) == 0
+    return ["train", "sort", "--resume", "--out", str(run), "--threads", "1", "-q"]
+
+
+def edit_config(run, **changes) -> None:
+    """Set ``changes`` (``section__field=value``) in ``run/config.json`` by hand."""
+    path = run / "config.json"
+    config = json.loads(path.read_text())
+    for key, value in changes.items():
+        section, name = key.split("__")
+        config[section][name] = value
+    path.write_text(json.dumps(config, indent=2))
+
+
+def test_resume_refuses_a_hand_edited_config_json_and_names_the_fields(tmp_path, capsys):
+    from ptrnet.cli.main import main
+
+    run = tmp_path / "run"
+    resume = tiny_run(run)
+    original = (run / "config.json").read_text()
+    edit_config(run, model__hidden=32, train__lr=0.01)
+    edited = (run / "config.json").read_text()
+    capsys.readouterr()
+    assert main([*resume, "--steps", "6"]) == 1
+    err = capsys.readouterr().err
+    line = edited.splitlines().index('    "hidden": 32,') + 1
+    assert err.startswith(
+        f"ptrnet: error: {run / 'config.json'}:{line}: model.hidden is 32 here but 16 in the "
+        "checkpoint; train.lr is 0.01 here but 0.001 in the checkpoint; the checkpoint's "
+        f"configuration ({run / 'last.safetensors'}) is the one the run resumes with"
+    )
+    assert "restore config.json" in err and f"--init-from {run}" in err and "give" not in err
+    assert err.count("\n") == 1
+    assert (run / "config.json").read_text() == edited  # left for the user to mend
+    (run / "config.json").write_text(original)
+    assert main([*resume, "--steps", "6"]) == 0
+    assert "sort: 6 steps" in capsys.readouterr().out
+
+
+def test_an_edited_resumable_field_is_refused_unless_its_option_is_given(tmp_path, capsys):
+    from ptrnet.cli.main import main
+
+    run = tmp_path / "run"
+    resume = tiny_run(run)
+    edit_config(run, train__steps=9, train__log_every=3)
+    capsys.readouterr()
+    assert main(resume) == 1
+    err = capsys.readouterr().err
+    assert "train.steps is 9 here but 4 in the checkpoint" in err
+    assert "train.log_every is 3 here but 1 in the checkpoint" in err
+    assert "or give --steps 9 --log-every 3 with --resume" in err
+    # Given on the command line, they are the resume's changes: config.json follows them.
+    assert main([*resume, "--steps", "6", "--log-every", "2"]) == 0
+    assert json.loads((run / "config.json").read_text())["train"]["steps"] == 6
+    assert json.loads((run / "config.json").read_text())["train"]["log_every"] == 2
+
+
+def test_config_json_that_is_not_a_configuration_is_an_error_at_its_line(tmp_path, capsys):
+    from ptrnet.cli.main import main
+
+    run = tmp_path / "run"
+    resume = tiny_run(run)
+    (run / "config.json").write_text('{"model":\n')
+    capsys.readouterr()
+    assert main([*resume, "--steps", "6"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ptrnet: error: {run / 'config.json'}:2: not valid JSON")
+    (run / "config.json").unlink()  # no copy at all: the checkpoint's is written again
+    assert main([*resume, "--steps", "6"]) == 0
+    assert json.loads((run / "config.json").read_text())["train"]["steps"] == 6

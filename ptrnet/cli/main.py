@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -35,6 +36,7 @@ COMMANDS = (demo, generate, solve, score, train, eval, predict, plot, serve, rep
 EXIT_INPUT_ERROR = 1
 EXIT_USAGE_ERROR = 2  # argparse's own status for bad arguments
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl-C (train's SIGTERM: ptrnet.cli.train)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{err.filename}: " if err.filename else ""
         return _error(f"{where}{err.strerror or err}", EXIT_INPUT_ERROR)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def _silence_stdout() -> None:

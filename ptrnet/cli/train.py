@@ -6,7 +6,12 @@ the task's decoded validation metric. The run directory gets ``config.json``, ``
 ``last.safetensors``, ``best.safetensors`` and ``best.json`` (see :mod:`ptrnet.training.loop`).
 ``--resume`` continues a run exactly; only the run length, threads, workers, precision, device
 and logging intervals may be changed then, every other option is taken from the saved
-configuration.
+configuration (a hand edit of ``config.json`` is refused, not ignored).
+
+Ctrl-C, or SIGTERM (``kill``, ``timeout``, a batch scheduler), stops training; SIGTERM waits for
+the step under way to end. Either way the run keeps its last validation's checkpoint, and the
+note printed says so and gives the command that continues it; the exit status is 128 + the
+signal's number (130, 143).
 
 Under ``torchrun --nproc-per-node=K -m ptrnet train ...`` the run is data-parallel over K
 processes; ``--batch-size`` stays the global batch (docs/distributed.md).
@@ -27,8 +32,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import (
@@ -47,9 +56,12 @@ from ptrnet.runs.config import BASELINES
 from ptrnet.tasks import TASKS, Task, get_point_task
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ptrnet.runs.config import RunConfig
 
 NAME = "train"
+EXIT_SIGTERM = 128 + signal.SIGTERM  # what a shell reports for a command SIGTERM ended
 # Every registered task's architectures (each task takes those its card lists).
 ARCHS = tuple(dict.fromkeys(arch for task in TASKS.values() for arch in task.archs))
 DEFAULT_STEPS = 10_000
@@ -309,7 +321,7 @@ def _archs_by_kind() -> str:
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
-    from ptrnet.training.loop import RunDirError, train
+    from ptrnet.training.loop import RunDirError, TrainingStopped, train
 
     if args.out is None and (args.resume or not args.dry_run):
         raise UsageError("--out RUN_DIR is required")
@@ -318,14 +330,18 @@ def run(args: argparse.Namespace, task: Task) -> int:
     except ValueError as err:  # an impossible option value (the config validates them)
         raise UsageError(str(err)) from None
     out = args.out or tempfile.mkdtemp(prefix="ptrnet-dry-run-")
+    progress = not args.quiet and sys.stderr.isatty()
     try:
-        result = train(
-            config, out, resume=args.resume, progress=not args.quiet and sys.stderr.isatty()
-        )
+        with sigterm_requests() as sigterm:
+            result = train(config, out, resume=args.resume, progress=progress, should_stop=sigterm)
     except RunDirError as err:
         raise UsageError(str(err)) from None
+    except TrainingStopped as stopped:
+        if stopped.rank == 0:
+            print(interrupted_note(config.train.task, out, "SIGTERM"), file=sys.stderr)
+        return EXIT_SIGTERM
     except KeyboardInterrupt:
-        print(interrupted_note(config.train.task, out), file=sys.stderr)
+        print(interrupted_note(config.train.task, out, "Ctrl-C"), file=sys.stderr)
         raise
     if result.rank != 0:  # under torchrun, rank 0 alone reports
         return 0
@@ -338,14 +354,54 @@ def run(args: argparse.Namespace, task: Task) -> int:
     return 0
 
 
-def interrupted_note(task: str, out: str) -> str:
-    """What an interrupted run keeps, and how to continue it."""
+@contextmanager
+def sigterm_requests() -> Iterator[Callable[[], bool]]:
+    """Within the block SIGTERM no longer ends the process: it sets a flag, and the function
+    yielded says whether it is set (training's ``should_stop``). The previous handlers are
+    back after the block. Outside the main thread, where Python sets no handlers, SIGTERM
+    keeps its handler and the flag stays down.
+
+    SIGTERM sent to the whole process group (``timeout``, Slurm) also ends the data workers,
+    and torch's SIGCHLD handler would then raise about them wherever the main process is; so
+    the first SIGTERM sets SIGCHLD's default too, and training's loop ends at its next step or
+    when torch finds the batch it waits for lost.
+    """
+    asked, swapped = threading.Event(), []
+
+    def request(signum: int, frame: object) -> None:
+        if not asked.is_set() and hasattr(signal, "SIGCHLD"):
+            swapped.append(signal.signal(signal.SIGCHLD, signal.SIG_DFL))
+        asked.set()
+
+    if threading.current_thread() is not threading.main_thread():
+        yield asked.is_set
+        return
+    previous = signal.signal(signal.SIGTERM, request)
+    try:
+        yield asked.is_set
+    finally:
+        signal.signal(signal.SIGTERM, _settable(previous))
+        for handler in swapped:
+            signal.signal(signal.SIGCHLD, _settable(handler))
+
+
+def _settable(handler: object) -> object:
+    """``handler`` as ``signal.signal`` takes it: None (one not set from Python, which cannot
+    be put back) becomes the default."""
+    return signal.SIG_DFL if handler is None else handler
+
+
+def interrupted_note(task: str, out: str, cause: str = "Ctrl-C") -> str:
+    """What a run interrupted by ``cause`` (``Ctrl-C``, ``SIGTERM``) keeps, and how to
+    continue it."""
     from ptrnet.runs import LAST
 
     if not os.path.exists(os.path.join(out, LAST)):
-        return f"ptrnet: interrupted before the first validation: nothing of {out} to resume"
+        return (
+            f"ptrnet: interrupted ({cause}) before the first validation: nothing of {out} to resume"
+        )
     return (
-        f"ptrnet: interrupted; {out} keeps its checkpoint of the last validation "
+        f"ptrnet: interrupted ({cause}); {out} keeps its checkpoint of the last validation "
         f"(ptrnet train {task} --resume --out {out} continues from it)"
     )
 

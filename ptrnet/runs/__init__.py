@@ -11,7 +11,8 @@ A training run (``ptrnet train RUN_DIR``) writes:
   validation at a multiple of that many steps.
 
 Modules: :mod:`ptrnet.runs.config` (the run's frozen configuration), :mod:`ptrnet.runs.checkpoint`
-(the checkpoint file format), :mod:`ptrnet.runs.csvlog` (the log). They sit above the model and
+(the checkpoint file format), :mod:`ptrnet.runs.config_file` (``config.json``, checked against
+the checkpoint on resume), :mod:`ptrnet.runs.csvlog` (the log). They sit above the model and
 decoding layers and below training, evaluation and inference, which all read or write runs.
 """
 

@@ -5,14 +5,16 @@ The loop knows nothing about the network: :func:`train_step` calls one of the lo
 :mod:`ptrnet.training.losses` (teacher-forced cross-entropy, plain or masked by the task's rules
 with ``train_constraints`` ``task``; or REINFORCE), clips the gradient and steps the optimiser.
 
-A run directory holds ``config.json`` (the RunConfig), ``log.csv`` (:mod:`ptrnet.runs.
-csvlog`), ``last.safetensors`` (weights + optimiser + RNG state, written at every validation and
-at the end) and ``best.safetensors`` + ``best.json`` (weights and metrics at the validation with
-the best *decoded* metrics, :meth:`ptrnet.tasks.base.Task.selection_key`, ties to the later
-step; never the teacher-forced loss). With ``ema`` the run validates, and keeps as ``best``,
+A run directory holds ``config.json`` (the RunConfig, as ``last`` holds it:
+:mod:`ptrnet.runs.config_file`), ``log.csv`` (:mod:`ptrnet.runs.csvlog`), ``last.safetensors``
+(weights + optimiser + RNG state, written at every validation and at the end) and
+``best.safetensors`` + ``best.json`` (weights and metrics at the validation with the best
+*decoded* metrics, :meth:`ptrnet.tasks.base.Task.selection_key`, ties to the later step; never
+the teacher-forced loss). With ``ema`` the run validates, and keeps as ``best``,
 the moving average of its weights (:mod:`ptrnet.training.ema`). Since data depend only on the
 step (:mod:`ptrnet.training.data`), resuming from ``last`` reproduces the uninterrupted run
-exactly.
+exactly. A caller's ``should_stop`` (the CLI's on SIGTERM) ends a run between two steps with
+:class:`TrainingStopped`, keeping ``last`` as of its last validation.
 
 Under ``torchrun`` the run is data-parallel (:mod:`ptrnet.training.distributed`): each rank
 trains on its rows of the global batch, rank 0 alone validates and writes the run directory.
@@ -42,9 +44,10 @@ from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
 from ptrnet.model import build_model
 from ptrnet.precision import autocast, grad_scaler
-from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV, holds_run, kept_path
+from ptrnet.runs import BEST, BEST_JSON, LAST, LOG_CSV, holds_run, kept_path
 from ptrnet.runs.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
+from ptrnet.runs.config_file import check_config_file, write_config_file
 from ptrnet.runs.csvlog import CsvLog, columns_for
 from ptrnet.tasks import Stream, Task, get_task
 from ptrnet.training.baselines import Baseline, make_baseline
@@ -64,6 +67,8 @@ from ptrnet.training.losses import (
 VAL_BATCH = 256
 # Called after each validation with the trainer and the decoded metrics; True ends the run.
 ValidationHook = Callable[["Trainer", dict[str, Any]], bool]
+# Asked between steps; True stops the run there (TrainingStopped). Must be cheap.
+StopRequest = Callable[[], bool]
 
 
 class RunDirError(ValueError):
@@ -72,6 +77,20 @@ class RunDirError(ValueError):
 
 class DivergedError(RunDirError):
     """The weights stopped being finite numbers (the loss diverged); nothing of them is saved."""
+
+
+class TrainingStopped(Exception):
+    """The run stopped between two steps because ``should_stop`` asked it to; the run directory
+    keeps its last validation's checkpoint, which ``resume`` continues from.
+
+    Attributes:
+        step: the steps taken when it stopped (the checkpoint may be older).
+        rank: this process's rank under torchrun (0 alone reports).
+    """
+
+    def __init__(self, step: int, rank: int = 0) -> None:
+        super().__init__(f"training stopped at step {step}")
+        self.step, self.rank = step, rank
 
 
 def data_digests(cfg: TrainConfig) -> dict[str, str]:
@@ -231,6 +250,7 @@ def train(
     resume: bool = False,
     progress: bool = True,
     on_validation: ValidationHook | None = None,
+    should_stop: StopRequest | None = None,
 ) -> TrainResult:
     """Train per ``config`` into ``run_dir`` (created if missing).
 
@@ -240,12 +260,16 @@ def train(
         progress: show a tqdm bar on stderr.
         on_validation: called after every validation with the trainer and the decoded
             metrics; returning True ends the run there (e.g. once a target is reached).
+        should_stop: asked before the first step and after every step but the last (every
+            rank asks; one True stops them all at the same step); True raises TrainingStopped.
 
     Raises:
         RunDirError: resuming without a checkpoint or with a changed config, or starting over
             an existing run without ``resume``.
+        TrainingStopped: ``should_stop`` returned True; ``last`` is that of the last validation.
         UsageError: a device or precision this machine cannot run, a bad torchrun setup.
-        InputError: a bad training data file or checkpoint.
+        InputError: a bad training data file or checkpoint, or a resumed run's ``config.json``
+            edited by hand (:func:`ptrnet.runs.config_file.check_config_file`).
     """
     with session(config.train.device, config.train.precision) as run_session:
         local = run_session.ranks.local_world
@@ -254,7 +278,7 @@ def train(
         trainer = Trainer(config, os.fspath(run_dir), resume, run_session)
         fixed = config.train.threads is not None
         trainer.planner = ThreadPlanner(threads, workers, fixed, local)
-        return trainer.run(progress and run_session.main, workers, on_validation)
+        return trainer.run(progress and run_session.main, workers, on_validation, should_stop)
 
 
 class Trainer:
@@ -301,16 +325,17 @@ class Trainer:
         self.planner: ThreadPlanner | None = None  # re-plans torch threads while training
 
     def _open_log(self, resume: bool) -> CsvLog:
-        """Open ``log.csv`` (a resumed run's log checked first), then write ``config.json``
-        (rank 0's job): a log that cannot be resumed leaves the configuration as it was."""
+        """Open ``log.csv`` (a resumed run's log checked first; rank 0's job) and write a new
+        run's ``config.json``. A resumed run rewrites ``config.json`` with ``last`` only, so
+        the two agree even when it stops before its first validation."""
         os.makedirs(self.run_dir, exist_ok=True)
         log = CsvLog(
             os.path.join(self.run_dir, LOG_CSV),
             columns_for(self.task.metric_keys),
             resume_step=self.step if resume else None,
         )
-        with atomic_write(os.path.join(self.run_dir, CONFIG_JSON)) as stream:
-            json.dump(self.config.to_dict(), stream, indent=2)
+        if not resume:
+            write_config_file(self.run_dir, self.config)
         return log
 
     def _restore(self, path: str) -> Checkpoint:
@@ -324,6 +349,7 @@ class Trainer:
             resume_config(ckpt.config, asdict(self.cfg))
         except ValueError as err:
             raise RunDirError(str(err)) from None
+        check_config_file(self.run_dir, ckpt.config, self.config)
         self.model.load_state_dict(ckpt.model_state)
         self.optimizer.load_state_dict(ckpt.optimizer_state)
         torch.set_rng_state(ckpt.rng_state)
@@ -357,10 +383,15 @@ class Trainer:
         self.model.load_state_dict(ckpt.model_state)
 
     def run(
-        self, progress: bool, workers: int = 0, on_validation: ValidationHook | None = None
+        self,
+        progress: bool,
+        workers: int = 0,
+        on_validation: ValidationHook | None = None,
+        should_stop: StopRequest | None = None,
     ) -> TrainResult:
         """Train to the last step, or until ``on_validation`` returns True; ``workers`` data
-        processes build batches ahead (:meth:`TrainingData.batches`)."""
+        processes build batches ahead (:meth:`TrainingData.batches`). Raises TrainingStopped
+        when ``should_stop`` (see :func:`train`) returns True."""
         from tqdm import tqdm
 
         total, start_time = self.data.total_steps(), time.perf_counter()
@@ -375,6 +406,7 @@ class Trainer:
         meter, metrics = Meter(), {}
         batches = self.data.batches(self.step, workers)
         try:
+            self._stop_if_asked(should_stop)
             tic = time.perf_counter()  # the step's time includes any wait for its batch
             for batch in batches:
                 loss = self._step(batch)
@@ -390,7 +422,15 @@ class Trainer:
                         break
                 elif self.step % self.cfg.log_every == 0:
                     self.log.write(meter.row(self.step, self.cfg, start_time))
+                if self.step < total:
+                    self._stop_if_asked(should_stop)
                 tic = time.perf_counter()
+        except RuntimeError:
+            if should_stop is None or not should_stop():
+                raise
+            # The data workers got the same signal (sent to the whole process group, as by
+            # timeout or Slurm) and ended: torch reports the batch awaited from them as lost.
+            raise TrainingStopped(self.step, self.session.ranks.rank) from None
         finally:
             batches.close()  # ends the data worker processes
             bar.close()
@@ -398,6 +438,14 @@ class Trainer:
         elapsed, rate = time.perf_counter() - start_time, meter.overall_rate()
         rank = self.session.ranks.rank
         return TrainResult(self.run_dir, self.step, self.best, metrics, elapsed, rate, rank)
+
+    def _stop_if_asked(self, should_stop: StopRequest | None) -> None:
+        """Raise TrainingStopped if ``should_stop`` says so on any rank (all ranks ask here
+        together, so they stop at the same step)."""
+        if should_stop is None:
+            return
+        if self.session.sum(float(bool(should_stop()))) > 0:
+            raise TrainingStopped(self.step, self.session.ranks.rank)
 
     def _step(self, batch: Batch) -> float:
         """Train on this rank's rows of the global ``batch``; the global mean loss."""
@@ -501,6 +549,7 @@ class Trainer:
             ema_state=None if self.ema is None else ema_state(self.ema),
             baseline_state=None if self.baseline is None else self.baseline.state(),
         )
+        write_config_file(self.run_dir, self.config)  # a resumed run's changes, with ``last``
         return metrics
 
     def _resume_info(self) -> dict[str, Any]:

@@ -1,0 +1,118 @@
+"""A run's ``config.json``: the copy of its configuration that people and tools read.
+
+The configuration a run trains with is the one inside its checkpoint
+(:mod:`ptrnet.runs.checkpoint`); ``config.json`` is a copy, written when the run starts and
+again with every ``last`` checkpoint, so the two agree whenever the run is stopped. A hand edit
+of the copy would change nothing, so resuming refuses one (:func:`check_config_file`) instead of
+ignoring it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import fields
+
+from ptrnet.io.atomic import atomic_write
+from ptrnet.io.errors import InputError
+from ptrnet.runs import CONFIG_JSON, LAST
+from ptrnet.runs.config import RESUMABLE, RunConfig
+
+SECTIONS = ("model", "train")
+
+
+def write_config_file(run_dir: str, config: RunConfig) -> None:
+    """Write ``run_dir/config.json`` (atomically) from ``config``."""
+    with atomic_write(os.path.join(run_dir, CONFIG_JSON)) as stream:
+        json.dump(config.to_dict(), stream, indent=2)
+
+
+def check_config_file(run_dir: str, saved: RunConfig, resumed: RunConfig) -> None:
+    """Raise InputError if ``run_dir/config.json`` holds a value that resuming would ignore.
+
+    A field is ignored when the file's value differs from the checkpoint's (``saved``) and the
+    resumed run keeps the checkpoint's (``resumed`` has it too). A field the resume changes
+    (a :data:`~ptrnet.runs.config.RESUMABLE` one given anew, e.g. ``steps``) overrides the file,
+    which the run rewrites. No file is no error: the run writes it again.
+
+    Raises:
+        InputError: ``config.json:LINE``, naming each ignored field with both values and how to
+            proceed; or a file that is not a run configuration.
+    """
+    path = os.path.join(run_dir, CONFIG_JSON)
+    try:
+        with open(path, encoding="utf-8") as stream:
+            text = stream.read()
+    except FileNotFoundError:
+        return
+    except (OSError, UnicodeDecodeError) as err:
+        problem = getattr(err, "strerror", None) or err
+        raise InputError(path, None, f"cannot read: {problem}") from None
+    on_file = _parse(path, text, run_dir)
+    ignored = [
+        (section, name, file_value, saved_value)
+        for section, name, file_value, saved_value in _differences(on_file, saved)
+        if getattr(getattr(resumed, section), name) == saved_value
+    ]
+    if ignored:
+        section, name = ignored[0][:2]
+        raise InputError(path, _line_of(text, section, name), _explain(ignored, run_dir))
+
+
+def _parse(path: str, text: str, run_dir: str) -> RunConfig:
+    """The RunConfig in ``text``; InputError for what is not one."""
+    try:
+        return RunConfig.from_dict(json.loads(text))
+    except json.JSONDecodeError as err:
+        problem, line = f"not valid JSON ({err.msg})", err.lineno
+    except (TypeError, ValueError) as err:
+        problem, line = f"not a run configuration ({err})", None
+    raise InputError(path, line, f"{problem}; {_advice(run_dir)}")
+
+
+def _differences(on_file: RunConfig, saved: RunConfig) -> list[tuple[str, str, object, object]]:
+    """``(section, field, file value, checkpoint value)`` for every field that differs."""
+    return [
+        (section, f.name, getattr(mine, f.name), getattr(theirs, f.name))
+        for section in SECTIONS
+        for mine, theirs in [(getattr(on_file, section), getattr(saved, section))]
+        for f in fields(mine)
+        if getattr(mine, f.name) != getattr(theirs, f.name)
+    ]
+
+
+def _advice(run_dir: str) -> str:
+    """What to do about a config.json that resuming would not follow."""
+    return (
+        "restore config.json, or delete it (the run writes it again), or "
+        f"start a new run with the settings you want (--init-from {run_dir} starts one from "
+        "this run's weights, with its model)"
+    )
+
+
+def _explain(ignored: list[tuple[str, str, object, object]], run_dir: str) -> str:
+    """The error's text: each ignored field with both values, then what to do."""
+    values = "; ".join(
+        f"{section}.{name} is {json.dumps(mine)} here but {json.dumps(theirs)} in the checkpoint"
+        for section, name, mine, theirs in ignored
+    )
+    options = [
+        f"--{name.replace('_', '-')} {mine}"
+        for section, name, mine, _ in ignored
+        if section == "train" and name in RESUMABLE and mine is not None
+    ]
+    also = f"; or give {' '.join(options)} with --resume, which may change them" if options else ""
+    return (
+        f"{values}; the checkpoint's configuration ({os.path.join(run_dir, LAST)}) is the one "
+        f"the run resumes with, so this edit would be ignored: {_advice(run_dir)}{also}"
+    )
+
+
+def _line_of(text: str, section: str, name: str) -> int | None:
+    """The 1-based line of ``"name":`` inside ``"section": {`` in ``text``, else None."""
+    start = re.search(rf'"{section}"\s*:\s*\{{', text)
+    if start is None:
+        return None
+    key = re.compile(rf'"{re.escape(name)}"\s*:').search(text, start.end())
+    return None if key is None else text.count("\n", 0, key.start()) + 1
