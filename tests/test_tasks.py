@@ -215,3 +215,14 @@ def test_delaunay_metrics_use_sets_and_coverage():
     half = task.metrics([x], [ref], [ref[:3]])
     assert half["accuracy"] == 0 and half["triangle_coverage"] == 0.5
     assert task.metrics([x], [ref], [np.concatenate([ref, ref[:3]])])["accuracy"] == 0
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_metrics_refuse_an_empty_or_ragged_dataset(name):
+    """A mean over no instances was a ZeroDivisionError; a missing prediction was zip's."""
+    task, points, refs = dataset(name)
+    with pytest.raises(ValueError, match="at least one instance"):
+        task.metrics([], [], [])
+    with pytest.raises(ValueError, match="one ref and one pred per instance"):
+        task.metrics(points, refs, refs[:-1])
+    assert task.metrics(points[:1], refs[:1], refs[:1])["count"] == 1

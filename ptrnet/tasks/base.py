@@ -359,3 +359,17 @@ def check_indices(seq: np.ndarray, n: int) -> bool:
 def _number(raw: float | None) -> float:
     """A metric as a float; None (how JSON records hold NaN) becomes NaN."""
     return math.nan if raw is None else float(raw)
+
+
+def check_dataset(points: Sequence, refs: Sequence, preds: Sequence) -> None:
+    """The contract of :meth:`Task.metrics`' arguments: one reference and one prediction per
+    instance, at least one instance (a mean over none is no score).
+
+    Raises:
+        ValueError: no instances, or sequences of different lengths.
+    """
+    counts = (len(points), len(refs), len(preds))
+    if len(set(counts)) != 1:
+        raise ValueError(f"metrics need one ref and one pred per instance, got {counts}")
+    if counts[0] == 0:
+        raise ValueError("metrics need at least one instance, got none")

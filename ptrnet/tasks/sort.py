@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptrnet.tasks.base import Task, check_indices
+from ptrnet.tasks.base import Task, check_dataset, check_indices
 
 if TYPE_CHECKING:
     import torch
@@ -97,6 +97,7 @@ class SortTask(Task):
     def metrics(
         self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
     ) -> dict[str, float]:
+        check_dataset(points, refs, preds)
         exact = positions = valid = 0.0
         for x, ref, pred in zip(points, refs, preds, strict=True):
             values, ok = x[:, 0], self.is_valid(x, pred)
