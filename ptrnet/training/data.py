@@ -8,10 +8,12 @@ order of an uninterrupted one and needs no data-loader state.
   fresh. Instance ``i`` is exactly line ``i`` of ``ptrnet generate --seed S`` (stream 0).
 * File data: epoch ``e`` visits the file in a permutation drawn from ``(seed, ORDER_STREAM, e)``.
 * Labels come from ``task.solve`` as each pool of batches is built (the canonical targets), or
-  from the file with ``labels="file"``. Degenerate file instances (no reference solution) are
-  dropped from their pool; a pool left with fewer batches than its steps repeats its batches
-  in turn, and one with no instance left is an error naming the file (:func:`pick`).
-  Generated ones are redrawn as in :mod:`ptrnet.generation`. With
+  from the file with ``labels="file"``, folded into the same label form (:meth:`Task.canonical`:
+  a file may hold a tour clockwise, a hull from another vertex, triangles in any order, as the
+  paper's TSP-5 file runs half its tours clockwise). Degenerate file instances (no reference
+  solution) are dropped from their pool; a pool left with fewer batches than its steps repeats
+  its batches in turn, and one with no instance left is an error naming the file
+  (:func:`pick`). Generated ones are redrawn as in :mod:`ptrnet.generation`. With
   ``objective="reinforce"`` or ``"dagger"`` nothing is solved and batches carry no targets.
 * Bucketing: batches are built a pool of ``bucket_pool`` batches at a time. With ``bucket`` the
   pool is sorted by n before it is cut into batches (less padding) and the batches are visited in
@@ -56,8 +58,8 @@ def validation_set(task: Task, cfg: TrainConfig) -> tuple[list[np.ndarray], list
     """The fixed validation instances and their labels: (points list, labels list).
 
     Generated (``val_count`` instances of :data:`VAL_STREAM`, canonical labels) unless
-    ``val_data`` names a file: then its instances, with the file's labels where a line has
-    them and the task's solution otherwise.
+    ``val_data`` names a file: then its instances, with the file's labels (in the label form,
+    :meth:`Task.canonical`) where a line has them and the task's solution otherwise.
 
     Raises:
         InputError: an unreadable or malformed validation file, or one with an instance that
@@ -261,14 +263,14 @@ def _read_file(task: Task, cfg: TrainConfig, val_points: list[np.ndarray]) -> li
             raise InputError(
                 cfg.data, ex.line, f"instance is in the validation set ({where}){advice}"
             )
-    return [(ex.points, ex.seq) for ex in examples]
+    return [(ex.points, label_form(task, ex.points, ex.seq)) for ex in examples]
 
 
 def _read_validation_file(task: Task, path: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """The instances of ``path`` and their labels (the file's, else ``task.solve``'s)."""
     points, labels = [], []
     for ex in read_examples(path, task, "optional"):
-        seq = ex.seq
+        seq = label_form(task, ex.points, ex.seq)
         if seq is None:
             try:
                 seq = task.solve(ex.points)
@@ -277,6 +279,13 @@ def _read_validation_file(task: Task, path: str) -> tuple[list[np.ndarray], list
         points.append(ex.points)
         labels.append(seq)
     return points, labels
+
+
+def label_form(task: Task, points: np.ndarray, seq: np.ndarray | None) -> np.ndarray | None:
+    """A file's label in the form the task's labels take (None stays None): teacher forcing
+    on one cycle written in two directions, or from two starts, would teach both (and a
+    constrained loss refuses any but the label form)."""
+    return None if seq is None else task.canonical(points, seq)
 
 
 def _key(points: np.ndarray) -> bytes:
