@@ -2,6 +2,9 @@
 quantity of the mixture for one sentence (what a teaching panel draws), optionally with p_gen
 overridden to show what each path alone would output.
 
+Both decoders choose among the ids a row can output (:func:`_output_ids`): never ``<pad>`` or
+``<s>``, nor a batch mate's out-of-vocabulary ids, so a row decodes alike alone and in a batch.
+
 Every function takes ``p_gen``: None uses the model's own switch (or its config's fixed value); a
 number in [0, 1] replaces it at every step (1 = vocabulary only, 0 = copy only).
 """
@@ -42,6 +45,18 @@ def greedy(
     return _results(batch, tokens, gates, log_prob)
 
 
+def _output_ids(batch: Batch) -> torch.Tensor:
+    """(B, V + X) True where a row may output the id: every fixed word except ``<pad>`` and
+    ``<s>`` (never a target, so only an untrained model gives them weight, and ``<pad>`` would
+    end the words early), and the row's own out-of-vocabulary words, not those past them that
+    only a batch mate has."""
+    size = len(batch.vocab)
+    own = torch.tensor([size + len(e.oovs) for e in batch.encoded])  # (B,)
+    allowed = torch.arange(size + batch.extra) < own.unsqueeze(1)  # (B, V + X)
+    allowed[:, [PAD_ID, START_ID]] = False
+    return allowed
+
+
 def _greedy_steps(
     model: PointerGenerator, batch: Batch, max_steps: int, p_gen: float | None, keep: bool
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[Step]]:
@@ -49,13 +64,15 @@ def _greedy_steps(
     ``keep``. Rows that emitted END continue with PAD at no cost."""
     memory, state = model.encode(batch.ids, batch.extended, batch.lengths)
     rows = batch.ids.shape[0]
+    allowed = _output_ids(batch)  # (B, V + X)
     previous = torch.full((rows, 1), START_ID, dtype=torch.long)
     done = torch.zeros(rows, dtype=torch.bool)
     log_prob = torch.zeros(rows)
     tokens, gates, steps = [], [], []
     for _ in range(max_steps):
         step = model.decode(memory, previous, state, batch.extra, p_gen)
-        state, scores = step.state, step.log_probs[:, 0]  # (B, V + X)
+        state = step.state
+        scores = step.log_probs[:, 0].masked_fill(~allowed, float("-inf"))  # (B, V + X)
         token = scores.argmax(-1).masked_fill(done, PAD_ID)  # (B,)
         log_prob += scores.gather(1, token[:, None]).squeeze(1).masked_fill(done, 0.0)
         tokens.append(token)
@@ -83,6 +100,7 @@ def beam_search(
     memory, state = model.encode(batch.ids, batch.extended, batch.lengths)
     rows, k = batch.ids.shape[0], width
     memory = Memory(*(t.repeat_interleave(k, 0) for t in memory))  # (B*K, ...)
+    allowed = _output_ids(batch).repeat_interleave(k, 0)  # (B*K, V + X)
     state = tuple(s.repeat_interleave(k, 1) for s in state)
     scores = torch.zeros(rows, k).index_fill_(1, torch.arange(1, k), float("-inf")).flatten()
     previous = torch.full((rows * k, 1), START_ID, dtype=torch.long)
@@ -92,7 +110,7 @@ def beam_search(
     offsets = torch.arange(rows).unsqueeze(1) * k  # (B, 1)
     for _ in range(max_steps):
         step = model.decode(memory, previous, state, batch.extra, p_gen)
-        logp = step.log_probs[:, 0]  # (B*K, W)
+        logp = step.log_probs[:, 0].masked_fill(~allowed, float("-inf"))  # (B*K, W)
         finished = torch.full_like(logp, float("-inf"))
         finished[:, PAD_ID] = 0.0  # a finished beam continues with PAD only, at no cost
         logp = torch.where(done.unsqueeze(1), finished, logp)
