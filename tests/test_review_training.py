@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import write_examples
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import SizeRange, get_task
@@ -66,3 +67,28 @@ def test_validation_file_labels_are_read_in_the_label_form(tmp_path):
     cfg = TrainConfig(task="tsp", sizes="5-7", steps=1, val_data=str(path))
     _, refs = validation_set(task, cfg)
     assert all(np.array_equal(a, b) for a, b in zip(refs, labels, strict=True))
+
+
+@pytest.mark.parametrize("objective", ["likelihood", "reinforce"])
+def test_a_validation_file_of_the_runs_own_generated_instances_is_refused(tmp_path, objective):
+    # `ptrnet generate --seed S` writes stream 0, the very instances a run seeded S trains on:
+    # validating on that file would be validating on training data (PAPER.md, trap 8).
+    task = get_task("tsp")
+    sizes = SizeRange.parse("5-7")
+    path = tmp_path / "val.txt"
+    cfg = TrainConfig(
+        task="tsp", sizes="5-7", steps=3, batch_size=4, val_data=str(path), seed=7,
+        objective=objective,
+    )  # fmt: skip
+    for stream, start in ((0, 0), (0, 9)):  # the whole file, or a later block (a shard)
+        points = task.generate(sizes, 5, cfg.seed, stream, start)
+        write_examples(path, [(p, task.solve(p)) for p in points])
+        val_points, _ = validation_set(task, cfg)
+        with pytest.raises(InputError, match=r"val.txt:1: instance is training instance"):
+            TrainingData(task, cfg, val_points)
+    # Another stream, or the same stream under another seed, is fine.
+    for seed, stream in ((7, 1), (8, 0)):
+        points = task.generate(sizes, 5, seed, stream)
+        write_examples(path, [(p, task.solve(p)) for p in points])
+        val_points, _ = validation_set(task, cfg)
+        TrainingData(task, cfg, val_points).batch(0)

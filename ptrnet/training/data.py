@@ -23,7 +23,9 @@ order of an uninterrupted one and needs no data-loader state.
 * Validation: instances ``0 .. val_count-1`` of stream :data:`VAL_STREAM` under the same seed,
   or the instances of ``val_data``. Streams key instances separately, so no seed makes
   validation equal training; a training file is checked for validation instances before
-  training starts.
+  training starts, and so is a validation file against the first generated instances the run
+  trains on (up to :data:`GENERATED_CHECK`: a file ``ptrnet generate`` wrote with the run's
+  seed on its default stream 0 holds them).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ TRAIN_STREAM, VAL_STREAM, ORDER_STREAM, BUCKET_STREAM, AUGMENT_STREAM = (
 )
 
 Instance = tuple[np.ndarray, np.ndarray | None]  # points (n, dim), 0-based label or None
+GENERATED_CHECK = 10_000  # generated training instances a validation file is checked against
 
 
 def validation_set(task: Task, cfg: TrainConfig) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -84,7 +87,8 @@ class TrainingData:
 
     Raises:
         InputError: the training file is unreadable, malformed, has an instance size outside
-            ``cfg.sizes``, or contains a validation instance.
+            ``cfg.sizes``, or contains a validation instance; or the validation file
+            (``cfg.val_data``) holds one of the generated instances the run trains on.
     """
 
     def __init__(self, task: Task, cfg: TrainConfig, val_points: list[np.ndarray]) -> None:
@@ -94,6 +98,9 @@ class TrainingData:
             self.file = _read_file(task, cfg, val_points)
         self.epoch_length = len(self.file) if self.file is not None else cfg.epoch_size
         self.steps_per_epoch = math.ceil(self.epoch_length / cfg.batch_size)
+        if self.file is None and cfg.val_data is not None:
+            first_epoch = min(self.epoch_length, self.total_steps() * cfg.batch_size)
+            _refuse_trained_validation(task, cfg, val_points, first_epoch)
         self._pool_key: tuple[int, int] | None = None
         self._pool: list[Batch] = []
 
@@ -264,6 +271,26 @@ def _read_file(task: Task, cfg: TrainConfig, val_points: list[np.ndarray]) -> li
                 cfg.data, ex.line, f"instance is in the validation set ({where}){advice}"
             )
     return [(ex.points, label_form(task, ex.points, ex.seq)) for ex in examples]
+
+
+def _refuse_trained_validation(
+    task: Task, cfg: TrainConfig, val_points: list[np.ndarray], trained: int
+) -> None:
+    """Raise InputError if the validation file holds one of the first ``trained`` generated
+    training instances (at most :data:`GENERATED_CHECK` of them are drawn to compare)."""
+    held_out = {_key(p): k for k, p in enumerate(val_points)}
+    count = min(trained, max(len(val_points), GENERATED_CHECK))
+    for i, points in enumerate(task.generate(cfg.size_range, count, cfg.seed, TRAIN_STREAM)):
+        k = held_out.get(_key(points))
+        if k is not None:
+            line = read_examples(cfg.val_data, task, "optional")[k].line
+            raise InputError(
+                cfg.val_data,
+                line,
+                f"instance is training instance {i} of this run (stream {TRAIN_STREAM} of seed "
+                f"{cfg.seed}, which ptrnet generate --seed {cfg.seed} writes by default); "
+                f"validate on another stream (ptrnet generate --stream {VAL_STREAM}) or seed",
+            )
 
 
 def _read_validation_file(task: Task, path: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
