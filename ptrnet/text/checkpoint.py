@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
 from ptrnet.io.atomic import atomic_write_bytes
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
 from ptrnet.runs.checkpoint import CheckpointError, checksummed_file, read_checkpoint_file
@@ -65,19 +67,58 @@ def load_copy_model(path: str | os.PathLike[str]) -> CopyModel:
     """Read a file written by :func:`save_copy_model`.
 
     Raises:
-        CheckpointError: unreadable, not a copy-task checkpoint, or inconsistent.
+        CheckpointError: unreadable, not a copy-task checkpoint, metadata of the wrong shape or
+            types, or tensors that do not fit the configuration (each one line).
     """
     meta, tensors = read_checkpoint_file(path)
     if meta.get("format") != FORMAT:
         raise CheckpointError(path, f"not a copy-task checkpoint (format {meta.get('format')!r})")
     try:
+        _check_meta(meta)
         vocab = Vocabulary(meta["vocabulary"])
-        model = PointerGenerator(PointerGeneratorConfig.from_dict(meta["model"]))
+        config = PointerGeneratorConfig.from_dict(meta["model"])
+        if len(vocab) != config.vocab_size:
+            raise ValueError("vocabulary and model disagree on the vocabulary size")
+        _check_shapes(config, tensors)
+        model = PointerGenerator(config)
         model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
-    except (ValueError, TypeError, KeyError, RuntimeError) as err:
+    except (ValueError, TypeError, RuntimeError) as err:
         raise CheckpointError(path, f"invalid copy-task checkpoint: {err}") from None
-    if len(vocab) != model.config.vocab_size:
-        raise CheckpointError(path, "vocabulary and model disagree on the vocabulary size")
     model.eval()
-    info = meta.get("info", {})
-    return CopyModel(model, vocab, meta.get("train", {}), int(meta["step"]), info, os.fspath(path))
+    train, info = meta.get("train", {}), meta.get("info", {})
+    return CopyModel(model, vocab, train, meta["step"], info, os.fspath(path))
+
+
+def _check_meta(meta: dict[str, Any]) -> None:
+    """Raise ValueError unless the metadata has the JSON types loading relies on (``train`` and
+    ``info`` may be absent)."""
+    kinds = {"model": dict, "vocabulary": list, "step": int, "train": dict, "info": dict}
+    names = {dict: "object", list: "array", int: "integer"}
+    for key, kind in kinds.items():
+        if key not in meta and key in ("train", "info"):
+            continue
+        if key not in meta:
+            raise ValueError(f"metadata has no {key!r}")
+        if not isinstance(meta[key], kind) or isinstance(meta[key], bool):
+            raise ValueError(f"metadata {key!r} is not a JSON {names[kind]}")
+    if meta["step"] < 0:
+        raise ValueError(f"metadata 'step' is {meta['step']}, below 0")
+    if not all(isinstance(word, str) for word in meta["vocabulary"]):
+        raise ValueError("metadata 'vocabulary' holds a word that is not a string")
+
+
+def _check_shapes(config: PointerGeneratorConfig, tensors: dict[str, torch.Tensor]) -> None:
+    """Raise ValueError unless the ``model.`` tensors are exactly the configuration's parameters
+    with its shapes (taken on the meta device: nothing is allocated for a vast configuration)."""
+    with torch.device("meta"):
+        expected = {k: tuple(v.shape) for k, v in PointerGenerator(config).state_dict().items()}
+    declared = {k[6:]: tuple(v.shape) for k, v in tensors.items() if k.startswith("model.")}
+    odd = sorted(set(expected) ^ set(declared))
+    if odd:
+        raise ValueError(f"model.{odd[0]} is missing or unexpected")
+    for name, shape in expected.items():
+        if declared[name] != shape:
+            raise ValueError(
+                f"model.{name} has shape {list(declared[name])}, the configuration needs "
+                f"{list(shape)}"
+            )
