@@ -48,7 +48,7 @@ def copy_metrics(
     generated: list[float] = []
     for i, (pair, predicted) in enumerate(zip(pairs, predictions, strict=True)):
         predicted = tuple(predicted)
-        exact += predicted == pair.target
+        exact += predicted == tuple(pair.target)  # a list target never equals a tuple
         right += sum(a == b for a, b in zip(predicted, pair.target, strict=False))
         positions += max(len(predicted), len(pair.target))
         wanted = Counter(w for w in pair.target if w not in vocabulary)
