@@ -125,9 +125,31 @@ def test_beam_width_one_is_greedy():
         beam_search(model, batch, 0)
 
 
-def test_beam_search_finds_the_best_sequence_of_a_known_model(monkeypatch):
+def test_beam_search_finds_the_best_sequence_of_a_known_model():
     """A model whose steps are fixed tables: greedy takes the locally best first word and ends
     less likely than the best sequence, which a beam of 2 finds."""
+    table = torch.full((8, 8), 1e-9)  # next-word probabilities by previous word (W = 8)
+    table[2, 4], table[2, 5] = 0.6, 0.4  # after <s>: the .6, record .4
+    table[4, 3], table[4, 5], table[4, 4] = 0.4, 0.3, 0.3  # after the: </s> .4
+    table[5, 3], table[5, 4], table[5, 5] = 0.9, 0.05, 0.05  # after record: </s> .9
+    table[3, 3] = 1.0
+
+    class Table:
+        def encode(self, ids, extended, lengths):
+            rows = ids.shape[0]
+            memory = Memory(ids, ids, ids > 0, extended)
+            return memory, (torch.zeros(1, rows, 1), torch.zeros(1, rows, 1))
+
+        def decode(self, memory, previous, state, extra, p_gen=None):
+            probs = table[previous[:, -1]].unsqueeze(1)  # (R, 1, 8)
+            gate = torch.full(probs.shape[:2], 0.5)
+            return Step(probs.log(), probs, probs, probs, gate, state)
+
+    batch = make_batch(Vocabulary([*SPECIALS, "the", "record", "x", "y"]), [("the", "record")])
+    assert greedy(Table(), batch)[0].words == ("the",)
+    best = beam_search(Table(), batch, 2)[0]
+    assert best.words == ("record",)
+    assert best.log_prob == pytest.approx(float(torch.tensor(0.4 * 0.9).log()))
 
 
 def test_decoded_words_are_vocabulary_or_source_words():
@@ -183,25 +205,3 @@ def test_config_validates():
     assert CopyTrainConfig.from_dict(CopyTrainConfig().to_dict()) == CopyTrainConfig()
     with pytest.raises(ValueError, match="unknown"):
         CopyTrainConfig.from_dict({"layers": 2})
-    table = torch.full((8, 8), 1e-9)  # next-word probabilities by previous word (W = 8)
-    table[2, 4], table[2, 5] = 0.6, 0.4  # after <s>: the .6, record .4
-    table[4, 3], table[4, 5], table[4, 4] = 0.4, 0.3, 0.3  # after the: </s> .4
-    table[5, 3], table[5, 4], table[5, 5] = 0.9, 0.05, 0.05  # after record: </s> .9
-    table[3, 3] = 1.0
-
-    class Table:
-        def encode(self, ids, extended, lengths):
-            rows = ids.shape[0]
-            memory = Memory(ids, ids, ids > 0, extended)
-            return memory, (torch.zeros(1, rows, 1), torch.zeros(1, rows, 1))
-
-        def decode(self, memory, previous, state, extra, p_gen=None):
-            probs = table[previous[:, -1]].unsqueeze(1)  # (R, 1, 8)
-            gate = torch.full(probs.shape[:2], 0.5)
-            return Step(probs.log(), probs, probs, probs, gate, state)
-
-    batch = make_batch(Vocabulary([*SPECIALS, "the", "record", "x", "y"]), [("the", "record")])
-    assert greedy(Table(), batch)[0].words == ("the",)
-    best = beam_search(Table(), batch, 2)[0]
-    assert best.words == ("record",)
-    assert best.log_prob == pytest.approx(float(torch.tensor(0.4 * 0.9).log()))
