@@ -280,7 +280,8 @@ def _refuse_trained_validation(
     training instances (at most :data:`GENERATED_CHECK` of them are drawn to compare)."""
     held_out = {_key(p): k for k, p in enumerate(val_points)}
     count = min(trained, max(len(val_points), GENERATED_CHECK))
-    for i, points in enumerate(task.generate(cfg.size_range, count, cfg.seed, TRAIN_STREAM)):
+    for i in range(count):  # one at a time: 10,000 large instances need not sit in memory
+        points = task.generate(cfg.size_range, 1, cfg.seed, TRAIN_STREAM, i)[0]
         k = held_out.get(_key(points))
         if k is not None:
             line = read_examples(cfg.val_data, task, "optional")[k].line
