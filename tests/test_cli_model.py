@@ -319,7 +319,7 @@ def test_options_the_run_would_ignore_are_refused(options, message, capsys):
 
 
 def test_an_interrupted_run_says_what_it_keeps(tmp_path):
-    from ptrnet.cli.train import interrupted_note
+    from ptrnet.cli.interrupts import interrupted_note
 
     assert "nothing of" in interrupted_note("sort", str(tmp_path))
     (tmp_path / "last.safetensors").write_bytes(b"")

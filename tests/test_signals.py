@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from ptrnet.cli.interrupts import sigterm_requests
 from ptrnet.cli.main import main
-from ptrnet.cli.train import sigterm_requests
 from ptrnet.model import ModelConfig
 from ptrnet.runs.checkpoint import load_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig

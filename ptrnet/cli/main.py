@@ -36,7 +36,7 @@ COMMANDS = (demo, generate, solve, score, train, eval, predict, plot, serve, rep
 EXIT_INPUT_ERROR = 1
 EXIT_USAGE_ERROR = 2  # argparse's own status for bad arguments
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
-EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl-C (train's SIGTERM: ptrnet.cli.train)
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl-C (train's SIGTERM: ptrnet.cli.interrupts)
 
 
 def build_parser() -> argparse.ArgumentParser:

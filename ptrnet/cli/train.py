@@ -31,14 +31,8 @@ one thread); the run directory gets ``best.safetensors``, ``best.json`` and ``lo
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
 import tempfile
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import (
     add_quiet_argument,
@@ -48,83 +42,18 @@ from ptrnet.cli.common import (
     seed_int,
     size_range,
 )
-from ptrnet.cli.kinds import add_kind_arguments, finish, flag
+from ptrnet.cli.interrupts import EXIT_SIGTERM, interrupted_note, sigterm_requests
+from ptrnet.cli.kinds import add_kind_arguments, finish
+from ptrnet.cli.train_config import DEFAULT_STEPS, fresh_config, resumed_config
 from ptrnet.io.errors import UsageError
 from ptrnet.model.config import DECODERS, ENCODERS
 from ptrnet.precision import PRECISIONS
 from ptrnet.runs.config import BASELINES
-from ptrnet.tasks import TASKS, Task, get_point_task
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from ptrnet.runs.config import RunConfig
+from ptrnet.tasks import TASKS, Task
 
 NAME = "train"
-EXIT_SIGTERM = 128 + signal.SIGTERM  # what a shell reports for a command SIGTERM ended
 # Every registered task's architectures (each task takes those its card lists).
 ARCHS = tuple(dict.fromkeys(arch for task in TASKS.values() for arch in task.archs))
-DEFAULT_STEPS = 10_000
-DEFAULT_HIDDEN, DRY_RUN_HIDDEN = 256, 16
-DRY_RUN = {
-    "sizes": "5-6",
-    "batch_size": 8,
-    "steps": 4,
-    "val_count": 16,
-    "val_every": 2,
-    "log_every": 1,
-}
-# Options that build the ModelConfig; the pointer's beyond-the-paper ones map one-to-one.
-POINTER_OPTIONS = (
-    "encoder",
-    "encoder_layers",
-    "heads",
-    "glimpses",
-    "logit_clip",
-    "decoder",
-    "decoder_layers",
-)
-# --decoder heavy without --encoder / --encoder-layers: LEHD's light encoder.
-HEAVY_DEFAULTS = {"encoder": "transformer", "encoder_layers": 1}
-MODEL_OPTIONS = ("arch", "hidden", "layers", "init", *POINTER_OPTIONS)
-# Options that map one-to-one onto TrainConfig fields (the rest build the ModelConfig).
-TRAIN_OPTIONS = (
-    "sizes",
-    "data",
-    "labels",
-    "label_solver",
-    "optimizer",
-    "lr",
-    "decay",
-    "decay_every",
-    "warmup",
-    "clip_norm",
-    "ema",
-    "batch_size",
-    "steps",
-    "epochs",
-    "epoch_size",
-    "bucket",
-    "augment",
-    "val_count",
-    "val_every",
-    "val_data",
-    "val_constraints",
-    "train_constraints",
-    "objective",
-    "rl_samples",
-    "label_steps",
-    "shared_label_steps",
-    "baseline",
-    "baseline_every",
-    "log_every",
-    "keep_every",
-    "seed",
-    "threads",
-    "workers",
-    "precision",
-    "device",
-)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -352,182 +281,3 @@ def run(args: argparse.Namespace, task: Task) -> int:
         f"{best.get('value')} at step {best.get('step')}; run in {out}"
     )
     return 0
-
-
-@contextmanager
-def sigterm_requests() -> Iterator[Callable[[], bool]]:
-    """Within the block SIGTERM no longer ends the process: it sets a flag, and the function
-    yielded says whether it is set (training's ``should_stop``). The previous handlers are
-    back after the block. Outside the main thread, where Python sets no handlers, SIGTERM
-    keeps its handler and the flag stays down.
-
-    SIGTERM sent to the whole process group (``timeout``, Slurm) also ends the data workers,
-    and torch's SIGCHLD handler would then raise about them wherever the main process is; so
-    the first SIGTERM sets SIGCHLD's default too, and training's loop ends at its next step or
-    when torch finds the batch it waits for lost.
-    """
-    asked, swapped = threading.Event(), []
-
-    def request(signum: int, frame: object) -> None:
-        if not asked.is_set() and hasattr(signal, "SIGCHLD"):
-            swapped.append(signal.signal(signal.SIGCHLD, signal.SIG_DFL))
-        asked.set()
-
-    if threading.current_thread() is not threading.main_thread():
-        yield asked.is_set
-        return
-    previous = signal.signal(signal.SIGTERM, request)
-    try:
-        yield asked.is_set
-    finally:
-        signal.signal(signal.SIGTERM, _settable(previous))
-        for handler in swapped:
-            signal.signal(signal.SIGCHLD, _settable(handler))
-
-
-def _settable(handler: object) -> object:
-    """``handler`` as ``signal.signal`` takes it: None (one not set from Python, which cannot
-    be put back) becomes the default."""
-    return signal.SIG_DFL if handler is None else handler
-
-
-def interrupted_note(task: str, out: str, cause: str = "Ctrl-C") -> str:
-    """What a run interrupted by ``cause`` (``Ctrl-C``, ``SIGTERM``) keeps, and how to
-    continue it."""
-    from ptrnet.runs import LAST
-
-    if not os.path.exists(os.path.join(out, LAST)):
-        return (
-            f"ptrnet: interrupted ({cause}) before the first validation: nothing of {out} to resume"
-        )
-    return (
-        f"ptrnet: interrupted ({cause}); {out} keeps its checkpoint of the last validation "
-        f"(ptrnet train {task} --resume --out {out} continues from it)"
-    )
-
-
-def explicit_options(args: argparse.Namespace) -> dict[str, object]:
-    """The TrainConfig fields given on the command line."""
-    options = {k: getattr(args, k) for k in TRAIN_OPTIONS if getattr(args, k) is not None}
-    if "sizes" in options:
-        options["sizes"] = str(options["sizes"])
-    return options
-
-
-def fresh_config(args: argparse.Namespace) -> RunConfig:
-    """A new run's configuration: preset (``--dry-run``) < explicit options."""
-    from ptrnet.model import ModelConfig
-    from ptrnet.runs.config import RunConfig, TrainConfig
-    from ptrnet.tasks import SizeRange
-    from ptrnet.train_api import file_sizes
-
-    task = get_point_task(args.task)
-    preset, explicit = dict(DRY_RUN if args.dry_run else {}), explicit_options(args)
-    if "data" in explicit:
-        preset.pop("sizes", None)  # a file's own sizes, not the preset's
-    options = {**preset, **explicit}
-    if "sizes" not in options:
-        if "data" not in options:
-            raise UsageError("-n/--sizes is required without --data, e.g. -n 5-50")
-        options["sizes"] = str(file_sizes(task, options["data"]))
-    if "epochs" in options:
-        options.pop("steps", None)
-    options.setdefault("steps", None if "epochs" in options else DEFAULT_STEPS)
-    if args.init_from is not None:
-        config = warm_start_config(args, options)
-        check_used(config, set(explicit))
-        return config
-    hidden = args.hidden or (DRY_RUN_HIDDEN if args.dry_run else DEFAULT_HIDDEN)
-    kind = task.check_arch(args.arch)
-    max_n = None if kind == "pointer" else SizeRange.parse(options["sizes"]).hi
-    pointer = {k: getattr(args, k) for k in POINTER_OPTIONS if getattr(args, k) is not None}
-    if pointer.get("decoder") == "heavy":
-        pointer = {**HEAVY_DEFAULTS, **pointer}
-    model = ModelConfig(
-        kind=kind,
-        input_dim=task.dim,
-        hidden=hidden,
-        layers=args.layers or 1,
-        init=args.init or "paper",
-        max_n=max_n,
-        **pointer,
-    )
-    config = RunConfig(model, TrainConfig(task=args.task, **options))
-    check_used(config, {*explicit, *pointer})
-    return config
-
-
-def check_used(config: RunConfig, given: set[str]) -> None:
-    """Raise UsageError for an option given on the command line that this run would not read
-    (it would be saved in config.json and ignored), naming the option it needs."""
-    train, model = config.train, config.model
-    unused = {
-        "rl_samples": (train.objective != "reinforce", "--objective reinforce"),
-        "baseline": (train.objective != "reinforce", "--objective reinforce"),
-        "baseline_beta": (train.objective != "reinforce", "--objective reinforce"),
-        "baseline_every": (train.objective != "reinforce", "--objective reinforce"),
-        "baseline_count": (train.objective != "reinforce", "--objective reinforce"),
-        "label_solver": (train.objective == "reinforce", "labels (not --objective reinforce)"),
-        "val_count": (train.val_data is not None, "generated validation (no --val-data)"),
-        "epoch_size": (train.data is not None, "generated data (no --data)"),
-        "encoder_layers": (model.encoder != "transformer", "--encoder transformer"),
-        "heads": (
-            model.encoder != "transformer" and model.decoder != "heavy",
-            "--encoder transformer or --decoder heavy",
-        ),
-        "decoder_layers": (model.decoder != "heavy", "--decoder heavy"),
-    }
-    for name in sorted(given & unused.keys()):
-        ignored, needs = unused[name]
-        if ignored:
-            raise UsageError(f"{flag(name)} applies only with {needs}; this run would ignore it")
-
-
-def warm_start_config(args: argparse.Namespace, options: dict[str, object]) -> RunConfig:
-    """A new run that starts from ``--init-from``'s weights, so its model configuration."""
-    from ptrnet.inference import resolve_checkpoint
-    from ptrnet.runs.checkpoint import load_checkpoint
-    from ptrnet.runs.config import RunConfig, TrainConfig
-
-    name = None if args.init_from == "bundled" else args.init_from
-    path = os.path.abspath(resolve_checkpoint(name, args.task))
-    saved = load_checkpoint(path).config
-    if saved.train.task != args.task:
-        raise UsageError(f"--init-from {path} was trained on {saved.train.task}, not {args.task}")
-    model_changes = [a for a in MODEL_OPTIONS if getattr(args, a) is not None]
-    if model_changes:
-        raise UsageError(
-            f"--init-from takes the model from {path}; drop {', '.join(model_changes)}"
-        )
-    options["init_from"] = path
-    return RunConfig(saved.model, TrainConfig(task=args.task, **options))
-
-
-def resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
-    """The saved configuration of the run in ``out`` with the explicit resumable changes;
-    options repeated with their saved values are no change."""
-    from ptrnet.inference import resolve_checkpoint
-    from ptrnet.runs.checkpoint import load_checkpoint
-    from ptrnet.runs.config import resume_config
-    from ptrnet.training.loop import LAST
-
-    path = os.path.join(out, LAST)
-    if not os.path.exists(path):
-        raise UsageError(f"nothing to resume: {path} does not exist")
-    saved = load_checkpoint(path).config
-    if saved.train.task != args.task:
-        raise UsageError(f"the run in {out} trains {saved.train.task}, not {args.task}")
-    saved_model = {a: getattr(saved.model, "kind" if a == "arch" else a) for a in MODEL_OPTIONS}
-    given = {a: getattr(args, a) for a in saved_model if getattr(args, a) is not None}
-    if args.init_from is not None:  # the same source resolves to the same absolute path
-        name = None if args.init_from == "bundled" else args.init_from
-        saved_model["init_from"] = saved.train.init_from
-        given["init_from"] = os.path.abspath(resolve_checkpoint(name, args.task))
-    changes = [
-        f"--{a.replace('_', '-')} from {saved_model[a]} to {v}"
-        for a, v in given.items()
-        if saved_model[a] != v
-    ]
-    if changes:
-        raise UsageError(f"cannot change {'; '.join(changes)} when resuming")
-    return resume_config(saved, explicit_options(args))
