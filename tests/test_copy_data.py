@@ -114,8 +114,8 @@ def test_metrics_on_hand_cases():
     vocab = {"wins", "cup", "injured", "in", "oslo", "and", "the"}
     metrics = copy_metrics(pairs, predictions, vocab, gates)
     assert metrics["exact_match"] == pytest.approx(1 / 3)
-    # positions right: 3 of 3, 2 of 4 ("injured" and nothing else aligned: <unk>/4 wrong,
-    # injured right, oslo/in wrong, -/oslo wrong -> 1), 3 of 4
+    # positions right: 3 of 3; 1 of 4 (<unk>/4 wrong, injured right, oslo/in wrong, -/oslo
+    # wrong); 3 of 4 (the extra "ma" is a fourth position, wrong)
     assert metrics["token_accuracy"] == pytest.approx((3 + 1 + 3) / (3 + 4 + 4))
     # out of vocabulary in targets: kiki, 4, lo, ma -> found kiki, lo, ma
     assert metrics["oov_recall"] == pytest.approx(3 / 4)

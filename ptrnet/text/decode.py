@@ -21,7 +21,7 @@ from ptrnet.model.pointer_generator import Memory, PointerGenerator, Step
 from ptrnet.text.batch import Batch, make_batch
 from ptrnet.text.vocab import END_ID, PAD_ID, START_ID, Vocabulary
 
-MAX_STEPS = 30  # headlines of the copy task have at most 8 words + END
+MAX_STEPS = 30  # headlines of the copy task have at most 9 words + END
 STRATEGIES = ("greedy", "beam")
 
 
