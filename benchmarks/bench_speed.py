@@ -58,7 +58,7 @@ from ptrnet.model import ModelConfig, build_model  # noqa: E402
 from ptrnet.runs.config import TrainConfig  # noqa: E402
 from ptrnet.tasks import get_task  # noqa: E402
 from ptrnet.training.ema import ema_model  # noqa: E402
-from ptrnet.training.loop import build_optimizer, train_step  # noqa: E402
+from ptrnet.training.steps import build_optimizer, train_step  # noqa: E402
 
 GRID = (("tsp", 10, 128), ("tsp", 10, 256), ("tsp", 20, 128), ("tsp", 20, 256))
 GRID += (("convex_hull", 50, 128), ("convex_hull", 50, 256))

@@ -18,8 +18,8 @@ from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import SizeRange, Task, get_task
 from ptrnet.training.baselines import make_baseline
-from ptrnet.training.loop import build_optimizer, train_step
 from ptrnet.training.losses import reinforce_loss, sample_generator
+from ptrnet.training.steps import build_optimizer, train_step
 
 torch.set_num_threads(1)
 SORT, HULL = get_task("sort"), get_task("convex_hull")

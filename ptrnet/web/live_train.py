@@ -38,7 +38,7 @@ from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import SizeRange, Stream, Task, get_task
-from ptrnet.training.loop import build_optimizer, train_step
+from ptrnet.training.steps import build_optimizer, train_step
 from ptrnet.web.schemas import LengthTestRequest, TrainRequest
 
 LOG_EVERY = 5
