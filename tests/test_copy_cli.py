@@ -124,3 +124,26 @@ def test_bundled_model_meets_its_targets_on_fresh_data():
     metrics, _ = evaluate_pairs(model, list(generate_pairs(300, seed=2027, stream=7)))
     assert metrics["exact_match"] >= 0.9 and metrics["oov_recall"] >= 0.98
     assert metrics["p_gen_copied"] < 0.5 < metrics["p_gen_generated"]
+
+
+def test_explained_p_is_the_chosen_words_probability():
+    """``--explain``'s P was the mixture's largest value, which is another word's when decoding
+    ruled the largest out (``<pad>`` or ``<s>`` of an untrained model)."""
+    import torch
+
+    from ptrnet.cli.sentences import _explained
+    from ptrnet.text.decode import Explanation
+
+    explanation = Explanation(
+        source=("kiki", "</s>"),
+        vocabulary=("<pad>", "<s>", "</s>", "kiki"),
+        output=("kiki",),
+        p_vocab=torch.tensor([[0.7, 0.1, 0.1, 0.1]]),
+        attention=torch.tensor([[0.9, 0.1]]),
+        p_gen=torch.tensor([0.5]),
+        mixture=torch.tensor([[0.35, 0.05, 0.1, 0.5]]),
+    )
+    step = _explained(explanation).splitlines()[1]
+    assert "P 0.500" in step
+    explanation = Explanation(**{**vars(explanation), "mixture": torch.tensor([[0.6, 0, 0, 0.4]])})
+    assert "P 0.400" in _explained(explanation).splitlines()[1]

@@ -205,3 +205,11 @@ def test_config_validates():
     assert CopyTrainConfig.from_dict(CopyTrainConfig().to_dict()) == CopyTrainConfig()
     with pytest.raises(ValueError, match="unknown"):
         CopyTrainConfig.from_dict({"layers": 2})
+
+
+def test_arch_of_names_every_fixed_p_gen():
+    """A fixed p_gen other than 0 or 1 (the configuration allows it) was a StopIteration."""
+    from ptrnet.text.config import arch_of
+
+    assert [arch_of(p) for p in (None, 1.0, 0.0)] == ["pointer_generator", "seq2seq", "pointer"]
+    assert arch_of(0.5) == "pointer_generator (p_gen fixed at 0.5)"

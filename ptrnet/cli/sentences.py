@@ -246,15 +246,17 @@ def looks_like_path(text: str) -> bool:
 
 
 def _explained(explanation: Explanation) -> str:
-    """The source, then per output step: the word, p_gen, its probability under the mixture,
-    the vocabulary path's favourite word and the most attended source word."""
+    """The source, then per output step: the word, p_gen, its probability under the mixture
+    (the word's own, which is not the mixture's largest when decoding ruled that word out, e.g.
+    ``<pad>``), the vocabulary path's favourite word and the most attended source word."""
     lines = [" ".join(explanation.source)]
     for t, word in enumerate(explanation.output):
         vocab_p, vocab_i = explanation.p_vocab[t].max(0)
         attn_p, attn_i = explanation.attention[t].max(0)
+        chosen = explanation.mixture[t, explanation.vocabulary.index(word)]
         lines.append(
             f"  {word:<12} p_gen {float(explanation.p_gen[t]):.3f}"
-            f"  P {float(explanation.mixture[t].max()):.3f}"
+            f"  P {float(chosen):.3f}"
             f"  vocabulary: {explanation.vocabulary[int(vocab_i)]} ({float(vocab_p):.3f})"
             f"  source: {explanation.source[int(attn_i)]} ({float(attn_p):.3f})"
         )

@@ -15,8 +15,11 @@ FIXED_P_GEN = {"pointer_generator": None, "seq2seq": 1.0, "pointer": 0.0}
 
 
 def arch_of(p_gen: float | None) -> str:
-    """The architecture whose switch is ``p_gen`` (None: learned, the pointer-generator)."""
-    return next(arch for arch, fixed in FIXED_P_GEN.items() if fixed == p_gen)
+    """The architecture whose switch is ``p_gen`` (None: learned, the pointer-generator; 1:
+    seq2seq; 0: pointer); another fixed value, which a configuration may hold, is named as
+    the pointer-generator with that fixed p_gen."""
+    found = [arch for arch, fixed in FIXED_P_GEN.items() if fixed == p_gen]
+    return found[0] if found else f"pointer_generator (p_gen fixed at {p_gen:g})"
 
 
 C = TypeVar("C", bound="DictConfig")
