@@ -128,3 +128,14 @@ def test_metrics_on_hand_cases():
     assert plain["oov_recall"] is None and plain["p_gen_copied"] is None
     with pytest.raises(ValueError):
         copy_metrics(pairs, predictions[:2], vocab)
+
+
+def test_tokenize_keeps_unk_whole_and_underscores():
+    """A prediction with ``<unk>`` read back as ``<``, ``unk``, ``>``; ``_`` vanished."""
+    from ptrnet.tasks.sentences import UNKNOWN
+    from ptrnet.text.vocab import UNK
+
+    assert UNKNOWN == UNK
+    assert tokenize("Kiki <unk> won") == ("kiki", "<unk>", "won")
+    assert tokenize("snake_case <UNK>") == ("snake", "_", "case", "<unk>")
+    assert tokenize("a < b >") == ("a", "<", "b", ">")

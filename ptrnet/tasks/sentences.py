@@ -30,12 +30,16 @@ from ptrnet.tasks.card import TaskCard
 METRIC_KEYS = ("exact_match", "token_accuracy", "oov_recall", "p_gen_copied", "p_gen_generated")
 #: Between source and target on a line of the text format (:mod:`ptrnet.text.format`).
 SEPARATOR = "\t"
-_TOKEN = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
+#: The unknown-word token a model may output (ptrnet.text.vocab.UNK, a layer above): one token,
+#: so a written prediction reads back as it was written.
+UNKNOWN = "<unk>"
+_TOKEN = re.compile(re.escape(UNKNOWN) + r"|[^\W_]+|[^\w\s]|_", re.UNICODE)
 
 
 def tokenize(text: str) -> tuple[str, ...]:
-    """Lower-case ``text`` and split it into words, numbers and single punctuation marks:
-    ``"Late on Friday, Akinyi won."`` -> ``("late", "on", "friday", ",", "akinyi", "won", ".")``.
+    """Lower-case ``text`` and split it into words, numbers and single punctuation marks (``_``
+    is one): ``"Late on Friday, Akinyi won."`` -> ``("late", "on", "friday", ",", "akinyi",
+    "won", ".")``. ``<unk>`` stays one token.
     """
     return tuple(_TOKEN.findall(text.lower()))
 
