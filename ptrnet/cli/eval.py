@@ -100,9 +100,10 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
     import sys
 
     device = next(loaded.model.parameters()).device
+    polish = "; then 2-opt on TSPLIB lengths" if getattr(args, "two_opt", False) else ""
     rows = [
         ("model", f"{loaded.path} (step {loaded.step:,}, {device}){routes_text(loaded)}"),
-        ("decoding", describe_decoding(decode_options(args, get_task(loaded.task)))),
+        ("decoding", describe_decoding(decode_options(args, get_task(loaded.task))) + polish),
         ("time", f"{count:,} instance{'s' if count != 1 else ''} in {seconds:.2f} s"),
     ]
     print(text)
