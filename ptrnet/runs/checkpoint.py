@@ -260,14 +260,27 @@ def _meta_object(metadata: dict[str, str]) -> dict[str, Any]:
 
 def _check_run_meta(meta: dict[str, Any]) -> None:
     """Raise ValueError unless a run checkpoint's metadata has the types loading relies on."""
-    optional = ("info", "optimizer", "baseline")
-    for key, kind in (("config", dict), ("step", int), *((key, dict) for key in optional)):
+    optional = {key: dict for key in ("info", "optimizer", "baseline")}
+    check_meta_types(meta, {"config": dict, "step": int}, optional)
+
+
+def check_meta_types(
+    meta: dict[str, Any],
+    required: dict[str, type],
+    optional: dict[str, type],
+    names: dict[type, str] | None = None,
+) -> None:
+    """Raise ValueError unless ``meta`` has every ``required`` key and each key present of
+    both has its type (a bool is no int), and its ``step`` is not negative; ``names`` says a
+    type in the message (default: its Python name). Shared by every checkpoint format."""
+    for key, kind in {**required, **optional}.items():
         if key not in meta and key in optional:
             continue
         if key not in meta:
             raise ValueError(f"metadata has no {key!r}")
         if not isinstance(meta[key], kind) or isinstance(meta[key], bool):
-            raise ValueError(f"metadata {key!r} is not a JSON {kind.__name__}")
+            name = (names or {}).get(kind, kind.__name__)
+            raise ValueError(f"metadata {key!r} is not a JSON {name}")
     if meta["step"] < 0:
         raise ValueError(f"metadata 'step' is {meta['step']}, below 0")
 
@@ -276,7 +289,13 @@ def _check_shapes(config: RunConfig, shapes: dict[str, Any]) -> None:
     """Raise ValueError unless the ``model.`` tensors (name -> shape) are exactly the
     configuration's parameters with its shapes (the model's shapes come from the meta device:
     nothing is allocated for a configuration however large)."""
-    expected = state_shapes(config.model)
+    check_model_shapes(state_shapes(config.model), shapes)
+
+
+def check_model_shapes(expected: dict[str, Any], shapes: dict[str, Any]) -> None:
+    """Raise ValueError unless the ``model.`` entries of ``shapes`` (tensor name -> shape) are
+    exactly the parameters named in ``expected`` (parameter name -> shape), with those shapes.
+    Shared by every checkpoint format."""
     declared = {k[6:]: tuple(shape) for k, shape in shapes.items() if k.startswith("model.")}
     odd = sorted(set(expected) ^ set(declared))
     if odd:

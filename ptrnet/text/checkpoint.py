@@ -18,7 +18,13 @@ import torch
 
 from ptrnet.io.atomic import atomic_write_bytes
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
-from ptrnet.runs.checkpoint import CheckpointError, checksummed_file, read_checkpoint_file
+from ptrnet.runs.checkpoint import (
+    CheckpointError,
+    check_meta_types,
+    check_model_shapes,
+    checksummed_file,
+    read_checkpoint_file,
+)
 from ptrnet.text.vocab import Vocabulary
 
 FORMAT = "ptrnet-copy-1"
@@ -92,17 +98,9 @@ def load_copy_model(path: str | os.PathLike[str]) -> CopyModel:
 def _check_meta(meta: dict[str, Any]) -> None:
     """Raise ValueError unless the metadata has the JSON types loading relies on (``train`` and
     ``info`` may be absent)."""
-    kinds = {"model": dict, "vocabulary": list, "step": int, "train": dict, "info": dict}
+    required = {"model": dict, "vocabulary": list, "step": int}
     names = {dict: "object", list: "array", int: "integer"}
-    for key, kind in kinds.items():
-        if key not in meta and key in ("train", "info"):
-            continue
-        if key not in meta:
-            raise ValueError(f"metadata has no {key!r}")
-        if not isinstance(meta[key], kind) or isinstance(meta[key], bool):
-            raise ValueError(f"metadata {key!r} is not a JSON {names[kind]}")
-    if meta["step"] < 0:
-        raise ValueError(f"metadata 'step' is {meta['step']}, below 0")
+    check_meta_types(meta, required, {"train": dict, "info": dict}, names)
     if not all(isinstance(word, str) for word in meta["vocabulary"]):
         raise ValueError("metadata 'vocabulary' holds a word that is not a string")
 
@@ -112,13 +110,4 @@ def _check_shapes(config: PointerGeneratorConfig, tensors: dict[str, torch.Tenso
     with its shapes (taken on the meta device: nothing is allocated for a vast configuration)."""
     with torch.device("meta"):
         expected = {k: tuple(v.shape) for k, v in PointerGenerator(config).state_dict().items()}
-    declared = {k[6:]: tuple(v.shape) for k, v in tensors.items() if k.startswith("model.")}
-    odd = sorted(set(expected) ^ set(declared))
-    if odd:
-        raise ValueError(f"model.{odd[0]} is missing or unexpected")
-    for name, shape in expected.items():
-        if declared[name] != shape:
-            raise ValueError(
-                f"model.{name} has shape {list(declared[name])}, the configuration needs "
-                f"{list(shape)}"
-            )
+    check_model_shapes(expected, {k: v.shape for k, v in tensors.items()})
