@@ -72,7 +72,8 @@ def test_validation_file_labels_are_read_in_the_label_form(tmp_path):
 @pytest.mark.parametrize("objective", ["likelihood", "reinforce"])
 def test_a_validation_file_of_the_runs_own_generated_instances_is_refused(tmp_path, objective):
     # `ptrnet generate --seed S` writes stream 0, the very instances a run seeded S trains on:
-    # validating on that file would be validating on training data (PAPER.md, trap 8).
+    # validating on that file would be validating on training data, a trap of earlier
+    # implementations.
     task = get_task("tsp")
     sizes = SizeRange.parse("5-7")
     path = tmp_path / "val.txt"
