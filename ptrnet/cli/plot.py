@@ -139,36 +139,18 @@ def load_point_model(path: str | None, task: Task | None, device: str):
         InputError: as :func:`load_model_on`.
     """
     from ptrnet.inference import resolve_checkpoint
-    from ptrnet.runs.checkpoint import CheckpointError
+    from ptrnet.runs.checkpoint import SentenceModelError
 
     try:
         return load_model_on(path, task, device)
-    except CheckpointError as err:
-        sentence_task = sentence_task_of(err.path)
-        if sentence_task is None:
-            raise
+    except SentenceModelError as err:
         # a model folder's checkpoint: name the folder; one it routes sizes to: the file
         model = path if resolve_checkpoint(path, task) == err.path else err.path
         raise UsageError(
-            f"{err.path} is a {sentence_task}-task model (a pointer-generator over sentences); "
+            f"{err.path} is a {err.task}-task model (a pointer-generator over sentences); "
             f"ptrnet plot draws models of the point tasks only ({', '.join(POINT_TASKS)}); for "
-            f"this model use: ptrnet predict {sentence_task} SENTENCE --model {model} --explain"
+            f"this model use: ptrnet predict {err.task} SENTENCE --model {model} --explain"
         ) from None
-
-
-def sentence_task_of(file: str) -> str | None:
-    """The sentence task (e.g. ``copy``) whose model ``file`` holds; None when ``file`` is not
-    a readable sentence-task checkpoint (:mod:`ptrnet.text.checkpoint`)."""
-    from ptrnet.runs.checkpoint import CheckpointError, read_checkpoint_file
-    from ptrnet.text.checkpoint import FORMAT
-
-    try:
-        meta, _ = read_checkpoint_file(file)
-    except CheckpointError:
-        return None
-    train = meta.get("train")
-    trained_on = train.get("task", "copy") if isinstance(train, dict) else "copy"
-    return str(trained_on) if meta.get("format") == FORMAT else None
 
 
 def pick_instance(task: Task, path: str, index: int):

@@ -71,6 +71,15 @@ class CheckpointError(InputError):
         super().__init__(path, None, problem)
 
 
+class SentenceModelError(CheckpointError):
+    """A sentence task's checkpoint (the copy task's pointer-generator) where a point task's
+    was expected; ``task`` is the sentence task it was trained on."""
+
+    def __init__(self, path: str | os.PathLike[str], task: str) -> None:
+        super().__init__(path, COPY_MODEL_HERE)
+        self.task = task
+
+
 @dataclass(frozen=True)
 class BaselineState:
     """What a REINFORCE baseline needs to continue exactly after a resume.
@@ -165,7 +174,10 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     """
     meta, tensors = read_checkpoint_file(path)
     if meta.get("format") == COPY_FORMAT:
-        raise CheckpointError(path, COPY_MODEL_HERE)
+        train = meta.get("train")
+        raise SentenceModelError(
+            path, str(train.get("task", "copy")) if isinstance(train, dict) else "copy"
+        )
     if meta.get("format") != FORMAT:
         raise CheckpointError(path, f"unknown checkpoint format {str(meta.get('format'))[:40]!r}")
     try:
