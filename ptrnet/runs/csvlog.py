@@ -54,16 +54,13 @@ class CsvLog:
         """
         if not os.path.exists(self.path):
             return []
-        try:
-            with open(self.path, encoding="utf-8", newline="") as stream:
-                rows = list(csv.DictReader(stream))
-        except (UnicodeDecodeError, csv.Error) as err:
-            raise InputError(self.path, None, f"not a readable CSV log ({err})") from None
+        header, rows = read_rows(self.path)
         kept = []
-        for line, row in enumerate(rows, 2):
+        for line, cells in rows:
+            row = dict(zip(header, cells, strict=False))  # a short row lacks its last columns
             try:
                 step = int(row["step"])
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, ValueError):
                 raise InputError(
                     self.path,
                     line,
@@ -88,6 +85,24 @@ def _format(value: Any) -> Any:
     if isinstance(value, float):
         return f"{value:.6g}"
     return value
+
+
+def read_rows(path: str | os.PathLike[str]) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header of the CSV file ``path`` and its non-blank rows, each with its 1-based line
+    (the header is line 1; blank lines count).
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        InputError: the file is not UTF-8 or not CSV.
+    """
+    try:
+        with open(path, encoding="utf-8", newline="") as stream:
+            reader = csv.reader(stream)
+            header = next(reader, [])
+            rows = [(reader.line_num, cells) for cells in reader if cells]
+    except (UnicodeDecodeError, csv.Error) as err:
+        raise InputError(path, None, f"not a readable CSV log ({err})") from None
+    return header, rows
 
 
 def read_log(path: str | os.PathLike[str]) -> list[dict[str, str]]:

@@ -14,7 +14,6 @@ Empty cells (a metric logged only every few steps) are skipped, not drawn as zer
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from pathlib import Path
@@ -26,6 +25,7 @@ from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
 from ptrnet.io.errors import InputError
 from ptrnet.runs import LOG_CSV
+from ptrnet.runs.csvlog import read_rows
 
 STEP = "step"
 THROUGHPUT = "examples_per_s"
@@ -46,7 +46,7 @@ def read_log(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     path = Path(path)
     if path.is_dir():
         path = path / LOG_CSV
-    header, rows = _csv_rows(path)
+    header, rows = read_rows(path)
     if STEP not in header or not rows:
         raise InputError(path, None, f"need a header with a {STEP!r} column and at least one row")
     for line, cells in rows:
@@ -57,23 +57,6 @@ def read_log(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
         name: np.array([_number(path, line, name, cells[col]) for line, cells in rows])
         for col, name in enumerate(header)
     }
-
-
-def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """The header of the CSV file ``path`` and its non-blank rows, each with its 1-based line.
-
-    Raises:
-        FileNotFoundError: no file at ``path``.
-        InputError: the file is not UTF-8 or not CSV.
-    """
-    try:
-        with open(path, encoding="utf-8", newline="") as stream:
-            reader = csv.reader(stream)
-            header = next(reader, [])
-            rows = [(reader.line_num, cells) for cells in reader if cells]
-    except (UnicodeDecodeError, csv.Error) as err:
-        raise InputError(path, None, f"not a readable CSV log ({err})") from None
-    return header, rows
 
 
 def _number(path: Path, line: int, column: str, cell: str) -> float:
