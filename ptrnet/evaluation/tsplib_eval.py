@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ptrnet.io.errors import InputError
-from ptrnet.io.tsplib import read_tsplib
+from ptrnet.io.tsplib import read_tsplib, tsplib_distances
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks import get_task
 from ptrnet.tasks.convex_hull import open_cycle
@@ -72,17 +72,6 @@ def evaluate_tsplib(
             TSPLibResult(instance.name, len(instance.points), best, length, length / best - 1.0)
         )
     return results
-
-
-def tsplib_distances(coords: np.ndarray) -> np.ndarray:
-    """(n, n) edge lengths under TSPLIB's EUC_2D rule, ``nint(d) = floor(d + 0.5)``, as float.
-
-    2-opt runs on these, the lengths it is judged by: on the unrounded distances a move that
-    shortens the tour can lengthen the rounded one (ch130's optimal tour, 6110, became 6111).
-    """
-    coords = np.asarray(coords, dtype=np.float64)
-    steps = coords[:, None, :] - coords[None, :, :]  # (n, n, 2)
-    return np.floor(np.hypot(steps[..., 0], steps[..., 1]) + 0.5)
 
 
 def format_results(results: Sequence[TSPLibResult]) -> str:

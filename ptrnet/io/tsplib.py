@@ -65,8 +65,21 @@ def tsplib_length(coords: np.ndarray, tour: np.ndarray) -> int:
     """
     tour = _closed(tour)
     steps = np.diff(np.asarray(coords, dtype=np.float64)[tour], axis=0)
-    edges = np.hypot(steps[:, 0], steps[:, 1])  # hypot: no overflow in the squares
-    return int(np.floor(edges + 0.5).sum())
+    return int(nint(np.hypot(steps[:, 0], steps[:, 1])).sum())  # hypot: no overflow
+
+
+def tsplib_distances(coords: np.ndarray) -> np.ndarray:
+    """(n, n) edge lengths under TSPLIB's EUC_2D rule, as float: what a local search must
+    shorten to shorten :func:`tsplib_length` (on the unrounded distances a move that shortens
+    the tour can lengthen the rounded one: ch130's optimal tour, 6110, became 6111)."""
+    coords = np.asarray(coords, dtype=np.float64)
+    steps = coords[:, None, :] - coords[None, :, :]  # (n, n, 2)
+    return nint(np.hypot(steps[..., 0], steps[..., 1]))
+
+
+def nint(distances: np.ndarray) -> np.ndarray:
+    """TSPLIB's rounding of Euclidean distances, ``nint(d) = int(d + 0.5)``, elementwise."""
+    return np.floor(distances + 0.5)
 
 
 def read_tsplib(path: str | os.PathLike[str]) -> TSPLibInstance:
