@@ -56,7 +56,7 @@ class ReverseTask(Task):
     def allowed_next(self, state):
         return state.unvisited() | state.end_if(state.steps >= state.lengths)
 
-    def metrics(
+    def dataset_metrics(
         self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
     ) -> dict[str, float]:
         hits = sum(np.array_equal(r, p) for r, p in zip(refs, preds, strict=True))

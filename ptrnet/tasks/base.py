@@ -123,7 +123,7 @@ class Task(TaskCard, ABC):
       metric that picks the best checkpoint) and ``summary_metrics`` (the two a summary table
       shows), ``demo_sizes`` (the n of ``ptrnet demo``'s table) and ``drawing`` (how
       :mod:`ptrnet.viz.draw` and the web page plot an answer);
-    * methods :meth:`solve`, :meth:`canonical`, :meth:`is_valid`, :meth:`metrics`,
+    * methods :meth:`solve`, :meth:`canonical`, :meth:`is_valid`, :meth:`dataset_metrics`,
       :meth:`max_steps` and :meth:`allowed_next`.
 
     It may override: ``archs`` (default: the Ptr-Net and the two Table 1 baselines),
@@ -257,11 +257,23 @@ class Task(TaskCard, ABC):
     def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
         """Whether ``seq`` is a well-formed output for ``points`` (right indices, structure)."""
 
-    @abstractmethod
     def metrics(
         self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
     ) -> dict[str, float]:
-        """The paper's metrics over a dataset; keys are ``metric_keys`` plus ``count``."""
+        """The paper's metrics over a dataset; keys are ``metric_keys`` plus ``count``.
+
+        Raises:
+            ValueError: no instances, or not one reference and one prediction per instance.
+        """
+        check_dataset(points, refs, preds)
+        return self.dataset_metrics(points, refs, preds)
+
+    @abstractmethod
+    def dataset_metrics(
+        self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
+    ) -> dict[str, float]:
+        """:meth:`metrics` of a dataset it has checked: at least one instance, each with one
+        reference and one prediction."""
 
     @abstractmethod
     def max_steps(self, n: int) -> int:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ptrnet.solvers.geometry import convex_hull, first_copies
-from ptrnet.tasks.base import Task, check_dataset, check_indices
+from ptrnet.tasks.base import Task, check_indices
 
 if TYPE_CHECKING:
     import torch
@@ -177,10 +177,9 @@ class ConvexHullTask(Task):
         closing = state.one_hot(state.first, (state.steps >= 3) & ~closed)
         return (opening & ~closed[:, None]) | closing | state.end_if(closed)
 
-    def metrics(
+    def dataset_metrics(
         self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
     ) -> dict[str, float]:
-        check_dataset(points, refs, preds)
         correct, coverages = 0, []
         for x, ref, pred in zip(points, refs, preds, strict=True):
             # An output that is not a closed cycle of distinct inputs (cut short before its

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ptrnet.solvers.geometry import delaunay_triangles, first_copies, incenters, safe_range
-from ptrnet.tasks.base import Task, check_dataset, check_indices
+from ptrnet.tasks.base import Task, check_indices
 
 if TYPE_CHECKING:
     import torch
@@ -106,10 +106,9 @@ class DelaunayTask(Task):
         third = state.after(state.last)
         return torch_where_position(position, opening, second, third)
 
-    def metrics(
+    def dataset_metrics(
         self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
     ) -> dict[str, float]:
-        check_dataset(points, refs, preds)
         exact = coverage = 0.0
         for x, ref, pred in zip(points, refs, preds, strict=True):
             pred = np.asarray(pred, dtype=np.int64)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptrnet.tasks.base import Task, check_dataset, check_indices
+from ptrnet.tasks.base import Task, check_indices
 
 if TYPE_CHECKING:
     import torch
@@ -94,10 +94,9 @@ class SortTask(Task):
     def allowed_next(self, state: DecodeState) -> torch.Tensor:
         return state.unvisited() | state.end_if(state.steps >= state.lengths)
 
-    def metrics(
+    def dataset_metrics(
         self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
     ) -> dict[str, float]:
-        check_dataset(points, refs, preds)
         exact = positions = valid = 0.0
         for x, ref, pred in zip(points, refs, preds, strict=True):
             values, ok = x[:, 0], self.is_valid(x, pred)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ptrnet.solvers.geometry import safe_range
 from ptrnet.solvers.tsp import TSP_SOLVERS, solve_path, solve_tour, tour_length
-from ptrnet.tasks.base import Task, check_dataset
+from ptrnet.tasks.base import Task
 from ptrnet.tasks.convex_hull import open_cycle, restart_closed_cycle, signed_area
 from ptrnet.tasks.sort import is_permutation
 
@@ -163,10 +163,9 @@ class TSPTask(Task):
         ordered = torch.where(real[..., None], ordered, ordered[:, :1])
         return (ordered - ordered.roll(-1, dims=1)).norm(dim=2).sum(dim=1)
 
-    def metrics(
+    def dataset_metrics(
         self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
     ) -> dict[str, float]:
-        check_dataset(points, refs, preds)
         lengths, gaps = [], []
         for x, ref, pred in zip(points, refs, preds, strict=True):
             if self.is_valid(x, pred):
