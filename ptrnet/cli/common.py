@@ -199,35 +199,32 @@ def size_range(text: str) -> SizeRange:
 
 def positive_int(text: str) -> int:
     """argparse type for an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+    return _int_within(text, 1, None, "a positive integer")
 
 
 def seed_int(text: str) -> int:
     """argparse type of every ``--seed`` and ``--stream``: an integer in 0..:data:`MAX_SEED`
     (numpy's generators refuse negative seeds, torch's anything over 2^64 - 1)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 2^64 - 1, got {text!r}")
-    return value
+    return _int_within(text, 0, MAX_SEED, "an integer from 0 to 2^64 - 1")
 
 
 def count_or_off(text: str) -> int:
     """argparse type for an integer >= 0, where 0 means off (the default of such options)."""
+    return _int_within(text, 0, None, "0 (off) or a positive integer")
+
+
+def _int_within(text: str, low: int, high: int | None, expected: str) -> int:
+    """``text`` as an integer in ``low..high`` (None: no upper bound).
+
+    Raises:
+        argparse.ArgumentTypeError: ``expected EXPECTED, got 'TEXT'`` for anything else.
+    """
     try:
         value = int(text)
     except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 (off) or a positive integer, got {text!r}")
+        value = low - 1
+    if value < low or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return value
 
 
