@@ -249,9 +249,15 @@ def session(
         dist.init_process_group(backend_for(target))
     try:
         yield current
-    finally:
+    except BaseException:
         if joined:
             dist.destroy_process_group()
+        raise
+    if joined:
+        # Every rank reaches this line before any leaves the group: a rank that tears down its
+        # gloo connections while a peer still has one open can abort that peer at exit.
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 class NullLog:
