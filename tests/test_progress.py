@@ -129,3 +129,24 @@ def test_train_through_a_pipe_prints_progress_lines_while_it_runs(task, tmp_path
     assert time.monotonic() - start < 120
     quiet, stderr = progress_before_exit([*command[:-1], str(tmp_path / "quiet"), "-q"], env)
     assert quiet == [] and "step" not in stderr
+
+
+@pytest.mark.parametrize("command", ["predict", "eval"])
+def test_decoding_a_file_prints_progress_unless_quiet(command, monkeypatch, capsys, tmp_path):
+    from ptrnet.cli.main import main
+
+    monkeypatch.setenv(INTERVAL_ENV, "0")
+    data = tmp_path / "sort.txt"
+    assert main(["generate", "sort", "-n", "5", "--count", "300", "-o", str(data), "-q"]) == 0
+    args = [
+        command,
+        "sort",
+        str(data),
+        *(["-o", str(tmp_path / "out.txt")] * (command == "predict")),
+    ]
+    assert main(args) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if "instance" in line]
+    assert lines[-1].startswith(f"ptrnet: {command} sort: instance 300/300 (100%), ")
+    assert len(lines) == 2  # a line a batch of 256 (the default batch size)
+    assert main([*args, "-q"]) == 0
+    assert "instance" not in capsys.readouterr().err

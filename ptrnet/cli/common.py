@@ -248,6 +248,15 @@ def progress(items: Iterable[T], total: int | None, quiet: bool, label: str) -> 
     return counted(items, Progress(label, total, "instance", enabled=not quiet))
 
 
+def decode_progress(args: argparse.Namespace, task: Task, total: int):
+    """The progress of decoding ``total`` instances for the command ``args.command`` (silent
+    with ``--quiet``): a bar on a terminal, else a line every 10 s."""
+    from ptrnet.io.progress import Progress
+
+    quiet = getattr(args, "quiet", False)
+    return Progress(f"{args.command} {task.name}", total, "instance", enabled=not quiet)
+
+
 def note(args: argparse.Namespace, message: str) -> None:
     """A one-line summary on stderr, unless ``--quiet``."""
     if not args.quiet:

@@ -47,7 +47,7 @@ STDIN = "-"  # predict's INPUT for standard input, as -o - is standard output
 OPTIONS = {
     "generate": ("count", "seed", "stream", "output", "quiet"),
     "train": ("arch", "out", "dry_run", "threads", "quiet", *TRAIN_OPTIONS),
-    "eval": (*DECODE_OPTIONS, "dry_run", "json"),
+    "eval": (*DECODE_OPTIONS, "dry_run", "json", "quiet"),
     "predict": (*DECODE_OPTIONS, "dry_run", "output", "explain", "text", "quiet"),
 }
 #: The options only sentence tasks take.
