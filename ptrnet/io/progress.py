@@ -9,8 +9,9 @@ asks (:meth:`Progress.show`, e.g. after a validation)::
 
 Fields a command does not have are left out: ``generate`` counts instances and has no loss. The
 rate and ETA are measured over this session (a resumed run starts counting again), from the
-first update, so a slow first step counts. ``PTRNET_PROGRESS_INTERVAL`` sets the interval in
-seconds (default 10; 0 prints a line at every update, for tests).
+moment the :class:`Progress` is made, so a slow first step and any validation count.
+``PTRNET_PROGRESS_INTERVAL`` sets the interval in seconds (default 10; 0 prints a line at every
+update, for tests).
 """
 
 from __future__ import annotations
