@@ -18,7 +18,7 @@ n >= 201 through a window of 50, :mod:`ptrnet.decoding.window`).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -264,6 +264,7 @@ def predict(
     task: Task | str,
     points_list: Sequence[np.ndarray],
     options: DecodeOptions | None = None,
+    on_decoded: Callable[[int], None] | None = None,
 ) -> list[np.ndarray]:
     """Decode each instance of ``points_list`` ((n, dim) arrays) with ``loaded``.
 
@@ -271,6 +272,7 @@ def predict(
         options: how to decode (:class:`ptrnet.decoding.options.DecodeOptions`); None = the
             defaults: greedy, with the task's own constraints. A ``window`` of None takes the
             window of the model that serves each instance's size (:attr:`LoadedModel.window`).
+        on_decoded: called with the number of instances each batch decoded (progress).
 
     Returns:
         0-based index sequences in the order of ``points_list`` (paper format minus 1).
@@ -295,7 +297,7 @@ def predict(
         served = (options or DecodeOptions()).with_window(model.window)
         check_vocabulary(model, max(len(p) for p in group))
         _check_window(model, served, max(len(p) for p in group))
-        seqs = decode_all(model.model, task, group, served)
+        seqs = decode_all(model.model, task, group, served, on_decoded)
         for i, seq in zip(rows, seqs, strict=True):
             out[i] = seq
     return out

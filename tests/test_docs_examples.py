@@ -44,3 +44,49 @@ def test_api_page_names_every_public_name():
     page = (ROOT / "docs" / "api.md").read_text()
     for name in ptrnet.__all__:
         assert f"ptrnet.{name}" in page, name
+
+
+def readme_paragraphs(text: str) -> list[str]:
+    """The README's prose paragraphs: blocks between blank lines outside code fences, each list
+    item its own paragraph; tables, headings and HTML left out."""
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    paragraphs = []
+    for block in re.split(r"\n\s*\n", prose):
+        lines = [line for line in block.strip().splitlines() if line.strip()]
+        if not lines or lines[0].startswith(("|", "#", "<")):
+            continue
+        items = re.split(r"\n(?=- )", "\n".join(lines))
+        paragraphs += [" ".join(item.split()) for item in items]
+    return paragraphs
+
+
+def test_readme_stays_short_for_a_newcomer():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 120
+    for paragraph in readme_paragraphs(readme):
+        assert len(paragraph.split()) <= 80, paragraph[:80]
+    quick_start = re.search(r"## Quick start\n+```bash\n(.*?)```", readme, re.S).group(1)
+    assert quick_start.strip().splitlines()[0] == "pip install torch==2.13.0 -e . && ptrnet demo"
+    assert len(quick_start.strip().splitlines()) == 2  # .ci/run runs exactly two commands
+    assert readme.count("<img ") + readme.count("![") == 1  # one picture
+    results = re.search(r"## Results\n(.*?)\n## ", readme, re.S).group(1)
+    rows = [line for line in results.splitlines() if line.startswith("|")]
+    assert len(rows) - 2 <= 8  # the header and its rule, then at most eight rows
+
+
+def section_anchors(markdown: str) -> set[str]:
+    """GitHub's anchors of the headings of ``markdown`` (code blocks left out)."""
+    prose = re.sub(r"^```.*?^```", "", markdown, flags=re.S | re.M)
+    titles = re.findall(r"^#{1,6} (.*)$", prose, re.M)
+    return {
+        re.sub(r"[^\w\- ]", "", t.strip().lower().replace("`", "")).replace(" ", "-")
+        for t in titles
+    }
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/results.md", "docs/training-notes.md"])
+def test_section_links_name_a_heading_that_exists(page):
+    path = ROOT / page
+    for target, anchor in re.findall(r"\]\(([\w./-]*\.md)?#([^)]+)\)", path.read_text()):
+        linked = (path.parent / target) if target else path
+        assert anchor in section_anchors(linked.read_text()), f"{page}: {target}#{anchor}"

@@ -67,3 +67,49 @@ def test_quick_start_runs_from_the_installed_wheel(wheel, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1].startswith(str(site))
+
+
+def test_editable_install_is_found_from_the_folder_holding_the_clone(tmp_path):
+    """``pip install -e .`` in a clone named ``ptrnet``, then Python started in the folder that
+    holds the clone: ``import ptrnet`` must find the package, not take the clone's folder (no
+    ``__init__.py``) for an empty namespace package, as setuptools' import-hook editable install
+    lets it (its hook comes after the path search)."""
+    clone = tmp_path / "holder" / "ptrnet"
+    clone.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, clone / name)
+    shutil.copytree(ROOT / "ptrnet", clone / "ptrnet", ignore=SKIP)
+    out, site = tmp_path / "dist", tmp_path / "site"
+    build = f"from setuptools import build_meta; build_meta.build_editable({str(out)!r})"
+    subprocess.run([sys.executable, "-c", build], check=True, capture_output=True, cwd=clone)
+    (built,) = out.glob("ptrnet-*.whl")
+    command = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q",
+               "--target", str(site), str(built)]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True)
+    # -E -S: no PYTHONPATH and no site-packages (either may hold another ptrnet); the install's
+    # folder is processed as site-packages would be, .pth files included.
+    code = f"import site; site.addsitedir({str(site)!r}); import ptrnet; print(ptrnet.__file__)"
+    done = subprocess.run(
+        [sys.executable, "-E", "-S", "-c", code], capture_output=True, text=True, cwd=clone.parent
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(clone / "ptrnet" / "__init__.py")
+
+
+def test_the_web_page_needs_only_the_core_dependencies():
+    """``pip install -e .`` (the README's first command) is enough for ``ptrnet serve``."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = {re.split(r"[<>=!~ \[]", dep)[0] for dep in project["dependencies"]}
+    assert {"fastapi", "uvicorn", "pydantic"} <= names
+
+
+def test_serve_without_its_dependencies_names_the_install_commands(monkeypatch, capsys):
+    from ptrnet.cli.main import main
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn raises ImportError
+    assert main(["serve"]) == 2
+    error = capsys.readouterr().err
+    assert "(uvicorn is missing)" in error
+    assert "pip install fastapi uvicorn pydantic" in error and "pip install -e ." in error

@@ -240,12 +240,21 @@ def shard(text: str) -> tuple[int, int]:
     return value
 
 
-def progress(items: Iterable[T], total: int | None, quiet: bool, desc: str) -> Iterator[T]:
-    """``items`` with a tqdm bar on stderr, shown only on a terminal and without ``--quiet``."""
-    from tqdm import tqdm
+def progress(items: Iterable[T], total: int | None, quiet: bool, label: str) -> Iterator[T]:
+    """``items``, counted on stderr unless ``--quiet``: a bar on a terminal, else a line every
+    10 s (:class:`ptrnet.io.progress.Progress`; ``label`` e.g. ``generate tsp``)."""
+    from ptrnet.io.progress import Progress, counted
 
-    disable = quiet or not sys.stderr.isatty()
-    yield from tqdm(items, total=total, desc=desc, unit="inst", file=sys.stderr, disable=disable)
+    return counted(items, Progress(label, total, "instance", enabled=not quiet))
+
+
+def decode_progress(args: argparse.Namespace, task: Task, total: int):
+    """The progress of decoding ``total`` instances for the command ``args.command`` (silent
+    with ``--quiet``): a bar on a terminal, else a line every 10 s."""
+    from ptrnet.io.progress import Progress
+
+    quiet = getattr(args, "quiet", False)
+    return Progress(f"{args.command} {task.name}", total, "instance", enabled=not quiet)
 
 
 def note(args: argparse.Namespace, message: str) -> None:

@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING
 from ptrnet.cli.common import (
     DRY_RUN_COUNT,
     add_model_arguments,
+    add_quiet_argument,
     add_task_argument,
     decode_options,
+    decode_progress,
     load_model_on,
     routes_text,
     set_threads,
@@ -69,6 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help=f"only the first {DRY_RUN_COUNT} instances"
     )
+    add_quiet_argument(parser)
     add_kind_arguments(NAME, parser)
     finish(parser, NAME, run)
 
@@ -107,9 +110,9 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
         ("time", f"{count:,} instance{'s' if count != 1 else ''} in {seconds:.2f} s"),
     ]
     print(text)
-    if args.json:
+    if args.json and not args.quiet:
         print("ptrnet: " + "; ".join(f"{k} {v}" for k, v in rows), file=sys.stderr)
-    else:
+    elif not args.json:
         print("\n".join(f"{key:<8}  {value}" for key, value in rows))
 
 
@@ -145,7 +148,8 @@ def run(args: argparse.Namespace, task: Task) -> int:
     refs = list(islice(iter_examples(args.data, task, "reference"), limit))
     instances = [prepare(r.points, r.line) for r in refs]  # metrics stay in the file's units
     check_size(args.data, instances, MAX_MODEL_POINTS, "the model")
-    seqs = predict(loaded, task, [inst.unit for inst in instances], options)
+    with decode_progress(args, task, len(instances)) as shown:
+        seqs = predict(loaded, task, [inst.unit for inst in instances], options, shown.update)
     preds = [Example(r.points, s, r.line) for r, s in zip(refs, seqs, strict=True)]
     metrics = score_examples(task, refs, preds)
     text = json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics)

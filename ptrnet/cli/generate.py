@@ -105,7 +105,8 @@ def run(args: argparse.Namespace, task: Task) -> int:
             shard=args.shard,
             stream=args.stream,
         )
-        written = write_examples(args.output, progress(examples, total, args.quiet, task.name))
+        shown = progress(examples, total, args.quiet, f"generate {task.name}")
+        written = write_examples(args.output, shown)
     except ValueError as err:
         # Bad sizes for the task, or a solver refusing an instance (exact TSP above n = 20).
         raise UsageError(str(err)) from None

@@ -33,6 +33,7 @@ from ptrnet.cli.common import (
     add_quiet_argument,
     add_task_argument,
     decode_options,
+    decode_progress,
     load_model_on,
     note,
     output_file,
@@ -90,7 +91,8 @@ def run(args: argparse.Namespace, task: Task) -> int:
     loaded = load_model_on(args.model, task, args.device)
     limit = DRY_RUN_COUNT if args.dry_run else None
     instances = read_prepared(args.input, task, args.format, MAX_MODEL_POINTS)[:limit]
-    seqs = predict(loaded, task, [inst.unit for inst in instances], options)
+    with decode_progress(args, task, len(instances)) as shown:
+        seqs = predict(loaded, task, [inst.unit for inst in instances], options, shown.update)
     points = [inst.points for inst in instances]
     written = write_examples(args.output, zip(points, seqs, strict=True))
     report(args, args.input, task, instances)

@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         paper_data=paper_data,
         log=log,
-        progress=not args.quiet and sys.stderr.isatty(),
+        progress=not args.quiet,
         partial=args.partial,
         device=args.device,
     ).run()

@@ -47,7 +47,7 @@ STDIN = "-"  # predict's INPUT for standard input, as -o - is standard output
 OPTIONS = {
     "generate": ("count", "seed", "stream", "output", "quiet"),
     "train": ("arch", "out", "dry_run", "threads", "quiet", *TRAIN_OPTIONS),
-    "eval": (*DECODE_OPTIONS, "dry_run", "json"),
+    "eval": (*DECODE_OPTIONS, "dry_run", "json", "quiet"),
     "predict": (*DECODE_OPTIONS, "dry_run", "output", "explain", "text", "quiet"),
 }
 #: The options only sentence tasks take.
@@ -128,7 +128,7 @@ def train(args: argparse.Namespace, task: SentenceTask) -> int:
         raise UsageError(str(err)) from None
     out = args.out or tempfile.mkdtemp(prefix="ptrnet-dry-run-")
     try:
-        best = train_copy(config, out, log=lambda line: note(args, line))
+        best = train_copy(config, out, lambda line: note(args, line), not args.quiet)
     except RunDirError as err:  # checked before anything is written in out
         raise UsageError(str(err)) from None
     metric = task.validation_metric

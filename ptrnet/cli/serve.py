@@ -115,7 +115,9 @@ def run(args: argparse.Namespace) -> int:
         from ptrnet.web.guard import GuardLimits
     except ImportError as err:
         raise UsageError(
-            f"the web page needs the 'web' extra ({err.name} is missing): pip install 'ptrnet[web]'"
+            f"the web page needs fastapi, uvicorn and pydantic ({err.name} is missing), which "
+            "installing ptrnet brings: pip install fastapi uvicorn pydantic, or install ptrnet "
+            "again (in a clone's folder: pip install -e .; from a wheel: pip install WHEEL)"
         ) from None
     models = load_models(args.model, args.device)
     for task in POINT_TASKS:

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     check_size(args.input, instances, largest_readable_n(task), "a line ptrnet reads back")
     labelled = [
         (inst.points, _solve(task, solver, inst.unit, args.input, inst.line))
-        for inst in progress(instances, len(instances), args.quiet, task.name)
+        for inst in progress(instances, len(instances), args.quiet, f"solve {task.name}")
     ]
     written = write_examples(args.output, labelled)
     report(args, args.input, task, instances, degenerate=False)

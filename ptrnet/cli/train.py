@@ -259,7 +259,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
     except ValueError as err:  # an impossible option value (the config validates them)
         raise UsageError(str(err)) from None
     out = args.out or tempfile.mkdtemp(prefix="ptrnet-dry-run-")
-    progress = not args.quiet and sys.stderr.isatty()
+    progress = not args.quiet  # a bar on a terminal, else a line every 10 s (io/progress.py)
     try:
         with sigterm_requests() as sigterm:
             result = train(config, out, resume=args.resume, progress=progress, should_stop=sigterm)

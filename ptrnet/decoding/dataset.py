@@ -7,7 +7,7 @@ sizes; predictions come back in the original order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -24,6 +24,7 @@ def decode_all(
     task: Task,
     points_list: Sequence[np.ndarray],
     options: DecodeOptions | None = None,
+    on_decoded: Callable[[int], None] | None = None,
 ) -> list[np.ndarray]:
     """Decode every instance; returns 0-based sequences in the order of ``points_list``.
 
@@ -34,6 +35,7 @@ def decode_all(
         options: how to decode (None = the defaults); ``batch_size`` instances per batch
             (multistart: ``batch_size`` runs, so ``batch_size // n`` instances),
             ``seed`` seeds the one generator of ``sample`` decoding (same seed, same samples).
+        on_decoded: called after each batch with the number of instances it decoded (progress).
 
     Raises:
         DecodeOptionError: options the task cannot use (checked before any decoding).
@@ -61,6 +63,8 @@ def decode_all(
             result = decode(model, task, batch, options, generator=generator)
             for i, seq in zip(rows, result.sequences, strict=True):
                 out[i] = np.asarray(seq, dtype=np.int64)
+            if on_decoded is not None:
+                on_decoded(len(rows))
     finally:
         model.train(was_training)
     return out

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from ptrnet.io.atomic import atomic_write
+from ptrnet.io.progress import Progress
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
 from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV, holds_run
 from ptrnet.runs.csvlog import CsvLog
@@ -63,12 +64,16 @@ def loss_of(model: PointerGenerator, batch: Batch) -> torch.Tensor:
 
 
 def train_copy(
-    config: CopyTrainConfig, out_dir: str, log: Callable[[str], None] = print
+    config: CopyTrainConfig,
+    out_dir: str,
+    log: Callable[[str], None] = print,
+    progress: bool = False,
 ) -> dict[str, Any]:
     """Train a model as ``config`` says, writing into ``out_dir`` (created if missing); returns
     the best validation record (also ``best.json``): the best greedy value of the task's
     ``validation_metric`` (copy: exact match), ties going to the lower teacher-forced validation
-    loss ``val_tf_loss``.
+    loss ``val_tf_loss``. ``log`` receives the one line on the vocabulary; ``progress`` shows
+    the run's progress on stderr as a point task's does (:class:`ptrnet.io.progress.Progress`).
 
     Raises:
         RunDirError: ``out_dir`` already holds a run (checked before anything is written).
@@ -92,6 +97,7 @@ def train_copy(
     best: dict[str, Any] = {}
     best_rank = (-math.inf, -math.inf)
     start, losses = time.monotonic(), []
+    report = Progress(f"train {task.name}", config.steps, "step", enabled=progress)
     for step in range(1, config.steps + 1):
         start_index = (step - 1) * config.batch_size
         pairs = list(generate_pairs(config.batch_size, config.seed, TRAIN_STREAM, start_index))
@@ -102,13 +108,15 @@ def train_copy(
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
         optimizer.step()
         losses.append(loss.item())
+        report.update(1, config.batch_size, losses[-1])
         if step % config.val_every and step != config.steps:
             continue
         row = {"step": step, "loss": sum(losses) / len(losses), "elapsed_s": 0.0}
         row.update(_validate(model, vocab, valid, config.arch))
         row["elapsed_s"], losses = time.monotonic() - start, []
         csv.write(row)
-        log(_progress(row))
+        report.note(f"val {task.validation_metric}", row[f"val_{task.validation_metric}"])
+        report.show()
         rank = (sign * row[f"val_{task.validation_metric}"], -row["val_tf_loss"])
         if rank > best_rank:
             metrics = {k[4:]: v for k, v in row.items() if k.startswith("val_")}
@@ -116,6 +124,7 @@ def train_copy(
             best_rank = rank
             _save_best(out_dir, model, vocab, config, best)
     csv.close()
+    report.close()
     return best
 
 
@@ -148,11 +157,3 @@ def _save_best(
     save_copy_model(path, model, vocab, config.to_dict(), best["step"], best)
     with atomic_write(os.path.join(out_dir, "best.json")) as stream:
         json.dump(best, stream, indent=2)
-
-
-def _progress(row: dict[str, Any]) -> str:
-    """One log line: step, loss, time and the validation metrics."""
-    shown = " ".join(
-        f"{k[4:]} {v:.4f}" for k, v in row.items() if k.startswith("val_") and isinstance(v, float)
-    )
-    return f"step {row['step']} loss {row['loss']:.4f} {row['elapsed_s']:.0f}s val {shown}"

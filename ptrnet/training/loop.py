@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -42,6 +41,7 @@ from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.evaluation.score import json_safe
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
+from ptrnet.io.progress import Progress
 from ptrnet.model import build_model
 from ptrnet.precision import grad_scaler
 from ptrnet.runs import BEST, BEST_JSON, LAST, LOG_CSV, holds_run, kept_path
@@ -143,7 +143,8 @@ def train(
     Args:
         resume: continue from ``run_dir/last.safetensors``; ``config`` may differ from the saved
             one only in :data:`ptrnet.runs.config.RESUMABLE` fields.
-        progress: show a tqdm bar on stderr.
+        progress: show progress on stderr (:class:`ptrnet.io.progress.Progress`: a bar on a
+            terminal, else a plain line every 10 s and after each validation).
         on_validation: called after every validation with the trainer and the decoded
             metrics; returning True ends the run there (e.g. once a target is reached).
         should_stop: asked before the first step and after every step but the last (every
@@ -278,17 +279,9 @@ class Trainer:
         """Train to the last step, or until ``on_validation`` returns True; ``workers`` data
         processes build batches ahead (:meth:`TrainingData.batches`). Raises TrainingStopped
         when ``should_stop`` (see :func:`train`) returns True."""
-        from tqdm import tqdm
-
         total, start_time = self.data.total_steps(), time.perf_counter()
-        bar = tqdm(
-            total=total,
-            initial=min(self.step, total),
-            unit="step",
-            file=sys.stderr,
-            disable=not progress,
-            dynamic_ncols=True,
-        )
+        label, done = f"train {self.task.name}", min(self.step, total)
+        report = Progress(label, total, "step", done=done, enabled=progress)
         meter, metrics = Meter(), {}
         batches = self.data.batches(self.step, workers)
         try:
@@ -300,10 +293,11 @@ class Trainer:
                 if self.planner is not None and self.planner.due(self.step):
                     self._replan_threads(self.planner)
                 meter.add(loss, batch.size, time.perf_counter() - tic)
-                bar.update(1)
+                report.update(1, batch.size, loss)
                 if self.step % self.cfg.val_every == 0 or self.step == total:
                     metrics, stop = self._validate_once(meter, start_time, on_validation)
-                    bar.set_postfix(loss=f"{loss:.4f}", **{self._primary: metrics[self._primary]})
+                    report.note(f"val {self._primary}", metrics[self._primary])
+                    report.show()
                     if stop:
                         break
                 elif self.step % self.cfg.log_every == 0:
@@ -319,7 +313,7 @@ class Trainer:
             raise TrainingStopped(self.step, self.session.ranks.rank) from None
         finally:
             batches.close()  # ends the data worker processes
-            bar.close()
+            report.close()
             self.log.close()
         elapsed, rate = time.perf_counter() - start_time, meter.overall_rate()
         rank = self.session.ranks.rank
