@@ -28,7 +28,6 @@ import argparse
 
 from ptrnet.cli.common import (
     DRY_RUN_COUNT,
-    add_format_argument,
     add_model_arguments,
     add_quiet_argument,
     add_task_argument,
@@ -39,7 +38,9 @@ from ptrnet.cli.common import (
     output_name,
     set_threads,
 )
+from ptrnet.cli.inputs import add_input_arguments
 from ptrnet.cli.kinds import add_kind_arguments, finish
+from ptrnet.cli.outputs import add_output_format_argument
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import Task
 
@@ -59,7 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "such as .txt or in a directory that exists, or a path from /, ./, ../ or ~/) is an "
         "error; --text: always a sentence",
     )
-    add_format_argument(parser)
+    add_input_arguments(parser)
+    add_output_format_argument(parser)
     parser.add_argument(
         "-o",
         "--output",
@@ -78,10 +80,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
+    from ptrnet.api import Solver
     from ptrnet.cli.inputs import read_prepared, report
-    from ptrnet.inference import predict
+    from ptrnet.cli.outputs import Answer, write_answers
     from ptrnet.io.limits import MAX_MODEL_POINTS
-    from ptrnet.io.paper_format import write_examples
 
     if args.output is None:
         raise UsageError("-o/--output is required for a point task (- for standard output)")
@@ -89,10 +91,15 @@ def run(args: argparse.Namespace, task: Task) -> int:
     options = decode_options(args, task)  # option errors before any file is read
     loaded = load_model_on(args.model, task, args.device)
     limit = DRY_RUN_COUNT if args.dry_run else None
-    instances = read_prepared(args.input, task, args.format, MAX_MODEL_POINTS)[:limit]
-    seqs = predict(loaded, task, [inst.unit for inst in instances], options)
-    points = [inst.points for inst in instances]
-    written = write_examples(args.output, zip(points, seqs, strict=True))
+    instances = read_prepared(
+        args.input, task, args.format, MAX_MODEL_POINTS, columns=args.columns
+    )[:limit]
+    results = Solver(loaded).decode([inst.points for inst in instances], options)
+    answers = [
+        Answer(inst.points, result.sequence, inst.names, result.log_prob)
+        for inst, result in zip(instances, results, strict=True)
+    ]
+    written = write_answers(args.output, args.output_format, task, answers)
     report(args, args.input, task, instances)
     note(args, f"wrote {written} {task.name} predictions to {output_name(args.output)}")
     return 0
