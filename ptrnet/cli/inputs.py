@@ -1,5 +1,5 @@
 """Instances for every command that takes them (``solve``, ``predict``, ``eval``, ``score``,
-``plot``, ``generate --from``, ``train --data``): read in any layout through
+``plot``): read in any layout through
 :func:`ptrnet.io.instances.read_instances`, mapped into the unit square, checked against the
 limits, degenerate ones named, references from the file or the task's solver.
 

@@ -1,14 +1,17 @@
 """``ptrnet predict``: decode instances with a trained model and write the predictions.
 
-INPUT is the paper format (any ``output`` part is ignored, one instance per line), one point per
-line (one instance per file), CSV, .npy, or a TSPLIB ``.tsp`` file (task tsp); see ``--format``.
-Instances outside the unit square are decoded on their image in it (aspect ratio kept, stated on
-stderr); planar instances without 2-D extent (collinear or coincident points) are decoded with a
-warning. The output is the paper format in the input's coordinates with the predicted 1-based
-indices, written atomically (``-o -``: standard output), so ``ptrnet score TASK REFERENCE
-PREDICTIONS`` can score it. A model decodes instances of at most 1000 points. Constraints
-default to the paper's choice per task (see ``ptrnet eval --help``). ``--dry-run`` predicts only
-the first 16 instances.
+INPUT is the paper format (any ``output`` part is ignored, with a note; one instance per line), one
+point per line (one instance per file), CSV (``--columns``; a text column names the points), .npy,
+or a TSPLIB ``.tsp`` file (task tsp); see ``--format``. Instances outside the unit square are
+decoded on their image in it (aspect ratio kept, stated on stderr); planar instances without 2-D
+extent (collinear or coincident points) are decoded with a warning. The output, written atomically
+(``-o -``: standard output), is by default the paper format in the input's coordinates with the
+predicted 1-based indices, so ``ptrnet score TASK REFERENCE PREDICTIONS`` can score it;
+``--output-format json`` writes one object per instance (``sequence`` 0-based, ``names``, ``cost``
+in the input's units, ``log_prob``, ``valid``) and ``csv`` one row per instance with the same fields
+(``log_prob`` takes a second model pass). A model decodes instances of at most 1000 points.
+Constraints default to the paper's choice per task (see ``ptrnet eval --help``). ``--dry-run``
+predicts only the first 16 instances.
 
 For a sentence task (copy), INPUT is a sentence or a file of them (``SOURCE[<TAB>TARGET]`` lines)
 and the outputs go to standard output one per line, or with ``-o FILE`` as ``SOURCE<TAB>OUTPUT``
@@ -83,6 +86,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
     from ptrnet.api import Solver
     from ptrnet.cli.inputs import read_prepared, report
     from ptrnet.cli.outputs import Answer, write_answers
+    from ptrnet.inference import predict
     from ptrnet.io.limits import MAX_MODEL_POINTS
 
     if args.output is None:
@@ -94,10 +98,14 @@ def run(args: argparse.Namespace, task: Task) -> int:
     instances = read_prepared(
         args.input, task, args.format, MAX_MODEL_POINTS, columns=args.columns
     )[:limit]
-    results = Solver(loaded).decode([inst.points for inst in instances], options)
+    points = [inst.points for inst in instances]
+    if args.output_format == "paper":  # no log-likelihoods: they take a second model pass
+        found = [(seq, None) for seq in predict(loaded, task, points, options)]
+    else:
+        found = [(r.sequence, r.log_prob) for r in Solver(loaded).decode(points, options)]
     answers = [
-        Answer(inst.points, result.sequence, inst.names, result.log_prob)
-        for inst, result in zip(instances, results, strict=True)
+        Answer(inst.points, seq, inst.names, log_prob)
+        for inst, (seq, log_prob) in zip(instances, found, strict=True)
     ]
     written = write_answers(args.output, args.output_format, task, answers)
     report(args, args.input, task, instances)

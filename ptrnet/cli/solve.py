@@ -1,11 +1,13 @@
 """``ptrnet solve``: label the instances of a file with a reference solver.
 
-Input: the paper format (any ``output`` part is ignored, one instance per line), one point per
-line (one instance per file), CSV, .npy, or, for ``tsp``, a TSPLIB ``.tsp`` file (EUC_2D); see
-``--format``. Instances outside the unit square are solved on their image in it (aspect ratio
-kept, stated on stderr) and written in their own coordinates. Output: the paper format (``-o -``:
-standard output). For a TSPLIB file the tour's length in the instance's own units, exact and
-under TSPLIB's rounded EUC_2D rule, is reported on stderr.
+Input: the paper format (any ``output`` part is ignored, one instance per line), one point per line
+(one instance per file), CSV, .npy, or, for ``tsp``, a TSPLIB ``.tsp`` file (EUC_2D); see
+``--format``. Instances outside the unit square are solved on their image in it (aspect ratio kept,
+stated on stderr) and written in their own coordinates. Output: the paper format (``-o -``: standard
+output), or with ``--output-format json`` one object per instance (``sequence`` 0-based, ``names``
+when a CSV names the points, ``cost`` in the input's units, ``valid``), with ``csv`` one row per
+instance. For a TSPLIB file the tour's length in the instance's own units, exact and under TSPLIB's
+rounded EUC_2D rule, is reported on stderr.
 
 Limits: 100,000 points per instance read (1 MiB per line, 4 GiB per file), and as many as a
 labelled line ptrnet reads back holds (hull and TSP 18,724, Delaunay 12,192, sort 33,824); TSP
