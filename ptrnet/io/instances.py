@@ -219,7 +219,10 @@ def read_csv(
     if not body:
         raise InputError(path, rows[0][0], "a header row and no points")
     first_line, first = body[0]
-    picked = _picked_columns(path, task, header, rows[0][0], first, columns, first_line)
+    if columns is None:
+        picked = _numeric_columns(path, task, body[0])
+    else:
+        picked = _named_columns(path, (rows[0][0], header or []), body[0], columns)
     name = _name_column(header, first, picked)
     if picked == list(range(len(first))):  # every cell a coordinate: rows checked as points
         coordinates = body
@@ -263,50 +266,60 @@ def _is_header(cells: list[str]) -> bool:
     return not any(is_number(cell) for cell in cells)
 
 
-def _picked_columns(
-    path: str | os.PathLike[str],
-    task: Task,
-    header: list[str] | None,
-    header_line: int,
-    first: list[str],
-    columns: Sequence[str] | None,
-    first_line: int,
-) -> list[int]:
-    """The 0-based indices of the coordinate columns, in coordinate order.
+Row = tuple[int, list[str]]  # a CSV row: its line number and its cells
+
+
+def _numeric_columns(path: str | os.PathLike[str], task: Task, first: Row) -> list[int]:
+    """The coordinate columns when none are named: those holding numbers on the ``first`` data
+    row, which must be ``dim`` of them; all columns when fewer are (a typo, or too few values,
+    then reported as a point's).
 
     Raises:
-        InputError: a named column the file lacks, or (no ``columns``) a first row without
-            exactly ``dim`` numbers.
+        InputError: more numbers than ``dim`` (naming ``--columns``).
     """
-    if columns is None:
-        numeric = [j for j, cell in enumerate(first) if is_number(cell)]
-        if len(numeric) == task.dim:
-            return numeric
-        if len(numeric) < task.dim:  # a typo or too few values: reported as a point's
-            return list(range(len(first)))
-        raise InputError(
-            path,
-            first_line,
-            f"{len(numeric)} numbers; a {task.name} point has {task.dim}: pick its columns "
-            "with --columns (header names or 0-based indices, e.g. --columns x,y)",
-        )
-    known = [cell.lower() for cell in header] if header is not None else []
+    line, cells = first
+    numeric = [j for j, cell in enumerate(cells) if is_number(cell)]
+    if len(numeric) == task.dim:
+        return numeric
+    if len(numeric) < task.dim:
+        return list(range(len(cells)))
+    raise InputError(
+        path,
+        line,
+        f"{len(numeric)} numbers; a {task.name} point has {task.dim}: pick its columns with "
+        "--columns (header names or 0-based indices, e.g. --columns x,y)",
+    )
+
+
+def _named_columns(
+    path: str | os.PathLike[str], header: Row, first: Row, columns: Sequence[str]
+) -> list[int]:
+    """The 0-based indices of ``columns`` (header names, any case, or 0-based indices), in
+    their order; ``header`` has no cells when the file has no header row.
+
+    Raises:
+        InputError: a name the header lacks or an index past the ``first`` row's cells.
+    """
+    known = [cell.lower() for cell in header[1]]
     picked = []
     for column in columns:
-        text = column.strip()
-        if text.isascii() and text.isdigit():
-            index = int(text)
-        elif text.lower() in known:
-            index = known.index(text.lower())
+        if column.isascii() and column.isdigit():
+            index = int(column)
+        elif column.lower() in known:
+            index = known.index(column.lower())
         else:
-            what = f"the header has {', '.join(header)}" if header else "no header row to name it"
-            raise InputError(path, header_line, f"no column {quote(column)} ({what})")
-        if index >= len(first):
+            shown = ", ".join(header[1][:HEADER_SHOWN]) + (", ..." * (len(known) > HEADER_SHOWN))
+            what = f"the header has {shown}" if known else "no header row to name it"
+            raise InputError(path, header[0], f"no column {quote(column)} ({what})")
+        if index >= len(first[1]):
             raise InputError(
-                path, first_line, f"no column {index} (0-based): a row has {len(first)} values"
+                path, first[0], f"no column {index} (0-based): a row has {len(first[1])} values"
             )
         picked.append(index)
     return picked
+
+
+HEADER_SHOWN = 8  # header names an error lists
 
 
 def _name_column(header: list[str] | None, first: list[str], picked: list[int]) -> int | None:
