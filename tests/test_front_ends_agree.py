@@ -160,3 +160,17 @@ def test_eval_and_score_solve_the_references_of_an_unlabelled_file(tmp_path, cap
         capsys, "score", "sort", str(data), str(data.with_name("pred.txt")), "--json"
     )
     assert scored["exact_match"] == 1.0
+
+
+def test_an_invalid_answer_writes_null_cost_and_log_prob(tmp_path):
+    from ptrnet.cli.outputs import Answer, write_answers
+
+    points = np.random.default_rng(4).random((4, 2))
+    answer = Answer(points, np.array([0, 1, 1, 2, 0]), None, float("-inf"))
+    write_answers(str(tmp_path / "a.json"), "json", TSP, [answer])
+    assert json.loads((tmp_path / "a.json").read_text()) == {
+        "sequence": [0, 1, 1, 2, 0],
+        "cost": None,
+        "log_prob": None,
+        "valid": False,
+    }

@@ -6,7 +6,7 @@
   :meth:`ptrnet.api.Solver.solve` returns it), ``names`` (the sequence by point name, when the
   input named its points), ``cost`` (the task's measure in the input's units,
   :mod:`ptrnet.results`; null for an invalid output), ``log_prob`` (``predict`` only: the
-  model's log-likelihood of the sequence) and ``valid``.
+  model's log-likelihood of the sequence; null when it is minus infinity) and ``valid``.
 * ``csv``: a header, then one row per instance with the same fields: ``instance`` (1-based),
   ``n``, ``cost``, ``log_prob`` (``predict`` only), ``valid``, ``sequence`` (0-based indices
   separated by spaces) and ``names`` (separated by `` > ``, empty when the input named none).
@@ -63,11 +63,16 @@ def record(task: Task, answer: Answer) -> dict:
     fields: dict = {"sequence": seq.tolist()}
     if answer.names is not None:
         fields["names"] = [answer.names[i] for i in seq.tolist()]
-    fields["cost"] = None if math.isnan(cost) else cost
+    fields["cost"] = _finite(cost)
     if answer.log_prob is not None:
-        fields["log_prob"] = answer.log_prob
+        fields["log_prob"] = _finite(answer.log_prob)
     fields["valid"] = bool(task.is_valid(answer.points, seq))
     return fields
+
+
+def _finite(value: float) -> float | None:
+    """``value``, or None (JSON's null) when it is not finite: JSON has no NaN or infinity."""
+    return float(value) if math.isfinite(value) else None
 
 
 def write_answers(path: str, fmt: str, task: Task, answers: Sequence[Answer]) -> int:
@@ -77,7 +82,7 @@ def write_answers(path: str, fmt: str, task: Task, answers: Sequence[Answer]) ->
         if fmt == "paper":
             stream.writelines(format_line(a.points, a.sequence) + "\n" for a in answers)
         elif fmt == "json":
-            stream.writelines(json.dumps(record(task, a)) + "\n" for a in answers)
+            stream.writelines(json.dumps(record(task, a), allow_nan=False) + "\n" for a in answers)
         else:
             _write_csv(stream, task, answers)
     return len(answers)
