@@ -101,44 +101,58 @@ def curves_figure_for(run_dir: str):
 
 def instance_figure(args: argparse.Namespace):
     """The figure for ``MODEL_OR_TASK INPUT``: instance, exact solution, model output, heatmap."""
+    from ptrnet.cli.inputs import check_size, references
     from ptrnet.decoding.options import DecodeOptions
-    from ptrnet.inference import BUNDLED, check_vocabulary
-    from ptrnet.tasks import TASKS, get_task
+    from ptrnet.inference import check_vocabulary
+    from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.viz.figures import prediction_figure
     from ptrnet.viz.trace import decode_trace
 
-    loaded = None
-    if args.source in TASKS:
-        task = point_task_named(args.source, "plot")
-        if args.model != NO_MODEL:
-            loaded = load_point_model(args.model, task, args.device)
-        model_name = f"{BUNDLED} {task.name}" if args.model in (None, BUNDLED) else args.model
-    elif os.path.exists(args.source):
-        if args.model is not None:
-            raise UsageError(f"--model: the model is already {args.source}")
-        loaded = load_point_model(args.source, None, args.device)
-        task = get_task(loaded.task)
-        model_name = args.source
-    else:
-        raise UsageError(
-            f"{args.source!r} is neither a task ({', '.join(POINT_TASKS)}) nor a model path"
-        )
-    inst, ref = pick_instance(args, task)
+    loaded, task, model_name = chosen_model(args)
+    inst = pick_instance(args, task)
     where = f"{args.input}:{inst.line}" if inst.line else args.input
     title = f"{task.name}, n = {len(inst.points)}, {where}"
     if loaded is None:
+        ref = references(args, args.input, task, [inst])[0]
         return prediction_figure(task, inst.points, ref, title=title, names=inst.names)
-    options = DecodeOptions(
-        strategy=args.decode, beam_width=args.beam_width, constraints=args.constraints
-    )
+    check_size(args.input, [inst], MAX_MODEL_POINTS, "the model")
     try:
         check_vocabulary(loaded.for_size(len(inst.points)), len(inst.points))
     except UsageError as err:
         raise InputError(args.input, inst.line, str(err)) from None
+    options = DecodeOptions(
+        strategy=args.decode, beam_width=args.beam_width, constraints=args.constraints
+    )
+    ref = references(args, args.input, task, [inst])[0]
     trace = decode_trace(loaded, task, inst.points, options)
     title += f" -- {model_name}, {args.decode}, constraints {trace.constraints}"
     return prediction_figure(
         task, inst.points, ref, trace.sequence, trace.probs, trace.tokens, title, inst.names
+    )
+
+
+def chosen_model(args: argparse.Namespace):
+    """The model ``MODEL_OR_TASK`` and ``--model`` name (None for ``--model none``), its task,
+    and its name as the user gave it (``bundled tsp`` for a task's bundled model).
+
+    Raises:
+        UsageError: ``--model`` after a model path, or a source that is neither.
+    """
+    from ptrnet.inference import BUNDLED
+    from ptrnet.tasks import TASKS, get_task
+
+    if args.source in TASKS:
+        task = point_task_named(args.source, "plot")
+        loaded = None if args.model == NO_MODEL else load_point_model(args.model, task, args.device)
+        name = f"{BUNDLED} {task.name}" if args.model in (None, BUNDLED) else args.model
+        return loaded, task, name
+    if os.path.exists(args.source):
+        if args.model is not None:
+            raise UsageError(f"--model: the model is already {args.source}")
+        loaded = load_point_model(args.source, None, args.device)
+        return loaded, get_task(loaded.task), args.source
+    raise UsageError(
+        f"{args.source!r} is neither a task ({', '.join(POINT_TASKS)}) nor a model path"
     )
 
 
@@ -167,14 +181,14 @@ def load_point_model(path: str | None, task: Task | None, device: str):
 
 
 def pick_instance(args: argparse.Namespace, task: Task):
-    """Instance ``args.index`` of ``args.input`` (:func:`ptrnet.cli.inputs.read_prepared`) and
-    its reference sequence (:func:`ptrnet.cli.inputs.references`).
+    """Instance ``args.index`` of ``args.input`` (:func:`ptrnet.cli.inputs.read_prepared`,
+    paper-format labels read as references).
 
     Raises:
         UsageError: the index is negative or past the end of the file.
-        InputError: the file is unreadable or malformed, or the instance has no exact solution.
+        InputError: the file is unreadable or malformed.
     """
-    from ptrnet.cli.inputs import read_prepared, references
+    from ptrnet.cli.inputs import read_prepared
 
     index = args.index
     if index < 0:
@@ -182,5 +196,4 @@ def pick_instance(args: argparse.Namespace, task: Task):
     instances = read_prepared(args.input, task, args.format, columns=args.columns, labels=True)
     if index >= len(instances):
         raise UsageError(f"--index {index}: {args.input} has fewer than {index + 1} instances")
-    inst = instances[index]
-    return inst, references(args, args.input, task, [inst])[0]
+    return instances[index]
