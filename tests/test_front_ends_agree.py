@@ -174,3 +174,18 @@ def test_an_invalid_answer_writes_null_cost_and_log_prob(tmp_path):
         "log_prob": None,
         "valid": False,
     }
+
+
+def test_predict_and_plot_refuse_an_instance_over_the_model_limit_alike(tmp_path, capsys):
+    np.savetxt(tmp_path / "big.txt", np.random.default_rng(5).random((1001, 2)))
+    errors = []
+    for argv in (
+        ["predict", "tsp", "big.txt", "-o", "-"],
+        ["plot", "tsp", "big.txt", "-o", "x.png"],
+    ):
+        assert main([*argv[:2], str(tmp_path / argv[2]), *argv[3:]]) == 1
+        errors.append(capsys.readouterr().err.splitlines()[-1])
+    assert (
+        errors
+        == [f"ptrnet: error: {tmp_path / 'big.txt'}:1: 1001 points; the model takes n <= 1000"] * 2
+    )
