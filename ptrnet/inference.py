@@ -26,6 +26,7 @@ import numpy as np
 
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
+from ptrnet.io.unit_square import to_unit_square
 from ptrnet.runs import CHECKPOINT_NAMES
 from ptrnet.tasks import SizeRange, Task, get_point_task
 
@@ -266,7 +267,8 @@ def predict(
     options: DecodeOptions | None = None,
     on_decoded: Callable[[int], None] | None = None,
 ) -> list[np.ndarray]:
-    """Decode each instance of ``points_list`` ((n, dim) arrays) with ``loaded``.
+    """Decode each instance of ``points_list`` ((n, dim) arrays, in any units) with ``loaded``,
+    on its unit-square image (:func:`ptrnet.io.unit_square.to_unit_square`).
 
     Args:
         options: how to decode (:class:`ptrnet.decoding.options.DecodeOptions`); None = the
@@ -288,6 +290,7 @@ def predict(
     from ptrnet.decoding.options import DecodeOptions
 
     task = check_task(loaded, task)
+    points_list = [to_unit_square(points) for points in points_list]
     largest = max((len(p) for p in points_list), default=0)
     if largest > MAX_MODEL_POINTS:
         raise UsageError(f"an instance has {largest} points; models decode n <= {MAX_MODEL_POINTS}")

@@ -101,12 +101,13 @@ def data_file(task, data: Any, path: str) -> str | None:
 
 
 def file_sizes(task, path: str | os.PathLike[str]) -> SizeRange:
-    """The smallest and largest instance size in the paper-format file ``path``.
+    """The smallest and largest instance size in the instance file ``path`` (any layout,
+    :func:`ptrnet.io.instances.read_instances`).
 
     Raises:
         InputError: a missing or malformed file.
     """
-    from ptrnet.io.paper_format import iter_examples
+    from ptrnet.io.instances import read_instances
 
-    sizes = [len(ex.points) for ex in iter_examples(path, task, "ignore")]
+    sizes = [len(instance.points) for instance in read_instances(path, task)]
     return SizeRange(min(sizes), max(sizes))

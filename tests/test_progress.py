@@ -145,8 +145,9 @@ def test_decoding_a_file_prints_progress_unless_quiet(command, monkeypatch, caps
         *(["-o", str(tmp_path / "out.txt")] * (command == "predict")),
     ]
     assert main(args) == 0
-    lines = [line for line in capsys.readouterr().err.splitlines() if "instance" in line]
-    assert lines[-1].startswith(f"ptrnet: {command} sort: instance 300/300 (100%), ")
+    shown = f"ptrnet: {command} sort: instance "
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith(shown)]
+    assert lines[-1].startswith(f"{shown}300/300 (100%), ")
     assert len(lines) == 2  # a line a batch of 256 (the default batch size)
     assert main([*args, "-q"]) == 0
     assert "instance" not in capsys.readouterr().err

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import ptrnet
-from ptrnet.io.unit_square import MIN_EXTENT, UnitMap, fit_unit_square
+from ptrnet.io.unit_square import MIN_EXTENT, UnitMap, fit_unit_square, to_unit_square
 
 torch.set_num_threads(1)
 RNG = np.random.default_rng(3)
@@ -37,3 +37,10 @@ def test_a_model_answers_a_tiny_cluster_as_its_full_size_shape():
     tiny = hull.solve(0.5 + UnitMap.fit(shape).to_unit(shape) * 1e-9)
     np.testing.assert_array_equal(tiny.sequence, big.sequence)
     assert tiny.cost == pytest.approx(big.cost * 1e-18)
+
+
+@pytest.mark.parametrize("points", [RNG.random((9, 2)) * 4000 - 800, RNG.random((9, 2)) * 1e-6])
+def test_mapping_an_image_again_changes_nothing(points):
+    image = to_unit_square(points)
+    assert image.min() == 0 and image.max() == 1
+    np.testing.assert_array_equal(to_unit_square(image), image)

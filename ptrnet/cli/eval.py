@@ -1,7 +1,10 @@
-"""``ptrnet eval``: decode a labelled dataset with a trained model and print the paper's metrics.
+"""``ptrnet eval``: decode a dataset with a trained model and print the paper's metrics.
 
-The metrics are those of ``ptrnet score`` (same keys, same ``--json`` object), computed on the
-model's decoded outputs; no prediction file is written (``ptrnet predict`` writes one).
+DATA is read as ``ptrnet predict`` reads its INPUT (paper format, one point per line, CSV,
+.npy; ``--format``, ``--columns``). The references are the file's labels (paper format), else
+the task's solver's, as ``ptrnet solve`` writes them (said on stderr). The metrics are those of
+``ptrnet score`` (same keys, same ``--json`` object), computed on the model's decoded outputs;
+no prediction file is written (``ptrnet predict`` writes one).
 Constraints default to the paper's choice per task: ``task`` for sort and TSP (valid
 permutations and tours), ``none`` for convex hull and Delaunay. ``--dry-run`` evaluates only the
 first 16 instances. Instances outside the unit square are decoded on their image in it (aspect
@@ -37,6 +40,7 @@ from ptrnet.cli.common import (
     routes_text,
     set_threads,
 )
+from ptrnet.cli.inputs import add_input_arguments
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.score import format_table
 from ptrnet.io.errors import UsageError
@@ -57,8 +61,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "data",
         metavar="DATA",
         nargs="+",
-        help="labelled instances (paper format; copy: SOURCE<TAB>TARGET lines) or TSPLIB .tsp",
+        help="instances in any layout predict reads (references: the file's labels, else "
+        "the task's solver's; copy: SOURCE<TAB>TARGET lines) or TSPLIB .tsp files",
     )
+    add_input_arguments(parser)
     parser.add_argument(
         "--optimal",
         metavar="FILE",
@@ -117,14 +123,12 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
-    from itertools import islice
-
-    from ptrnet.cli.inputs import check_size, prepare, report
+    from ptrnet.cli.inputs import read_prepared, references, report
     from ptrnet.evaluation.score import json_safe, score_examples
     from ptrnet.inference import predict
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.limits import MAX_MODEL_POINTS
-    from ptrnet.io.paper_format import Example, iter_examples
+    from ptrnet.io.paper_format import Example
     from ptrnet.io.text import hold_input
 
     set_threads(args.threads)
@@ -132,28 +136,32 @@ def run(args: argparse.Namespace, task: Task) -> int:
     loaded = load_model_on(args.model, task, args.device)
     start = time.perf_counter()
     args.data = [hold_input(path) for path in args.data]  # a pipe is read once, then sniffed
-    if any(is_tsplib(path) for path in args.data):
+    if args.format in ("auto", "tsplib") and any(is_tsplib(path) for path in args.data):
         return run_tsplib(args, loaded, start)
     if len(args.data) != 1:
-        raise UsageError("give one paper-format DATA file (several files only for TSPLIB)")
+        raise UsageError("give one DATA file (several files only for TSPLIB)")
     tsplib_only = [flag for flag, given in TSPLIB_FLAGS.items() if getattr(args, given)]
     if tsplib_only:
         raise UsageError(
             f"{' and '.join(tsplib_only)} {'apply' if len(tsplib_only) > 1 else 'applies'} to "
-            f"TSPLIB .tsp files; {args.data[0]} is a "
-            "paper-format file, whose reference tours are in the file"
+            f"TSPLIB .tsp files; {args.data[0]} is not one: its references are in the file "
+            "or from the task's solver"
         )
     args.data = args.data[0]
     limit = DRY_RUN_COUNT if args.dry_run else None
-    refs = list(islice(iter_examples(args.data, task, "reference"), limit))
-    instances = [prepare(r.points, r.line) for r in refs]  # metrics stay in the file's units
-    check_size(args.data, instances, MAX_MODEL_POINTS, "the model")
+    instances = read_prepared(
+        args.data, task, args.format, MAX_MODEL_POINTS, columns=args.columns, labels=True
+    )[:limit]
+    refs = references(args, args.data, task, instances)
     with decode_progress(args, task, len(instances)) as shown:
-        seqs = predict(loaded, task, [inst.unit for inst in instances], options, shown.update)
-    preds = [Example(r.points, s, r.line) for r, s in zip(refs, seqs, strict=True)]
-    metrics = score_examples(task, refs, preds)
+        seqs = predict(loaded, task, [inst.points for inst in instances], options, shown.update)
+    metrics = score_examples(  # in the file's units
+        task,
+        [Example(inst.points, ref, inst.line) for inst, ref in zip(instances, refs, strict=True)],
+        [Example(inst.points, seq, inst.line) for inst, seq in zip(instances, seqs, strict=True)],
+    )
     text = json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics)
-    report_run(args, loaded, text, len(refs), time.perf_counter() - start)
+    report_run(args, loaded, text, len(instances), time.perf_counter() - start)
     report(args, args.data, task, instances, degenerate=False)
     return 0
 

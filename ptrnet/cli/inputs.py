@@ -1,5 +1,7 @@
-"""Instances for ``solve``, ``predict`` and ``eval``: read in any layout, mapped into the unit
-square, checked against the limits, degenerate ones named.
+"""Instances for every command that takes them (``solve``, ``predict``, ``eval``, ``score``,
+``plot``): read in any layout through
+:func:`ptrnet.io.instances.read_instances`, mapped into the unit square, checked against the
+limits, degenerate ones named, references from the file or the task's solver.
 
 What a user sees on stderr (unless ``--quiet``):
 
@@ -10,6 +12,10 @@ What a user sees on stderr (unless ``--quiet``):
 * ``warning: FILE:LINE: all points collinear ...``: a planar instance without 2-D extent. Its
   hull and triangulation are undefined (``solve`` refuses it); a model's output is written as
   decoded, and a tour is still a tour.
+* ``FILE: ignored the labels ...``: a command that needs no references was given a labelled
+  file; it reads the points and leaves the ``output`` parts unread.
+* ``FILE: no labels ...``: a command that compares with references was given instances
+  without them; the task's solver labels them (:func:`references`).
 """
 
 from __future__ import annotations
@@ -21,40 +27,123 @@ from typing import NamedTuple
 import numpy as np
 
 from ptrnet.io.errors import InputError
-from ptrnet.io.instances import read_instances
+from ptrnet.io.instances import Instance, read_instances
 from ptrnet.io.unit_square import UnitMap, fit_unit_square
 from ptrnet.solvers.geometry import planar_degeneracy
-from ptrnet.tasks import Task
+from ptrnet.tasks import DegenerateInstanceError, Task
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--format`` (the layout) and ``--columns`` (CSV coordinate columns) of a command that
+    reads instances (:func:`read_prepared`)."""
+    from ptrnet.cli.common import add_format_argument
+
+    add_format_argument(parser)
+    parser.add_argument(
+        "--columns",
+        type=column_names,
+        metavar="X,Y",
+        help="CSV input: the coordinate columns, by header name or 0-based index, in the "
+        "order x,y (e.g. --columns lon,lat; default: the columns holding numbers; a text "
+        "column is kept as the points' names)",
+    )
+
+
+def column_names(text: str) -> tuple[str, ...]:
+    """argparse type of ``--columns``: comma-separated names or indices, none empty."""
+    names = tuple(part.strip() for part in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected names or indices such as x,y")
+    return names
 
 
 class Prepared(NamedTuple):
-    """``points`` in the input's units, ``unit`` in [0, 1]^dim, the ``mapping`` (None when
-    the instance was inside already), and the ``line`` it came from (or None)."""
+    """One instance read for a command.
+
+    Attributes:
+        points: (n, dim) in the input's units.
+        unit: its image in [0, 1]^dim, what a model or solver works on.
+        mapping: the map between the two (None when the instance was inside already).
+        line: where it came from (or None).
+        seq: the file's reference label (commands that read labels), else None.
+        names: the points' names (a CSV name column), else None.
+        labelled: whether the file gave a label, read or skipped.
+    """
 
     points: np.ndarray
     unit: np.ndarray
     mapping: UnitMap | None
     line: int | None
+    seq: np.ndarray | None = None
+    names: tuple[str, ...] | None = None
+    labelled: bool = False
 
 
-def prepare(points: np.ndarray, line: int | None) -> Prepared:
+def prepare(instance: Instance) -> Prepared:
     """One instance with its unit-square form."""
-    mapping = fit_unit_square(points)
-    unit = points if mapping is None else mapping.to_unit(points)
-    return Prepared(points, unit, mapping, line)
+    mapping = fit_unit_square(instance.points)
+    unit = instance.points if mapping is None else mapping.to_unit(instance.points)
+    return Prepared(
+        instance.points,
+        unit,
+        mapping,
+        instance.line,
+        instance.seq,
+        instance.names,
+        instance.labelled,
+    )
 
 
 def read_prepared(
-    path: str, task: Task, fmt: str = "auto", max_n: int | None = None
+    path: str,
+    task: Task,
+    fmt: str = "auto",
+    max_n: int | None = None,
+    *,
+    columns: tuple[str, ...] | None = None,
+    labels: bool = False,
 ) -> list[Prepared]:
-    """The instances of ``path`` (layout ``fmt``), prepared.
+    """The instances of ``path`` (layout ``fmt``, CSV ``columns``), prepared; paper-format
+    labels read as references with ``labels`` (:func:`ptrnet.io.instances.read_instances`).
 
     Raises:
+        UsageError: an unknown ``fmt`` or ``columns`` that do not fit the task or layout.
         InputError: a malformed file, or an instance over ``max_n`` points (at its line).
     """
-    instances = [prepare(inst.points, inst.line) for inst in read_instances(path, task, fmt)]
+    read = read_instances(path, task, fmt, columns=columns, labels=labels)
+    instances = [prepare(instance) for instance in read]
     check_size(path, instances, max_n, "the model")
     return instances
+
+
+def references(
+    args: argparse.Namespace, path: str, task: Task, instances: list[Prepared]
+) -> list[np.ndarray]:
+    """Each instance's reference: the file's label, else ``task.solve`` on its unit image
+    (what ``ptrnet solve`` writes with the default solver), said on stderr unless
+    ``args.quiet``.
+
+    Raises:
+        InputError: an unlabelled instance without a solution (collinear points for a hull),
+            at its line.
+    """
+    unlabelled = sum(inst.seq is None for inst in instances)
+    if unlabelled and not getattr(args, "quiet", False):
+        print(
+            f"ptrnet: {path}: no labels on {unlabelled} instance(s); their references are the "
+            f"{task.name} solver's (as ptrnet solve writes them)",
+            file=sys.stderr,
+        )
+    return [inst.seq if inst.seq is not None else solved(task, path, inst) for inst in instances]
+
+
+def solved(task: Task, path: str, inst: Prepared, solver: str | None = None) -> np.ndarray:
+    """``task.solve`` of the instance's unit image with ``solver`` (None: the task's default);
+    a solver's refusal becomes an error at the instance's line."""
+    try:
+        return task.solve(inst.unit, solver)
+    except (DegenerateInstanceError, ValueError) as err:
+        raise InputError(path, inst.line, f"cannot solve: {err}") from None
 
 
 def check_size(path: str, instances: list[Prepared], max_n: int | None, what: str) -> None:
@@ -79,6 +168,13 @@ def report(
     warnings only with ``degenerate``)."""
     if getattr(args, "quiet", False):
         return
+    ignored = sum(inst.labelled and inst.seq is None for inst in instances)
+    if ignored:
+        print(
+            f"ptrnet: {path}: ignored the labels ('output' parts) of {ignored} instance(s); "
+            f"{args.command} reads only the points",
+            file=sys.stderr,
+        )
     mapped = [inst for inst in instances if inst.mapping is not None]
     if mapped:
         where = f"{path}:{mapped[0].line}" if mapped[0].line else path

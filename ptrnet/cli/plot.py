@@ -5,13 +5,18 @@ Two forms::
     ptrnet plot MODEL_OR_TASK INPUT [--index I] [--model MODEL] -o FILE.png
     ptrnet plot curves RUN_DIR -o FILE.png
 
-The first draws instance ``I`` (0-based, blank lines skipped) of the paper-format file ``INPUT``
-with its exact solution, a model's output over it and the pointer heatmap beside it. The model
-is MODEL_OR_TASK when that is a run directory or checkpoint; after a task name it is ``--model``
-(default: the task's bundled model; ``none`` draws the exact solution alone). The reference is
-the line's own label when it has one, else the task's exact solver. The second form draws loss,
-decoded validation metrics and throughput from ``RUN_DIR/log.csv``; ``curves`` is therefore a
-reserved word in the first position (write ``./curves`` for a model directory of that name).
+The first draws instance ``I`` (0-based) of ``INPUT``, read as ``ptrnet predict`` reads it (paper
+format, one point per line, CSV with ``--columns``, .npy, TSPLIB), with its exact solution, a
+model's output over it and the pointer heatmap beside it. The model decodes the instance as
+``predict`` does (its unit-square image, the same sequence); the drawing is in the input's
+units, labelled by the points' names when a CSV gives them. The model is MODEL_OR_TASK when
+that is a run directory or checkpoint; after a task name it is ``--model`` (default: the task's
+bundled model; ``none`` draws the exact solution alone), named in the title as given. The
+reference is the instance's own label when it has one, else the task's solver's.
+
+The second form draws loss, decoded validation metrics and throughput from
+``RUN_DIR/log.csv``; ``curves`` is therefore a reserved word in the first position (write
+``./curves`` for a model directory of that name).
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from itertools import islice
 
 from ptrnet.cli.common import (
     add_device_argument,
@@ -28,8 +32,9 @@ from ptrnet.cli.common import (
     point_task_named,
     positive_int,
 )
+from ptrnet.cli.inputs import add_input_arguments
 from ptrnet.io.errors import InputError, UsageError
-from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError, Task
+from ptrnet.tasks import POINT_TASKS, Task
 
 CURVES = "curves"
 NO_MODEL = "none"
@@ -48,7 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a point task's model (run directory or checkpoint), a point task "
         f"({', '.join(POINT_TASKS)}), or 'curves'",
     )
-    parser.add_argument("input", metavar="INPUT", help="paper-format file, or RUN_DIR for curves")
+    parser.add_argument(
+        "input", metavar="INPUT", help="instances (any layout predict reads), or RUN_DIR for curves"
+    )
+    add_input_arguments(parser)
     parser.add_argument("--index", type=int, default=0, metavar="I", help="instance (default 0)")
     parser.add_argument(
         "--decode", choices=("greedy", "beam"), default="greedy", help="decoding strategy"
@@ -93,40 +101,59 @@ def curves_figure_for(run_dir: str):
 
 def instance_figure(args: argparse.Namespace):
     """The figure for ``MODEL_OR_TASK INPUT``: instance, exact solution, model output, heatmap."""
+    from ptrnet.cli.inputs import check_size, references
     from ptrnet.decoding.options import DecodeOptions
     from ptrnet.inference import check_vocabulary
-    from ptrnet.tasks import TASKS, get_task
+    from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.viz.figures import prediction_figure
     from ptrnet.viz.trace import decode_trace
 
-    loaded = None
-    if args.source in TASKS:
-        task = point_task_named(args.source, "plot")
-        if args.model != NO_MODEL:
-            loaded = load_point_model(args.model, task, args.device)
-    elif os.path.exists(args.source):
-        if args.model is not None:
-            raise UsageError(f"--model: the model is already {args.source}")
-        loaded = load_point_model(args.source, None, args.device)
-        task = get_task(loaded.task)
-    else:
-        raise UsageError(
-            f"{args.source!r} is neither a task ({', '.join(POINT_TASKS)}) nor a model path"
-        )
-    points, ref, line = pick_instance(task, args.input, args.index)
-    title = f"{task.name}, n = {len(points)}, {args.input}:{line}"
+    loaded, task, model_name = chosen_model(args)
+    inst = pick_instance(args, task)
+    where = f"{args.input}:{inst.line}" if inst.line else args.input
+    title = f"{task.name}, n = {len(inst.points)}, {where}"
     if loaded is None:
-        return prediction_figure(task, points, ref, title=title)
+        ref = references(args, args.input, task, [inst])[0]
+        return prediction_figure(task, inst.points, ref, title=title, names=inst.names)
+    check_size(args.input, [inst], MAX_MODEL_POINTS, "the model")
+    try:
+        check_vocabulary(loaded.for_size(len(inst.points)), len(inst.points))
+    except UsageError as err:
+        raise InputError(args.input, inst.line, str(err)) from None
     options = DecodeOptions(
         strategy=args.decode, beam_width=args.beam_width, constraints=args.constraints
     )
-    try:
-        check_vocabulary(loaded.for_size(len(points)), len(points))
-    except UsageError as err:
-        raise InputError(args.input, line, str(err)) from None
-    trace = decode_trace(loaded, task, points, options)
-    title += f" -- {loaded.path}, {args.decode}, constraints {trace.constraints}"
-    return prediction_figure(task, points, ref, trace.sequence, trace.probs, trace.tokens, title)
+    ref = references(args, args.input, task, [inst])[0]
+    trace = decode_trace(loaded, task, inst.points, options)
+    title += f" -- {model_name}, {args.decode}, constraints {trace.constraints}"
+    return prediction_figure(
+        task, inst.points, ref, trace.sequence, trace.probs, trace.tokens, title, inst.names
+    )
+
+
+def chosen_model(args: argparse.Namespace):
+    """The model ``MODEL_OR_TASK`` and ``--model`` name (None for ``--model none``), its task,
+    and its name as the user gave it (``bundled tsp`` for a task's bundled model).
+
+    Raises:
+        UsageError: ``--model`` after a model path, or a source that is neither.
+    """
+    from ptrnet.inference import BUNDLED
+    from ptrnet.tasks import TASKS, get_task
+
+    if args.source in TASKS:
+        task = point_task_named(args.source, "plot")
+        loaded = None if args.model == NO_MODEL else load_point_model(args.model, task, args.device)
+        name = f"{BUNDLED} {task.name}" if args.model in (None, BUNDLED) else args.model
+        return loaded, task, name
+    if os.path.exists(args.source):
+        if args.model is not None:
+            raise UsageError(f"--model: the model is already {args.source}")
+        loaded = load_point_model(args.source, None, args.device)
+        return loaded, get_task(loaded.task), args.source
+    raise UsageError(
+        f"{args.source!r} is neither a task ({', '.join(POINT_TASKS)}) nor a model path"
+    )
 
 
 def load_point_model(path: str | None, task: Task | None, device: str):
@@ -153,23 +180,20 @@ def load_point_model(path: str | None, task: Task | None, device: str):
         ) from None
 
 
-def pick_instance(task: Task, path: str, index: int):
-    """Instance ``index`` of ``path``: points, reference sequence and its line number.
+def pick_instance(args: argparse.Namespace, task: Task):
+    """Instance ``args.index`` of ``args.input`` (:func:`ptrnet.cli.inputs.read_prepared`,
+    paper-format labels read as references).
 
     Raises:
-        UsageError: ``index`` is negative or past the end of the file.
-        InputError: the file is unreadable or malformed, or the instance has no exact solution.
+        UsageError: the index is negative or past the end of the file.
+        InputError: the file is unreadable or malformed.
     """
-    from ptrnet.io.paper_format import iter_examples
+    from ptrnet.cli.inputs import read_prepared
 
+    index = args.index
     if index < 0:
         raise UsageError(f"--index must be >= 0, got {index}")
-    example = next(islice(iter_examples(path, task, "optional"), index, None), None)
-    if example is None:
-        raise UsageError(f"--index {index}: {path} has fewer than {index + 1} instances")
-    if example.seq is not None:
-        return example.points, example.seq, example.line
-    try:
-        return example.points, task.solve(example.points), example.line
-    except DegenerateInstanceError as err:
-        raise InputError(path, example.line, str(err)) from None
+    instances = read_prepared(args.input, task, args.format, columns=args.columns, labels=True)
+    if index >= len(instances):
+        raise UsageError(f"--index {index}: {args.input} has fewer than {index + 1} instances")
+    return instances[index]

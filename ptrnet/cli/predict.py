@@ -1,14 +1,17 @@
 """``ptrnet predict``: decode instances with a trained model and write the predictions.
 
-INPUT is the paper format (any ``output`` part is ignored, one instance per line), one point per
-line (one instance per file), CSV, .npy, or a TSPLIB ``.tsp`` file (task tsp); see ``--format``.
-Instances outside the unit square are decoded on their image in it (aspect ratio kept, stated on
-stderr); planar instances without 2-D extent (collinear or coincident points) are decoded with a
-warning. The output is the paper format in the input's coordinates with the predicted 1-based
-indices, written atomically (``-o -``: standard output), so ``ptrnet score TASK REFERENCE
-PREDICTIONS`` can score it. A model decodes instances of at most 1000 points. Constraints
-default to the paper's choice per task (see ``ptrnet eval --help``). ``--dry-run`` predicts only
-the first 16 instances.
+INPUT is the paper format (any ``output`` part is ignored, with a note; one instance per line), one
+point per line (one instance per file), CSV (``--columns``; a text column names the points), .npy,
+or a TSPLIB ``.tsp`` file (task tsp); see ``--format``. Instances outside the unit square are
+decoded on their image in it (aspect ratio kept, stated on stderr); planar instances without 2-D
+extent (collinear or coincident points) are decoded with a warning. The output, written atomically
+(``-o -``: standard output), is by default the paper format in the input's coordinates with the
+predicted 1-based indices, so ``ptrnet score TASK REFERENCE PREDICTIONS`` can score it;
+``--output-format json`` writes one object per instance (``sequence`` 0-based, ``names``, ``cost``
+in the input's units, ``log_prob``, ``valid``) and ``csv`` one row per instance with the same fields
+(``log_prob`` takes a second model pass). A model decodes instances of at most 1000 points.
+Constraints default to the paper's choice per task (see ``ptrnet eval --help``). ``--dry-run``
+predicts only the first 16 instances.
 
 For a sentence task (copy), INPUT is a sentence or a file of them (``SOURCE[<TAB>TARGET]`` lines)
 and the outputs go to standard output one per line, or with ``-o FILE`` as ``SOURCE<TAB>OUTPUT``
@@ -28,7 +31,6 @@ import argparse
 
 from ptrnet.cli.common import (
     DRY_RUN_COUNT,
-    add_format_argument,
     add_model_arguments,
     add_quiet_argument,
     add_task_argument,
@@ -40,7 +42,9 @@ from ptrnet.cli.common import (
     output_name,
     set_threads,
 )
+from ptrnet.cli.inputs import add_input_arguments
 from ptrnet.cli.kinds import add_kind_arguments, finish
+from ptrnet.cli.outputs import add_output_format_argument
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import Task
 
@@ -60,7 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "such as .txt or in a directory that exists, or a path from /, ./, ../ or ~/) is an "
         "error; --text: always a sentence",
     )
-    add_format_argument(parser)
+    add_input_arguments(parser)
+    add_output_format_argument(parser)
     parser.add_argument(
         "-o",
         "--output",
@@ -79,10 +84,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
+    from ptrnet.api import Solver
     from ptrnet.cli.inputs import read_prepared, report
+    from ptrnet.cli.outputs import Answer, write_answers
     from ptrnet.inference import predict
     from ptrnet.io.limits import MAX_MODEL_POINTS
-    from ptrnet.io.paper_format import write_examples
 
     if args.output is None:
         raise UsageError("-o/--output is required for a point task (- for standard output)")
@@ -90,11 +96,20 @@ def run(args: argparse.Namespace, task: Task) -> int:
     options = decode_options(args, task)  # option errors before any file is read
     loaded = load_model_on(args.model, task, args.device)
     limit = DRY_RUN_COUNT if args.dry_run else None
-    instances = read_prepared(args.input, task, args.format, MAX_MODEL_POINTS)[:limit]
-    with decode_progress(args, task, len(instances)) as shown:
-        seqs = predict(loaded, task, [inst.unit for inst in instances], options, shown.update)
+    instances = read_prepared(
+        args.input, task, args.format, MAX_MODEL_POINTS, columns=args.columns
+    )[:limit]
     points = [inst.points for inst in instances]
-    written = write_examples(args.output, zip(points, seqs, strict=True))
+    if args.output_format == "paper":  # no log-likelihoods: they take a second model pass
+        with decode_progress(args, task, len(points)) as shown:
+            found = [(seq, None) for seq in predict(loaded, task, points, options, shown.update)]
+    else:
+        found = [(r.sequence, r.log_prob) for r in Solver(loaded).decode(points, options)]
+    answers = [
+        Answer(inst.points, seq, inst.names, log_prob)
+        for inst, (seq, log_prob) in zip(instances, found, strict=True)
+    ]
+    written = write_answers(args.output, args.output_format, task, answers)
     report(args, args.input, task, instances)
     note(args, f"wrote {written} {task.name} predictions to {output_name(args.output)}")
     return 0

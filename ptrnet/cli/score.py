@@ -1,6 +1,9 @@
 """``ptrnet score``: the paper's metrics for predictions against reference labels.
 
-Both files are in the paper format and hold the same instances line for line; see
+PREDICTIONS is in the paper format (what ``ptrnet predict`` writes by default), one labelled
+instance per line. REFERENCE holds the same instances in the same order, in any layout
+``predict`` reads (``--format``, ``--columns``); its references are its labels (paper format),
+else the task's solver's, as ``ptrnet solve`` writes them (said on stderr). See
 :mod:`ptrnet.evaluation.score`. ``--json`` prints exactly one JSON object (NaN as null).
 """
 
@@ -10,7 +13,8 @@ import argparse
 import json
 
 from ptrnet.cli.common import add_task_argument, point_task_named
-from ptrnet.evaluation.score import FAIL, json_safe, score_files
+from ptrnet.cli.inputs import add_input_arguments
+from ptrnet.evaluation.score import FAIL, check_aligned, json_safe, score_examples
 
 NAME = "score"
 
@@ -20,19 +24,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         NAME, help="score predictions against reference labels", description=__doc__
     )
     add_task_argument(parser)
-    parser.add_argument("reference", metavar="REFERENCE", help="labelled instances")
+    parser.add_argument(
+        "reference",
+        metavar="REFERENCE",
+        help="the instances, labelled or not, in any layout predict reads",
+    )
     parser.add_argument(
         "predictions",
         metavar="PREDICTIONS",
         help="the same instances with predicted outputs, line for line",
     )
+    add_input_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ptrnet.cli.inputs import read_prepared, references
+    from ptrnet.io.paper_format import Example, read_examples
+
     task = point_task_named(args.task, NAME)
-    metrics = score_files(task, args.reference, args.predictions)
+    instances = read_prepared(args.reference, task, args.format, columns=args.columns, labels=True)
+    refs = [
+        Example(inst.points, seq, inst.line or 1)
+        for inst, seq in zip(
+            instances, references(args, args.reference, task, instances), strict=True
+        )
+    ]
+    preds = read_examples(args.predictions, task, "prediction")
+    check_aligned(refs, preds, args.reference, args.predictions)
+    metrics = score_examples(task, refs, preds)
     if args.json:
         print(json.dumps(json_safe(metrics)))
     else:

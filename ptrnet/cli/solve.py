@@ -1,11 +1,13 @@
 """``ptrnet solve``: label the instances of a file with a reference solver.
 
-Input: the paper format (any ``output`` part is ignored, one instance per line), one point per
-line (one instance per file), CSV, .npy, or, for ``tsp``, a TSPLIB ``.tsp`` file (EUC_2D); see
-``--format``. Instances outside the unit square are solved on their image in it (aspect ratio
-kept, stated on stderr) and written in their own coordinates. Output: the paper format (``-o -``:
-standard output). For a TSPLIB file the tour's length in the instance's own units, exact and
-under TSPLIB's rounded EUC_2D rule, is reported on stderr.
+Input: the paper format (any ``output`` part is ignored, one instance per line), one point per line
+(one instance per file), CSV, .npy, or, for ``tsp``, a TSPLIB ``.tsp`` file (EUC_2D); see
+``--format``. Instances outside the unit square are solved on their image in it (aspect ratio kept,
+stated on stderr) and written in their own coordinates. Output: the paper format (``-o -``: standard
+output), or with ``--output-format json`` one object per instance (``sequence`` 0-based, ``names``
+when a CSV names the points, ``cost`` in the input's units, ``valid``), with ``csv`` one row per
+instance. For a TSPLIB file the tour's length in the instance's own units, exact and under TSPLIB's
+rounded EUC_2D rule, is reported on stderr.
 
 Limits: 100,000 points per instance read (1 MiB per line, 4 GiB per file), and as many as a
 labelled line ptrnet reads back holds (hull and TSP 18,724, Delaunay 12,192, sort 33,824); TSP
@@ -21,7 +23,6 @@ import argparse
 import numpy as np
 
 from ptrnet.cli.common import (
-    add_format_argument,
     add_output_argument,
     add_quiet_argument,
     add_solver_argument,
@@ -32,13 +33,12 @@ from ptrnet.cli.common import (
     progress,
     task_solver,
 )
-from ptrnet.cli.inputs import check_size, read_prepared, report
-from ptrnet.io.errors import InputError
+from ptrnet.cli.inputs import add_input_arguments, check_size, read_prepared, report, solved
+from ptrnet.cli.outputs import Answer, add_output_format_argument, write_answers
 from ptrnet.io.instances import is_tsplib
-from ptrnet.io.paper_format import largest_readable_n, write_examples
+from ptrnet.io.paper_format import largest_readable_n
 from ptrnet.io.text import hold_input
 from ptrnet.io.tsplib import read_tsplib
-from ptrnet.tasks import DegenerateInstanceError, Task
 
 NAME = "solve"
 
@@ -53,8 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="INPUT",
         help="paper-format file, one point per line, .csv, .npy, or TSPLIB .tsp (task tsp)",
     )
-    add_format_argument(parser)
+    add_input_arguments(parser)
     add_solver_argument(parser)
+    add_output_format_argument(parser)
     add_output_argument(parser)
     add_quiet_argument(parser)
     parser.set_defaults(run=run)
@@ -64,27 +65,19 @@ def run(args: argparse.Namespace) -> int:
     task = point_task_named(args.task, NAME)
     solver = task_solver(task, args.solver)
     source = hold_input(args.input)  # a pipe is read once, for the instances and the TSPLIB note
-    instances = read_prepared(source, task, args.format)
-    # the output's line, labels included, must stay readable by every ptrnet command
-    check_size(args.input, instances, largest_readable_n(task), "a line ptrnet reads back")
-    labelled = [
-        (inst.points, _solve(task, solver, inst.unit, args.input, inst.line))
+    instances = read_prepared(source, task, args.format, columns=args.columns)
+    if args.output_format == "paper":  # the output's line, labels included, must read back
+        check_size(args.input, instances, largest_readable_n(task), "a line ptrnet reads back")
+    answers = [
+        Answer(inst.points, solved(task, args.input, inst, solver), inst.names)
         for inst in progress(instances, len(instances), args.quiet, f"solve {task.name}")
     ]
-    written = write_examples(args.output, labelled)
+    written = write_answers(args.output, args.output_format, task, answers)
     report(args, args.input, task, instances, degenerate=False)
     note(args, f"wrote {written} {task.name} instances to {output_name(args.output)}")
     if task.name == "tsp" and is_tsplib(source):
-        _note_tsplib(args, source, labelled[0][1])
+        _note_tsplib(args, source, answers[0].sequence)
     return 0
-
-
-def _solve(task: Task, solver: str, points: np.ndarray, path: str, line: int | None) -> np.ndarray:
-    """The label of ``points``; a solver's refusal becomes an error at the instance's line."""
-    try:
-        return task.solve(points, solver)
-    except (DegenerateInstanceError, ValueError) as err:
-        raise InputError(path, line, f"cannot solve: {err}") from None
 
 
 def _note_tsplib(args: argparse.Namespace, source: str, tour: np.ndarray) -> None:

@@ -130,11 +130,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="generated instances per epoch (default: 1000000)",
     )
-    add("--data", metavar="FILE", help="paper-format training file (default: generate fresh data)")
+    add(
+        "--data",
+        metavar="FILE",
+        help="training instances, any layout predict reads (default: generate fresh data)",
+    )
     add(
         "--val-data",
         metavar="FILE",
-        help="validate on this paper-format file (labels: the file's, else the exact solver's) "
+        help="validate on these instances, any layout (labels: the file's, else the solver's) "
         "(default: --val-count generated instances)",
     )
     add("--labels", choices=("solve", "file"), help="targets: task.solve (default) or the file's")

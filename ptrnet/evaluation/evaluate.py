@@ -9,7 +9,6 @@ score`` on a prediction file. Decoding is :func:`ptrnet.decoding.dataset.decode_
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -47,24 +46,3 @@ def evaluate(
         [Example(p, r, i) for p, r, i in zip(points_list, refs, lines, strict=True)],
         [Example(p, s, i) for p, s, i in zip(points_list, preds, lines, strict=True)],
     )
-
-
-def evaluate_file(
-    model: nn.Module,
-    task: Task,
-    path: str | os.PathLike[str],
-    *,
-    limit: int | None = None,
-    options: DecodeOptions | None = None,
-) -> dict[str, float]:
-    """Evaluate on a labelled paper-format file (its first ``limit`` lines if set).
-
-    Raises:
-        InputError: if the file is missing, malformed or unlabelled.
-    """
-    from itertools import islice
-
-    from ptrnet.io.paper_format import iter_examples
-
-    examples = list(islice(iter_examples(path, task, "reference"), limit))
-    return evaluate(model, task, [e.points for e in examples], [e.seq for e in examples], options)

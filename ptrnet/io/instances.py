@@ -2,14 +2,20 @@
 
 Layouts (``FORMATS``; ``auto`` picks by extension, then by content):
 
-* ``paper``: the paper's format, one instance per line (``x1 y1 ... xn yn [output ...]``; the
-  ``output`` part is ignored). Errors are located by line.
+* ``paper``: the paper's format, one instance per line (``x1 y1 ... xn yn [output ...]``). The
+  ``output`` part is read as a reference label with ``labels=True`` (a command that compares
+  with references), else skipped unread (:attr:`Instance.labelled` says it was there). Errors
+  are located by line.
 * ``points``: one point per line (``x y``, or one number for sort), one instance per file: what
   ``np.savetxt`` writes. ``auto`` takes a text file for this layout when its first two
   non-blank lines each hold exactly one point (``--format paper`` overrides).
-* ``csv`` (``.csv``): one point per row, comma-separated, with or without a header row. The
-  first row is a header only when none of its cells is a number; otherwise it is data, and a
-  bad cell in it is an error at line 1.
+* ``csv`` (``.csv``): one point per row, with or without a header row; the delimiter (comma,
+  semicolon or tab) is sniffed (:class:`csv.Sniffer`), cells may be quoted. The first row is a
+  header only when none of its cells is a number; otherwise it is data, and a bad cell in it is
+  an error at line 1. The coordinates are the columns ``columns`` names (header names or 0-based
+  indices, in the order x, y), else the columns holding numbers on the first row, which must
+  be ``dim`` of them. One column holding text (the one headed ``name`` if several do) is kept
+  as the points' names (:attr:`Instance.names`).
 * ``npy`` (``.npy``): an (n, dim) array (one instance), (B, n, dim) (B instances; errors name
   instance k as ``FILE:k``) or, for sort, (n,); no pickles.
 * ``tsplib`` (``.tsp``, task tsp): EUC_2D coordinates (:mod:`ptrnet.io.tsplib`). ``auto`` also
@@ -27,18 +33,20 @@ exactly as the same bytes in a file would.
 
 from __future__ import annotations
 
+import csv
 import io
 import os
 import re
 import stat
+from collections.abc import Sequence
 from itertools import islice
 from typing import NamedTuple
 
 import numpy as np
 
 from ptrnet.io.errors import InputError, UsageError
-from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS
-from ptrnet.io.paper_format import LineProblem, iter_examples, parse_points
+from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS, quote
+from ptrnet.io.paper_format import OUTPUT, LineProblem, parse_line, parse_points
 from ptrnet.io.text import HeldInput, check_file_size, hold_input, is_number, numbered_lines
 from ptrnet.io.tsplib import read_tsplib
 from ptrnet.tasks import Task
@@ -60,10 +68,21 @@ LAYOUTS = (
 
 
 class Instance(NamedTuple):
-    """``points`` (n, dim) float64 in the input's units; ``line``: where it starts, or None."""
+    """One instance as read.
+
+    Attributes:
+        points: (n, dim) float64 in the input's units.
+        line: where it starts (``.npy``: its index from 1), or None.
+        seq: the file's 0-based reference label (paper format, ``labels=True``), else None.
+        names: the n point names of a CSV name column, else None.
+        labelled: whether the file gave a label (read into ``seq`` or skipped).
+    """
 
     points: np.ndarray
     line: int | None
+    seq: np.ndarray | None = None
+    names: tuple[str, ...] | None = None
+    labelled: bool = False
 
 
 def is_tsplib(path: str | os.PathLike[str]) -> bool:
@@ -98,21 +117,46 @@ def starts_like_tsplib(path: str | os.PathLike[str]) -> bool:
     return TSPLIB_START.match(first) is not None
 
 
-def read_instances(path: str | os.PathLike[str], task: Task, fmt: str = "auto") -> list[Instance]:
-    """The instances in ``path``, in file order, in layout ``fmt`` (see module docstring).
+def read_instances(
+    path: str | os.PathLike[str],
+    task: Task,
+    fmt: str = "auto",
+    *,
+    columns: Sequence[str] | None = None,
+    labels: bool = False,
+) -> list[Instance]:
+    """The instances in ``path``, in file order, in layout ``fmt`` (see module docstring): the
+    one reader behind every command that takes instances.
+
+    Args:
+        columns: CSV only: the ``dim`` coordinate columns, header names or 0-based indices.
+        labels: read paper-format labels as references (checked like ``ptrnet score``'s);
+            otherwise they are skipped unread.
 
     A pipe or other stream is read once, into memory (see module docstring).
 
     Raises:
-        UsageError: an unknown ``fmt``, or a TSPLIB file for a task other than tsp.
-        InputError: a malformed or oversized file (names the file and line; in ``auto``, a
-            file that fits no layout also names the layouts expected).
+        UsageError: an unknown ``fmt``, ``columns`` for a layout other than CSV or not ``dim``
+            of them, or a TSPLIB file for a task other than tsp.
+        InputError: a malformed or oversized file, or ``columns`` the file does not have
+            (names the file and line; in ``auto``, a file that fits no layout also names the
+            layouts expected).
     """
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    if columns is not None and len(columns) != task.dim:
+        raise UsageError(
+            f"--columns names {len(columns)} column(s); a {task.name} point has {task.dim}"
+        )
     path = hold_input(path)
     detected = fmt if fmt != "auto" else _detect(path, task)
+    if columns is not None and detected != "csv":
+        raise UsageError(f"--columns picks CSV columns; {path} is read as {detected}")
     try:
+        if detected == "csv":
+            return read_csv(path, task, columns)
+        if detected == "paper":
+            return _read_paper(path, task, labels)
         return _READERS[detected](path, task)
     except InputError as err:
         if fmt != "auto" or detected != "paper" or (err.line or 1) > 1:
@@ -139,8 +183,17 @@ def _detect(path: str | os.PathLike[str], task: Task) -> str:
     return "points" if one_point else "paper"
 
 
-def _read_paper(path: str | os.PathLike[str], task: Task) -> list[Instance]:
-    return [Instance(ex.points, ex.line) for ex in iter_examples(path, task, "ignore")]
+def _read_paper(path: str | os.PathLike[str], task: Task, labels: bool) -> list[Instance]:
+    mode = "optional" if labels else "ignore"
+    found = []
+    for line, text in numbered_lines(path):
+        if text.strip():
+            example = parse_line(text, task, mode, path, line)
+            labelled = example.seq is not None or OUTPUT in text.split()
+            found.append(Instance(example.points, line, example.seq, None, labelled))
+    if not found:
+        raise InputError(path, 1, "empty file: no instances")
+    return found
 
 
 def _read_points(path: str | os.PathLike[str], task: Task) -> list[Instance]:
@@ -148,18 +201,133 @@ def _read_points(path: str | os.PathLike[str], task: Task) -> list[Instance]:
     return [_one_instance(path, task, rows)]
 
 
-def _read_csv(path: str | os.PathLike[str], task: Task) -> list[Instance]:
-    rows = [(line, [c.strip() for c in text.split(",")]) for line, text in numbered_lines(path)]
-    rows = [(line, cells) for line, cells in rows if cells != [""]]
-    if rows and _is_header(rows[0][1]):
-        rows = rows[1:]
-    return [_one_instance(path, task, rows)]
+def read_csv(
+    path: str | os.PathLike[str], task: Task, columns: Sequence[str] | None = None
+) -> list[Instance]:
+    """The one instance of the CSV file ``path`` (layout ``csv`` of the module docstring).
+
+    Raises:
+        InputError: a malformed file, or ``columns`` it does not have.
+    """
+    lines = [(line, text) for line, text in numbered_lines(path) if text.strip()]
+    if not lines:
+        raise InputError(path, 1, "empty file: no points")
+    delimiter = _sniff_delimiter([text for _, text in lines[:SNIFF_LINES]])
+    rows = [(line, _cells(path, line, text, delimiter)) for line, text in lines]
+    header = rows[0][1] if _is_header(rows[0][1]) else None
+    body = rows[1:] if header is not None else rows
+    if not body:
+        raise InputError(path, rows[0][0], "a header row and no points")
+    first_line, first = body[0]
+    if columns is None:
+        picked = _numeric_columns(path, task, body[0])
+    else:
+        picked = _named_columns(path, (rows[0][0], header or []), body[0], columns)
+    name = _name_column(header, first, picked)
+    if picked == list(range(len(first))):  # every cell a coordinate: rows checked as points
+        coordinates = body
+    else:
+        for line, cells in body:
+            if len(cells) != len(first):
+                raise InputError(
+                    path, line, f"{len(cells)} values; line {first_line} has {len(first)}"
+                )
+        coordinates = [(line, [cells[j] for j in picked]) for line, cells in body]
+    instance = _one_instance(path, task, coordinates)
+    names = None if name is None else tuple(cells[name] for _, cells in body)
+    return [instance._replace(names=names)]
+
+
+SNIFF_LINES = 20  # rows the delimiter is sniffed from
+SNIFF_CHARS = 1 << 16  # and at most this much of them (the sniffer's regexes are not linear)
+DELIMITERS = ",;\t"
+
+
+def _sniff_delimiter(texts: list[str]) -> str:
+    """The delimiter of the rows ``texts``: one of :data:`DELIMITERS` as :class:`csv.Sniffer`
+    finds it, a comma when it finds none (one column, as sort's values)."""
+    try:
+        return csv.Sniffer().sniff("\n".join(texts)[:SNIFF_CHARS], DELIMITERS).delimiter
+    except csv.Error:
+        return ","
+
+
+def _cells(path: str | os.PathLike[str], line: int, text: str, delimiter: str) -> list[str]:
+    """The stripped cells of one CSV row (quotes removed)."""
+    try:
+        return [cell.strip() for cell in next(csv.reader([text], delimiter=delimiter))]
+    except csv.Error as err:
+        raise InputError(path, line, f"not a CSV row ({err})") from None
 
 
 def _is_header(cells: list[str]) -> bool:
     """Whether a first CSV row names the columns: none of its cells is a number. A row with a
     number in it is data (``0.1,0.2x`` is a typo to report, not a header to drop)."""
     return not any(is_number(cell) for cell in cells)
+
+
+Row = tuple[int, list[str]]  # a CSV row: its line number and its cells
+
+
+def _numeric_columns(path: str | os.PathLike[str], task: Task, first: Row) -> list[int]:
+    """The coordinate columns when none are named: those holding numbers on the ``first`` data
+    row, which must be ``dim`` of them; all columns when fewer are (a typo, or too few values,
+    then reported as a point's).
+
+    Raises:
+        InputError: more numbers than ``dim`` (naming ``--columns``).
+    """
+    line, cells = first
+    numeric = [j for j, cell in enumerate(cells) if is_number(cell)]
+    if len(numeric) == task.dim:
+        return numeric
+    if len(numeric) < task.dim:
+        return list(range(len(cells)))
+    raise InputError(
+        path,
+        line,
+        f"{len(numeric)} numbers; a {task.name} point has {task.dim}: pick its columns with "
+        "--columns (header names or 0-based indices, e.g. --columns x,y)",
+    )
+
+
+def _named_columns(
+    path: str | os.PathLike[str], header: Row, first: Row, columns: Sequence[str]
+) -> list[int]:
+    """The 0-based indices of ``columns`` (header names, any case, or 0-based indices), in
+    their order; ``header`` has no cells when the file has no header row.
+
+    Raises:
+        InputError: a name the header lacks or an index past the ``first`` row's cells.
+    """
+    known = [cell.lower() for cell in header[1]]
+    picked = []
+    for column in columns:
+        if column.isascii() and column.isdigit():
+            index = int(column)
+        elif column.lower() in known:
+            index = known.index(column.lower())
+        else:
+            shown = ", ".join(header[1][:HEADER_SHOWN]) + (", ..." * (len(known) > HEADER_SHOWN))
+            what = f"the header has {shown}" if known else "no header row to name it"
+            raise InputError(path, header[0], f"no column {quote(column)} ({what})")
+        if index >= len(first[1]):
+            raise InputError(
+                path, first[0], f"no column {index} (0-based): a row has {len(first[1])} values"
+            )
+        picked.append(index)
+    return picked
+
+
+HEADER_SHOWN = 8  # header names an error lists
+
+
+def _name_column(header: list[str] | None, first: list[str], picked: list[int]) -> int | None:
+    """The column of point names: among the others holding text on the first row, the one
+    headed ``name``, else the first; None when there is none."""
+    text = [j for j, cell in enumerate(first) if j not in picked and not is_number(cell)]
+    named = [j for j in text if header is not None and header[j].lower() == "name"]
+    return (named or text or [None])[0]
 
 
 def _one_instance(
@@ -227,9 +395,7 @@ def _read_tsplib(path: str | os.PathLike[str], task: Task) -> list[Instance]:
 
 
 _READERS = {
-    "paper": _read_paper,
     "points": _read_points,
-    "csv": _read_csv,
     "npy": _read_npy,
     "tsplib": _read_tsplib,
 }

@@ -72,3 +72,13 @@ def fit_unit_square(points: np.ndarray) -> UnitMap | None:
     points = np.asarray(points, dtype=np.float64)
     extent = float((points.max(axis=0) - points.min(axis=0)).max()) if points.size else 0.0
     return UnitMap.fit(points) if 0 < extent < MIN_EXTENT else None
+
+
+def to_unit_square(points: np.ndarray) -> np.ndarray:
+    """``points`` (n, dim) as a model decodes them: their image under :func:`fit_unit_square`'s
+    map, or themselves when it leaves them alone. Every decoding entry
+    (:func:`ptrnet.inference.predict`, :func:`ptrnet.viz.trace.decode_trace`) calls this, so
+    each front end decodes the same sequence for the same instance. Mapping twice changes
+    nothing (an image spans [0, 1] on its longer side)."""
+    mapping = fit_unit_square(points)
+    return np.asarray(points) if mapping is None else mapping.to_unit(points)

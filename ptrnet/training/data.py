@@ -7,6 +7,8 @@ order of an uninterrupted one and needs no data-loader state.
   :data:`TRAIN_STREAM` (``E = epoch_size``), a running instance counter, so every instance is
   fresh. Instance ``i`` is exactly line ``i`` of ``ptrnet generate --seed S`` (stream 0).
 * File data: epoch ``e`` visits the file in a permutation drawn from ``(seed, ORDER_STREAM, e)``.
+  Training and validation files are read as every command reads instances
+  (:func:`ptrnet.io.instances.read_instances`: paper format, points, CSV, .npy, TSPLIB).
 * Labels come from ``task.solve`` as each pool of batches is built (the canonical targets), or
   from the file with ``labels="file"``, folded into the same label form (:meth:`Task.canonical`:
   a file may hold a tour clockwise, a hull from another vertex, triangles in any order, as the
@@ -40,7 +42,7 @@ from torch.utils.data import DataLoader, Dataset
 from ptrnet.batching import Batch, collate
 from ptrnet.generation import labelled_instance
 from ptrnet.io.errors import InputError
-from ptrnet.io.paper_format import read_examples
+from ptrnet.io.instances import read_instances
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import DegenerateInstanceError, Stream, Task
 from ptrnet.training.augment import augment
@@ -256,10 +258,11 @@ def _as_is(pool: list[Batch]) -> list[Batch]:
 
 def _read_file(task: Task, cfg: TrainConfig, val_points: list[np.ndarray]) -> list[Instance]:
     """The training file's instances, checked against the size range and the validation set."""
-    labels = "reference" if cfg.labels == "file" else "ignore"
-    examples = read_examples(cfg.data, task, labels)
+    examples = read_instances(cfg.data, task, labels=cfg.labels == "file")
     sizes, held_out = cfg.size_range, {_key(p) for p in val_points}
     for ex in examples:
+        if cfg.labels == "file" and ex.seq is None:
+            raise InputError(cfg.data, ex.line, "no 'output' part: this file needs labels")
         if not sizes.lo <= len(ex.points) <= sizes.hi:
             raise InputError(
                 cfg.data, ex.line, f"{len(ex.points)} points, outside the training sizes {sizes}"
@@ -284,7 +287,7 @@ def _refuse_trained_validation(
         points = task.generate(cfg.size_range, 1, cfg.seed, TRAIN_STREAM, i)[0]
         k = held_out.get(_key(points))
         if k is not None:
-            line = read_examples(cfg.val_data, task, "optional")[k].line
+            line = read_instances(cfg.val_data, task)[k].line
             raise InputError(
                 cfg.val_data,
                 line,
@@ -297,7 +300,7 @@ def _refuse_trained_validation(
 def _read_validation_file(task: Task, path: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """The instances of ``path`` and their labels (the file's, else ``task.solve``'s)."""
     points, labels = [], []
-    for ex in read_examples(path, task, "optional"):
+    for ex in read_instances(path, task, labels=True):
         seq = label_form(task, ex.points, ex.seq)
         if seq is None:
             try:

@@ -10,7 +10,8 @@ One drawer per kind of drawing, chosen by :func:`draw_solution` from the task's 
 
 Sequences are 0-based index arrays (see :mod:`ptrnet.tasks.base`); a prediction is drawn as
 emitted, so an open hull or a tour with repeats shows as such. Point labels are 1-based, the
-numbering of the paper's files and of the model's tokens.
+numbering of the paper's files and of the model's tokens, unless the points have names. Points
+are drawn in their own units (a map in km stays a map in km).
 """
 
 from __future__ import annotations
@@ -30,13 +31,22 @@ EXACT = "#2ca02c"
 MODEL = "#1f77b4"
 WRONG = "#d62728"
 LABEL_LIMIT = 60  # more points than this: no index labels (they would overlap)
+EXACT_GID, MODEL_GID = "exact", "model"  # the paths' artist ids, for a reader of the figure
+MARGIN = 0.05  # the space around the points, a share of their largest extent
 
 
 def draw_solution(
-    ax: Axes, task: str, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | None = None
+    ax: Axes,
+    task: str,
+    points: np.ndarray,
+    ref: np.ndarray,
+    pred: np.ndarray | None = None,
+    names: tuple[str, ...] | None = None,
 ) -> None:
     """Draw ``points`` (n, dim) with the exact sequence ``ref`` and the model's ``pred``;
-    ``task`` is the task's name.
+    ``task`` is the task's name. Planar drawings are in the points' own units with equal
+    aspect and axes fitted to the points; they are labelled by ``names`` when given, else by
+    1-based index.
 
     Raises:
         ValueError: an unknown task, or one whose ``drawing`` has no drawer here.
@@ -48,7 +58,10 @@ def draw_solution(
         raise ValueError(
             f"no drawing {kind!r} for task {task!r}; choose from {', '.join(DRAWERS)}"
         ) from None
-    drawer(ax, np.asarray(points, dtype=np.float64), np.asarray(ref), _optional(pred))
+    points = np.asarray(points, dtype=np.float64)
+    drawer(ax, points, np.asarray(ref), _optional(pred))
+    if kind != "bars":
+        _plane(ax, points, names)
     ax.legend(handles=_legend(kind, pred is not None), loc="best", fontsize="small")
 
 
@@ -75,17 +88,20 @@ def _legend(kind: str, with_model: bool) -> list:
     return handles
 
 
-def _plane(ax: Axes, points: np.ndarray) -> None:
-    """Scatter the points with 1-based labels on an equal-aspect unit square."""
+def _plane(ax: Axes, points: np.ndarray, names: tuple[str, ...] | None) -> None:
+    """Scatter the points with their labels (``names``, else 1-based indices), on equal-aspect
+    axes that fit the points with a margin of :data:`MARGIN` of their extent."""
     ax.scatter(points[:, 0], points[:, 1], s=14, color="black", zorder=5)
     if len(points) <= LABEL_LIMIT:
-        for i, (x, y) in enumerate(points):
-            ax.annotate(str(i + 1), (x, y), xytext=(3, 3), textcoords="offset points", fontsize=7)
-    lo = min(0.0, float(points.min())) - 0.05
-    hi = max(1.0, float(points.max())) + 0.05
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
-    ax.set_aspect("equal")
+        labels = names if names is not None else [str(i + 1) for i in range(len(points))]
+        for label, (x, y) in zip(labels, points, strict=True):
+            ax.annotate(label, (x, y), xytext=(3, 3), textcoords="offset points", fontsize=7)
+    lo, hi = points.min(axis=0), points.max(axis=0)
+    extent = float((hi - lo).max())
+    pad = MARGIN * extent if extent > 0 else MARGIN * max(1.0, float(np.abs(points).max()))
+    ax.set_xlim(lo[0] - pad, hi[0] + pad)
+    ax.set_ylim(lo[1] - pad, hi[1] + pad)
+    ax.set_aspect("equal", adjustable="box")
 
 
 def _path(ax: Axes, points: np.ndarray, seq: np.ndarray, **style) -> None:
@@ -97,18 +113,16 @@ def _path(ax: Axes, points: np.ndarray, seq: np.ndarray, **style) -> None:
 def draw_hull(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | None) -> None:
     """True hull shaded, predicted vertex path drawn over it."""
     ax.add_patch(Polygon(points[ref], closed=True, color=EXACT, alpha=0.25, lw=0))
-    _path(ax, points, ref, color=EXACT, lw=4, alpha=0.5)
+    _path(ax, points, ref, color=EXACT, lw=4, alpha=0.5, gid=EXACT_GID)
     if pred is not None:
-        _path(ax, points, pred, color=MODEL, lw=1.5, marker="o", ms=3)
-    _plane(ax, points)
+        _path(ax, points, pred, color=MODEL, lw=1.5, marker="o", ms=3, gid=MODEL_GID)
 
 
 def draw_tour(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | None) -> None:
     """Optimal tour thick and pale, predicted tour thin over it."""
-    _path(ax, points, ref, color=EXACT, lw=4, alpha=0.5)
+    _path(ax, points, ref, color=EXACT, lw=4, alpha=0.5, gid=EXACT_GID)
     if pred is not None:
-        _path(ax, points, pred, color=MODEL, lw=1.5)
-    _plane(ax, points)
+        _path(ax, points, pred, color=MODEL, lw=1.5, gid=MODEL_GID)
 
 
 def _triangle_edges(points: np.ndarray, triangles: set[tuple[int, ...]]) -> np.ndarray:
@@ -130,7 +144,6 @@ def draw_triangles(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarr
         ):
             if triangles:
                 ax.add_collection(LineCollection(_triangle_edges(points, triangles), **style))
-    _plane(ax, points)
 
 
 def draw_sort(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | None) -> None:

@@ -32,6 +32,7 @@ def prediction_figure(
     probs: np.ndarray | None = None,
     tokens: np.ndarray | None = None,
     title: str = "",
+    names: tuple[str, ...] | None = None,
 ) -> Figure:
     """The instance with the exact solution (and the model's output), plus the heatmap.
 
@@ -41,13 +42,14 @@ def prediction_figure(
         probs: (T, >= n+1) pointer distributions per step, with ``tokens`` (T,) the emitted
             model tokens; both or neither. Steps after the first end token are not drawn.
         title: a first title line; the metrics follow on a second when ``pred`` is given.
+        names: the points' names, which label them instead of their 1-based indices.
     """
     if (probs is None) != (tokens is None):
         raise ValueError("probs and tokens go together")
     heat = probs is not None
     fig = Figure(figsize=(14, 6.5) if heat else (7, 6.5), layout="constrained")
     axes = fig.subplots(1, 2 if heat else 1, squeeze=False)[0]
-    draw_solution(axes[0], task.name, points, ref, pred)
+    draw_solution(axes[0], task.name, points, ref, pred, names)
     if heat:
         steps = trim_steps(tokens)
         n = len(points)

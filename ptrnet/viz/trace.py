@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ptrnet.inference import LoadedModel, check_task
+from ptrnet.io.unit_square import to_unit_square
 from ptrnet.tasks import END_TOKEN, Task
 
 if TYPE_CHECKING:
@@ -64,8 +65,9 @@ def decode_trace(
     points: np.ndarray,
     options: DecodeOptions | None = None,
 ) -> InstanceTrace:
-    """Decode ``points`` (n, dim) with ``loaded`` (the model it routes n to, with that route's
-    window, :meth:`ptrnet.inference.LoadedModel.for_size`) and keep every step's distribution.
+    """Decode ``points`` (n, dim, in any units) with ``loaded`` (the model it routes n to, with
+    that route's window, :meth:`ptrnet.inference.LoadedModel.for_size`) on their unit-square
+    image, as :func:`ptrnet.inference.predict` decodes them, and keep every step's distribution.
 
     ``options`` are those of :func:`ptrnet.inference.predict` (None = its defaults), with
     greedy or beam search and one view: a trace shows the deterministic decoders' own steps.
@@ -82,6 +84,7 @@ def decode_trace(
     options = (options or DecodeOptions()).for_task(task)
     if options.strategy not in ("greedy", "beam"):
         raise ValueError(f"a trace needs greedy or beam decoding, got {options.strategy!r}")
+    points = to_unit_square(points)
     served = loaded.for_size(len(points))
     options = options.with_window(served.window)  # as predict() decodes it
     result = decode(served.model, task, collate([points]), options, return_probs=True)
