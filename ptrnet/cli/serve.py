@@ -17,9 +17,6 @@ from ptrnet.cli.common import add_device_argument, load_model_on, routes_text
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import POINT_TASKS
 
-MAX_CONNECTIONS = 64
-KEEP_ALIVE_S = 5
-
 
 def allowed_hosts(args: argparse.Namespace) -> tuple[str, ...]:
     """The Host names the server answers for: localhost's, ``--host`` and ``--allow-host``."""
@@ -112,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from ptrnet.web.app import create_app
+        from ptrnet.web.connections import server_options
         from ptrnet.web.guard import GuardLimits
     except ImportError as err:
         raise UsageError(
@@ -125,12 +123,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"ptrnet: {task}: model {where}", file=sys.stderr)
     app = create_app(models, limits=GuardLimits(hosts=allowed_hosts(args)))
     print(f"ptrnet: serving on http://{args.host}:{args.port} (Ctrl-C stops)", file=sys.stderr)
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-        limit_concurrency=MAX_CONNECTIONS,  # beyond: 503 at once
-        timeout_keep_alive=KEEP_ALIVE_S,
-    )
+    # Connection limits (head timeout, per-client cap): ptrnet.web.connections, docs/web.md.
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **server_options())
     return 0
