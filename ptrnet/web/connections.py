@@ -139,7 +139,7 @@ class GuardedH11Protocol(H11Protocol):
         """The ASGI app of a connection admitted without room: 503, ``Retry-After``, close.
         (Answered once its head is read, not at once: a server that closes a connection
         with the client's request still arriving resets it, and the 503 is lost.)"""
-        body = json.dumps({"detail": "too many connections from this address; retry later"})
+        body = json.dumps({"detail": "too many open connections; retry later"})
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
