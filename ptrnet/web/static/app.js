@@ -233,7 +233,7 @@ function switchTask() {
   $("clear").title = list ? "remove every point (not for a list of numbers)" : "remove every point";
   if (list) readNumbers();
   else {
-    if (state.points.length && state.points[0].length !== 2) state.points = [];
+    if (state.points.length && state.points[0].length !== entry().dim) state.points = [];
     if (!state.points.length) return randomise();
     changed();
   }

@@ -57,7 +57,7 @@ export function lineChart(svg, series, options = {}) {
   if (!drawn.has(svg)) resized.observe(svg);
   drawn.set(svg, { width, series, options });
   const em = parseFloat(getComputedStyle(svg).fontSize) || 11;
-  const M = { left: 4.6 * em, right: em, top: 2.2 * em, bottom: 3.4 * em };
+  const M = { left: 4.6 * em, right: 2 * em, top: 2.2 * em, bottom: 3.4 * em }; // right: a last tick label
   const plotHeight = Math.min(Math.max(0.36 * width, 170), 320);
   const shown = series.filter((s) => s.points.length);
   // legend text starts 2.5 em in; a character is about 0.55 em wide
