@@ -1,9 +1,9 @@
 """Connection limits below HTTP: no client holds the server with connections that send nothing.
 
-uvicorn bounds a request's body (the :class:`~ptrnet.web.guard.Guard` does, inside the app) and
-a keep-alive pause, but not the wait for a request's head: a connection that sends nothing, or
-one header line every few seconds, stays open for ever, and its ``limit_concurrency`` counts
-such connections, so 64 of them made every other client's request a 503. This module replaces
+The :class:`~ptrnet.web.guard.Guard` bounds a request's body and uvicorn a keep-alive pause, but
+nothing bounded the wait for a request's head: a connection that sends nothing, or one header
+line every few seconds, stayed open for ever, and uvicorn's ``limit_concurrency`` counts such
+connections, so 64 of them made every other client's request a 503. This module replaces
 that limit with three rules, applied per connection by :class:`GuardedH11Protocol` (uvicorn's
 h11 protocol with hooks at connection, data and response) through one shared
 :class:`ConnectionTable`:
