@@ -4,6 +4,8 @@ Models are loaded once, at start, from the command line (``--model TASK=PATH``, 
 directory or checkpoint) and, for tasks without one, from the bundled defaults in
 ``ptrnet/bundled/<task>/`` when that folder holds a checkpoint. A task without a model still
 gets the exact solution on the page. The server never loads a path that came from a request.
+A connection that sends no complete request head within 5 s is closed; at most 32 connections
+per client address (the longest-waiting one makes room for a new one), 256 in all (docs/web.md).
 """
 
 from __future__ import annotations
