@@ -45,6 +45,9 @@ def test_tasks_lists_models_and_limits(client):
     models = {t["name"]: t["model"] for t in data["tasks"]}
     assert models["sort"] is None and models["tsp"]["hidden"] == 8
     assert data["limits"]["max_points"] == MAX_POINTS
+    drawings = {t["name"]: t["drawing"] for t in data["tasks"]}  # what the page draws by
+    assert drawings == {name: get_task(name).drawing for name in drawings}
+    assert set(drawings.values()) == {"hull", "tour", "triangles", "bars"}
 
 
 @pytest.mark.parametrize("task", ["convex_hull", "tsp", "delaunay"])

@@ -1,20 +1,26 @@
 """End to end in a real headless Chromium: uvicorn in a thread, the page driven by Playwright.
 
 Uses the system's Chromium (Debian's ``chromium`` package); Playwright never downloads a browser.
-Skipped, saying why, only when no Chromium or no Playwright is installed.
+Skipped, saying why, only when no Chromium or no Playwright is installed. With
+``PTRNET_SCREENSHOTS=DIR`` the page's pictures at 1024x768 and 1920x1080 are written to DIR
+(``PTRNET_SCREENSHOTS=docs/images``); otherwise to a temporary folder.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
+from pathlib import Path
 
 import pytest
 import torch
 
 pytest.importorskip("fastapi", reason="the web extra is not installed")
 from benchmarks.bench_web_load import serving  # noqa: E402
+from ptrnet.cli.serve import load_models  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
+from ptrnet.web.lesson import bundled_lessons  # noqa: E402
 
 # Skips this module without Chromium or Playwright.
 from tests.browser import TIMEOUT_MS, TRAIN_MS  # noqa: E402
@@ -138,3 +144,76 @@ def test_an_answer_for_the_previous_task_is_not_drawn(browser, server):
     page.wait_for_selector("#board path.ref.tour")
     assert "optimal tour length" in page.inner_text("#metrics")
     page.close()
+
+
+# Seeded Math.random (mulberry32): the page's random instances are the same on every run.
+SEEDED_RANDOM = """(() => { let a = 20261203;
+  Math.random = () => { a = (a + 0x6D2B79F5) | 0; let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t; return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+})();"""
+# Per chart: its width on screen, its drawing's width, the lines drawn and the legend entries.
+CHARTS = """() => [...document.querySelectorAll("svg.chart")].map((svg) => ({
+  id: svg.id, shown: svg.getBoundingClientRect().width, drawn: svg.viewBox.baseVal.width,
+  lines: svg.querySelectorAll(".series-group").length,
+  legend: [...svg.querySelectorAll(".legend-entry")].map((e) => e.textContent),
+}))"""
+
+
+@pytest.fixture(scope="module")
+def bundled_server():
+    """The app with the bundled models and lesson models, as ``ptrnet serve`` has them."""
+    with serving(create_app(load_models([]), lessons=bundled_lessons())) as address:
+        yield f"http://{address}"
+
+
+def test_page_grows_with_the_window_and_every_chart_line_says_what_it_measures(
+    browser, bundled_server, tmp_path
+):
+    """At 1920x1080 the board and the charts use the width (the board was 450 px), at 1024x768
+    all still fits; every line of every chart has a legend entry, the unconstrained decoding's
+    is named and explained. Screenshots of both sizes (``web_1920x1080.png``, ...)."""
+    shots = Path(os.environ.get("PTRNET_SCREENSHOTS") or tmp_path)
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    page.set_default_timeout(TIMEOUT_MS)
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.add_init_script(SEEDED_RANDOM)
+    page.goto(bundled_server)
+    page.wait_for_selector("body[data-lesson-ready]", state="attached")
+    page.select_option("#tr-task", "convex_hull")
+    settings = {"#tr-hidden": "16", "#tr-steps": "60", "#tr-min": "4", "#tr-max": "6"}
+    for field, value in settings.items():
+        page.fill(field, value)
+    page.click("#tr-start")
+    page.wait_for_function(
+        "document.querySelector('#tr-status').textContent.includes('done')", timeout=TRAIN_MS
+    )
+    page.fill("#te-lengths", "5 10 20")
+    page.fill("#te-count", "20")
+    page.click("#te-run")
+    page.wait_for_function(
+        "document.querySelector('#te-status').textContent.includes('tested on')", timeout=TRAIN_MS
+    )
+    page.wait_for_selector("#board path.model-path", state="attached")
+    sizes = {}
+    for width, height in ((1920, 1080), (1024, 768)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(300)  # the charts redraw at their new width
+        board = page.locator("#board").bounding_box()
+        sizes[width] = board["width"]
+        assert board["x"] + board["width"] <= width and board["y"] + board["height"] <= height
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= width  # no sideways scroll
+        for chart in page.evaluate(CHARTS):
+            assert abs(chart["shown"] - chart["drawn"]) <= 2, chart  # drawn at its width
+            assert chart["lines"] == len(chart["legend"]), chart  # every line in the legend
+            if width == 1920:
+                assert chart["shown"] > 0.4 * width, chart  # two charts share the row
+        page.screenshot(path=str(shots / f"web_{width}x{height}.png"), full_page=True)
+    assert sizes[1920] > 800 and 480 < sizes[1024] < sizes[1920]
+    invalid = page.evaluate(CHARTS)[3]
+    assert any("without the mask (unconstrained)" in entry for entry in invalid["legend"])
+    tooltips = page.locator("#chart-gen-invalid .series-group title").all_text_contents()
+    assert any("Unconstrained decoding: at each step" in text for text in tooltips)
+    assert "unconstrained decoding" in page.inner_text("#te-caption")
+    page.close()
+    assert not errors, f"JavaScript errors: {errors}"

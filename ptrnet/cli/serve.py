@@ -4,6 +4,8 @@ Models are loaded once, at start, from the command line (``--model TASK=PATH``, 
 directory or checkpoint) and, for tasks without one, from the bundled defaults in
 ``ptrnet/bundled/<task>/`` when that folder holds a checkpoint. A task without a model still
 gets the exact solution on the page. The server never loads a path that came from a request.
+A connection that sends no complete request head within 5 s is closed; at most 32 connections
+per client address (the longest-waiting one makes room for a new one), 256 in all (docs/web.md).
 """
 
 from __future__ import annotations
@@ -16,9 +18,6 @@ from pathlib import Path
 from ptrnet.cli.common import add_device_argument, load_model_on, routes_text
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import POINT_TASKS
-
-MAX_CONNECTIONS = 64
-KEEP_ALIVE_S = 5
 
 
 def allowed_hosts(args: argparse.Namespace) -> tuple[str, ...]:
@@ -112,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from ptrnet.web.app import create_app
+        from ptrnet.web.connections import server_options
         from ptrnet.web.guard import GuardLimits
     except ImportError as err:
         raise UsageError(
@@ -127,12 +127,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"ptrnet: {task}: model {where}", file=sys.stderr)
     app = create_app(models, limits=GuardLimits(hosts=allowed_hosts(args)))
     print(f"ptrnet: serving on http://{args.host}:{args.port} (Ctrl-C stops)", file=sys.stderr)
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-        limit_concurrency=MAX_CONNECTIONS,  # beyond: 503 at once
-        timeout_keep_alive=KEEP_ALIVE_S,
-    )
+    # Connection limits (head timeout, per-client cap): ptrnet.web.connections, docs/web.md.
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **server_options())
     return 0

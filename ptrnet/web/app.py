@@ -3,7 +3,8 @@
 Routes:
 
 * ``GET /`` -- the page (``static/index.html``); ``/static/*`` its scripts and styles.
-* ``GET /api/tasks`` -- the tasks, which have a model loaded, and the request limits.
+* ``GET /api/tasks`` -- the tasks (name, ``dim``, ``drawing`` kind, ...), which have a model
+  loaded, and the request limits.
 * ``POST /api/predict`` -- exact solution, the model's output and trace, metrics
   (:class:`~ptrnet.web.schemas.PredictRequest`).
 * ``POST /api/train`` -- start a live sorting run (:class:`~ptrnet.web.schemas.TrainRequest`);
@@ -116,6 +117,7 @@ def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:
     return {
         "name": name,
         "dim": task.dim,
+        "drawing": task.drawing,  # the page draws by this, never by the task's name
         "min_n": task.min_n,
         "metric_keys": list(task.metric_keys),
         "default_constraints": task.default_constraints,

@@ -11,11 +11,16 @@ const DEBOUNCE_MS = 150;
 const state = {
   tasks: {}, // name -> entry of GET /api/tasks
   limits: {},
-  task: "convex_hull",
-  points: [], // [[x, y]] in the unit square, or [[v]] for sort
+  task: null, // the name of the task shown (the #task select's value)
+  points: [], // [[x, y]] in the unit square, or [[v]] for a task of numbers (dim 1)
   result: null, // last answer of POST /api/predict
   step: null, // decoding step shown; null = the whole output
 };
+
+/** The shown task's entry of GET /api/tasks (name, dim, drawing, min_n, model, ...). */
+const entry = () => state.tasks[state.task];
+/** Whether the task's inputs are numbers typed as a list (dim 1), not points on the board. */
+const numbers = () => entry().dim === 1;
 
 // ---- server ---------------------------------------------------------------------------------
 
@@ -54,7 +59,7 @@ async function predict() {
 }
 
 async function fetchAnswer() {
-  const task = state.tasks[state.task];
+  const task = entry();
   if (state.points.length < task.min_n) {
     state.result = null;
     showError(`Add at least ${task.min_n} points.`);
@@ -90,8 +95,9 @@ function showError(message) {
 // ---- drawing --------------------------------------------------------------------------------
 
 function redraw() {
-  const marks = render($("board"), { ...state });
-  const mixing = $("show-mixing").checked ? drawMixing($("board"), state, marks) : "";
+  const view = { ...state, drawing: entry().drawing };
+  const marks = render($("board"), view);
+  const mixing = $("show-mixing").checked ? drawMixing($("board"), view, marks) : "";
   $("mixing-info").textContent = mixing;
   showMetrics();
   showStepper(marks);
@@ -100,16 +106,15 @@ function redraw() {
 function showMetrics() {
   const table = $("metrics");
   table.replaceChildren();
-  for (const [name, value, cls] of metricRows(state.task, state.points, state.result)) {
+  for (const [name, value, cls] of metricRows(entry(), state.points, state.result)) {
     const row = table.insertRow();
     row.insertCell().textContent = name;
     const cell = row.insertCell();
     cell.textContent = value;
     if (cls) cell.className = cls;
   }
-  const entry = state.tasks[state.task];
   const answered = state.result && state.result.model && state.result.model.info;
-  const model = answered || (entry && entry.model); // the model that answered, if routed by n
+  const model = answered || entry().model; // the model that answered, if routed by n
   $("model-status").textContent = model
     ? `Model: ${model.kind}, hidden ${model.hidden}, trained on n = ${model.trained_sizes} (${model.name})` +
       (model.window ? `, through a local window of ${model.window} cities` : "")
@@ -163,7 +168,7 @@ function svgPoint(event) {
 let dragging = null; // index of the point being dragged
 
 function onPointerDown(event) {
-  if (state.task === "sort" || event.button !== 0) return;
+  if (numbers() || event.button !== 0) return;
   const index = event.target.dataset.index;
   if (index !== undefined) {
     dragging = Number(index);
@@ -182,7 +187,7 @@ function onPointerMove(event) {
 
 function onContextMenu(event) {
   const index = event.target.dataset.index;
-  if (state.task === "sort" || index === undefined) return;
+  if (numbers() || index === undefined) return;
   event.preventDefault();
   state.points.splice(Number(index), 1);
   changed();
@@ -198,7 +203,7 @@ function randomise() {
   const limit = state.limits.max_points || 300;
   const count = Math.max(1, Math.min(limit, Number($("random-count").value) || 10));
   const round = (v) => Math.round(v * 1000) / 1000;
-  if (state.task === "sort") {
+  if (numbers()) {
     $("numbers").value = Array.from({ length: count }, () => round(Math.random())).join(" ");
     return readNumbers();
   }
@@ -216,19 +221,19 @@ function readNumbers() {
 function switchTask() {
   state.task = $("task").value;
   state.result = null;
-  const sort = state.task === "sort";
-  $("sort-controls").classList.toggle("hidden", !sort);
-  $("board-hint").classList.toggle("hidden", sort);
-  $("clear").disabled = sort;
-  $("count-unit").textContent = sort ? "numbers" : "points";
-  $("random-count").title = sort ? "how many random numbers" : "how many random points";
-  $("randomise").title = sort
+  const list = numbers();
+  $("sort-controls").classList.toggle("hidden", !list);
+  $("board-hint").classList.toggle("hidden", list);
+  $("clear").disabled = list;
+  $("count-unit").textContent = list ? "numbers" : "points";
+  $("random-count").title = list ? "how many random numbers" : "how many random points";
+  $("randomise").title = list
     ? "replace the list by random numbers in [0, 1), as many as the box says"
     : "replace the points by random points in the unit square, as many as the box says";
-  $("clear").title = sort ? "remove every point (not for a list of numbers)" : "remove every point";
-  if (sort) readNumbers();
+  $("clear").title = list ? "remove every point (not for a list of numbers)" : "remove every point";
+  if (list) readNumbers();
   else {
-    if (state.points.length && state.points[0].length !== 2) state.points = [];
+    if (state.points.length && state.points[0].length !== entry().dim) state.points = [];
     if (!state.points.length) return randomise();
     changed();
   }
@@ -240,7 +245,12 @@ async function start() {
   const response = await fetch("/api/tasks");
   const data = await response.json();
   state.limits = data.limits;
-  for (const entry of data.tasks) state.tasks[entry.name] = entry;
+  for (const task of data.tasks) {
+    state.tasks[task.name] = task;
+    if (![...$("task").options].some((o) => o.value === task.name)) {
+      $("task").add(new Option(task.name.replaceAll("_", " "), task.name)); // a task the page has no title for
+    }
+  }
   const board = $("board");
   board.addEventListener("pointerdown", onPointerDown);
   board.addEventListener("pointermove", onPointerMove);

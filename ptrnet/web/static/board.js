@@ -1,6 +1,9 @@
 // The board: draws an instance, the exact answer, the model's answer and one decoding step.
 // Sequences from the server are 0-based; labels on the page are 1-based, like the paper's files.
 // Model tokens: 0 = end symbol, j = input j-1 (ptrnet/tasks/base.py).
+// What is drawn follows the task's drawing kind (Task.drawing, sent by GET /api/tasks): "hull"
+// (closed polygon of chosen points), "tour" (path through the points), "triangles" or "bars"
+// (values in output order); never the task's name.
 
 export const SIZE = 600;
 const PAD = 30;
@@ -48,20 +51,20 @@ export function emitted(model, step) {
 /** Whether every index of a sequence is a point we still have (results can be stale). */
 const fits = (seq, n) => seq.every((i) => i >= 0 && i < n);
 
-function drawReference(g, task, points, ref) {
-  if (task === "convex_hull") {
+function drawReference(g, drawing, points, ref) {
+  if (drawing === "hull") {
     add(g, "path", { d: pathData(points, ref) + " Z", class: "ref hull" });
-  } else if (task === "tsp") {
+  } else if (drawing === "tour") {
     add(g, "path", { d: pathData(points, ref), class: "ref tour" });
-  } else if (task === "delaunay") {
+  } else if (drawing === "triangles") {
     for (const key of triangleKeys(ref)) {
       add(g, "path", { d: pathData(points, key.split(",").map(Number)) + " Z", class: "ref tri" });
     }
   }
 }
 
-function drawModel(g, task, points, seq, ref) {
-  if (task !== "delaunay") {
+function drawModel(g, drawing, points, seq, ref) {
+  if (drawing !== "triangles") {
     if (seq.length) add(g, "path", { d: pathData(points, seq), class: "model model-path" });
     return;
   }
@@ -104,14 +107,14 @@ function drawPoint(g, i, [x, y], marks, labels) {
 export const percent = (p) => `${(100 * p).toFixed(p < 0.1 ? 1 : 0)}%`;
 
 function drawPlane(svg, view, marks) {
-  const { task, points, result } = view;
+  const { drawing, points, result } = view;
   add(svg, "rect", { x: PAD, y: PAD, width: SPAN, height: SPAN, class: "frame" });
   const px = points.map(toPx);
   if (result && fits(result.reference, points.length)) {
-    drawReference(add(svg, "g"), task, points, result.reference);
+    drawReference(add(svg, "g"), drawing, points, result.reference);
     const model = result.model;
     if (model && fits(model.sequence, points.length)) {
-      drawModel(add(svg, "g"), task, points, emitted(model, view.step), result.reference);
+      drawModel(add(svg, "g"), drawing, points, emitted(model, view.step), result.reference);
     }
   }
   const g = add(svg, "g", { class: "points" });
@@ -160,11 +163,11 @@ function drawSortedOutput(svg, view, values, bar) {
   });
 }
 
-/** Redraw the board for view = {task, points, result, step}. Returns the step marks. */
+/** Redraw the board for view = {drawing, points, result, step}. Returns the step marks. */
 export function render(svg, view) {
   svg.replaceChildren();
   const marks = view.result ? stepMarks(view.result.model, view.step, view.points.length) : null;
-  if (view.task === "sort") drawBars(svg, view, marks);
+  if (view.drawing === "bars") drawBars(svg, view, marks);
   else drawPlane(svg, view, marks);
   return marks;
 }

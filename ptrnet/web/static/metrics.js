@@ -1,4 +1,4 @@
-// Metric rows for the side panel: [name, value, css class] per task, from a predict answer.
+// Metric rows for the side panel: [name, value, css class] per drawing kind, from a predict answer.
 
 const yes = (ok) => [ok ? "yes" : "no", ok ? "good" : "bad"];
 const pct = (v) => (v === null || v === undefined ? "—" : `${(100 * v).toFixed(1)}%`);
@@ -13,50 +13,55 @@ function tourLength(points, seq) {
   return total;
 }
 
-/** Facts about the exact answer alone (no model loaded). */
-function exactRows(task, points, ref) {
+/** Facts about the exact answer alone (no model loaded), by drawing kind. */
+function exactRows(drawing, points, ref) {
   const rows = [["points", String(points.length)]];
-  if (task === "convex_hull") rows.push(["hull vertices", String(ref.length - 1)]);
-  if (task === "tsp") rows.push(["optimal tour length", num(tourLength(points, ref))]);
-  if (task === "delaunay") rows.push(["triangles", String(ref.length / 3)]);
-  if (task === "sort") rows.push(["smallest, largest", `${points[ref[0]][0]}, ${points[ref[ref.length - 1]][0]}`]);
+  if (drawing === "hull") rows.push(["hull vertices", String(ref.length - 1)]);
+  if (drawing === "tour") rows.push(["optimal tour length", num(tourLength(points, ref))]);
+  if (drawing === "triangles") rows.push(["triangles", String(ref.length / 3)]);
+  if (drawing === "bars") rows.push(["smallest, largest", `${points[ref[0]][0]}, ${points[ref[ref.length - 1]][0]}`]);
   return rows;
 }
 
-const TASK_ROWS = {
-  convex_hull: (m) => [
+// The metrics of POST /api/predict worth a row, per drawing kind (Task.metric_keys and "valid").
+const ROWS = {
+  hull: (m) => [
     ["hull correct?", ...yes(m.accuracy === 1)],
     ["area coverage", m.non_simple_rate === 0 ? pct(m.area_coverage) : "not a simple polygon",
       m.non_simple_rate === 0 ? "" : "bad"],
     ["closed polygon, no repeats", ...yes(m.valid)],
   ],
-  tsp: (m) => [
+  tour: (m) => [
     ["valid tour?", ...yes(m.valid)],
     ["tour length", num(m.mean_length)],
     ["optimal length", num(m.optimal_length)],
     ["gap to optimal", pct(m.mean_gap)],
   ],
-  delaunay: (m, result) => [
+  triangles: (m, result) => [
     ["exact triangulation?", ...yes(m.accuracy === 1)],
     ["triangle coverage", pct(m.triangle_coverage)],
     ["triangles, model / exact",
       `${Math.floor(result.model.sequence.length / 3)} / ${result.reference.length / 3}`],
   ],
-  sort: (m) => [
+  bars: (m) => [
     ["sorted correctly?", ...yes(m.exact_match === 1)],
     ["positions right", pct(m.position_accuracy)],
     ["valid permutation?", ...yes(m.valid)],
   ],
 };
 
-/** Rows for the metrics table; empty without an answer. */
+/** Every metric as it comes, for a drawing kind without rows of its own. */
+const allMetrics = (m) =>
+  Object.entries(m).map(([key, v]) => [key, typeof v === "boolean" ? yes(v)[0] : num(v)]);
+
+/** Rows for the metrics table of `task` (its GET /api/tasks entry); empty without an answer. */
 export function metricRows(task, points, result) {
-  if (!result || result.task !== task) return [];
-  if (!result.model) return exactRows(task, points, result.reference);
+  if (!result || result.task !== task.name) return [];
+  if (!result.model) return exactRows(task.drawing, points, result.reference);
   const m = result.model;
   const decoding = m.strategy === "beam" ? `beam, width ${m.beam_width}` : "greedy";
   return [
-    ...TASK_ROWS[task](result.metrics, result),
+    ...(ROWS[task.drawing] || allMetrics)(result.metrics, result),
     ["decoding", `${decoding}, mask ${m.constraints === "task" ? "on" : "off"}`],
     ["log-likelihood", m.log_prob === null ? "—" : m.log_prob.toFixed(2)],
   ];

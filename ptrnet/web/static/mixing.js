@@ -23,7 +23,7 @@ export function drawMixing(svg, view, marks) {
   const endShare = `${(100 * marks.endProb).toFixed(1)}%`;
   if (average === null) return `All the weight is on the end symbol: there is nothing to mix.`;
   const pick = marks.current < 0 ? "the end symbol ⇐" : `input ${marks.current + 1}`;
-  if (view.task === "sort") {
+  if (view.drawing === "bars") { // numbers, not points: no place on the board to mark
     const chosen = marks.current < 0 ? "" : ` = ${view.points[marks.current][0]}`;
     return `Mixing: the attention-weighted average of the numbers is ${fmt(average[0])}, ` +
       `a value between the inputs. Pointing: ${pick}${chosen}. (End symbol's ${endShare} left out.)`;

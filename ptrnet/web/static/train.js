@@ -77,14 +77,33 @@ function handleEvent(event) {
   drawTrainingCharts();
 }
 
+const VALID_RULE = "a permutation of the inputs for sorting; a closed polygon without repeats for a hull";
+
 function drawTrainingCharts() {
-  lineChart($("chart-loss"), [{ label: "training loss", color: COLORS[0], points: progress }], {
-    title: "teacher-forced loss", xLabel: "step", yMin: 0,
-  });
+  lineChart($("chart-loss"), [{
+    label: "training loss (cross-entropy of the exact answer, teacher-forced)",
+    about: "At every step of a training batch the model is given the exact answer's previous " +
+      "pointers and scored on the probability it gives the next one; lower is better.",
+    color: COLORS[0],
+    points: progress,
+  }], { title: "Training: loss per step", xLabel: "training step", yLabel: "loss", yMin: 0 });
+  const masked = run && run.masked ? "with the mask" : "without the mask";
   lineChart($("chart-acc"), [
-    { label: "accuracy", color: COLORS[0], points: evals.map((e) => [e.step, e.accuracy]) },
-    { label: "valid outputs", color: COLORS[2], dash: "4 3", points: evals.map((e) => [e.step, e.valid_rate]) },
-  ], { title: "validation instances, decoded", xLabel: "step", yMin: 0, yMax: 1 });
+    {
+      label: "right answers: share of validation instances solved exactly",
+      about: `200 fixed instances of the training lengths, decoded greedily ${masked} ` +
+        "(as in training); right = the whole output equals the exact answer.",
+      color: COLORS[0],
+      points: evals.map((e) => [e.step, e.accuracy]),
+    },
+    {
+      label: "valid outputs: share that obey the task's rule",
+      about: `The same decodings; valid = ${VALID_RULE}.`,
+      color: COLORS[2],
+      dash: "4 3",
+      points: evals.map((e) => [e.step, e.valid_rate]),
+    },
+  ], { title: "Training: validation, decoded", xLabel: "training step", yLabel: "share of instances", yMin: 0, yMax: 1 });
 }
 
 async function runTest() {
@@ -101,23 +120,36 @@ async function runTest() {
   drawTestCharts();
 }
 
-/** One series per (run, decoding): colour = run, dashes = decoded without the mask.
- * Labels: run number, task, trained with the mask ("mask") or without ("free"), then the decoding. */
+// How a test decodes: with the task's mask, or without it (the paper's unconstrained decoding).
+const DECODINGS = {
+  task: { dash: "", says: "decoded with the mask",
+    about: "With the mask: at each step only the inputs the task allows may be chosen (no " +
+      "input twice, no end before the answer is complete)." },
+  none: { dash: "5 3", says: "decoded without the mask (unconstrained)",
+    about: "Unconstrained decoding: at each step the pointer may choose any input, one " +
+      "already chosen included, or the end symbol. A run trained with the mask was never " +
+      "taught to avoid those choices (the mask removed them), so decoded this way nearly all " +
+      "its outputs are invalid, even at the training lengths." },
+};
+
+/** One series per (run, decoding): colour = run, dashes = decoded without the mask; the label
+ * says the run (number, task, whether the mask was in training) and the decoding. */
 function testSeries(metric) {
   return tests.flatMap((t, k) =>
-    ["task", "none"].map((mode) => ({
-      label: `#${t.run} ${t.task === "sort" ? "sort" : "hull"} ${t.masked_training ? "mask" : "free"}, dec. ${mode === "task" ? "masked" : "free"}`,
+    Object.entries(DECODINGS).map(([mode, decoding]) => ({
+      label: `run #${t.run} (${t.task.replaceAll("_", " ")}, ${t.masked_training ? "mask in training" : "no mask in training"}), ${decoding.says}`,
+      about: decoding.about,
       color: COLORS[k % COLORS.length],
-      dash: mode === "task" ? "" : "5 3",
+      dash: decoding.dash,
       points: t.lengths.map((n, i) => [n, t.decoding[mode][metric][i]]),
     })),
   );
 }
 
 function drawTestCharts() {
-  const options = { xLabel: "input length", yMin: 0, yMax: 1 };
-  lineChart($("chart-gen-acc"), testSeries("accuracy"), { ...options, title: "accuracy per length" });
-  lineChart($("chart-gen-invalid"), testSeries("invalid_rate"), { ...options, title: "invalid outputs per length" });
+  const options = { xLabel: "input length (fresh test instances)", yLabel: "share of instances", yMin: 0, yMax: 1 };
+  lineChart($("chart-gen-acc"), testSeries("accuracy"), { ...options, title: "Test: right answers per length" });
+  lineChart($("chart-gen-invalid"), testSeries("invalid_rate"), { ...options, title: "Test: invalid outputs per length" });
 }
 
 function switchTask() {

@@ -19,7 +19,7 @@ const validation = (info) =>
 function drawBoard(data) {
   const svg = $("vc-board");
   const model = data.pointer ? { sequence: data.pointer.sequence, trace: null } : null;
-  render(svg, { task: "convex_hull", points: data.points, result: { ...data, model }, step: null });
+  render(svg, { drawing: "hull", points: data.points, result: { ...data, model }, step: null });
   const seq = data.seq2seq.sequence;
   if (seq.length > 1) add(svg, "path", { d: path(data.points, seq), class: "s2s-path" });
   for (const i of data.missing) {
