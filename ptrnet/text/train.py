@@ -28,6 +28,7 @@ from ptrnet.io.atomic import atomic_write
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
 from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV, holds_run
 from ptrnet.runs.csvlog import CsvLog
+from ptrnet.runs.lock import claim_run_dir
 from ptrnet.tasks import get_task
 from ptrnet.text.batch import Batch, make_batch
 from ptrnet.text.checkpoint import CopyModel, save_copy_model
@@ -68,11 +69,20 @@ def train_copy(
     """Train a model as ``config`` says, writing into ``out_dir`` (created if missing); returns
     the best validation record (also ``best.json``): the best greedy value of the task's
     ``validation_metric`` (copy: exact match), ties going to the lower teacher-forced validation
-    loss ``val_tf_loss``.
+    loss ``val_tf_loss``. The run claims ``out_dir`` for its life (:mod:`ptrnet.runs.lock`).
 
     Raises:
-        RunDirError: ``out_dir`` already holds a run (checked before anything is written).
+        RunDirError: ``out_dir`` already holds a run, or another training holds it (checked
+            before anything is written).
     """
+    with claim_run_dir(out_dir):
+        return _train_claimed(config, out_dir, log)
+
+
+def _train_claimed(
+    config: CopyTrainConfig, out_dir: str, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """:func:`train_copy` in ``out_dir``, which this process has claimed."""
     check_new_run_dir(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(config.seed)
