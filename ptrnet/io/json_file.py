@@ -108,33 +108,34 @@ class _Scan:
         self.backslashes, self.in_string, self.level, self.deepest = 0, 0, 0, 0
 
     def feed(self, chunk: bytes) -> None:
-        """Scan the next chunk of the text."""
+        """Scan the next chunk of the text (work on its quotes and brackets only)."""
         codes = np.frombuffer(chunk, np.uint8)
-        inside = np.full(len(codes), self.in_string == 1)
-        if b'"' in chunk:
-            quotes = codes == _QUOTE
-            if b"\\" in chunk or self.backslashes:
-                quotes &= ~_escaped(codes, self.backslashes)
-            inside = (np.cumsum(quotes, dtype=np.int32) + self.in_string) % 2 == 1
-        opens = ((codes == _OPEN) | (codes == _OPEN_OBJECT)) & ~inside
-        closes = ((codes == _CLOSE) | (codes == _CLOSE_OBJECT)) & ~inside
-        levels = np.cumsum(opens.view(np.int8) - closes.view(np.int8), dtype=np.int32)
-        self.deepest = max(self.deepest, self.level + int(levels.max()))
-        self.level, self.in_string = self.level + int(levels[-1]), int(inside[-1])
+        quotes = np.flatnonzero(codes == _QUOTE)
+        if len(quotes) and (b"\\" in chunk or self.backslashes):
+            quotes = quotes[~_escaped(codes, quotes, self.backslashes)]
+        opens = (codes == _OPEN) | (codes == _OPEN_OBJECT)
+        brackets = np.flatnonzero(opens | (codes == _CLOSE) | (codes == _CLOSE_OBJECT))
+        if len(quotes):  # a bracket is outside strings after an even number of quotes
+            brackets = brackets[(np.searchsorted(quotes, brackets) + self.in_string) % 2 == 0]
+        elif self.in_string:
+            brackets = brackets[:0]
+        if len(brackets):
+            steps = opens[brackets].view(np.int8) * 2 - 1
+            levels = self.level + np.cumsum(steps, dtype=np.int64)
+            self.deepest = max(self.deepest, int(levels.max()))
+            self.level = int(levels[-1])
+        self.in_string = (self.in_string + len(quotes)) % 2
         trailing = len(chunk) - len(chunk.rstrip(b"\\"))
         self.backslashes = trailing + (self.backslashes if trailing == len(chunk) else 0)
 
 
-def _escaped(codes: np.ndarray, backslashes: int) -> np.ndarray:
-    """Which bytes of ``codes`` follow an odd run of backslashes, when the text before them
-    ends with ``backslashes`` of them."""
-    index = np.arange(len(codes), dtype=np.int32)
-    # the last position before each one that is not a backslash; the backslashes before the
-    # chunk count as positions -1, -2 ...
-    outside = -1 - backslashes
-    others = np.maximum.accumulate(np.where(codes == _BACKSLASH, outside, index))
-    before = np.concatenate(([outside], others[:-1]))
-    return (index - before) % 2 == 0
+def _escaped(codes: np.ndarray, quotes: np.ndarray, backslashes: int) -> np.ndarray:
+    """Which of the ``quotes`` (positions in ``codes``) follow an odd run of backslashes, when
+    the text before ``codes`` ends with ``backslashes`` of them."""
+    others = np.flatnonzero(codes != _BACKSLASH)  # the quotes among them
+    before = np.searchsorted(others, quotes) - 1  # the last one before each quote
+    previous = np.where(before >= 0, others[np.maximum(before, 0)], -1 - backslashes)
+    return (quotes - previous) % 2 == 0  # quotes - previous - 1 backslashes between: odd
 
 
 def read_json_file(
