@@ -61,16 +61,14 @@ def parse_json(
         JsonError: more than ``limit`` bytes, nesting deeper than :data:`MAX_JSON_DEPTH`, text
             that is not UTF-8 or not JSON (with its line), or another top-level type.
     """
-    if isinstance(text, str):
-        data = text.encode("utf-8", "surrogatepass")
-    else:  # decoded here: json.loads would also take UTF-16 and UTF-32, which the scan cannot
-        data = bytes(text)
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if len(data) > limit:
+        raise JsonError(_said(name, f"{len(data)} bytes, over the limit of {limit} bytes"))
+    if not isinstance(text, str):  # json.loads would take UTF-16 and -32 too, the scan cannot
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise JsonError(_said(name, "not UTF-8 text")) from None
-    if len(data) > limit:
-        raise JsonError(_said(name, f"{len(data)} bytes, over the limit of {limit} bytes"))
     if nesting_depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         problem = f"nested more than {MAX_JSON_DEPTH} levels deep, the limit"
         raise JsonError(_said(name, problem))
@@ -86,12 +84,18 @@ def parse_json(
 
 def nesting_depth(data: bytes, stop_above: int | None = None) -> int:
     """The deepest nesting of ``[``/``{`` in the JSON text ``data``, brackets inside strings
-    not counted, or, once that passes ``stop_above``, some depth above it. A parser reads no
-    deeper than this before it stops, also in text that is not JSON (a backslash outside a
-    string ends a parse, so the escapes it could confuse come after the parser's stop).
-    Vectorised over chunks: linear time, memory of one chunk, whatever the text."""
-    if data.count(b"[") + data.count(b"{") <= (stop_above or 0):
-        return data.count(b"[") + data.count(b"{")  # an upper bound within the limit
+    not counted. A parser reads no deeper than this before it stops, also in text that is not
+    JSON (a backslash outside a string ends a parse, so the escapes it could confuse come after
+    the parser's stop). Vectorised over chunks: linear time, memory of one chunk, whatever the
+    text.
+
+    With ``stop_above``, only the comparison is exact: a depth within it may be returned as
+    the count of opening brackets (when that is within it too), one beyond it as soon as the
+    scan passes it.
+    """
+    opening = data.count(b"[") + data.count(b"{")
+    if stop_above is not None and opening <= stop_above:
+        return opening
     scan = _Scan()
     for start in range(0, len(data), _CHUNK):
         scan.feed(data[start : start + _CHUNK])
