@@ -7,8 +7,8 @@
 * An input that is not a regular file (a pipe, ``/dev/stdin``, a FIFO, ``<(...)``) can be read
   only once: :func:`hold_input` reads it whole into memory, within the file limit, as a
   :class:`HeldInput` that every reader here reads from instead, so a layout can be detected and
-  then parsed from the same bytes. A device other than a terminal (``/dev/zero``, a disk) is
-  not data: it is refused before it is read.
+  then parsed from the same bytes. A device other than a terminal or ``/dev/null``
+  (``/dev/zero``, a disk) is not data: it is refused before it is read.
 * A file ptrnet reads as a whole (a checkpoint, ``config.json``, ``sizes.json``) must be a
   regular file after following links (:func:`read_regular_file`): it is opened without
   blocking and checked on the open descriptor, so a FIFO never blocks and ``/dev/zero`` never
@@ -63,7 +63,7 @@ def hold_input(path: PathT) -> PathT | HeldInput:
 
     Raises:
         InputError: an input over :data:`~ptrnet.io.limits.MAX_FILE_BYTES`, a device other than
-            a terminal (``/dev/zero``), or a read error.
+            a terminal or ``/dev/null`` (``/dev/zero``), or a read error.
     """
     if isinstance(path, HeldInput):
         return path
@@ -128,11 +128,23 @@ def _kind(mode: int) -> str:
 
 
 def _check_stream(path: str | os.PathLike[str], stream: BinaryIO) -> None:
-    """Raise InputError if the open ``stream`` is a device other than a terminal: a pipe, a
-    socket or a terminal is input to read to its end, ``/dev/zero`` or a disk is not."""
-    mode = os.fstat(stream.fileno()).st_mode
-    if stat.S_ISBLK(mode) or (stat.S_ISCHR(mode) and not stream.isatty()):
-        raise InputError(path, None, f"{_kind(mode)}, not a file or a pipe")
+    """Raise InputError if the open ``stream`` is a device other than a terminal or
+    ``/dev/null``: a pipe, a socket or a terminal is input to read to its end, and so is the
+    empty ``/dev/null``; ``/dev/zero`` or a disk is not."""
+    info = os.fstat(stream.fileno())
+    if stat.S_ISBLK(info.st_mode) or (
+        stat.S_ISCHR(info.st_mode) and not stream.isatty() and not _is_null(info)
+    ):
+        raise InputError(path, None, f"{_kind(info.st_mode)}, not a file or a pipe")
+
+
+def _is_null(info: os.stat_result) -> bool:
+    """Whether ``info`` is that of :data:`os.devnull`."""
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    return (info.st_rdev, info.st_mode) == (null.st_rdev, null.st_mode)
 
 
 def _read_all(path: str | os.PathLike[str], limit: int) -> bytes:
