@@ -180,6 +180,19 @@ def test_resume_with_config_json_linked_to_dev_zero_is_one_line(tmp_path, capsys
     assert err.count("\n") == 1
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_resume_with_a_fifo_as_its_log_is_one_line(tmp_path, watchdog, capsys):
+    resume = tiny_run(tmp_path / "run")
+    log = tmp_path / "run" / "log.csv"
+    log.unlink()
+    os.mkfifo(log)
+    capsys.readouterr()
+    assert main([*resume, "--steps", "6"]) == 1
+    assert capsys.readouterr().err == (
+        f"ptrnet: error: {log}: a FIFO (named pipe), not a regular file\n"
+    )
+
+
 def test_data_from_dev_zero_is_one_line_and_pipes_still_read(tmp_path, capsys):
     """A device is not data (it was read up to the 4 GiB limit); a pipe still is."""
     assert main(["solve", "sort", "/dev/zero", "-o", "-"]) == 1
