@@ -149,7 +149,7 @@ def _is_null(info: os.stat_result) -> bool:
 
 def _read_all(path: str | os.PathLike[str], limit: int) -> bytes:
     """The bytes of the stream ``path`` up to its end, refused past ``limit`` bytes, and
-    refused unread if it is a device other than a terminal."""
+    refused unread if it is a device other than a terminal or ``/dev/null``."""
     chunks: list[bytes] = []
     size = 0
     try:
