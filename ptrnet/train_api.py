@@ -104,9 +104,11 @@ def file_sizes(task, path: str | os.PathLike[str]) -> SizeRange:
     """The smallest and largest instance size in the paper-format file ``path``.
 
     Raises:
-        InputError: a missing or malformed file.
+        InputError: a missing or malformed file, or one that is not a regular file.
     """
     from ptrnet.io.paper_format import iter_examples
+    from ptrnet.io.text import check_regular_file
 
+    check_regular_file(path)  # training reads it again: a pipe would block
     sizes = [len(ex.points) for ex in iter_examples(path, task, "ignore")]
     return SizeRange(min(sizes), max(sizes))

@@ -193,6 +193,21 @@ def test_resume_with_a_fifo_as_its_log_is_one_line(tmp_path, watchdog, capsys):
     )
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero"])
+@pytest.mark.parametrize("sizes", [[], ["-n", "5"]])
+def test_training_data_that_is_not_a_regular_file_is_one_line(
+    tmp_path, watchdog, capsys, kind, sizes
+):
+    """Training reads its data more than once (sizes, digest, every epoch): a FIFO blocked."""
+    data = make_path(kind, tmp_path / "data.txt")
+    out = tmp_path / "run"
+    argv = ["train", "sort", "--dry-run", "--data", str(data), *sizes, "--out", str(out), "-q"]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == f"ptrnet: error: {data}: {PROBLEMS[kind]}\n"
+    assert not out.exists()
+
+
 def test_data_from_dev_zero_is_one_line_and_pipes_still_read(tmp_path, capsys):
     """A device is not data (it was read up to the 4 GiB limit); a pipe still is."""
     assert main(["solve", "sort", "/dev/zero", "-o", "-"]) == 1

@@ -87,8 +87,8 @@ def read_regular_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES)
             file (naming what it is: a directory, a FIFO, a character device ...), or a file
             over ``limit`` bytes.
     """
+    check_regular_file(path, limit)
     try:
-        _check_regular(path, os.stat(path))
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as err:
         raise InputError(path, None, f"cannot read: {err.strerror or err}") from None
@@ -101,6 +101,21 @@ def read_regular_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES)
     if len(data) > limit:  # it grew since fstat
         raise InputError(path, None, f"file over the limit of {limit} bytes")
     return data
+
+
+def check_regular_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> None:
+    """Raise InputError unless ``path`` is a regular file (links followed) of at most
+    ``limit`` bytes: for a file read more than once (a training data file), which a pipe
+    cannot be.
+
+    Raises:
+        InputError: ``FILE: problem``, as :func:`read_regular_file` says it.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        raise InputError(path, None, f"cannot read: {err.strerror or err}") from None
+    _check_regular(path, info, limit)
 
 
 def _check_regular(

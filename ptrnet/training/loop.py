@@ -43,6 +43,7 @@ from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.evaluation.score import json_safe
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
+from ptrnet.io.text import check_regular_file
 from ptrnet.model import build_model
 from ptrnet.precision import grad_scaler
 from ptrnet.runs import BEST, BEST_JSON, LAST, LOG_CSV, RunDirError, holds_run, kept_path
@@ -96,6 +97,7 @@ def data_digests(cfg: TrainConfig) -> dict[str, str]:
         if path is None:
             continue
         digest = hashlib.sha256()
+        check_regular_file(path)  # read again for the data: a pipe would block, /dev/zero never end
         try:
             with open(path, "rb") as stream:
                 for block in iter(lambda: stream.read(1 << 20), b""):
