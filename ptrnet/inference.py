@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptrnet.io.errors import InputError, UsageError
+from ptrnet.io.json_file import read_json_file
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.unit_square import to_unit_square
 from ptrnet.runs import CHECKPOINT_NAMES
@@ -213,19 +214,19 @@ def read_size_routes(folder: str) -> list[tuple[SizeRange, str, int]]:
     absent); no two entries' sizes overlap. Several entries may name the same sub-folder.
 
     Raises:
-        InputError: unreadable JSON, an entry of the wrong form, a NAME that is not a plain
-            sub-folder name, a bad window, or overlapping sizes.
+        InputError: a path that is not a regular file, unreadable or oversized JSON
+            (:mod:`ptrnet.io.json_file`), an entry of the wrong form, a NAME that is not a
+            plain sub-folder name, a bad window, or overlapping sizes.
     """
-    import json
-
     path = os.path.join(folder, SIZES_JSON)
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         return []
     try:
-        with open(path, encoding="utf-8") as stream:
-            entries = json.load(stream)["models"]
+        entries = read_json_file(path)["models"]
         routes = [_size_route(folder, entry) for entry in entries]
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except InputError as err:  # not a regular file, too large or deep, not JSON
+        raise InputError(path, err.line, f"not a size routing file ({err.problem})") from None
+    except (ValueError, KeyError, TypeError) as err:
         raise InputError(path, None, f"not a size routing file ({err})") from None
     ordered = sorted(routes, key=lambda route: route[0].lo)
     for (a, *_), (b, *_) in zip(ordered, ordered[1:], strict=False):

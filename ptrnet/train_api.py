@@ -105,9 +105,11 @@ def file_sizes(task, path: str | os.PathLike[str]) -> SizeRange:
     :func:`ptrnet.io.instances.read_instances`).
 
     Raises:
-        InputError: a missing or malformed file.
+        InputError: a missing or malformed file, or one that is not a regular file.
     """
     from ptrnet.io.instances import read_instances
+    from ptrnet.io.text import check_regular_file
 
+    check_regular_file(path)  # training reads it again: a pipe would block
     sizes = [len(instance.points) for instance in read_instances(path, task)]
     return SizeRange(min(sizes), max(sizes))

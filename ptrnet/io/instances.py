@@ -17,7 +17,9 @@ Layouts (``FORMATS``; ``auto`` picks by extension, then by content):
   be ``dim`` of them. One column holding text (the one headed ``name`` if several do) is kept
   as the points' names (:attr:`Instance.names`).
 * ``npy`` (``.npy``): an (n, dim) array (one instance), (B, n, dim) (B instances; errors name
-  instance k as ``FILE:k``) or, for sort, (n,); no pickles.
+  instance k as ``FILE:k``) or, for sort, (n,); no pickles. The header's dtype and shape are
+  checked against the limits, and the bytes it declares against the file's, before any array
+  is allocated.
 * ``tsplib`` (``.tsp``, task tsp): EUC_2D coordinates (:mod:`ptrnet.io.tsplib`). ``auto`` also
   takes a file without one of the extensions above for TSPLIB when its first non-blank line
   starts with a TSPLIB keyword (``NAME``, ``TYPE``, ``COMMENT``, ``DIMENSION``,
@@ -34,20 +36,27 @@ exactly as the same bytes in a file would.
 from __future__ import annotations
 
 import csv
-import io
+import math
 import os
 import re
 import stat
 from collections.abc import Sequence
 from itertools import islice
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 import numpy as np
 
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS, quote
 from ptrnet.io.paper_format import OUTPUT, LineProblem, parse_line, parse_points
-from ptrnet.io.text import HeldInput, check_file_size, hold_input, is_number, numbered_lines
+from ptrnet.io.text import (
+    HeldInput,
+    check_file_size,
+    hold_input,
+    is_number,
+    numbered_lines,
+    open_bytes,
+)
 from ptrnet.io.tsplib import read_tsplib
 from ptrnet.tasks import Task
 
@@ -353,26 +362,78 @@ def _one_instance(
 
 
 def _read_npy(path: str | os.PathLike[str], task: Task) -> list[Instance]:
+    """The instances of a .npy file, its header checked before any array is allocated."""
     check_file_size(path)
-    source = io.BytesIO(path.data) if isinstance(path, HeldInput) else path
     try:
-        array = np.load(source, allow_pickle=False)
+        with open_bytes(path) as stream:
+            shape, fortran, dtype = _npy_header(path, stream, task)
+            available = _byte_size(path) - stream.tell()
+            declared = math.prod(shape) * dtype.itemsize
+            if declared > available:
+                raise InputError(
+                    path,
+                    None,
+                    f"array of shape {_shape_text(shape)} of {dtype} declares {declared} bytes; "
+                    f"the file holds {available} after its header",
+                )
+            data = stream.read(declared)
     except (OSError, ValueError, EOFError) as err:
         reason = " ".join(str(err).split())[:80]
         raise InputError(path, None, f"not a .npy array file ({reason})") from None
-    if not isinstance(array, np.ndarray) or array.dtype.kind not in "iuf":
-        raise InputError(path, None, "not a .npy array of real numbers")
-    shape = array.shape
+    array = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
     if task.dim == 1 and array.ndim == 1:
         array = array[:, None]
     if array.ndim == 2:
         array = array[None]
-    if array.ndim != 3 or array.shape[2] != task.dim:
+    return [_checked_array(path, task, points, k + 1) for k, points in enumerate(array)]
+
+
+def _npy_header(
+    path: str | os.PathLike[str], stream: BinaryIO, task: Task
+) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """``(shape, fortran order, dtype)`` from the header of the .npy ``stream`` (left at the
+    data), checked: real numbers, a shape the task takes, 1..MAX_POINTS points per instance.
+
+    Raises:
+        InputError: a header that fails a check. ValueError or EOFError: not a .npy header.
+    """
+    version = np.lib.format.read_magic(stream)
+    if version not in ((1, 0), (2, 0)):
+        raise ValueError(f"format version {version[0]}.{version[1]}, not 1.0 or 2.0")
+    formats = np.lib.format
+    read = formats.read_array_header_1_0 if version == (1, 0) else formats.read_array_header_2_0
+    shape, fortran, dtype = read(stream)
+    if dtype.hasobject or dtype.kind not in "iuf":
+        raise InputError(path, None, "not a .npy array of real numbers")
+    one_dim = task.dim == 1 and len(shape) == 1  # (n,): sort's numbers
+    fits = one_dim or (len(shape) in (2, 3) and shape[-1] == task.dim)
+    if not fits or min(shape, default=0) < 0:
         expected = "(n, dim) or (B, n, dim)" + (" or (n,)" if task.dim == 1 else "")
         raise InputError(
-            path, None, f"array of shape {shape}; expected {expected} with dim = {task.dim}"
+            path,
+            None,
+            f"array of shape {_shape_text(shape)}; expected {expected} with dim = {task.dim}",
         )
-    return [_checked_array(path, task, points, k + 1) for k, points in enumerate(array)]
+    points = shape[0] if len(shape) == 1 else shape[-2]
+    if not 1 <= points <= MAX_POINTS:
+        raise InputError(
+            path,
+            None,
+            f"array of shape {_shape_text(shape)}: {points} points per instance; "
+            f"task {task.name} takes {task.min_n}..{MAX_POINTS}",
+        )
+    return shape, fortran, dtype
+
+
+def _byte_size(path: str | os.PathLike[str]) -> int:
+    """The bytes of ``path``: held in memory, or on disk."""
+    return len(path.data) if isinstance(path, HeldInput) else os.path.getsize(path)
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    """``shape`` as Python writes it, cut to 60 characters (a header may declare any)."""
+    text = str(shape)
+    return text if len(text) <= 60 else f"{text[:60]}... ({len(shape)} dimensions)"
 
 
 def _checked_array(path: str | os.PathLike[str], task: Task, points: np.ndarray, k: int):

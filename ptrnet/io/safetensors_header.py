@@ -2,7 +2,8 @@
 
 A safetensors file is an 8-byte little-endian header size, a JSON header and the tensor bytes.
 A hostile or damaged file can claim anything in that header: a size past the end, offsets past
-the data, a shape of 10^12 elements, a dtype that does not exist, metadata that is not text.
+the data, a shape of 10^12 elements, a dtype that does not exist, metadata that is not text,
+JSON nested 100,000 deep (:mod:`ptrnet.io.json_file` reads it).
 :func:`read_header` checks every such claim against the bytes actually there, so that the
 ``safetensors`` loader is only ever handed a consistent file, and every problem is one line.
 
@@ -17,6 +18,8 @@ import hashlib
 import json
 import math
 from typing import Any, NamedTuple
+
+from ptrnet.io.json_file import JsonError, parse_json
 
 MAX_HEADER_BYTES = 100 * 2**20  # the safetensors format's own bound
 DTYPE_BYTES = {
@@ -57,11 +60,9 @@ def read_header(data: bytes) -> tuple[dict[str, TensorEntry], dict[str, str]]:
     if size > min(MAX_HEADER_BYTES, len(data) - 8):
         raise HeaderError(f"header size {size} is past the end of the {len(data)}-byte file")
     try:
-        header = json.loads(data[8 : 8 + size])
-    except (UnicodeDecodeError, ValueError):
-        raise HeaderError("header is not valid JSON") from None
-    if not isinstance(header, dict):
-        raise HeaderError("header is not a JSON object")
+        header = parse_json(data[8 : 8 + size], dict, MAX_HEADER_BYTES, "header")
+    except JsonError as err:
+        raise HeaderError(str(err)) from None
     metadata = header.pop("__metadata__", {})
     if not isinstance(metadata, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()

@@ -7,7 +7,12 @@
 * An input that is not a regular file (a pipe, ``/dev/stdin``, a FIFO, ``<(...)``) can be read
   only once: :func:`hold_input` reads it whole into memory, within the file limit, as a
   :class:`HeldInput` that every reader here reads from instead, so a layout can be detected and
-  then parsed from the same bytes.
+  then parsed from the same bytes. A device other than a terminal or ``/dev/null``
+  (``/dev/zero``, a disk) is not data: it is refused before it is read.
+* A file ptrnet reads as a whole (a checkpoint, ``config.json``, ``sizes.json``) must be a
+  regular file after following links (:func:`read_regular_file`): it is opened without
+  blocking and checked on the open descriptor, so a FIFO never blocks and ``/dev/zero`` never
+  streams into memory.
 * Numbers are ASCII decimal floats (``-1``, ``0.5``, ``.5``, ``1e-3``, ``inf``, ``nan``):
   Python's ``float`` also takes ``0_5`` and non-ASCII digits, which no data file means.
 """
@@ -53,11 +58,12 @@ class HeldInput(str):
 
 def hold_input(path: PathT) -> PathT | HeldInput:
     """``path`` itself when it is a regular file, a directory or nothing that exists (the readers
-    open it and report those); otherwise (a pipe, a FIFO, ``/dev/stdin``, a character device) a
+    open it and report those); otherwise (a pipe, a FIFO, ``/dev/stdin``, a terminal) a
     :class:`HeldInput` with its whole content, read once.
 
     Raises:
-        InputError: an input over :data:`~ptrnet.io.limits.MAX_FILE_BYTES`, or a read error.
+        InputError: an input over :data:`~ptrnet.io.limits.MAX_FILE_BYTES`, a device other than
+            a terminal or ``/dev/null`` (``/dev/zero``), or a read error.
     """
     if isinstance(path, HeldInput):
         return path
@@ -70,12 +76,100 @@ def hold_input(path: PathT) -> PathT | HeldInput:
     return HeldInput(os.fspath(path), _read_all(path, MAX_FILE_BYTES))
 
 
+def read_regular_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``path``, which must be a regular file (links followed) of at most
+    ``limit`` bytes. ``path`` is opened only when ``stat`` says it is one, and then without
+    blocking and checked again on the open descriptor, so a path swapped for a FIFO or a device
+    in between is refused too, and no more than ``limit`` bytes are ever read.
+
+    Raises:
+        InputError: ``FILE: problem``: a missing or unreadable path, one that is not a regular
+            file (naming what it is: a directory, a FIFO, a character device ...), or a file
+            over ``limit`` bytes.
+    """
+    check_regular_file(path, limit)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as err:
+        raise InputError(path, None, f"cannot read: {err.strerror or err}") from None
+    with os.fdopen(fd, "rb") as stream:
+        try:
+            _check_regular(path, os.fstat(fd), limit)
+            data = stream.read(limit + 1)
+        except OSError as err:
+            raise InputError(path, None, f"cannot read: {err.strerror or err}") from None
+    if len(data) > limit:  # it grew since fstat
+        raise InputError(path, None, f"file over the limit of {limit} bytes")
+    return data
+
+
+def check_regular_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> None:
+    """Raise InputError unless ``path`` is a regular file (links followed) of at most
+    ``limit`` bytes: for a file read more than once (a training data file), which a pipe
+    cannot be.
+
+    Raises:
+        InputError: ``FILE: problem``, as :func:`read_regular_file` says it.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        raise InputError(path, None, f"cannot read: {err.strerror or err}") from None
+    _check_regular(path, info, limit)
+
+
+def _check_regular(
+    path: str | os.PathLike[str], info: os.stat_result, limit: int | None = None
+) -> None:
+    """Raise InputError unless ``info`` is a regular file's of at most ``limit`` bytes."""
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(path, None, f"{_kind(info.st_mode)}, not a regular file")
+    if limit is not None and info.st_size > limit:
+        raise InputError(
+            path, None, f"file of {info.st_size} bytes is over the limit of {limit} bytes"
+        )
+
+
+def _kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words (``a directory``, ``a FIFO`` ...)."""
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a file")
+
+
+def _check_stream(path: str | os.PathLike[str], stream: BinaryIO) -> None:
+    """Raise InputError if the open ``stream`` is a device other than a terminal or
+    ``/dev/null``: a pipe, a socket or a terminal is input to read to its end, and so is the
+    empty ``/dev/null``; ``/dev/zero`` or a disk is not."""
+    info = os.fstat(stream.fileno())
+    if stat.S_ISBLK(info.st_mode) or (
+        stat.S_ISCHR(info.st_mode) and not stream.isatty() and not _is_null(info)
+    ):
+        raise InputError(path, None, f"{_kind(info.st_mode)}, not a file or a pipe")
+
+
+def _is_null(info: os.stat_result) -> bool:
+    """Whether ``info`` is that of :data:`os.devnull`."""
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    return (info.st_rdev, info.st_mode) == (null.st_rdev, null.st_mode)
+
+
 def _read_all(path: str | os.PathLike[str], limit: int) -> bytes:
-    """The bytes of the stream ``path`` up to its end, refused past ``limit`` bytes."""
+    """The bytes of the stream ``path`` up to its end, refused past ``limit`` bytes, and
+    refused unread if it is a device other than a terminal or ``/dev/null``."""
     chunks: list[bytes] = []
     size = 0
     try:
         with open(path, "rb") as stream:
+            _check_stream(path, stream)
             while chunk := stream.read(_CHUNK):
                 size += len(chunk)
                 if size > limit:
@@ -109,7 +203,9 @@ def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
     """
     check_file_size(path)
     try:
-        with _open_bytes(path) as stream:
+        with open_bytes(path) as stream:
+            if not isinstance(path, HeldInput):
+                _check_stream(path, stream)
             for line, raw in enumerate(_raw_lines(stream, path), 1):
                 if line == 1 and raw.startswith(_BOM):
                     raw = raw[len(_BOM) :]
@@ -122,7 +218,7 @@ def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
         raise InputError(path, None, f"cannot read: {err.strerror or err}") from None
 
 
-def _open_bytes(path: str | os.PathLike[str]) -> BinaryIO:
+def open_bytes(path: str | os.PathLike[str]) -> BinaryIO:
     """A binary stream over ``path``: the bytes of a :class:`HeldInput`, else the file."""
     if isinstance(path, HeldInput):
         return io.BytesIO(path.data)
@@ -134,7 +230,11 @@ def _raw_lines(stream: BinaryIO, path: str | os.PathLike[str]) -> Iterator[bytes
     pending = b""
     line = 1
     after_cr = False  # the previous chunk ended in \r: a leading \n belongs to it
+    size = 0  # a pipe has no size to check up front: its bytes are counted as they come
     while chunk := stream.read(_CHUNK):
+        size += len(chunk)
+        if size > MAX_FILE_BYTES:
+            raise InputError(path, None, f"input over the limit of {MAX_FILE_BYTES} bytes")
         if after_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]
         after_cr = chunk.endswith(b"\r")

@@ -38,6 +38,7 @@ from ptrnet.evaluation.score import json_safe
 from ptrnet.generation import default_workers, generate_dataset
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import UsageError
+from ptrnet.io.json_file import read_json_file
 from ptrnet.io.paper_format import write_examples
 from ptrnet.reproduce.plans import (
     TEST_SEED,
@@ -358,12 +359,12 @@ def examples_seen(steps: int, per_epoch: int, batch_size: int) -> int:
 
 
 def read_compute(run_dir: str) -> dict[str, Any]:
-    """The run's compute record, or {} when it has none."""
+    """The run's compute record, or {} when it has none; InputError for one that is not a
+    regular file of bounded JSON (:mod:`ptrnet.io.json_file`)."""
     path = os.path.join(run_dir, COMPUTE_JSON)
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return {}
-    with open(path, encoding="utf-8") as stream:
-        return json.load(stream)
+    return read_json_file(path)
 
 
 def write_compute(

@@ -22,6 +22,7 @@ import numpy as np
 
 from ptrnet.generation import generate_dataset
 from ptrnet.io.atomic import atomic_write
+from ptrnet.io.json_file import read_json_file
 from ptrnet.io.paper_format import iter_examples, write_examples
 from ptrnet.reproduce.plans import TEST_SEED, TEST_STREAM
 from ptrnet.tasks import Task
@@ -94,10 +95,10 @@ def mean_tour_lengths(
 
 
 def _read_json(path: str | None) -> dict:
-    if path is None or not os.path.exists(path):
+    """The JSON object cached at ``path``, {} when none (:mod:`ptrnet.io.json_file`)."""
+    if path is None or not os.path.lexists(path):
         return {}
-    with open(path, encoding="utf-8") as stream:
-        return json.load(stream)
+    return read_json_file(path)
 
 
 def solver_lengths(points: Sequence[np.ndarray], solver: str, workers: int = 1) -> list[float]:

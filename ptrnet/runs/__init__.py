@@ -8,11 +8,13 @@ A training run (``ptrnet train RUN_DIR``) writes:
 * :data:`BEST` and :data:`BEST_JSON`: the weights and the validation record at the best decoded
   validation metric;
 * with ``keep_every``: :func:`kept_path` files under :data:`KEPT_DIR`, the weights of every
-  validation at a multiple of that many steps.
+  validation at a multiple of that many steps;
+* while it runs: :data:`LOCK_FILE`, its claim on the directory (:mod:`ptrnet.runs.lock`).
 
 Modules: :mod:`ptrnet.runs.config` (the run's frozen configuration), :mod:`ptrnet.runs.checkpoint`
 (the checkpoint file format), :mod:`ptrnet.runs.config_file` (``config.json``, checked against
-the checkpoint on resume), :mod:`ptrnet.runs.csvlog` (the log). They sit above the model and
+the checkpoint on resume), :mod:`ptrnet.runs.csvlog` (the log), :mod:`ptrnet.runs.lock` (one
+training at a time in a directory). They sit above the model and
 decoding layers and below training, evaluation and inference, which all read or write runs.
 """
 
@@ -26,6 +28,13 @@ LAST, BEST, BEST_JSON, CONFIG_JSON, LOG_CSV = (
     "log.csv",
 )
 KEPT_DIR = "kept"
+#: The claim a training holds on its run directory while it runs (:mod:`ptrnet.runs.lock`).
+LOCK_FILE = "run.lock"
+
+
+class RunDirError(ValueError):
+    """A run directory that cannot be started (already used, or in use by another training)
+    or resumed (no or other run)."""
 
 
 def kept_path(run_dir: str, step: int) -> str:

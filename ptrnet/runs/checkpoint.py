@@ -45,7 +45,9 @@ from torch import nn
 
 from ptrnet.io.atomic import atomic_write_bytes
 from ptrnet.io.errors import InputError
-from ptrnet.io.safetensors_header import HeaderError, read_header, tensor_digest
+from ptrnet.io.json_file import parse_json
+from ptrnet.io.safetensors_header import MAX_HEADER_BYTES, HeaderError, read_header, tensor_digest
+from ptrnet.io.text import read_regular_file
 from ptrnet.model.shapes import state_shapes
 from ptrnet.runs.config import RunConfig
 
@@ -229,12 +231,10 @@ def read_checkpoint_file(
         CheckpointError: any of those checks failing, one line.
     """
     try:
-        if os.path.getsize(path) > MAX_CHECKPOINT_BYTES:
-            raise CheckpointError(path, f"file over the limit of {MAX_CHECKPOINT_BYTES} bytes")
-        with open(path, "rb") as stream:
-            data = stream.read()
-    except OSError as err:
-        raise CheckpointError(path, f"cannot read checkpoint: {err.strerror or err}") from None
+        data = read_regular_file(path, MAX_CHECKPOINT_BYTES)
+    except InputError as err:
+        problem = err.problem.replace("cannot read:", "cannot read checkpoint:")
+        raise CheckpointError(path, problem) from None
     try:
         _, metadata = read_header(data)
         meta = _meta_object(metadata)
@@ -261,9 +261,7 @@ def _meta_object(metadata: dict[str, str]) -> dict[str, Any]:
     """The ``ptrnet`` metadata as a JSON object with, if any, string checksums."""
     if "ptrnet" not in metadata:
         raise ValueError("no 'ptrnet' metadata")
-    meta = json.loads(metadata["ptrnet"])
-    if not isinstance(meta, dict):
-        raise ValueError("metadata is not a JSON object")
+    meta = parse_json(metadata["ptrnet"], dict, MAX_HEADER_BYTES, "metadata")
     for key in ("checksum", "state_checksum"):
         if not isinstance(meta.get(key, ""), str):
             raise ValueError(f"metadata '{key}' is not a string")

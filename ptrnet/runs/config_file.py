@@ -16,6 +16,8 @@ from dataclasses import fields
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
+from ptrnet.io.json_file import MAX_JSON_BYTES, JsonError, parse_json
+from ptrnet.io.text import read_regular_file
 from ptrnet.runs import CONFIG_JSON, LAST
 from ptrnet.runs.config import RESUMABLE, RunConfig
 
@@ -38,18 +40,14 @@ def check_config_file(run_dir: str, saved: RunConfig, resumed: RunConfig) -> Non
 
     Raises:
         InputError: ``config.json:LINE``, naming each ignored field with both values and how to
-            proceed; or a file that is not a run configuration.
+            proceed; or a path that is not a regular file (a link to ``/dev/zero``, a FIFO:
+            refused unread), JSON too large or too deep, or not a run configuration.
     """
     path = os.path.join(run_dir, CONFIG_JSON)
-    try:
-        with open(path, encoding="utf-8") as stream:
-            text = stream.read()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return
-    except (OSError, UnicodeDecodeError) as err:
-        problem = getattr(err, "strerror", None) or err
-        raise InputError(path, None, f"cannot read: {problem}") from None
-    on_file = _parse(path, text, run_dir)
+    document, text = _read(path, run_dir)
+    on_file = _parse(path, document, run_dir)
     ignored = [
         (section, name, file_value, saved_value)
         for section, name, file_value, saved_value in _differences(on_file, saved)
@@ -60,15 +58,25 @@ def check_config_file(run_dir: str, saved: RunConfig, resumed: RunConfig) -> Non
         raise InputError(path, _line_of(text, section, name), _explain(ignored, run_dir))
 
 
-def _parse(path: str, text: str, run_dir: str) -> RunConfig:
-    """The RunConfig in ``text``; InputError for what is not one."""
+def _read(path: str, run_dir: str) -> tuple[dict, str]:
+    """The JSON object in the file ``path`` (bounded: :mod:`ptrnet.io.json_file`), and its
+    text; InputError for a path that is not a regular file or not such an object."""
     try:
-        return RunConfig.from_dict(json.loads(text))
-    except json.JSONDecodeError as err:
-        problem, line = f"not valid JSON ({err.msg})", err.lineno
+        data = read_regular_file(path, MAX_JSON_BYTES)
+        return parse_json(data), data.decode("utf-8")
+    except JsonError as err:
+        raise InputError(path, err.line, f"{err}; {_advice(run_dir)}") from None
+    except InputError as err:
+        raise InputError(path, None, f"{err.problem}; {_advice(run_dir)}") from None
+
+
+def _parse(path: str, document: dict, run_dir: str) -> RunConfig:
+    """The RunConfig in the JSON object ``document``; InputError for what is not one."""
+    try:
+        return RunConfig.from_dict(document)
     except (TypeError, ValueError) as err:
-        problem, line = f"not a run configuration ({err})", None
-    raise InputError(path, line, f"{problem}; {_advice(run_dir)}")
+        problem = f"not a run configuration ({err}); {_advice(run_dir)}"
+        raise InputError(path, None, problem) from None
 
 
 def _differences(on_file: RunConfig, saved: RunConfig) -> list[tuple[str, str, object, object]]:

@@ -11,11 +11,14 @@ value in a row are empty.
 from __future__ import annotations
 
 import csv
+import errno
+import io
 import os
 from typing import Any
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
+from ptrnet.io.text import read_regular_file
 
 BASE_COLUMNS = ("step", "loss", "lr", "examples_per_s", "elapsed_s", "val_tf_loss")
 
@@ -93,13 +96,16 @@ def read_rows(path: str | os.PathLike[str]) -> tuple[list[str], list[tuple[int, 
 
     Raises:
         FileNotFoundError: no file at ``path``.
-        InputError: the file is not UTF-8 or not CSV.
+        InputError: not a regular file (a FIFO, ``/dev/zero``: refused unread,
+            :func:`ptrnet.io.text.read_regular_file`), or a file that is not UTF-8 or not CSV.
     """
+    if not os.path.lexists(path):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), os.fspath(path))
+    data = read_regular_file(path)
     try:
-        with open(path, encoding="utf-8", newline="") as stream:
-            reader = csv.reader(stream)
-            header = next(reader, [])
-            rows = [(reader.line_num, cells) for cells in reader if cells]
+        reader = csv.reader(io.StringIO(data.decode("utf-8"), newline=""))
+        header = next(reader, [])
+        rows = [(reader.line_num, cells) for cells in reader if cells]
     except (UnicodeDecodeError, csv.Error) as err:
         raise InputError(path, None, f"not a readable CSV log ({err})") from None
     return header, rows

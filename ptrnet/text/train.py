@@ -29,6 +29,7 @@ from ptrnet.io.progress import Progress
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
 from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV, holds_run
 from ptrnet.runs.csvlog import CsvLog
+from ptrnet.runs.lock import claim_run_dir
 from ptrnet.tasks import get_task
 from ptrnet.text.batch import Batch, make_batch
 from ptrnet.text.checkpoint import CopyModel, save_copy_model
@@ -74,10 +75,20 @@ def train_copy(
     ``validation_metric`` (copy: exact match), ties going to the lower teacher-forced validation
     loss ``val_tf_loss``. ``log`` receives the one line on the vocabulary; ``progress`` shows
     the run's progress on stderr as a point task's does (:class:`ptrnet.io.progress.Progress`).
+    The run claims ``out_dir`` for its life (:mod:`ptrnet.runs.lock`).
 
     Raises:
-        RunDirError: ``out_dir`` already holds a run (checked before anything is written).
+        RunDirError: ``out_dir`` already holds a run, or another training holds it (checked
+            before anything is written).
     """
+    with claim_run_dir(out_dir):
+        return _train_claimed(config, out_dir, log, progress)
+
+
+def _train_claimed(
+    config: CopyTrainConfig, out_dir: str, log: Callable[[str], None], progress: bool
+) -> dict[str, Any]:
+    """:func:`train_copy` in ``out_dir``, which this process has claimed."""
     check_new_run_dir(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(config.seed)

@@ -28,6 +28,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -42,13 +43,15 @@ from ptrnet.evaluation.score import json_safe
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
 from ptrnet.io.progress import Progress
+from ptrnet.io.text import check_regular_file
 from ptrnet.model import build_model
 from ptrnet.precision import grad_scaler
-from ptrnet.runs import BEST, BEST_JSON, LAST, LOG_CSV, holds_run, kept_path
+from ptrnet.runs import BEST, BEST_JSON, LAST, LOG_CSV, RunDirError, holds_run, kept_path
 from ptrnet.runs.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 from ptrnet.runs.config_file import check_config_file, write_config_file
 from ptrnet.runs.csvlog import CsvLog, columns_for
+from ptrnet.runs.lock import claim_run_dir
 from ptrnet.tasks import get_task
 from ptrnet.training.baselines import make_baseline
 from ptrnet.training.cpu import ThreadPlanner, cpu_plan
@@ -64,10 +67,6 @@ from ptrnet.training.steps import Meter, build_optimizer, train_step, validation
 ValidationHook = Callable[["Trainer", dict[str, Any]], bool]
 # Asked between steps; True stops the run there (TrainingStopped). Must be cheap.
 StopRequest = Callable[[], bool]
-
-
-class RunDirError(ValueError):
-    """A run directory that cannot be started (already used) or resumed (no or other run)."""
 
 
 class DivergedError(RunDirError):
@@ -98,6 +97,7 @@ def data_digests(cfg: TrainConfig) -> dict[str, str]:
         if path is None:
             continue
         digest = hashlib.sha256()
+        check_regular_file(path)  # read again for the data: a pipe would block, /dev/zero never end
         try:
             with open(path, "rb") as stream:
                 for block in iter(lambda: stream.read(1 << 20), b""):
@@ -151,8 +151,9 @@ def train(
             rank asks; one True stops them all at the same step); True raises TrainingStopped.
 
     Raises:
-        RunDirError: resuming without a checkpoint or with a changed config, or starting over
-            an existing run without ``resume``.
+        RunDirError: resuming without a checkpoint or with a changed config, starting over
+            an existing run without ``resume``, or a directory another training holds
+            (:mod:`ptrnet.runs.lock`: claimed, by rank 0, for the run's life).
         TrainingStopped: ``should_stop`` returned True; ``last`` is that of the last validation.
         UsageError: a device or precision this machine cannot run, a bad torchrun setup.
         InputError: a bad training data file or checkpoint, or a resumed run's ``config.json``
@@ -162,10 +163,11 @@ def train(
         local = run_session.ranks.local_world
         threads, workers = cpu_plan(config.train.threads, config.train.workers, ranks=local)
         torch.set_num_threads(threads)
-        trainer = Trainer(config, os.fspath(run_dir), resume, run_session)
-        fixed = config.train.threads is not None
-        trainer.planner = ThreadPlanner(threads, workers, fixed, local)
-        return trainer.run(progress and run_session.main, workers, on_validation, should_stop)
+        with claim_run_dir(run_dir) if run_session.main else nullcontext():  # rank 0 writes
+            trainer = Trainer(config, os.fspath(run_dir), resume, run_session)
+            fixed = config.train.threads is not None
+            trainer.planner = ThreadPlanner(threads, workers, fixed, local)
+            return trainer.run(progress and run_session.main, workers, on_validation, should_stop)
 
 
 class Trainer:
