@@ -93,7 +93,7 @@ def test_every_task_card_is_complete_and_consistent(task_name):
     assert task.validation_metric in task.metric_keys
     assert task.validity_metric is None or task.validity_metric in task.metric_keys
     assert set(task.summary_metrics) <= set(task.metric_keys)
-    assert task.default_constraints in ("none", "task")
+    assert task.paper_constraints in ("none", "task")
     assert task.drawing in DRAWERS
     assert task.demo_sizes and min(task.demo_sizes) >= task.min_n
     assert isinstance(task.lower_is_better, bool)

@@ -128,7 +128,7 @@ def test_shipped_models_keep_their_quality(task_name, n, metric, floor):
     refs = [task.solve(p) for p in points]
     model = inference.load_model(None, task).model
     metrics = evaluate(
-        model, task, points, refs, DecodeOptions(constraints=task.default_constraints)
+        model, task, points, refs, DecodeOptions(constraints=task.paper_constraints)
     )
     value = -metrics[metric] if floor < 0 else metrics[metric]
     assert value >= floor, metrics

@@ -66,7 +66,7 @@ def test_trace_matches_the_decoded_sequence_and_its_mask(task_name):
 
 
 def test_allowed_masks_grey_out_already_chosen_sort_inputs():
-    masks = allowed_masks(get_task("sort"), np.array([2, 1, 3, 0]), 3, "task")
+    masks = allowed_masks(get_task("sort"), np.zeros((3, 1)), np.array([2, 1, 3, 0]), "task")
     assert masks.tolist() == [
         [False, True, True, True],
         [False, True, False, True],

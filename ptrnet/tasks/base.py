@@ -110,6 +110,12 @@ def from_tokens(tokens: Sequence[int] | np.ndarray) -> np.ndarray:
     return tokens - 1
 
 
+def trim_steps(tokens: Sequence[int] | np.ndarray) -> int:
+    """Number of decoding steps up to and including the first end symbol (all if none)."""
+    ends = np.flatnonzero(np.asarray(tokens) == END_TOKEN)
+    return int(ends[0]) + 1 if ends.size else len(tokens)
+
+
 class Task(TaskCard, ABC):
     """One point problem and everything the rest of ptrnet needs to know about it (its task card).
 
@@ -128,7 +134,7 @@ class Task(TaskCard, ABC):
 
     It may override: ``archs`` (default: the Ptr-Net and the two Table 1 baselines),
     ``solvers``, ``lower_is_better`` and ``validity_metric`` (checkpoint
-    selection), ``default_constraints`` (the paper's decoding mask for it), the symmetry flags
+    selection), ``paper_constraints`` (the paper's decoding mask for it), the symmetry flags
     (multi-view decoding, augmentation; both false suit a non-geometric task),
     ``permutation_output`` (the heavy decoder), ``has_cost`` with
     :meth:`sequence_cost` and optionally a batched :meth:`batch_cost` (REINFORCE) and
@@ -160,9 +166,10 @@ class Task(TaskCard, ABC):
     #: How an answer is drawn: ``hull`` (closed polygon of chosen points), ``tour`` (closed
     #: path through all points), ``triangles`` or ``bars`` (values in output order).
     drawing: ClassVar[str]
-    #: The decoding mask the paper uses for the task (Sec. 4, Inference): ``none`` (any real
-    #: input or the end symbol) or ``task`` (:meth:`allowed_next`).
-    default_constraints: ClassVar[str] = "none"
+    #: The decoding mask of the paper's protocol for the task (Sec. 4, Inference; decoding
+    #: option ``protocol="paper"``): ``none`` (any real input or the end symbol) or ``task``
+    #: (:meth:`allowed_next`). Users get ``task`` by default, whatever this says.
+    paper_constraints: ClassVar[str] = "none"
     #: Whether the symmetries of the unit square (axis flips and swaps, all isometries of
     #: [0, 1]^dim) keep an instance's solution: true for the planar geometric tasks; false for
     #: sort, whose ascending order a flip reverses.
@@ -351,11 +358,15 @@ class Task(TaskCard, ABC):
             key.append(-tiebreak if math.isfinite(tiebreak) else math.inf)
         return tuple(key)
 
-    def decode_state(self, lengths: torch.Tensor, mode: str = "task") -> DecodeState:
-        """Initial decoding state for a batch with ``lengths`` (B,), ``mode`` 'none' or 'task'."""
+    def decode_state(
+        self, lengths: torch.Tensor, mode: str = "task", points: torch.Tensor | None = None
+    ) -> DecodeState:
+        """Initial decoding state for a batch with ``lengths`` (B,), ``mode`` 'none' or 'task',
+        and the instances ``points`` (B, n, dim), which a rule that reads them needs (the
+        convex hull's)."""
         from ptrnet.tasks.constraints import DecodeState
 
-        return DecodeState.start(self, lengths, mode)
+        return DecodeState.start(self, lengths, mode, points)
 
 
 def check_indices(seq: np.ndarray, n: int) -> bool:

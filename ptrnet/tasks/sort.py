@@ -45,7 +45,7 @@ class SortTask(Task):
     summary_metrics = ("exact_match", "valid_rate")
     demo_sizes = (5, 10, 20)
     drawing = "bars"
-    default_constraints = "task"  # not in the paper: permutations, as TSP's tours
+    paper_constraints = "task"  # not in the paper: permutations, as TSP's tours
     solvers = ("stable_argsort",)
     has_cost = True
     permutation_output = True

@@ -75,7 +75,7 @@ class TSPTask(Task):
     summary_metrics = ("mean_length", "mean_gap")
     demo_sizes = (5, 10, 20)
     drawing = "tour"
-    default_constraints = "task"  # the paper's TSP beam keeps to valid tours (Sec. 4)
+    paper_constraints = "task"  # the paper's TSP beam keeps to valid tours (Sec. 4)
     solvers = TSP_SOLVERS
     square_symmetric = True
     rotation_invariant_labels = True

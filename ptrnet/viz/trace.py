@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ptrnet.inference import LoadedModel, check_task
-from ptrnet.tasks import END_TOKEN, Task
+from ptrnet.tasks import Task
+from ptrnet.tasks.base import trim_steps
 
 if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
@@ -41,21 +42,19 @@ class InstanceTrace:
     constraints: str
 
 
-def trim_steps(tokens: np.ndarray) -> int:
-    """Number of steps up to and including the first end token (all steps if none)."""
-    ends = np.flatnonzero(np.asarray(tokens) == END_TOKEN)
-    return int(ends[0]) + 1 if ends.size else len(tokens)
-
-
-def allowed_masks(task: Task, tokens: np.ndarray, n: int, constraints: str) -> np.ndarray:
-    """(T, n+1) bool: the decoding mask before each of ``tokens`` (T,), replayed from the start
-    (:func:`ptrnet.tasks.constraints.replay_masks`)."""
+def allowed_masks(
+    task: Task, points: np.ndarray, tokens: np.ndarray, constraints: str
+) -> np.ndarray:
+    """(T, n+1) bool: the decoding mask before each of ``tokens`` (T,) for ``points`` (n, dim),
+    replayed from the start (:func:`ptrnet.tasks.constraints.replay_masks`)."""
     import torch
 
     from ptrnet.tasks.constraints import replay_masks
 
     rows = torch.as_tensor(np.asarray(tokens, dtype=np.int64))[None]  # (1, T)
-    return replay_masks(task, torch.tensor([n]), rows, constraints)[0].numpy()
+    # float32, as a decoding batch holds them (:func:`ptrnet.batching.collate`)
+    where = torch.as_tensor(np.asarray(points, dtype=np.float32))[None]  # (1, n, dim)
+    return replay_masks(task, torch.tensor([len(points)]), rows, constraints, where)[0].numpy()
 
 
 def decode_trace(
@@ -92,7 +91,7 @@ def decode_trace(
         sequence=result.sequences[0],
         tokens=tokens,
         probs=result.probs[0, :steps].cpu().numpy(),
-        allowed=allowed_masks(task, tokens, len(points), options.constraints),
+        allowed=allowed_masks(task, points, tokens, options.constraints),
         log_prob=float(result.log_prob[0]),
         constraints=options.constraints,
     )
