@@ -6,9 +6,9 @@ Instances outside the unit square are decoded on their image in it (aspect ratio
 stderr); planar instances without 2-D extent (collinear or coincident points) are decoded with a
 warning. The output is the paper format in the input's coordinates with the predicted 1-based
 indices, written atomically (``-o -``: standard output), so ``ptrnet score TASK REFERENCE
-PREDICTIONS`` can score it. A model decodes instances of at most 1000 points. Constraints
-default to the paper's choice per task (see ``ptrnet eval --help``). ``--dry-run`` predicts only
-the first 16 instances.
+PREDICTIONS`` can score it. A model decodes instances of at most 1000 points. Every output
+obeys the task's rules by default (a closed convex hull, a tour, a permutation); ``--protocol
+paper`` decodes as the paper does. ``--dry-run`` predicts only the first 16 instances.
 
 For a sentence task (copy), INPUT is a sentence or a file of them (``SOURCE[<TAB>TARGET]`` lines)
 and the outputs go to standard output one per line, or with ``-o FILE`` as ``SOURCE<TAB>OUTPUT``
