@@ -17,9 +17,10 @@ from __future__ import annotations
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, unique
+from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -132,7 +133,9 @@ class Task(TaskCard, ABC):
     * methods :meth:`solve`, :meth:`canonical`, :meth:`is_valid`, :meth:`dataset_metrics`,
       :meth:`max_steps` and :meth:`allowed_next`.
 
-    It may override: ``archs`` (default: the Ptr-Net and the two Table 1 baselines),
+    It may override: ``rate_metrics``, ``paper_results`` and ``paper_model`` (the paper's
+    numbers, for ``ptrnet demo`` and ``ptrnet reproduce``), :meth:`answer_cost` (the ``cost``
+    of an API result), ``archs`` (default: the Ptr-Net and the two Table 1 baselines),
     ``solvers``, ``lower_is_better`` and ``validity_metric`` (checkpoint
     selection), ``paper_constraints`` (the paper's decoding mask for it), the symmetry flags
     (multi-view decoding, augmentation; both false suit a non-geometric task),
@@ -166,6 +169,15 @@ class Task(TaskCard, ABC):
     #: How an answer is drawn: ``hull`` (closed polygon of chosen points), ``tour`` (closed
     #: path through all points), ``triangles`` or ``bars`` (values in output order).
     drawing: ClassVar[str]
+    #: The metrics that are rates in [0, 1], printed as percentages in tables.
+    rate_metrics: ClassVar[frozenset[str]] = frozenset()
+    #: The paper's reported numbers for the task, ``(model, n) -> {metric: value}`` (rates as
+    #: fractions), ``model`` naming what the paper trained: ``"ptr 5-50"`` one Ptr-Net trained
+    #: on n = 5..50, ``"ptr n"`` a Ptr-Net trained at the tested n. Empty: none reported.
+    paper_results: ClassVar[Mapping[tuple[str, int], Mapping[str, float]]] = MappingProxyType({})
+    #: The paper's model (a ``model`` of ``paper_results``) that the bundled model compares
+    #: with in ``ptrnet demo``; None: no comparison.
+    paper_model: ClassVar[str | None] = None
     #: The decoding mask of the paper's protocol for the task (Sec. 4, Inference; decoding
     #: option ``protocol="paper"``): ``none`` (any real input or the end symbol) or ``task``
     #: (:meth:`allowed_next`). Users get ``task`` by default, whatever this says.
@@ -319,6 +331,13 @@ class Task(TaskCard, ABC):
         """The cost of one output (tasks with ``has_cost``; lower is better), inf for an output
         that is not valid, so a beam pick never prefers it (``pick="shortest"``)."""
         raise NotImplementedError(f"task {self.name} has no cost to minimise")
+
+    def answer_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        """The measure of a valid output a user reads first (:attr:`ptrnet.results.Result.cost`,
+        in the input's units): by default the task's objective (:meth:`sequence_cost`, for
+        tasks with ``objective_cost``: TSP's tour length), else NaN. Tasks whose cost is a
+        training signal report another measure (the hull's area)."""
+        return self.sequence_cost(points, seq) if self.objective_cost else math.nan
 
     def label_shape_problem(self, n: int, seq: np.ndarray) -> str | None:
         """Why a reference label of length ``len(seq)`` cannot be one for n inputs, or None.

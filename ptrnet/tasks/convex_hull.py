@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -116,6 +117,22 @@ class ConvexHullTask(Task):
     summary_metrics = ("accuracy", "area_coverage")
     demo_sizes = (5, 10, 50)
     drawing = "hull"
+    rate_metrics = frozenset({"accuracy", "area_coverage", "non_simple_rate"})
+    paper_results = MappingProxyType(  # the paper's Table 1
+        {
+            ("lstm n", 5): {"accuracy": 0.877, "area_coverage": 0.996},
+            ("lstm n", 50): {"accuracy": 0.019},
+            ("attention n", 50): {"accuracy": 0.389, "area_coverage": 0.997},
+            ("ptr n", 50): {"accuracy": 0.726, "area_coverage": 0.999},
+            ("ptr 5-50", 5): {"accuracy": 0.92, "area_coverage": 0.996},
+            ("ptr 5-50", 10): {"accuracy": 0.87, "area_coverage": 0.998},
+            ("ptr 5-50", 50): {"accuracy": 0.696, "area_coverage": 0.999},
+            ("ptr 5-50", 100): {"accuracy": 0.503, "area_coverage": 0.999},
+            ("ptr 5-50", 200): {"accuracy": 0.221, "area_coverage": 0.999},
+            ("ptr 5-50", 500): {"accuracy": 0.013, "area_coverage": 0.992},
+        }
+    )
+    paper_model = "ptr 5-50"
     solvers = ("qhull",)
     square_symmetric = True
     rotation_invariant_labels = True
@@ -171,6 +188,11 @@ class ConvexHullTask(Task):
         )
         size = max(len(cycle), len(hull))
         return (size - found + float(cycle[0] != hull[0])) / (size + 1)
+
+    def answer_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        """The output polygon's area (NaN when it is not a simple polygon)."""
+        area = simple_polygon_area(points, seq)
+        return math.nan if area is None else area
 
     def allowed_next(self, state: DecodeState) -> torch.Tensor:
         closed = (state.steps >= 2) & (state.last == state.first)
