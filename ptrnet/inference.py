@@ -303,7 +303,6 @@ def predict_outputs(
             decoder cannot return them (8 views).
     """
     from ptrnet.decoding.dataset import decode_outputs
-    from ptrnet.decoding.options import DecodeOptions
 
     task = check_task(loaded, task)
     largest = max((len(p) for p in points_list), default=0)
@@ -312,13 +311,23 @@ def predict_outputs(
     out: list[Decoded | None] = [None] * len(points_list)
     for model, rows in size_groups(loaded, points_list):
         group = [points_list[i] for i in rows]
-        served = (options or DecodeOptions()).with_window(model.window)
+        served = served_options(model, options)
         check_vocabulary(model, max(len(p) for p in group))
         _check_window(model, served, max(len(p) for p in group))
         found = decode_outputs(model.model, task, group, served, return_probs=return_probs)
         for i, item in zip(rows, found, strict=True):
             out[i] = item
     return out
+
+
+def served_options(model: LoadedModel, options: DecodeOptions | None) -> DecodeOptions:
+    """The options ``model`` (the one :meth:`LoadedModel.for_size` picked) decodes with:
+    ``options`` (None = the defaults) with a ``window`` of None resolved to the model's own
+    (:attr:`LoadedModel.window`). The one place that default is resolved, for every front end.
+    """
+    from ptrnet.decoding.options import DecodeOptions
+
+    return (options or DecodeOptions()).with_window(model.window)
 
 
 def size_groups(

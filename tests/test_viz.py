@@ -16,10 +16,11 @@ from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.checkpoint import save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import POINT_TASKS, get_task, to_tokens
+from ptrnet.tasks.base import trim_steps
 from ptrnet.viz.curves import curves_figure, panel_columns, read_log
 from ptrnet.viz.figures import prediction_figure, save_png
 from ptrnet.viz.heatmap import wrong_steps
-from ptrnet.viz.trace import allowed_masks, decode_trace, trim_steps
+from ptrnet.viz.trace import allowed_masks, decode_trace
 
 torch.set_num_threads(1)
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -1,9 +1,9 @@
 """A decoding trace of one instance: what the pointer saw and chose at every step.
 
 Shared by ``ptrnet plot`` (the heatmap) and the web page (the step-through view). No matplotlib
-here, and torch only inside the functions that decode. Decoding goes through
-:func:`ptrnet.decoding.decode` exactly as :func:`ptrnet.inference.predict` does, with the step
-distributions kept.
+here, and torch only inside the functions that decode. Decoding is
+:func:`ptrnet.inference.predict_outputs`, the one pass behind ``predict`` and the API, with the
+step distributions kept.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptrnet.inference import LoadedModel, check_task
-from ptrnet.tasks import Task
-from ptrnet.tasks.base import trim_steps
+from ptrnet.inference import LoadedModel, check_task, predict_outputs
+from ptrnet.tasks import Task, to_tokens
 
 if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
@@ -73,25 +72,19 @@ def decode_trace(
         UsageError: the model was trained on another task.
         ValueError: a bad decoding option or an instance of the wrong dimension.
     """
-    from ptrnet.batching import collate
-    from ptrnet.decoding.decode import decode
     from ptrnet.decoding.options import DecodeOptions
 
     task = check_task(loaded, task)
     options = (options or DecodeOptions()).for_task(task)
     if options.strategy not in ("greedy", "beam"):
         raise ValueError(f"a trace needs greedy or beam decoding, got {options.strategy!r}")
-    served = loaded.for_size(len(points))
-    options = options.with_window(served.window)  # as predict() decodes it
-    result = decode(served.model, task, collate([points]), options, return_probs=True)
-    tokens = result.tokens[0].cpu().numpy()
-    steps = trim_steps(tokens)
-    tokens = tokens[:steps]
+    (found,) = predict_outputs(loaded, task, [points], options, return_probs=True)
+    tokens = to_tokens(found.sequence)[: len(found.probs)]  # no end token if cut off
     return InstanceTrace(
-        sequence=result.sequences[0],
+        sequence=found.sequence,
         tokens=tokens,
-        probs=result.probs[0, :steps].cpu().numpy(),
+        probs=found.probs,
         allowed=allowed_masks(task, points, tokens, options.constraints),
-        log_prob=float(result.log_prob[0]),
+        log_prob=found.log_prob,
         constraints=options.constraints,
     )
