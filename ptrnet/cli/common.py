@@ -370,8 +370,8 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     add(
         "--constraints",
         choices=("none", "task"),
-        help="the decoding mask itself, overriding the one --protocol chooses: task (the task's "
-        "rules) or none (any input or the end symbol)",
+        help="the decoding mask itself: task (the task's rules) or none (any input or the end "
+        "symbol) (default: the one --protocol chooses)",
     )
     add("--seed", type=seed_int, default=0, help="seed for --decode sample")
     add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
