@@ -32,12 +32,13 @@ class Result:
         sequence: 0-based output, as in the paper's format minus one (a tour or hull is closed:
             its first index repeated at the end; Delaunay triangles flattened as triples).
         cost: the task's measure of the output (module docstring); NaN for an invalid output.
-        log_prob: the model's log-likelihood of ``sequence`` (end symbol included) under the
-            decoding constraints, read with the instance as given (one view), through the
-            ``window`` when one decoded it (:mod:`ptrnet.decoding.window`).
+        log_prob: the decoder's score of ``sequence`` from the pass that chose it
+            (:attr:`ptrnet.decoding.dataset.Decoded.log_prob`): its log-likelihood (end symbol
+            included) under the decoding constraints, through the ``window`` when one decoded
+            it (:mod:`ptrnet.decoding.window`); with 2 or 4 views, the views' combined score.
         valid: whether the output is well formed for the task (a tour visits every city once).
         probs: (T, n + 1) pointer distribution at each of the T output steps, end symbol
-            included (column 0 = end symbol, column j = input j - 1), with
+            included (column 0 = end symbol, column j = input j - 1), from the same pass, with
             ``return_probs=True``; else None.
     """
 
