@@ -106,6 +106,9 @@ def test_every_task_card_is_complete_and_consistent(task_name):
     assert task.validity_metric is None or task.validity_metric in task.metric_keys
     assert set(task.summary_metrics) <= set(task.metric_keys)
     assert task.paper_constraints in ("none", "task")
+    assert task.rate_metrics <= set(task.metric_keys)
+    models = {model for model, _ in task.paper_results}
+    assert task.paper_model is None or task.paper_model in models
     assert task.drawing in DRAWERS
     assert task.demo_sizes and min(task.demo_sizes) >= task.min_n
     assert isinstance(task.lower_is_better, bool)
