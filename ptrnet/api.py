@@ -1,9 +1,10 @@
 """The Python API: :func:`load` a model, :meth:`Solver.solve` instances (docs/api.md).
 
 A thin layer over :mod:`ptrnet.inference`: the same models (:func:`ptrnet.inference.load_model`)
-and the same decoding (:func:`ptrnet.inference.predict`), with the option names of
-``ptrnet eval`` (``decode``, ``beam_width``, ``views``, ``pick``, ``constraints``), inputs in any
-obvious form and one :class:`ptrnet.results.Result` per instance. Training from Python is
+and the same decoding (:func:`ptrnet.inference.predict_outputs`, one pass per instance), with
+the option names of ``ptrnet eval`` (``decode``, ``beam_width``, ``views``, ``pick``,
+``protocol``, ``constraints``), inputs in any obvious form and one
+:class:`ptrnet.results.Result` per instance. Training from Python is
 :func:`ptrnet.train_api.train` (``ptrnet.train``).
 """
 
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ptrnet.inference import BUNDLED, LoadedModel, load_model, model_directory, size_groups
+from ptrnet.inference import BUNDLED, LoadedModel, load_model, model_directory
 from ptrnet.io.limits import MAX_COORDINATE, check_seed
 from ptrnet.model.pointer import PointerNetwork as _PointerNetwork
 from ptrnet.results import Result, output_cost
@@ -129,9 +130,15 @@ class Solver:
             points: one instance, an (n, dim) array (sort also takes an (n,) array), or several:
                 a list of instances (sizes may differ) or a (B, n, dim) array or tensor.
             return_probs: fill each result's ``probs`` (the pointer distributions).
-            **options: the decoding, named and defaulted as the options of ``ptrnet eval``:
-                ``decode``, ``beam_width``, ``views``, ``pick``, ``window``, ``constraints``,
-                ``seed``, ``batch_size`` (:func:`decode_options`).
+            **options: the decoding, named as the options of ``ptrnet eval``: ``decode``,
+                ``beam_width``, ``views``, ``pick``, ``window``, ``protocol``,
+                ``constraints``, ``seed``, ``batch_size`` (:func:`decode_options`). By
+                default every output obeys the task's rules (a closed convex hull, a tour, a
+                permutation); ``protocol="paper"`` decodes as the paper does (hull and
+                Delaunay unconstrained, so an output may be open or cross itself).
+
+        The instances are decoded once: each result's ``log_prob`` and ``probs`` come from the
+        decoding pass that chose its ``sequence``.
 
         An instance with a coordinate outside [0, 1] is decoded on its image in the unit square
         the models were trained on (aspect ratio kept, :mod:`ptrnet.io.unit_square`), as the
@@ -164,31 +171,22 @@ class Solver:
     def _results(
         self, instances: list[np.ndarray], options: DecodeOptions, return_probs: bool
     ) -> list[Result]:
-        from ptrnet.decoding.window import through_window
-        from ptrnet.inference import predict
-        from ptrnet.io.unit_square import fit_unit_square
+        """Decode ``instances`` once (on their unit-square images) and score each output in
+        the input's units."""
+        from ptrnet.inference import predict_outputs
 
-        maps = [fit_unit_square(points) for points in instances]
-        units = [p if m is None else m.to_unit(p) for p, m in zip(instances, maps, strict=True)]
-        seqs = predict(self.loaded, self.task, units, options)
-        scored: list = [None] * len(instances)
-        for served, rows in size_groups(self.loaded, units):
-            part = [units[i] for i in rows], [seqs[i] for i in rows]
-            largest = max(len(p) for p in part[0])
-            window = options.with_window(served.window).window  # scored as decoded
-            model = through_window(served.model, window, largest)
-            found = step_log_probs(model, self.task, *part, options.constraints)
-            for i, item in zip(rows, found, strict=True):
-                scored[i] = item
+        found = predict_outputs(
+            self.loaded, self.task, instances, options, return_probs=return_probs
+        )
         return [
             Result(
-                sequence=seq,
-                cost=output_cost(self.task, points, seq),
-                log_prob=float(logp.sum()),
-                valid=bool(self.task.is_valid(points, seq)),
-                probs=np.exp(dists) if return_probs else None,
+                sequence=item.sequence,
+                cost=output_cost(self.task, points, item.sequence),
+                log_prob=item.log_prob,
+                valid=bool(self.task.is_valid(points, item.sequence)),
+                probs=item.probs,
             )
-            for points, seq, (logp, dists) in zip(instances, seqs, scored, strict=True)
+            for points, item in zip(instances, found, strict=True)
         ]
 
 
@@ -200,19 +198,23 @@ def decode_options(
     views: int = 1,
     pick: str = "likely",
     window: int | None = None,
+    protocol: str = "valid",
     constraints: str | None = None,
     seed: int = 0,
     batch_size: int = 256,
 ) -> DecodeOptions:
     """The :class:`ptrnet.decoding.options.DecodeOptions` these keywords (the names of the
     ``ptrnet eval`` options) describe, checked against ``task`` and with ``constraints``
-    resolved to the task's default (the paper's choice) when None.
+    resolved when None: the task's rules under ``protocol="valid"`` (the default: every output
+    well formed), the paper's mask for the task under ``protocol="paper"`` (hull and Delaunay
+    unconstrained, as ``ptrnet eval`` compares with the paper). ``constraints`` (``"none"`` or
+    ``"task"``), when given, overrides the protocol's mask.
 
     Raises:
-        ValueError: an option the decoder refuses (an unknown strategy, pick or constraint
-            mode, a beam width or batch size below 1, ``pick="shortest"`` outside TSP beam
-            search, a view count the task cannot use, a seed that is not an integer from 0 to
-            2^64 - 1 as ``--seed`` takes), named in the message.
+        ValueError: an option the decoder refuses (an unknown strategy, pick, protocol or
+            constraint mode, a beam width or batch size below 1, ``pick="shortest"`` outside
+            TSP beam search, a view count the task cannot use, a seed that is not an integer
+            from 0 to 2^64 - 1 as ``--seed`` takes), named in the message.
     """
     from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 
@@ -224,6 +226,7 @@ def decode_options(
             views=views,
             pick=pick,
             window=window,
+            protocol=protocol,
             constraints=constraints,
             seed=seed,
             batch_size=batch_size,
@@ -284,37 +287,3 @@ def _instance(task: Task, points: Any) -> np.ndarray:
             "in its units would not stay finite)"
         )
     return array
-
-
-def step_log_probs(
-    model: nn.Module,
-    task: Task,
-    instances: list[np.ndarray],
-    seqs: list[np.ndarray],
-    constraints: str,
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """For each output, its per-step log-likelihoods (T,) and masked log-distributions
-    (T, n + 1) under ``constraints``, the model reading the output teacher-forced; T counts
-    the end symbol. The sum of the first is the output's log-likelihood as a decoder scores it.
-    """
-    import torch
-
-    from ptrnet.batching import collate
-    from ptrnet.decoding.search import masked_log_probs
-    from ptrnet.tasks.constraints import replay_masks
-
-    device = next(model.parameters()).device
-    out = []
-    with torch.no_grad():
-        for lo in range(0, len(instances), 256):
-            rows = slice(lo, lo + 256)
-            batch = collate(instances[rows], seqs[rows]).to(device)
-            tokens = batch.targets.clamp(min=0)  # (B, T): pads become end tokens
-            logits = model(batch.points, batch.lengths, tokens)  # (B, T, n+1)
-            allowed = replay_masks(task, batch.lengths, tokens, constraints)  # (B, T, n+1)
-            dists = masked_log_probs(logits, allowed).cpu().numpy()  # (B, T, n+1)
-            picked = np.take_along_axis(dists, tokens.cpu().numpy()[..., None], 2)[..., 0]
-            for b, (points, seq) in enumerate(zip(instances[rows], seqs[rows], strict=True)):
-                t, n = len(seq) + 1, len(points)
-                out.append((picked[b, :t], dists[b, :t, : n + 1]))
-    return out

@@ -1,5 +1,7 @@
 """The one inference API: load a trained model, decode instances. The CLI (``ptrnet eval``,
-``ptrnet predict``) and the web page are thin shells over :func:`load_model` and :func:`predict`.
+``ptrnet predict``) and the web page are thin shells over :func:`load_model` and :func:`predict`
+(:func:`predict_outputs`: each output with its log-likelihood and, when asked, its step
+distributions, from the one decoding pass).
 
 A model is named by a run directory (its ``best.safetensors``, else ``last.safetensors``) or a
 checkpoint file; no name (``None``) means the task's bundled default model, shipped inside the
@@ -34,6 +36,7 @@ from ptrnet.tasks import SizeRange, Task, get_point_task
 if TYPE_CHECKING:
     from torch import nn
 
+    from ptrnet.decoding.dataset import Decoded
     from ptrnet.decoding.options import DecodeOptions
     from ptrnet.runs.config import RunConfig
 
@@ -268,43 +271,73 @@ def predict(
     options: DecodeOptions | None = None,
     on_decoded: Callable[[int], None] | None = None,
 ) -> list[np.ndarray]:
+    """The output sequences of :func:`predict_outputs`: 0-based index sequences in the order
+    of ``points_list`` (paper format minus 1)."""
+    found = predict_outputs(loaded, task, points_list, options, on_decoded)
+    return [item.sequence for item in found]
+
+
+def predict_outputs(
+    loaded: LoadedModel,
+    task: Task | str,
+    points_list: Sequence[np.ndarray],
+    options: DecodeOptions | None = None,
+    on_decoded: Callable[[int], None] | None = None,
+    *,
+    return_probs: bool = False,
+) -> list[Decoded]:
     """Decode each instance of ``points_list`` ((n, dim) arrays, in any units) with ``loaded``,
-    on its unit-square image (:func:`ptrnet.io.unit_square.to_unit_square`).
+    once, on its unit-square image (:func:`ptrnet.io.unit_square.to_unit_square`): each output
+    with its log-likelihood, and its step distributions with ``return_probs``.
 
     Args:
         options: how to decode (:class:`ptrnet.decoding.options.DecodeOptions`); None = the
-            defaults: greedy, with the task's own constraints. A ``window`` of None takes the
-            window of the model that serves each instance's size (:attr:`LoadedModel.window`).
+            defaults: greedy, under the task's rules. A ``window`` of None takes the window of
+            the model that serves each instance's size (:attr:`LoadedModel.window`).
         on_decoded: called with the number of instances each batch decoded (progress).
+        return_probs: keep every step's distribution (:attr:`Decoded.probs`).
 
     Returns:
-        0-based index sequences in the order of ``points_list`` (paper format minus 1).
+        One :class:`ptrnet.decoding.dataset.Decoded` per instance, in the order of
+        ``points_list``.
 
     Raises:
         UsageError: the model was trained on another task, an instance is over
             :data:`~ptrnet.io.limits.MAX_MODEL_POINTS`, or a baseline meets an instance larger
             than its fixed output vocabulary (``max_n``).
         DecodeOptionError: options the task cannot use (a ValueError).
-        ValueError: an instance of the wrong dimension.
+        ValueError: an instance of the wrong dimension, or ``return_probs`` with options whose
+            decoder cannot return them (8 views).
     """
-    from ptrnet.decoding.dataset import decode_all
-    from ptrnet.decoding.options import DecodeOptions
+    from ptrnet.decoding.dataset import decode_outputs
 
     task = check_task(loaded, task)
     points_list = [to_unit_square(points) for points in points_list]
     largest = max((len(p) for p in points_list), default=0)
     if largest > MAX_MODEL_POINTS:
         raise UsageError(f"an instance has {largest} points; models decode n <= {MAX_MODEL_POINTS}")
-    out: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(points_list)
+    out: list[Decoded | None] = [None] * len(points_list)
     for model, rows in size_groups(loaded, points_list):
         group = [points_list[i] for i in rows]
-        served = (options or DecodeOptions()).with_window(model.window)
+        served = served_options(model, options)
         check_vocabulary(model, max(len(p) for p in group))
         _check_window(model, served, max(len(p) for p in group))
-        seqs = decode_all(model.model, task, group, served, on_decoded)
-        for i, seq in zip(rows, seqs, strict=True):
-            out[i] = seq
+        found = decode_outputs(
+            model.model, task, group, served, on_decoded, return_probs=return_probs
+        )
+        for i, item in zip(rows, found, strict=True):
+            out[i] = item
     return out
+
+
+def served_options(model: LoadedModel, options: DecodeOptions | None) -> DecodeOptions:
+    """The options ``model`` (the one :meth:`LoadedModel.for_size` picked) decodes with:
+    ``options`` (None = the defaults) with a ``window`` of None resolved to the model's own
+    (:attr:`LoadedModel.window`). The one place that default is resolved, for every front end.
+    """
+    from ptrnet.decoding.options import DecodeOptions
+
+    return (options or DecodeOptions()).with_window(model.window)
 
 
 def size_groups(

@@ -247,3 +247,50 @@ def test_train_names_what_it_cannot_train():
 def test_train_needs_data_or_sizes(tmp_path):
     with pytest.raises(ValueError, match="give training data or sizes"):
         ptrnet.train("sort", out=tmp_path)
+
+
+def test_a_hull_solve_gives_closed_simple_hulls_by_default():
+    """1,000 random instances of 30 points: every default answer is a closed simple polygon
+    (shapely as the oracle) with a finite area; the paper's protocol may give other ones."""
+    from shapely.geometry import Polygon
+
+    solver = ptrnet.load("convex_hull", device="cpu")
+    instances = np.random.default_rng(30).random((1000, 30, 2))
+    for points, result in zip(instances, solver.solve(instances), strict=True):
+        seq = result.sequence
+        assert len(seq) >= 4 and seq[0] == seq[-1], seq
+        polygon = Polygon(points[seq[:-1]])
+        assert polygon.is_valid and polygon.exterior.is_simple, seq
+        assert result.valid and result.cost == pytest.approx(polygon.area)
+    paper = solver.solve(instances[:300], protocol="paper")
+    assert not all(r.valid and np.isfinite(r.cost) for r in paper)
+
+
+def test_the_paper_protocol_decodes_hulls_unconstrained_as_eval_does():
+    solver = ptrnet.load("convex_hull", device="cpu")
+    points = list(np.random.default_rng(4).random((20, 15, 2)))
+    unconstrained = predict(solver.loaded, "convex_hull", points, DecodeOptions(constraints="none"))
+    for name, options in (("protocol", {"protocol": "paper"}), ("mask", {"constraints": "none"})):
+        for result, seq in zip(solver.solve(points, **options), unconstrained, strict=True):
+            np.testing.assert_array_equal(result.sequence, seq, err_msg=name)
+
+
+def test_a_solve_runs_the_network_in_one_decoding_pass(tsp, monkeypatch):
+    """The sequence, log-likelihood and step distributions come from one decoding pass: the
+    network encodes each batch once and is never run again teacher-forced."""
+    model = tsp.loaded.for_size(9).model
+    calls = {"encode": 0, "forward": 0}
+
+    def counted(name, method):
+        def run(*args, **kwargs):
+            calls[name] += 1
+            return method(*args, **kwargs)
+
+        return run
+
+    monkeypatch.setattr(model, "encode", counted("encode", model.encode))
+    monkeypatch.setattr(model, "forward", counted("forward", model.forward))
+    result = tsp.solve(RNG.random((9, 2)), return_probs=True)
+    assert calls == {"encode": 1, "forward": 0}
+    picked = np.log(result.probs[np.arange(len(result.tokens)), result.tokens]).sum()
+    assert result.log_prob == pytest.approx(picked, abs=1e-5)

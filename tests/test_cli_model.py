@@ -325,3 +325,23 @@ def test_an_interrupted_run_says_what_it_keeps(tmp_path):
     (tmp_path / "last.safetensors").write_bytes(b"")
     note = interrupted_note("sort", str(tmp_path))
     assert f"ptrnet train sort --resume --out {tmp_path} continues" in note
+
+
+def test_predict_gives_valid_hulls_by_default_and_eval_compares_with_the_papers_protocol(
+    tmp_path, capsys
+):
+    """The bundled hull model: ``predict``'s hulls are all closed simple polygons; ``eval``
+    decodes as the paper did by default (some polygons not simple), ``--protocol valid`` as
+    ``predict`` does."""
+    from ptrnet.tasks.convex_hull import simple_polygon_area
+
+    data, out = tmp_path / "hull.txt", tmp_path / "p.txt"
+    assert main(["generate", "convex_hull", "-n", "30", "--count", "150", "-o", str(data)]) == 0
+    assert main(["predict", "convex_hull", str(data), "-o", str(out), "-q"]) == 0
+    examples = read_examples(out, get_task("convex_hull"))
+    assert all(simple_polygon_area(e.points, e.seq) is not None for e in examples)
+    capsys.readouterr()
+    for protocol, simple in (([], False), (["--protocol", "valid"], True)):
+        assert main(["eval", "convex_hull", str(data), "--json", *protocol]) == 0
+        metrics = json.loads(capsys.readouterr().out)
+        assert (metrics["non_simple_rate"] == 0) == simple, protocol

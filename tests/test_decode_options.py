@@ -10,7 +10,7 @@ from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 from ptrnet.tasks import POINT_TASKS, get_task
 
 
-def test_defaults_are_greedy_with_the_tasks_own_constraints():
+def test_defaults_are_greedy_under_the_tasks_rules():
     options = DecodeOptions()
     assert (options.strategy, options.views, options.pick, options.width) == (
         "greedy",
@@ -20,7 +20,19 @@ def test_defaults_are_greedy_with_the_tasks_own_constraints():
     )
     assert options.constraints is None
     assert DecodeOptions().for_task(get_task("tsp")).constraints == "task"
-    assert DecodeOptions().for_task(get_task("convex_hull")).constraints == "none"
+    for name in POINT_TASKS:
+        assert DecodeOptions().for_task(get_task(name)).constraints == "task", name
+
+
+def test_the_paper_protocol_decodes_with_each_tasks_paper_mask():
+    paper = DecodeOptions(protocol="paper")
+    assert paper.for_task(get_task("convex_hull")).constraints == "none"
+    assert paper.for_task(get_task("delaunay")).constraints == "none"
+    assert paper.for_task(get_task("tsp")).constraints == "task"
+    given = DecodeOptions(protocol="paper", constraints="task")
+    assert given.for_task(get_task("convex_hull")).constraints == "task"
+    with pytest.raises(DecodeOptionError, match="unknown protocol"):
+        DecodeOptions(protocol="strict")
     assert DecodeOptions(constraints="none").for_task(get_task("tsp")).constraints == "none"
     assert DecodeOptions("beam", beam_width=3).width == 3
 
@@ -93,7 +105,10 @@ def test_every_task_card_is_complete_and_consistent(task_name):
     assert task.validation_metric in task.metric_keys
     assert task.validity_metric is None or task.validity_metric in task.metric_keys
     assert set(task.summary_metrics) <= set(task.metric_keys)
-    assert task.default_constraints in ("none", "task")
+    assert task.paper_constraints in ("none", "task")
+    assert task.rate_metrics <= set(task.metric_keys)
+    models = {model for model, _ in task.paper_results}
+    assert task.paper_model is None or task.paper_model in models
     assert task.drawing in DRAWERS
     assert task.demo_sizes and min(task.demo_sizes) >= task.min_n
     assert isinstance(task.lower_is_better, bool)

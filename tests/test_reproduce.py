@@ -73,7 +73,7 @@ def test_table1_plan_has_the_papers_rows_with_baselines_at_their_n():
 def test_table2_plan_has_a1_a3_label_models_and_the_5_20_generalisation_rows():
     plan = TABLES["table2"]
     assert plan.decoding == DecodeOptions(
-        "beam", beam_width=5, constraints="task"
+        "beam", beam_width=5, constraints="task", protocol="paper"
     ) and plan.comparators == ("a1", "a2", "a3")
     labelled = {m.labels: (m.sizes, m.arch) for m in plan.models if m.labels in ("a1", "a3")}
     assert labelled == {"a1": ("50", "pointer"), "a3": ("50", "pointer")}

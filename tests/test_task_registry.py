@@ -165,3 +165,49 @@ def test_a_sentence_task_registered_alone_runs_end_to_end(registered, cli, tmp_p
         f"ptrnet: error: --views: task {name} takes sentences, and --views applies to tasks "
         "that take points\n"
     )
+
+
+def test_a_point_task_registered_alone_serves_every_command_api_and_endpoint(
+    registered, cli, tmp_path, monkeypatch
+):
+    """The toy task's module and its one registration are all that ``generate``, ``solve``,
+    ``train``, ``predict``, ``eval``, ``score``, ``plot``, ``demo``, the Python API and the
+    page's task endpoints need."""
+    from fastapi.testclient import TestClient
+
+    import ptrnet
+    from ptrnet import inference
+    from ptrnet.web.app import create_app
+
+    name = "toy_reverse"
+    assert cli("generate", name, "-n", "5", "--count", "6", "-o", "d.txt", "-q")[0] == 0
+    (tmp_path / "points.txt").write_text("0.3\n0.1\n0.7\n0.2\n")
+    assert cli("solve", name, "points.txt", "-o", "s.txt", "-q")[0] == 0
+    assert (tmp_path / "s.txt").read_text().split("output")[1].split() == ["4", "3", "2", "1"]
+    steps = ("--dry-run", "--workers", "0", "--threads", "1", "--out", "run")
+    assert cli("train", name, *steps)[0] == 0
+    assert cli("predict", name, "d.txt", "--model", "run", "-o", "p.txt", "-q")[0] == 0
+    status, out, _ = cli("eval", name, "d.txt", "--model", "run", "--json", "--threads", "1")
+    assert status == 0 and set(json.loads(out)) == {"exact_match", "count"}
+    status, out, _ = cli("score", name, "d.txt", "p.txt", "--json")
+    assert status == 0 and set(json.loads(out)) == {"exact_match", "count"}
+    assert cli("plot", name, "d.txt", "--model", "run", "-o", "plot.png")[0] == 0
+    assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
+
+    bundled = tmp_path / "bundled" / name
+    bundled.mkdir(parents=True)
+    (bundled / "best.safetensors").write_bytes((tmp_path / "run" / "last.safetensors").read_bytes())
+    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path / "bundled"))
+    status, out, _ = cli("demo", "--tasks", name, "--dry-run", "--out", "demo")
+    assert status == 0 and f"| {name} | 5 | greedy | exact_match" in out
+
+    result = ptrnet.load(name).solve(np.array([0.3, 0.1, 0.7]))
+    assert result.valid and sorted(result.sequence) == [0, 1, 2]
+
+    loaded = inference.load_model(None, name)
+    client = TestClient(create_app({name: loaded}), base_url="http://localhost")
+    tasks = client.get("/api/tasks").json()
+    assert name in [entry["name"] for entry in tasks["tasks"]]
+    answer = client.post("/api/predict", json={"task": name, "points": [[0.3], [0.1], [0.7]]})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["reference"] == [2, 1, 0] and answer.json()["metrics"]["valid"]

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from ptrnet.batching import collate
 from ptrnet.tasks import POINT_TASKS, SizeRange, from_tokens, get_task, to_tokens
 from ptrnet.tasks.convex_hull import signed_area
 from ptrnet.tasks.tsp import canonical_tour
@@ -89,9 +90,10 @@ def test_reference_targets_are_valid_and_score_perfectly(name):
 def test_random_walks_under_task_constraints_are_valid(name):
     """Any choice among the allowed tokens yields a structurally valid output."""
     task, points, _ = dataset(name, count=16)
-    lengths = torch.tensor([len(x) for x in points])
+    batch = collate(points)
     gen = torch.Generator().manual_seed(0)
-    state, tokens = task.decode_state(lengths, "task"), []
+    lengths = batch.lengths
+    state, tokens = task.decode_state(lengths, "task", batch.points), []
     for _ in range(task.max_steps(int(lengths.max())) + 1):
         allowed = state.allowed()
         assert allowed.any(dim=1).all()
@@ -108,9 +110,10 @@ def test_random_walks_under_task_constraints_are_valid(name):
 @pytest.mark.parametrize("mode", ["none", "task"])
 def test_padding_is_never_allowed_and_targets_pass_the_mask(name, mode):
     task, points, refs = dataset(name, count=16)
-    lengths = torch.tensor([len(x) for x in points])
+    batch = collate(points)
+    lengths = batch.lengths
     targets = [torch.tensor(to_tokens(r)) for r in refs]
-    state = task.decode_state(lengths, mode)
+    state = task.decode_state(lengths, mode, batch.points)
     for t in range(max(len(s) for s in targets)):
         allowed = state.allowed()
         cols = torch.arange(allowed.shape[1])
@@ -119,6 +122,39 @@ def test_padding_is_never_allowed_and_targets_pass_the_mask(name, mode):
         assert allowed.gather(1, step[:, None]).all(), "the reference must always be allowed"
         state = state.update(step)
     assert state.done.all()
+
+
+def test_hull_random_walks_under_task_constraints_are_closed_simple_convex_polygons():
+    """Whatever a decoder picks among the allowed tokens, a constrained hull output is a closed,
+    simple, counter-clockwise convex polygon (shapely as the oracle), and it never dead-ends
+    before closing; instances of 3 to 40 points, duplicates and collinear triples included."""
+    from shapely.geometry import Polygon
+
+    task = get_task("convex_hull")
+    rng = np.random.default_rng(3)
+    points = [rng.random((int(rng.integers(3, 41)), 2)) for _ in range(200)]
+    points += [np.round(rng.random((12, 2)) * 4) / 4 for _ in range(50)]  # a grid: ties
+    batch = collate(points)
+    state = task.decode_state(batch.lengths, "task", batch.points)
+    gen, tokens = torch.Generator().manual_seed(1), []
+    for _ in range(task.max_steps(int(batch.lengths.max())) + 1):
+        pick = torch.multinomial(state.allowed().float(), 1, generator=gen)[:, 0]
+        tokens.append(pick)
+        state = state.update(pick)
+    for row, x in enumerate(points):
+        seq = from_tokens(torch.stack(tokens, 1)[row].numpy())
+        ring = x[seq[:-1]]
+        assert task.is_valid(x, seq), seq
+        assert Polygon(ring).is_valid and Polygon(ring).exterior.is_simple, seq
+        assert signed_area(x, seq[:-1]) > 0
+        turns = [signed_area(x, np.roll(seq[:-1], -i)[:3]) for i in range(len(seq) - 1)]
+        assert min(turns) > 0, "every corner turns left: convex"
+
+
+def test_hull_task_constraints_need_the_points():
+    state = get_task("convex_hull").decode_state(torch.tensor([5]), "task")
+    with pytest.raises(ValueError, match="reads the points"):
+        state.allowed()
 
 
 def test_finished_rows_only_allow_end_and_masks_are_not_shared():

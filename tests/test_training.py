@@ -326,7 +326,7 @@ def test_every_canonical_label_is_allowed_by_its_task_rules(name, sizes):
     task = get_task(name)
     points = task.generate(small(task=name, sizes=sizes).size_range, 64, seed=5)
     batch = collate(points, [task.solve(p) for p in points])
-    mask = teacher_forcing_mask(task, batch.lengths, batch.targets)  # raises on a broken label
+    mask = teacher_forcing_mask(task, batch.lengths, batch.targets, batch.points)  # raises: broken
     assert mask.shape == (*batch.targets.shape, batch.points.shape[1] + 1)
     model = build_model(ModelConfig(input_dim=task.dim, hidden=8))
     assert torch.isfinite(teacher_forced_loss(model, batch, mask_task=task))

@@ -16,10 +16,11 @@ from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.checkpoint import save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import POINT_TASKS, get_task, to_tokens
+from ptrnet.tasks.base import trim_steps
 from ptrnet.viz.curves import curves_figure, panel_columns, read_log
 from ptrnet.viz.figures import prediction_figure, save_png
 from ptrnet.viz.heatmap import wrong_steps
-from ptrnet.viz.trace import allowed_masks, decode_trace, trim_steps
+from ptrnet.viz.trace import allowed_masks, decode_trace
 
 torch.set_num_threads(1)
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -66,7 +67,7 @@ def test_trace_matches_the_decoded_sequence_and_its_mask(task_name):
 
 
 def test_allowed_masks_grey_out_already_chosen_sort_inputs():
-    masks = allowed_masks(get_task("sort"), np.array([2, 1, 3, 0]), 3, "task")
+    masks = allowed_masks(get_task("sort"), np.zeros((3, 1)), np.array([2, 1, 3, 0]), "task")
     assert masks.tolist() == [
         [False, True, True, True],
         [False, True, False, True],

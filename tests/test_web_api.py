@@ -70,6 +70,13 @@ def test_predict_answers_model_exact_metrics_and_trace(client, task, decoding):
         assert data["metrics"]["valid"] is True
 
 
+@pytest.mark.parametrize("task", ["convex_hull", "tsp", "delaunay"])
+def test_predict_decodes_under_the_tasks_rules_by_default(client, task):
+    """Even an untrained model's answer is well formed: the page decodes as the API does."""
+    data = client.post("/api/predict", json=body(task, n=12)).json()
+    assert data["model"]["constraints"] == "task" and data["metrics"]["valid"] is True
+
+
 def test_predict_without_a_model_still_gives_the_exact_answer(client):
     response = client.post("/api/predict", json={"task": "sort", "points": [[0.5], [0.1], [0.9]]})
     data = response.json()

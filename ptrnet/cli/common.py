@@ -23,6 +23,7 @@ DECODE_FLAGS = {
     "beam_width": "--beam-width",
     "samples": "--samples",
     "constraints": "--constraints",
+    "protocol": "--protocol",
     "views": "--views",
     "pick": "--pick",
     "window": "--window",
@@ -307,8 +308,9 @@ class StoreGiven(argparse.Action):
         namespace.given = given | {self.dest}
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--model`` and the decoding options shared by ``eval`` and ``predict``."""
+def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid") -> None:
+    """``--model`` and the decoding options shared by ``eval`` and ``predict``; ``protocol``
+    is the command's default ``--protocol`` (:data:`ptrnet.decoding.options.PROTOCOLS`)."""
     add = parser.add_argument
     add(
         "--model",
@@ -366,7 +368,20 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "(0: off; default: the model folder's own choice per size, sizes.json; the bundled "
         "tsp folder uses 50 from n = 201, any other model none)",
     )
-    add("--constraints", choices=("none", "task"), help="default: the task's (see above)")
+    add(
+        "--protocol",
+        choices=("valid", "paper"),
+        default=protocol,
+        help="valid: every output obeys the task's rules (a closed convex hull, a tour, a "
+        "permutation); paper: the paper's decoding (Sec. 4: hull and Delaunay unconstrained, so "
+        "an output may be open or cross itself; sort and TSP as valid) (default: %(default)s)",
+    )
+    add(
+        "--constraints",
+        choices=("none", "task"),
+        help="the decoding mask itself: task (the task's rules) or none (any input or the end "
+        "symbol) (default: the one --protocol chooses)",
+    )
     add("--seed", type=seed_int, default=0, help="seed for --decode sample")
     add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
     add_threads_argument(parser)
@@ -400,6 +415,7 @@ def decode_options(args: argparse.Namespace, task: Task) -> DecodeOptions:
             beam_width=args.beam_width,
             samples=args.samples,
             constraints=args.constraints,
+            protocol=args.protocol,
             views=args.views,
             pick=args.pick,
             window=args.window,

@@ -2,13 +2,15 @@
 
 DATA is read as ``ptrnet predict`` reads its INPUT (paper format, one point per line, CSV,
 .npy; ``--format``, ``--columns``). The references are the file's labels (paper format), else
-the task's solver's, as ``ptrnet solve`` writes them (said on stderr). The metrics are those of
-``ptrnet score`` (same keys, same ``--json`` object), computed on the model's decoded outputs;
-no prediction file is written (``ptrnet predict`` writes one).
-Constraints default to the paper's choice per task: ``task`` for sort and TSP (valid
-permutations and tours), ``none`` for convex hull and Delaunay. ``--dry-run`` evaluates only the
-first 16 instances. Instances outside the unit square are decoded on their image in it (aspect
-ratio kept) and measured in the file's units; a model decodes at most 1000 points per instance.
+the task's solver's, as ``ptrnet solve`` writes them (said on stderr).
+The metrics are those of ``ptrnet score`` (same keys, same ``--json`` object), computed on the
+model's decoded outputs; no prediction file is written (``ptrnet predict`` writes one).
+Decoding follows the paper's protocol by default (``--protocol paper``): the task's rules for
+sort and TSP (valid permutations and tours), none for convex hull and Delaunay, so the figures
+compare with the paper's; ``--protocol valid`` scores what ``predict`` and the API give.
+``--dry-run`` evaluates only the first 16 instances. Instances outside the unit square are
+decoded on their image in it (aspect ratio kept) and measured in the file's units; a model
+decodes at most 1000 points per instance.
 
 For task tsp, DATA may instead be one or more TSPLIB ``.tsp`` files: each is decoded on its points
 scaled into the unit square and its tour measured under TSPLIB's EUC_2D rule against the proven
@@ -72,7 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "first file, else the shipped optima of ptrnet/data/tsplib)",
     )
     parser.add_argument("--two-opt", action="store_true", help="TSPLIB: 2-opt the model's tour")
-    add_model_arguments(parser)
+    add_model_arguments(parser, protocol="paper")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--dry-run", action="store_true", help=f"only the first {DRY_RUN_COUNT} instances"

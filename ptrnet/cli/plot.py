@@ -67,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--constraints",
         choices=("none", "task"),
-        help="decoding mask (default: the paper's choice for the task)",
+        help="decoding mask: task (the task's rules) or none (default: task, as predict decodes)",
     )
     parser.add_argument(
         "--model",

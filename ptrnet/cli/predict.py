@@ -8,10 +8,11 @@ extent (collinear or coincident points) are decoded with a warning. The output, 
 (``-o -``: standard output), is by default the paper format in the input's coordinates with the
 predicted 1-based indices, so ``ptrnet score TASK REFERENCE PREDICTIONS`` can score it;
 ``--output-format json`` writes one object per instance (``sequence`` 0-based, ``names``, ``cost``
-in the input's units, ``log_prob``, ``valid``) and ``csv`` one row per instance with the same fields
-(``log_prob`` takes a second model pass). A model decodes instances of at most 1000 points.
-Constraints default to the paper's choice per task (see ``ptrnet eval --help``). ``--dry-run``
-predicts only the first 16 instances.
+in the input's units, ``log_prob``, ``valid``) and ``csv`` one row per instance with the same
+fields, all from one decoding pass. A model decodes instances of at most 1000 points. Every
+output obeys the task's rules by default (a closed convex hull, a tour, a permutation);
+``--protocol paper`` decodes as the paper does. ``--dry-run`` predicts only the first 16
+instances.
 
 For a sentence task (copy), INPUT is a sentence or a file of them (``SOURCE[<TAB>TARGET]`` lines)
 and the outputs go to standard output one per line, or with ``-o FILE`` as ``SOURCE<TAB>OUTPUT``
@@ -84,10 +85,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
-    from ptrnet.api import Solver
     from ptrnet.cli.inputs import read_prepared, report
     from ptrnet.cli.outputs import Answer, write_answers
-    from ptrnet.inference import predict
+    from ptrnet.inference import predict_outputs
     from ptrnet.io.limits import MAX_MODEL_POINTS
 
     if args.output is None:
@@ -100,14 +100,11 @@ def run(args: argparse.Namespace, task: Task) -> int:
         args.input, task, args.format, MAX_MODEL_POINTS, columns=args.columns
     )[:limit]
     points = [inst.points for inst in instances]
-    if args.output_format == "paper":  # no log-likelihoods: they take a second model pass
-        with decode_progress(args, task, len(points)) as shown:
-            found = [(seq, None) for seq in predict(loaded, task, points, options, shown.update)]
-    else:
-        found = [(r.sequence, r.log_prob) for r in Solver(loaded).decode(points, options)]
+    with decode_progress(args, task, len(points)) as shown:  # one pass gives log_prob too
+        found = predict_outputs(loaded, task, points, options, shown.update)
     answers = [
-        Answer(inst.points, seq, inst.names, log_prob)
-        for inst, (seq, log_prob) in zip(instances, found, strict=True)
+        Answer(inst.points, item.sequence, inst.names, item.log_prob)
+        for inst, item in zip(instances, found, strict=True)
     ]
     written = write_answers(args.output, args.output_format, task, answers)
     report(args, args.input, task, instances)

@@ -6,7 +6,9 @@
 * :mod:`ptrnet.decoding.strategies`, :mod:`ptrnet.decoding.beam` -- the token choosers;
 * :mod:`ptrnet.decoding.decode` -- :func:`decode` a batch, :func:`score_sequences`;
 * :mod:`ptrnet.decoding.views`, :mod:`ptrnet.decoding.view_scores` -- multi-view decoding;
-* :mod:`ptrnet.decoding.dataset` -- :func:`decode_all`, a whole dataset in batches.
+* :mod:`ptrnet.decoding.dataset` -- :func:`decode_outputs`, a whole dataset in batches, each
+  output with its log-likelihood and step distributions from the one pass (:func:`decode_all`:
+  the sequences alone).
 
 The package itself imports nothing, so importing the options does not import torch.
 """

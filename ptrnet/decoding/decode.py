@@ -69,7 +69,7 @@ def decode(
     """Decode every instance of ``batch`` with ``model``, on the device of the model's weights.
 
     Args:
-        options: strategy, beam width, constraints (None = ``task.default_constraints``),
+        options: strategy, beam width, constraints (None: the mask ``protocol`` names),
             views, pick rule and temperature (None = the defaults); ``seed``, ``batch_size``
             and ``device`` are the dataset decoder's (:func:`ptrnet.decoding.dataset.decode_all`).
         generator: draws the samples of ``sample`` decoding (None = torch's global generator).

@@ -39,7 +39,7 @@ def masked_sequence_log_likelihood(
     """
     logits = model(points, lengths, tokens)  # (R, T, V), teacher forced
     real = tokens.clamp(min=0)
-    allowed = replay_masks(task, lengths, real, constraints)  # (R, T, n+1)
+    allowed = replay_masks(task, lengths, real, constraints, points)  # (R, T, n+1)
     logp = masked_log_probs(logits, allowed)  # (R, T, V)
     picked = logp.gather(2, real[..., None])[..., 0]  # (R, T)
     limits = task.max_steps(lengths.to(tokens.device)) + 1  # (R,)

@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 
 STRATEGIES = ("greedy", "sample", "beam", "multistart")
 CONSTRAINTS = ("none", "task")
+# Which mask decodes when ``constraints`` is not given: ``valid``, the task's rules (every output
+# well formed: a closed convex hull, a tour, a permutation), what users get; ``paper``, the
+# paper's mask for the task (Sec. 4: hull and Delaunay unconstrained), what ``ptrnet eval``'s
+# paper comparison and ``ptrnet reproduce`` decode with.
+PROTOCOLS = ("valid", "paper")
 # Which of several candidates per instance (beams, samples, starts) is returned: the most likely
 # one (the paper's), or the lowest-cost finished one under the task's own objective (TSP: the
 # shortest tour), a cheap rerank.
@@ -51,9 +56,13 @@ class DecodeOptions:
         beam_width: beams kept per instance (beam search only), >= 1.
         samples: outputs sampled per instance (best-of-k sampling; sampling only), the best
             kept by ``pick``; 1 = one sample.
+        protocol: ``valid`` (the default: the task's rules, so every output is well formed)
+            or ``paper`` (the paper's mask for the task, ``Task.paper_constraints``); it only
+            chooses ``constraints`` when those are None (:data:`PROTOCOLS`).
         constraints: ``none`` (any real input or the end symbol; the paper's hull and Delaunay
             decoding), ``task`` (the task's legal-next rule, e.g. valid tours), or None for the
-            task's own default (``Task.default_constraints``), filled in by :meth:`for_task`.
+            mask ``protocol`` names, filled in by :meth:`for_task`. Given, it overrides the
+            protocol's mask.
         views: 1; 2 or 4 rotations of each instance decoded together (tasks with
             ``rotation_invariant_labels``); 8: every square symmetry, picked by the eight-view
             likelihood (``square_symmetric`` tasks). With multistart: every start of each
@@ -85,6 +94,7 @@ class DecodeOptions:
     beam_width: int = 5
     samples: int = 1
     constraints: str | None = None
+    protocol: str = "valid"
     views: int = 1
     pick: str = "likely"
     window: int | None = None
@@ -97,6 +107,7 @@ class DecodeOptions:
         _choice("strategy", self.strategy, STRATEGIES)
         if self.constraints is not None:
             _choice("constraints", self.constraints, CONSTRAINTS)
+        _choice("protocol", self.protocol, PROTOCOLS)
         _choice("pick", self.pick, PICKS)
         if self.views not in VIEW_COUNTS:
             choices = ", ".join(map(str, VIEW_COUNTS))
@@ -146,8 +157,8 @@ class DecodeOptions:
         return self.strategy in ("beam", "multistart") or self.samples > 1
 
     def for_task(self, task: Task) -> DecodeOptions:
-        """These options checked against ``task``, with ``constraints`` resolved to the task's
-        default when None.
+        """These options checked against ``task``, with ``constraints`` resolved when None:
+        ``task`` under the ``valid`` protocol, ``task.paper_constraints`` under ``paper``.
 
         Raises:
             DecodeOptionError: a view count the task cannot use, or ``pick="shortest"`` on a
@@ -156,7 +167,8 @@ class DecodeOptions:
         check_views(task, self.views)
         if self.pick == "shortest" and not task.objective_cost:
             raise _shortest_error(task)
-        return replace(self, constraints=self.constraints or task.default_constraints)
+        default = task.paper_constraints if self.protocol == "paper" else "task"
+        return replace(self, constraints=self.constraints or default)
 
     def with_window(self, default: int) -> DecodeOptions:
         """These options with ``window`` set: its own value if one was given, else ``default``

@@ -175,7 +175,7 @@ def search_batch(
     memory = model.encode(batch.points, batch.lengths)
     if width > 1:
         memory = memory.index(rows)
-    dstate = task.decode_state(batch.lengths[rows], constraints)
+    dstate = task.decode_state(batch.lengths[rows], constraints, batch.points[rows])
     limit = step_limit(task, batch.lengths)
     return run_search(model, memory, dstate, limit, strategy, keep_probs=keep_probs)
 

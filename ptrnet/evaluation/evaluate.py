@@ -3,8 +3,8 @@
 The metrics are ``task.metrics`` on the decoded sequences (through
 :func:`ptrnet.evaluation.score.score_examples`), so the keys are exactly those of ``ptrnet
 score`` on a prediction file. Decoding is :func:`ptrnet.decoding.dataset.decode_all` with one
-:class:`ptrnet.decoding.options.DecodeOptions`; by default the task's own constraints
-(``Task.default_constraints``, the paper's choice, Sec. 4).
+:class:`ptrnet.decoding.options.DecodeOptions`; by default greedy under the task's rules (the
+``valid`` protocol); ``protocol="paper"`` decodes as the paper does (Sec. 4).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def evaluate(
 
     Computed by :func:`ptrnet.evaluation.score.score_examples`, the function behind
     ``ptrnet score``, so the keys and value types are the same. ``options`` None decodes
-    with the defaults (greedy, the task's own constraints).
+    with the defaults (greedy, the task's rules).
     """
     from ptrnet.decoding.dataset import decode_all
     from ptrnet.evaluation.score import score_examples

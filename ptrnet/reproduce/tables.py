@@ -16,7 +16,6 @@ from typing import Any
 
 from ptrnet.evaluation.score import area_text
 
-RATES = frozenset({"accuracy", "area_coverage", "triangle_coverage", "valid_rate"})
 COMPUTE_HEADER = ("scale · budget", "train time", "steps", "examples", "threads")
 NAMES = {"optimal": "optimal", "a1": "A1", "a2": "A2", "a3": "A3"}
 

@@ -289,9 +289,10 @@ class TrainConfig:
 
     @property
     def validation_constraints(self) -> str:
-        """The validation decoding's constraints: ``val_constraints``, else the task's default
-        (not the training loss's mask, which is ``train_constraints``)."""
-        return self.val_constraints or get_task(self.task).default_constraints
+        """The validation decoding's constraints: ``val_constraints``, else the paper's mask for
+        the task (``Task.paper_constraints``; not the training loss's mask, which is
+        ``train_constraints``)."""
+        return self.val_constraints or get_task(self.task).paper_constraints
 
     def learning_rate(self, step: int) -> float:
         """The learning rate for optimiser step ``step`` (0-based), warm-up included."""

@@ -17,9 +17,10 @@ from __future__ import annotations
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, unique
+from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -110,6 +111,12 @@ def from_tokens(tokens: Sequence[int] | np.ndarray) -> np.ndarray:
     return tokens - 1
 
 
+def trim_steps(tokens: Sequence[int] | np.ndarray) -> int:
+    """Number of decoding steps up to and including the first end symbol (all if none)."""
+    ends = np.flatnonzero(np.asarray(tokens) == END_TOKEN)
+    return int(ends[0]) + 1 if ends.size else len(tokens)
+
+
 class Task(TaskCard, ABC):
     """One point problem and everything the rest of ptrnet needs to know about it (its task card).
 
@@ -126,9 +133,11 @@ class Task(TaskCard, ABC):
     * methods :meth:`solve`, :meth:`canonical`, :meth:`is_valid`, :meth:`dataset_metrics`,
       :meth:`max_steps` and :meth:`allowed_next`.
 
-    It may override: ``archs`` (default: the Ptr-Net and the two Table 1 baselines),
+    It may override: ``rate_metrics``, ``paper_results`` and ``paper_model`` (the paper's
+    numbers, for ``ptrnet demo`` and ``ptrnet reproduce``), :meth:`answer_cost` (the ``cost``
+    of an API result), ``archs`` (default: the Ptr-Net and the two Table 1 baselines),
     ``solvers``, ``lower_is_better`` and ``validity_metric`` (checkpoint
-    selection), ``default_constraints`` (the paper's decoding mask for it), the symmetry flags
+    selection), ``paper_constraints`` (the paper's decoding mask for it), the symmetry flags
     (multi-view decoding, augmentation; both false suit a non-geometric task),
     ``permutation_output`` (the heavy decoder), ``has_cost`` with
     :meth:`sequence_cost` and optionally a batched :meth:`batch_cost` (REINFORCE) and
@@ -160,9 +169,19 @@ class Task(TaskCard, ABC):
     #: How an answer is drawn: ``hull`` (closed polygon of chosen points), ``tour`` (closed
     #: path through all points), ``triangles`` or ``bars`` (values in output order).
     drawing: ClassVar[str]
-    #: The decoding mask the paper uses for the task (Sec. 4, Inference): ``none`` (any real
-    #: input or the end symbol) or ``task`` (:meth:`allowed_next`).
-    default_constraints: ClassVar[str] = "none"
+    #: The metrics that are rates in [0, 1], printed as percentages in tables.
+    rate_metrics: ClassVar[frozenset[str]] = frozenset()
+    #: The paper's reported numbers for the task, ``(model, n) -> {metric: value}`` (rates as
+    #: fractions), ``model`` naming what the paper trained: ``"ptr 5-50"`` one Ptr-Net trained
+    #: on n = 5..50, ``"ptr n"`` a Ptr-Net trained at the tested n. Empty: none reported.
+    paper_results: ClassVar[Mapping[tuple[str, int], Mapping[str, float]]] = MappingProxyType({})
+    #: The paper's model (a ``model`` of ``paper_results``) that the bundled model compares
+    #: with in ``ptrnet demo``; None: no comparison.
+    paper_model: ClassVar[str | None] = None
+    #: The decoding mask of the paper's protocol for the task (Sec. 4, Inference; decoding
+    #: option ``protocol="paper"``): ``none`` (any real input or the end symbol) or ``task``
+    #: (:meth:`allowed_next`). Users get ``task`` by default, whatever this says.
+    paper_constraints: ClassVar[str] = "none"
     #: Whether the symmetries of the unit square (axis flips and swaps, all isometries of
     #: [0, 1]^dim) keep an instance's solution: true for the planar geometric tasks; false for
     #: sort, whose ascending order a flip reverses.
@@ -313,6 +332,13 @@ class Task(TaskCard, ABC):
         that is not valid, so a beam pick never prefers it (``pick="shortest"``)."""
         raise NotImplementedError(f"task {self.name} has no cost to minimise")
 
+    def answer_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        """The measure of a valid output a user reads first (:attr:`ptrnet.results.Result.cost`,
+        in the input's units): by default the task's objective (:meth:`sequence_cost`, for
+        tasks with ``objective_cost``: TSP's tour length), else NaN. Tasks whose cost is a
+        training signal report another measure (the hull's area)."""
+        return self.sequence_cost(points, seq) if self.objective_cost else math.nan
+
     def label_shape_problem(self, n: int, seq: np.ndarray) -> str | None:
         """Why a reference label of length ``len(seq)`` cannot be one for n inputs, or None.
 
@@ -351,11 +377,15 @@ class Task(TaskCard, ABC):
             key.append(-tiebreak if math.isfinite(tiebreak) else math.inf)
         return tuple(key)
 
-    def decode_state(self, lengths: torch.Tensor, mode: str = "task") -> DecodeState:
-        """Initial decoding state for a batch with ``lengths`` (B,), ``mode`` 'none' or 'task'."""
+    def decode_state(
+        self, lengths: torch.Tensor, mode: str = "task", points: torch.Tensor | None = None
+    ) -> DecodeState:
+        """Initial decoding state for a batch with ``lengths`` (B,), ``mode`` 'none' or 'task',
+        and the instances ``points`` (B, n, dim), which a rule that reads them needs (the
+        convex hull's)."""
         from ptrnet.tasks.constraints import DecodeState
 
-        return DecodeState.start(self, lengths, mode)
+        return DecodeState.start(self, lengths, mode, points)
 
 
 def check_indices(seq: np.ndarray, n: int) -> bool:

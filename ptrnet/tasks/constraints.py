@@ -36,9 +36,13 @@ class DecodeState:
         lengths: (B,) real input count per row.
         visited: (B, n+1) bool, tokens emitted so far (column 0 = end emitted).
         first: (B,) token emitted at step 0 (0 before any step).
+        second: (B,) token emitted at step 1 (0 before two steps).
         last: (B,) token emitted at the previous step (0 before any step).
+        previous: (B,) token emitted before ``last`` (0 before two steps).
         steps: (B,) number of tokens emitted before the end symbol.
         done: (B,) whether the end symbol has been emitted.
+        points: (B, n, dim) float64 instances, zero-padded, for a task whose rule depends on
+            where the inputs lie (the convex hull's left turns); None where none was given.
     """
 
     task: Task
@@ -46,12 +50,24 @@ class DecodeState:
     lengths: torch.Tensor
     visited: torch.Tensor
     first: torch.Tensor
+    second: torch.Tensor
     last: torch.Tensor
+    previous: torch.Tensor
     steps: torch.Tensor
     done: torch.Tensor
+    points: torch.Tensor | None = None
 
     @classmethod
-    def start(cls, task: Task, lengths: torch.Tensor, mode: str = "task") -> DecodeState:
+    def start(
+        cls,
+        task: Task,
+        lengths: torch.Tensor,
+        mode: str = "task",
+        points: torch.Tensor | None = None,
+    ) -> DecodeState:
+        """The state before the first step of rows of ``lengths`` (B,); ``points`` (B, n, dim)
+        the instances (any float dtype, kept as float64), which a task whose rule reads them
+        (the convex hull's) needs in ``task`` mode."""
         if mode not in MODES:
             raise ValueError(f"unknown constraint mode {mode!r}; choose from {', '.join(MODES)}")
         lengths = lengths.long()
@@ -65,7 +81,10 @@ class DecodeState:
             zeros,
             zeros,
             zeros,
+            zeros,
+            zeros,
             torch.zeros(batch, dtype=torch.bool, device=lengths.device),
+            None if points is None else points.detach().to(torch.float64),
         )
 
     @property
@@ -87,6 +106,19 @@ class DecodeState:
         mask = torch.zeros_like(self.visited)
         mask[:, 0] = ready
         return mask
+
+    def located(self) -> torch.Tensor:
+        """(B, n+1, dim) float64: where each token's input lies (column 0, the end, at 0).
+
+        Raises:
+            ValueError: a state started without ``points``.
+        """
+        if self.points is None:
+            raise ValueError(
+                f"the {self.task.name} task's rule reads the points: start the decoding state "
+                "with them"
+            )
+        return torch.nn.functional.pad(self.points, (0, 0, 1, 0))
 
     def one_hot(self, token: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
         """(B, n+1) bool: column ``token`` (B,) in the rows where ``where`` (B,) holds."""
@@ -130,7 +162,9 @@ class DecodeState:
             self,
             visited=self.visited | (hit & live[:, None]),
             first=torch.where(moved & (self.steps == 0), token, self.first),
+            second=torch.where(moved & (self.steps == 1), token, self.second),
             last=torch.where(moved, token, self.last),
+            previous=torch.where(moved, self.last, self.previous),
             steps=self.steps + moved.long(),
             done=self.done | ended,
         )
@@ -142,14 +176,21 @@ class DecodeState:
             lengths=self.lengths[rows],
             visited=self.visited[rows],
             first=self.first[rows],
+            second=self.second[rows],
             last=self.last[rows],
+            previous=self.previous[rows],
             steps=self.steps[rows],
             done=self.done[rows],
+            points=None if self.points is None else self.points[rows],
         )
 
 
 def replay_masks(
-    task: Task, lengths: torch.Tensor, tokens: torch.Tensor, mode: str
+    task: Task,
+    lengths: torch.Tensor,
+    tokens: torch.Tensor,
+    mode: str,
+    points: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The allowed mask before each token of given rows, replayed from the start: the one replay
     of a decoding state over a known sequence (training masks, view scores, heatmaps).
@@ -158,11 +199,12 @@ def replay_masks(
         lengths: (B,) real sizes.
         tokens: (B, T) model tokens >= 0 (end-padded after a row's end token).
         mode: ``none`` or ``task`` (:meth:`DecodeState.start`).
+        points: (B, n, dim) the instances, for a task whose rule reads them.
 
     Returns:
         (B, T, n+1) bool: step i's mask is :meth:`DecodeState.allowed` after tokens ``< i``.
     """
-    state = DecodeState.start(task, lengths, mode)
+    state = DecodeState.start(task, lengths, mode, points)
     masks = []
     for i in range(tokens.shape[1]):
         masks.append(state.allowed())  # (B, n+1)
@@ -172,8 +214,11 @@ def replay_masks(
     return torch.stack(masks, dim=1)
 
 
-def teacher_forcing_mask(task: Task, lengths: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """The ``task``-mode allowed mask at every teacher-forced step: (B,), (B, T) -> (B, T, n+1).
+def teacher_forcing_mask(
+    task: Task, lengths: torch.Tensor, targets: torch.Tensor, points: torch.Tensor | None = None
+) -> torch.Tensor:
+    """The ``task``-mode allowed mask at every teacher-forced step: (B,), (B, T) -> (B, T, n+1);
+    ``points`` (B, n, dim) for a task whose rule reads them.
 
     Step i's mask is :meth:`DecodeState.allowed` after the targets before it
     (:func:`replay_masks`), i.e. what a constrained decoder that had emitted the label prefix
@@ -182,7 +227,7 @@ def teacher_forcing_mask(task: Task, lengths: torch.Tensor, targets: torch.Tenso
     step (a label that breaks the task's own rules would get an infinite loss).
     """
     tokens = targets.clamp(min=0)
-    mask = replay_masks(task, lengths, tokens, "task")  # (B, T, n+1)
+    mask = replay_masks(task, lengths, tokens, "task", points)  # (B, T, n+1)
     scored = targets >= 0
     hit = mask.gather(2, tokens[..., None])[..., 0]  # (B, T)
     bad = scored & ~hit

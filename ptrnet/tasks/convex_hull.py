@@ -5,9 +5,10 @@ Task card
     Output: the extreme hull vertices (collinear boundary points excluded), counter-clockwise,
     starting at the lowest index and closed by repeating it: e.g. ``[0, 3, 2, 0]``.
     A duplicated vertex is represented by its lowest index.
-    Constraints (``task`` mode): no repeated vertex except the closing one, which may come after
-    at least three vertices; after it only the end symbol. The paper decodes hulls unconstrained
-    (``none`` mode).
+    Constraints (``task`` mode): the output is a convex polygon, counter-clockwise, closed by
+    repeating its first vertex after at least three, so every output is a closed simple polygon
+    (:func:`allowed_vertices`); after the closing index only the end symbol. The paper decodes
+    hulls unconstrained (``none`` mode).
     Metrics: ``accuracy`` (same polygon as the truth, whatever its start and direction; a
     duplicated point's copies are one vertex), ``area_coverage`` (predicted area / true area,
     averaged over simple predictions only), ``non_simple_rate`` (share of predictions that are
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -115,6 +117,22 @@ class ConvexHullTask(Task):
     summary_metrics = ("accuracy", "area_coverage")
     demo_sizes = (5, 10, 50)
     drawing = "hull"
+    rate_metrics = frozenset({"accuracy", "area_coverage", "non_simple_rate"})
+    paper_results = MappingProxyType(  # the paper's Table 1
+        {
+            ("lstm n", 5): {"accuracy": 0.877, "area_coverage": 0.996},
+            ("lstm n", 50): {"accuracy": 0.019},
+            ("attention n", 50): {"accuracy": 0.389, "area_coverage": 0.997},
+            ("ptr n", 50): {"accuracy": 0.726, "area_coverage": 0.999},
+            ("ptr 5-50", 5): {"accuracy": 0.92, "area_coverage": 0.996},
+            ("ptr 5-50", 10): {"accuracy": 0.87, "area_coverage": 0.998},
+            ("ptr 5-50", 50): {"accuracy": 0.696, "area_coverage": 0.999},
+            ("ptr 5-50", 100): {"accuracy": 0.503, "area_coverage": 0.999},
+            ("ptr 5-50", 200): {"accuracy": 0.221, "area_coverage": 0.999},
+            ("ptr 5-50", 500): {"accuracy": 0.013, "area_coverage": 0.992},
+        }
+    )
+    paper_model = "ptr 5-50"
     solvers = ("qhull",)
     square_symmetric = True
     rotation_invariant_labels = True
@@ -171,9 +189,14 @@ class ConvexHullTask(Task):
         size = max(len(cycle), len(hull))
         return (size - found + float(cycle[0] != hull[0])) / (size + 1)
 
+    def answer_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        """The output polygon's area (NaN when it is not a simple polygon)."""
+        area = simple_polygon_area(points, seq)
+        return math.nan if area is None else area
+
     def allowed_next(self, state: DecodeState) -> torch.Tensor:
         closed = (state.steps >= 2) & (state.last == state.first)
-        opening = state.unvisited() & (state.steps < state.lengths)[:, None]
+        opening = allowed_vertices(state) & (state.steps < state.lengths)[:, None]
         closing = state.one_hot(state.first, (state.steps >= 3) & ~closed)
         return (opening & ~closed[:, None]) | closing | state.end_if(closed)
 
@@ -199,3 +222,66 @@ class ConvexHullTask(Task):
             "fail": bool(non_simple > FAIL_THRESHOLD),
             "count": count,
         }
+
+
+def orientation(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """Twice the signed area of the triangles ``a, b, c`` (..., 2): > 0 when they turn left."""
+    return (b[..., 0] - a[..., 0]) * (c[..., 1] - a[..., 1]) - (b[..., 1] - a[..., 1]) * (
+        c[..., 0] - a[..., 0]
+    )
+
+
+def allowed_vertices(state: DecodeState) -> torch.Tensor:
+    """(B, n+1) bool: the unvisited inputs that keep the output a convex counter-clockwise
+    polygon, so that closing it is always a simple polygon.
+
+    After vertices ``v0 .. vk`` (k >= 1) a point p may follow when the polygon ``v0 .. vk, p``
+    turns strictly left at ``vk``, at p (towards ``v0``) and at ``v0`` (towards ``v1``): p then
+    lies beyond the closing edge ``vk -> v0`` and within the lines of the edges beside it, and
+    the polygon grows by the triangle ``vk, p, v0`` while staying convex. Its second vertex is
+    allowed only where some third one could follow (:func:`_has_third`), so a decoder never
+    runs into a polygon it cannot close. Any first vertex is allowed.
+    """
+    import torch
+
+    where = state.located()  # (B, n+1, 2)
+    rows = torch.arange(where.shape[0], device=where.device)
+    v0, v1 = where[rows, state.first], where[rows, state.second]  # (B, 2)
+    last, before = where[rows, state.last], where[rows, state.previous]
+    left = _left_turns(before[:, None], last[:, None], where, v0[:, None], v1[:, None])
+    free = state.unvisited()
+    allowed = torch.where((state.steps >= 2)[:, None], free & left, free)
+    second = state.steps == 1
+    if bool(second.any()):
+        rows = second.nonzero()[:, 0]
+        allowed[rows] = free[rows] & _has_third(where[rows], v0[rows], free[rows])
+    return allowed
+
+
+def _left_turns(
+    before: torch.Tensor, last: torch.Tensor, p: torch.Tensor, v0: torch.Tensor, v1: torch.Tensor
+) -> torch.Tensor:
+    """Whether ``before, last, p``, ``last, p, v0`` and ``p, v0, v1`` all turn strictly left
+    (broadcast over the leading dimensions of the (..., 2) arguments)."""
+    return (
+        (orientation(before, last, p) > 0)
+        & (orientation(last, p, v0) > 0)
+        & (orientation(p, v0, v1) > 0)
+    )
+
+
+def _has_third(where: torch.Tensor, v0: torch.Tensor, free: torch.Tensor) -> torch.Tensor:
+    """(R, n+1) bool: for each candidate second vertex, whether a free point makes a third
+    that :func:`_left_turns` allows (the same test the next step makes). Rows go in chunks
+    that keep the (rows, n+1, n+1) comparison near 4 million entries."""
+    import torch
+
+    width = where.shape[1]
+    chunk = max(1, (1 << 22) // (width * width))
+    parts = []
+    for lo in range(0, where.shape[0], chunk):
+        part, first = where[lo : lo + chunk], v0[lo : lo + chunk, None, None]  # (r, 1, 1, 2)
+        second, third = part[:, :, None], part[:, None, :]  # (r, n+1, 1, 2), (r, 1, n+1, 2)
+        ok = _left_turns(first, second, third, first, second) & free[lo : lo + chunk, None, :]
+        parts.append(ok.any(dim=2))
+    return torch.cat(parts)

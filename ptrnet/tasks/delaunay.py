@@ -20,11 +20,14 @@ Task card
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ptrnet.solvers.errors import DegenerateInstanceError
 from ptrnet.solvers.geometry import delaunay_triangles, first_copies, incenters, safe_range
 from ptrnet.tasks.base import Task, check_indices
 
@@ -67,6 +70,15 @@ class DelaunayTask(Task):
     summary_metrics = ("accuracy", "triangle_coverage")
     demo_sizes = (5, 10)
     drawing = "triangles"
+    rate_metrics = frozenset({"accuracy", "triangle_coverage"})
+    paper_results = MappingProxyType(  # the paper's Sec. 4.3
+        {
+            ("ptr n", 5): {"accuracy": 0.807, "triangle_coverage": 0.93},
+            ("ptr n", 10): {"accuracy": 0.226, "triangle_coverage": 0.813},
+            ("ptr n", 50): {"triangle_coverage": 0.528},
+        }
+    )
+    paper_model = "ptr n"
     solvers = ("qhull",)
     square_symmetric = True
 
@@ -97,6 +109,15 @@ class DelaunayTask(Task):
 
     def max_steps(self, n: int) -> int:
         return 6 * n  # a triangulation has at most 2n - 5 triangles; works on tensors too
+
+    def answer_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        """The share of the exact Delaunay triangles the output contains (triangle coverage;
+        1.0 = all found), NaN for an instance without a triangulation."""
+        try:
+            truth = triangle_set(self.solve(points))
+        except DegenerateInstanceError:
+            return math.nan
+        return len(truth & triangle_set(seq)) / len(truth)
 
     def allowed_next(self, state: DecodeState) -> torch.Tensor:
         # A triple i < j < k must leave room for its larger indices: i <= n-3, j <= n-2 (0-based).

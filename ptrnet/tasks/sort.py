@@ -45,7 +45,8 @@ class SortTask(Task):
     summary_metrics = ("exact_match", "valid_rate")
     demo_sizes = (5, 10, 20)
     drawing = "bars"
-    default_constraints = "task"  # not in the paper: permutations, as TSP's tours
+    rate_metrics = frozenset({"exact_match", "position_accuracy", "valid_rate"})
+    paper_constraints = "task"  # not in the paper: permutations, as TSP's tours
     solvers = ("stable_argsort",)
     has_cost = True
     permutation_output = True
@@ -73,6 +74,11 @@ class SortTask(Task):
         values = np.asarray(points, dtype=np.float64)[seq, 0]
         inversions = np.triu(values[:, None] > values[None, :], k=1).sum()
         return float(inversions / max(n * (n - 1) // 2, 1))
+
+    def answer_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        """The number of neighbouring output pairs out of ascending order (0 = sorted)."""
+        values = np.asarray(points, dtype=np.float64)[np.asarray(seq, dtype=np.int64), 0]
+        return float(np.count_nonzero(np.diff(values) < 0))
 
     def batch_cost(
         self, points: torch.Tensor, tokens: torch.Tensor, lengths: torch.Tensor

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -75,7 +76,25 @@ class TSPTask(Task):
     summary_metrics = ("mean_length", "mean_gap")
     demo_sizes = (5, 10, 20)
     drawing = "tour"
-    default_constraints = "task"  # the paper's TSP beam keeps to valid tours (Sec. 4)
+    rate_metrics = frozenset({"valid_rate", "mean_gap"})
+    paper_results = MappingProxyType(  # the paper's Table 2; mean closed-tour lengths
+        {
+            ("optimal", 5): {"mean_length": 2.12},
+            ("optimal", 10): {"mean_length": 2.87},
+            ("optimal", 20): {"mean_length": 3.83},
+            ("ptr n", 5): {"mean_length": 2.12},
+            ("ptr n", 10): {"mean_length": 2.88},
+            ("ptr 5-20", 5): {"mean_length": 2.12},
+            ("ptr 5-20", 10): {"mean_length": 2.87},
+            ("ptr 5-20", 20): {"mean_length": 3.88},
+            ("ptr 5-20", 25): {"mean_length": 4.3},
+            ("ptr 5-20", 30): {"mean_length": 4.72},
+            ("ptr 5-20", 40): {"mean_length": 5.91},
+            ("ptr 5-20", 50): {"mean_length": 7.66},
+        }
+    )
+    paper_model = "ptr 5-20"
+    paper_constraints = "task"  # the paper's TSP beam keeps to valid tours (Sec. 4)
     solvers = TSP_SOLVERS
     square_symmetric = True
     rotation_invariant_labels = True

@@ -90,7 +90,7 @@ def greedy_outputs(model: nn.Module, task: Task, batch: Batch) -> torch.Tensor:
     model.eval()
     with torch.no_grad():
         memory = model.encode(batch.points, batch.lengths)
-        state = task.decode_state(batch.lengths, "task")
+        state = task.decode_state(batch.lengths, "task", batch.points)
         trace = run_search(model, memory, state, step_limit(task, batch.lengths), Greedy())
     model.train(was_training)
     return trace.tokens

@@ -81,7 +81,9 @@ def teacher_forced_loss(
     if active is not None:
         targets = targets.masked_fill(~active, IGNORE_INDEX)
     if mask_task is not None:
-        allowed = teacher_forcing_mask(mask_task, batch.lengths, batch.targets)  # (B, T, n+1)
+        allowed = teacher_forcing_mask(
+            mask_task, batch.lengths, batch.targets, batch.points
+        )  # (B, T, n+1)
         extra = logits.shape[-1] - allowed.shape[-1]  # baselines: V = max_n + 1 >= n + 1
         allowed = F.pad(allowed, (0, extra), value=False)
         logits = logits.masked_fill(~allowed, float("-inf"))

@@ -9,9 +9,9 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ptrnet.tasks import Task, to_tokens
+from ptrnet.tasks.base import trim_steps
 from ptrnet.viz.draw import draw_solution
 from ptrnet.viz.heatmap import draw_heatmap
-from ptrnet.viz.trace import trim_steps
 
 
 def metrics_line(task: Task, points: np.ndarray, ref: np.ndarray, pred: np.ndarray) -> str:

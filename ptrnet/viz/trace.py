@@ -1,9 +1,9 @@
 """A decoding trace of one instance: what the pointer saw and chose at every step.
 
 Shared by ``ptrnet plot`` (the heatmap) and the web page (the step-through view). No matplotlib
-here, and torch only inside the functions that decode. Decoding goes through
-:func:`ptrnet.decoding.decode` exactly as :func:`ptrnet.inference.predict` does, with the step
-distributions kept.
+here, and torch only inside the functions that decode. Decoding is
+:func:`ptrnet.inference.predict_outputs`, the one pass behind ``predict`` and the API, with the
+step distributions kept.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptrnet.inference import LoadedModel, check_task
+from ptrnet.inference import LoadedModel, check_task, predict_outputs
 from ptrnet.io.unit_square import to_unit_square
-from ptrnet.tasks import END_TOKEN, Task
+from ptrnet.tasks import Task, to_tokens
 
 if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
@@ -42,21 +42,19 @@ class InstanceTrace:
     constraints: str
 
 
-def trim_steps(tokens: np.ndarray) -> int:
-    """Number of steps up to and including the first end token (all steps if none)."""
-    ends = np.flatnonzero(np.asarray(tokens) == END_TOKEN)
-    return int(ends[0]) + 1 if ends.size else len(tokens)
-
-
-def allowed_masks(task: Task, tokens: np.ndarray, n: int, constraints: str) -> np.ndarray:
-    """(T, n+1) bool: the decoding mask before each of ``tokens`` (T,), replayed from the start
-    (:func:`ptrnet.tasks.constraints.replay_masks`)."""
+def allowed_masks(
+    task: Task, points: np.ndarray, tokens: np.ndarray, constraints: str
+) -> np.ndarray:
+    """(T, n+1) bool: the decoding mask before each of ``tokens`` (T,) for ``points`` (n, dim),
+    replayed from the start (:func:`ptrnet.tasks.constraints.replay_masks`)."""
     import torch
 
     from ptrnet.tasks.constraints import replay_masks
 
     rows = torch.as_tensor(np.asarray(tokens, dtype=np.int64))[None]  # (1, T)
-    return replay_masks(task, torch.tensor([n]), rows, constraints)[0].numpy()
+    # float32, as a decoding batch holds them (:func:`ptrnet.batching.collate`)
+    where = torch.as_tensor(np.asarray(points, dtype=np.float32))[None]  # (1, n, dim)
+    return replay_masks(task, torch.tensor([len(points)]), rows, constraints, where)[0].numpy()
 
 
 def decode_trace(
@@ -76,26 +74,19 @@ def decode_trace(
         UsageError: the model was trained on another task.
         ValueError: a bad decoding option or an instance of the wrong dimension.
     """
-    from ptrnet.batching import collate
-    from ptrnet.decoding.decode import decode
     from ptrnet.decoding.options import DecodeOptions
 
     task = check_task(loaded, task)
     options = (options or DecodeOptions()).for_task(task)
     if options.strategy not in ("greedy", "beam"):
         raise ValueError(f"a trace needs greedy or beam decoding, got {options.strategy!r}")
-    points = to_unit_square(points)
-    served = loaded.for_size(len(points))
-    options = options.with_window(served.window)  # as predict() decodes it
-    result = decode(served.model, task, collate([points]), options, return_probs=True)
-    tokens = result.tokens[0].cpu().numpy()
-    steps = trim_steps(tokens)
-    tokens = tokens[:steps]
+    (found,) = predict_outputs(loaded, task, [points], options, return_probs=True)
+    tokens = to_tokens(found.sequence)[: len(found.probs)]  # no end token if cut off
     return InstanceTrace(
-        sequence=result.sequences[0],
+        sequence=found.sequence,
         tokens=tokens,
-        probs=result.probs[0, :steps].cpu().numpy(),
-        allowed=allowed_masks(task, tokens, len(points), options.constraints),
-        log_prob=float(result.log_prob[0]),
+        probs=found.probs,
+        allowed=allowed_masks(task, to_unit_square(points), tokens, options.constraints),
+        log_prob=found.log_prob,
         constraints=options.constraints,
     )

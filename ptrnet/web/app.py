@@ -120,7 +120,8 @@ def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:
         "drawing": task.drawing,  # the page draws by this, never by the task's name
         "min_n": task.min_n,
         "metric_keys": list(task.metric_keys),
-        "default_constraints": task.default_constraints,
+        "default_constraints": "task",  # the page decodes under the task's rules by default
+        "paper_constraints": task.paper_constraints,
         "model": None if loaded is None else model_info(loaded),
     }
 

@@ -38,7 +38,7 @@ class Strict(BaseModel):
 class DecodingRequest(Strict):
     """How to decode: greedy or beam search of ``beam_width``, with or without the task's mask.
 
-    ``constraints`` None means the task's default (``Task.default_constraints``). The page's
+    ``constraints`` None means the task's rules (the ``valid`` protocol, as the API). The page's
     bounds on top of :class:`ptrnet.decoding.options.DecodeOptions`, which
     :meth:`to_options` builds.
     """
