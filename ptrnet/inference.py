@@ -372,3 +372,92 @@ def check_vocabulary(loaded: LoadedModel, largest: int) -> None:
             f"the {loaded.config.model.kind} model at {loaded.path} handles "
             f"n <= {max_n}; an instance has {largest} points"
         )
+
+
+def heavy_for_size(loaded: LoadedModel) -> Callable[[int], nn.Module]:
+    """For :func:`ptrnet.decoding.reconstruct.improve_tours`: the heavy-decoder network that
+    rebuilds a segment of L cities: the one ``loaded`` routes L to when that one is heavy,
+    else the heavy model whose sizes lie nearest L (the bundled TSP folder decodes n <= 10
+    with an LSTM pointer model, and its 11-37 heavy model rebuilds such short segments).
+
+    Raises:
+        UsageError: ``loaded`` routes no size to a heavy-decoder model.
+    """
+    heavy = [
+        (route.sizes, route.model)
+        for route in loaded.routes
+        if route.model.config.model.decoder == "heavy"
+    ]
+    if loaded.config.model.decoder == "heavy":
+        heavy.append((SizeRange(0, MAX_MODEL_POINTS), loaded))
+    if not heavy:
+        raise UsageError(
+            f"--improve rrc rebuilds tour segments with a heavy-decoder model (--decoder heavy), "
+            f"and {loaded.path} routes no size to one"
+        )
+
+    def pick(length: int) -> nn.Module:
+        served = loaded.for_size(length)
+        if served.config.model.decoder == "heavy":
+            return served.model
+        return min(heavy, key=lambda h: max(h[0].lo - length, length - h[0].hi, 0))[1].model
+
+    return pick
+
+
+def improve_tours_of(
+    loaded: LoadedModel,
+    points_list: Sequence[np.ndarray],
+    tours: Sequence[np.ndarray],
+    iterations: int,
+    seed: int = 0,
+    batch_size: int = 64,
+) -> list[np.ndarray]:
+    """Random Re-Construct (:mod:`ptrnet.decoding.reconstruct`) on TSP tours, with the heavy
+    models of ``loaded`` (:func:`heavy_for_size`) on each instance's unit-square image.
+
+    Args:
+        points_list: (n, 2) arrays in any units.
+        tours: one closed tour per instance, 0-based (``[c0, ..., c0]``, n + 1 indices).
+        iterations: rounds per instance.
+        seed: the search's only randomness: the same seed and batch size give the same tours.
+        batch_size: instances of one size improved together.
+
+    Returns:
+        Closed tours (n + 1 indices) starting at the same city as the given ones, each no
+        longer than the given one.
+
+    Raises:
+        UsageError: no heavy-decoder model (:func:`heavy_for_size`).
+        ValueError: a tour that is not a closed permutation of its instance.
+    """
+    import torch
+
+    from ptrnet.decoding.reconstruct import improve_tours
+
+    model_for = heavy_for_size(loaded)
+    device = next(loaded.model.parameters()).device
+    generator = torch.Generator().manual_seed(seed)
+    out: list[np.ndarray] = [np.asarray(t, dtype=np.int64) for t in tours]
+    by_size: dict[int, list[int]] = {}
+    for i, (points, tour) in enumerate(zip(points_list, out, strict=True)):
+        if len(tour) != len(points) + 1 or tour[0] != tour[-1]:
+            raise ValueError(f"instance {i}: a closed tour of {len(points)} cities expected")
+        by_size.setdefault(len(points), []).append(i)
+    for rows in by_size.values():
+        for lo in range(0, len(rows), batch_size):
+            chunk = rows[lo : lo + batch_size]
+            units = np.stack([to_unit_square(points_list[i]) for i in chunk])  # (B, n, 2)
+            opened = torch.as_tensor(np.stack([out[i][:-1] for i in chunk]))  # (B, n)
+            better = improve_tours(
+                model_for,
+                torch.as_tensor(units, dtype=torch.float32, device=device),
+                opened.to(device),
+                iterations,
+                generator,
+            ).cpu()
+            for i, tour in zip(chunk, better.numpy(), strict=True):
+                start = int(np.flatnonzero(tour == out[i][0])[0])
+                turned = np.roll(tour, -start)
+                out[i] = np.append(turned, turned[0])
+    return out

@@ -382,10 +382,42 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         help="the decoding mask itself: task (the task's rules) or none (any input or the end "
         "symbol) (default: the one --protocol chooses)",
     )
-    add("--seed", type=seed_int, default=0, help="seed for --decode sample")
+    add(
+        "--improve",
+        choices=("none", "rrc"),
+        default="none",
+        help="tsp: after decoding, search for shorter tours: rrc (Random Re-Construct, LEHD) "
+        "cuts each tour into segments of a random length, lets a heavy-decoder model rebuild "
+        "them and keeps every shorter one; a search with the tour length in the loop, so its "
+        "figures are not the model's alone (default: none)",
+    )
+    add(
+        "--iterations",
+        type=positive_int,
+        default=100,
+        metavar="K",
+        action=StoreGiven,
+        help="with --improve rrc: rounds of rebuilding per tour (default: %(default)s)",
+    )
+    add("--seed", type=seed_int, default=0, help="seed for --decode sample and --improve rrc")
     add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
     add_threads_argument(parser)
     add_device_argument(parser)
+
+
+def rrc_iterations(args: argparse.Namespace, task: Task) -> int:
+    """The rounds of ``--improve rrc`` (0: no search).
+
+    Raises:
+        UsageError: ``--improve rrc`` for a task other than tsp, or ``--iterations`` without it.
+    """
+    if args.improve == "rrc":
+        if task.name != "tsp":
+            raise UsageError(f"--improve rrc: rebuilds tours, for task tsp, not {task.name}")
+        return args.iterations
+    if "iterations" in (getattr(args, "given", None) or ()):
+        raise UsageError(f"--iterations {args.iterations}: iterations need --improve rrc")
+    return 0
 
 
 def check_beam_width(args: argparse.Namespace) -> None:

@@ -40,6 +40,7 @@ from ptrnet.cli.common import (
     decode_progress,
     load_model_on,
     routes_text,
+    rrc_iterations,
     set_threads,
 )
 from ptrnet.cli.inputs import add_input_arguments
@@ -111,7 +112,13 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
     import sys
 
     device = next(loaded.model.parameters()).device
-    polish = "; then 2-opt on TSPLIB lengths" if getattr(args, "two_opt", False) else ""
+    polish = ""
+    if getattr(args, "improve", "none") == "rrc":
+        polish += (
+            f"; then RRC, {args.iterations} rounds (seed {args.seed}; a search on tour lengths)"
+        )
+    if getattr(args, "two_opt", False):
+        polish += "; then 2-opt on TSPLIB lengths"
     rows = [
         ("model", f"{loaded.path} (step {loaded.step:,}, {device}){routes_text(loaded)}"),
         ("decoding", describe_decoding(decode_options(args, get_task(loaded.task))) + polish),
@@ -127,7 +134,7 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
 def run(args: argparse.Namespace, task: Task) -> int:
     from ptrnet.cli.inputs import read_prepared, references, report
     from ptrnet.evaluation.score import json_safe, score_examples
-    from ptrnet.inference import predict
+    from ptrnet.inference import improve_tours_of, predict
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import Example
@@ -135,6 +142,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
 
     set_threads(args.threads)
     options = decode_options(args, task)  # option errors before any file is read
+    iterations = rrc_iterations(args, task)
     loaded = load_model_on(args.model, task, args.device)
     start = time.perf_counter()
     args.data = [hold_input(path) for path in args.data]  # a pipe is read once, then sniffed
@@ -155,8 +163,11 @@ def run(args: argparse.Namespace, task: Task) -> int:
         args.data, task, args.format, MAX_MODEL_POINTS, columns=args.columns, labels=True
     )[:limit]
     refs = references(args, args.data, task, instances)
+    points = [inst.points for inst in instances]
     with decode_progress(args, task, len(instances)) as shown:
-        seqs = predict(loaded, task, [inst.points for inst in instances], options, shown.update)
+        seqs = predict(loaded, task, points, options, shown.update)
+    if iterations:
+        seqs = improve_tours_of(loaded, points, seqs, iterations, args.seed)
     metrics = score_examples(  # in the file's units
         task,
         [Example(inst.points, ref, inst.line) for inst, ref in zip(instances, refs, strict=True)],
@@ -198,6 +209,8 @@ def run_tsplib(args: argparse.Namespace, loaded, start: float) -> int:
         read_optimal(optimal_path),
         improve=args.two_opt,
         options=decode_options(args, get_task("tsp")),
+        rrc_iterations=rrc_iterations(args, get_task("tsp")),
+        seed=args.seed,
     )
     if args.json:
         text = json.dumps({"instances": [r.to_dict() for r in results]})

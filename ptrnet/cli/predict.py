@@ -11,8 +11,9 @@ predicted 1-based indices, so ``ptrnet score TASK REFERENCE PREDICTIONS`` can sc
 in the input's units, ``log_prob``, ``valid``) and ``csv`` one row per instance with the same
 fields, all from one decoding pass. A model decodes instances of at most 1000 points. Every
 output obeys the task's rules by default (a closed convex hull, a tour, a permutation);
-``--protocol paper`` decodes as the paper does. ``--dry-run`` predicts only the first 16
-instances.
+``--protocol paper`` decodes as the paper does. ``--improve rrc`` (tsp) then searches for
+shorter tours with the model (Random Re-Construct; such tours carry no ``log_prob``).
+``--dry-run`` predicts only the first 16 instances.
 
 For a sentence task (copy), INPUT is a sentence or a file of them (``SOURCE[<TAB>TARGET]`` lines)
 and the outputs go to standard output one per line, or with ``-o FILE`` as ``SOURCE<TAB>OUTPUT``
@@ -41,6 +42,7 @@ from ptrnet.cli.common import (
     note,
     output_file,
     output_name,
+    rrc_iterations,
     set_threads,
 )
 from ptrnet.cli.inputs import add_input_arguments
@@ -87,13 +89,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, task: Task) -> int:
     from ptrnet.cli.inputs import read_prepared, report
     from ptrnet.cli.outputs import Answer, write_answers
-    from ptrnet.inference import predict_outputs
+    from ptrnet.inference import improve_tours_of, predict_outputs
     from ptrnet.io.limits import MAX_MODEL_POINTS
 
     if args.output is None:
         raise UsageError("-o/--output is required for a point task (- for standard output)")
     set_threads(args.threads)
     options = decode_options(args, task)  # option errors before any file is read
+    iterations = rrc_iterations(args, task)
     loaded = load_model_on(args.model, task, args.device)
     limit = DRY_RUN_COUNT if args.dry_run else None
     instances = read_prepared(
@@ -106,6 +109,12 @@ def run(args: argparse.Namespace, task: Task) -> int:
         Answer(inst.points, item.sequence, inst.names, item.log_prob)
         for inst, item in zip(instances, found, strict=True)
     ]
+    if iterations:  # a searched tour is not the model's output: no log-likelihood
+        found_tours = [a.sequence for a in answers]
+        tours = improve_tours_of(loaded, points, found_tours, iterations, args.seed)
+        answers = [
+            a._replace(sequence=tour, log_prob=None) for a, tour in zip(answers, tours, strict=True)
+        ]
     written = write_answers(args.output, args.output_format, task, answers)
     report(args, args.input, task, instances)
     note(args, f"wrote {written} {task.name} predictions to {output_name(args.output)}")

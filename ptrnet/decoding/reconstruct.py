@@ -107,18 +107,20 @@ def improve_tours(
     batch, n, _ = points.shape
     if tours.shape != (batch, n):
         raise ValueError(f"tours must be (B, n) = {(batch, n)}, got {tuple(tours.shape)}")
-    if not torch.equal(tours.sort(dim=1).values, torch.arange(n).expand(batch, n)):
+    device = tours.device
+    if not torch.equal(tours.sort(dim=1).values, torch.arange(n, device=device).expand(batch, n)):
         raise ValueError("every row of tours must be a permutation of 0..n-1")
     longest = min(n, max_segment)
     if n < MIN_SEGMENT or iterations <= 0:
         return tours.clone()
     tours = tours.clone()
-    rows = torch.arange(batch)[:, None, None]  # (B, 1, 1)
+    rows = torch.arange(batch, device=device)[:, None, None]  # (B, 1, 1)
+    cities = torch.arange(n, device=device)
     for _ in range(iterations):
         length = int(torch.randint(MIN_SEGMENT, longest + 1, (1,), generator=generator))
-        offsets = torch.randint(0, n, (batch,), generator=generator)  # (B,)
+        offsets = torch.randint(0, n, (batch,), generator=generator).to(device)  # (B,)
         pieces = n // length
-        turned = tours.gather(1, (torch.arange(n) + offsets[:, None]) % n)  # (B, n)
+        turned = tours.gather(1, (cities + offsets[:, None]) % n)  # (B, n)
         segments = turned[:, : pieces * length].reshape(batch, pieces, length)  # (B, k, L)
         coords = points[rows, segments]  # (B, k, L, 2)
         flat = coords.view(batch * pieces, length, 2)  # (R, L, 2)
@@ -128,5 +130,5 @@ def improve_tours(
         new = segments.reshape(-1, length).gather(1, order)  # (R, L) city ids
         kept = torch.where(better[:, None], new, segments.reshape(-1, length))
         turned[:, : pieces * length] = kept.view(batch, pieces * length)
-        tours = turned.gather(1, (torch.arange(n) - offsets[:, None]) % n)
+        tours = turned.gather(1, (cities - offsets[:, None]) % n)
     return tours

@@ -46,17 +46,21 @@ def evaluate_tsplib(
     *,
     improve: bool = False,
     options: DecodeOptions | None = None,
+    rrc_iterations: int = 0,
+    seed: int = 0,
 ) -> list[TSPLibResult]:
     """Decode each TSPLIB file with ``loaded`` (a TSP model) and compare with ``optimal``.
 
     Args:
         improve: run 2-opt to a local optimum from the model's tour before measuring.
+        rrc_iterations: rounds of Random Re-Construct after decoding, before any 2-opt
+            (:func:`ptrnet.inference.improve_tours_of`, seeded by ``seed``); 0 = none.
         options: how to decode (:func:`ptrnet.inference.predict`; None = its defaults).
 
     Raises:
         InputError: a file without an entry in ``optimal``, or a malformed file.
     """
-    from ptrnet.inference import predict
+    from ptrnet.inference import improve_tours_of, predict
 
     results = []
     for path in paths:
@@ -64,6 +68,8 @@ def evaluate_tsplib(
         if instance.name not in optimal:
             raise InputError(path, None, f"no optimum for {instance.name!r} in the optima file")
         (seq,) = predict(loaded, get_task("tsp"), [instance.points], options)
+        if rrc_iterations:
+            (seq,) = improve_tours_of(loaded, [instance.points], [seq], rrc_iterations, seed)
         tour = open_cycle(seq)
         if improve:
             tour = two_opt(tsplib_distances(instance.coords), tour)
