@@ -249,6 +249,8 @@ def as_instances(task: Task, points: Any) -> tuple[list[np.ndarray], bool]:
     """
     if hasattr(points, "detach"):  # a torch tensor, on any device
         points = _tensor_values(task, points)
+    elif isinstance(points, list | tuple):  # instances, tensors among them
+        points = [_tensor_values(task, p) if hasattr(p, "detach") else p for p in points]
     try:
         array = _real_array(task, points)
     except ValueError:  # ragged: a list of instances of different sizes
@@ -316,8 +318,6 @@ def _complex_error(task: Task) -> TypeError:
 def _instance(task: Task, points: Any) -> np.ndarray:
     """One instance as an (n, dim) float64 array; raises ValueError on anything else (TypeError
     for complex values)."""
-    if hasattr(points, "detach"):  # one tensor of a list of instances
-        points = _tensor_values(task, points)
     array = _real_array(task, points)
     if task.dim == 1 and array.ndim == 1:
         array = array[:, None]
