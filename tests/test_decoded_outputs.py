@@ -25,7 +25,9 @@ OVERFLOW = (
 
 def tiny_sort_model(fill: float | None = None):
     torch.manual_seed(0)
-    config = RunConfig(ModelConfig(input_dim=1, hidden=8), TrainConfig(task="sort", sizes="5", steps=1))
+    config = RunConfig(
+        ModelConfig(input_dim=1, hidden=8), TrainConfig(task="sort", sizes="5", steps=1)
+    )
     model = build_model(config.model).eval()
     if fill is not None:
         with torch.no_grad():
