@@ -11,6 +11,7 @@ the option names of ``ptrnet eval`` (``decode``, ``beam_width``, ``views``, ``pi
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -150,9 +151,12 @@ class Solver:
         Raises:
             ValueError: a bad decoding option (a window the model cannot use included, a
                 seed outside 0..2^64 - 1), input that is not instances of the task, a
-                coordinate beyond +-1e100, or an instance over the 1,000 points a model
-                decodes.
-            TypeError: an option that is not one of the above.
+                coordinate beyond +-1e100, an instance over the 1,000 points a model
+                decodes, a tensor whose values cannot be read here (meta, or a device this
+                torch cannot copy from), a search too large for memory (beam width x views x
+                starts x points, docs/reliability.md), or an instance the model has no valid
+                output for (its scores overflow float32): each one line, naming the instance.
+            TypeError: an option that is not one of the above, or complex points.
         """
         from ptrnet.io.errors import UsageError
 
@@ -247,12 +251,16 @@ def as_instances(task: Task, points: Any) -> tuple[list[np.ndarray], bool]:
 
     Raises:
         ValueError: an empty instance ((0, dim)), values that are not finite numbers or beyond
-            +-1e100, or the wrong shape.
+            +-1e100, the wrong shape, or a tensor whose values cannot be read here (a meta
+            tensor, a device this torch cannot copy from).
+        TypeError: complex values (never cut to their real part).
     """
     if hasattr(points, "detach"):  # a torch tensor, on any device
-        points = points.detach().cpu().numpy()
+        points = _tensor_values(task, points)
+    elif isinstance(points, list | tuple):  # instances, tensors among them
+        points = [_tensor_values(task, p) if hasattr(p, "detach") else p for p in points]
     try:
-        array = np.asarray(points, dtype=np.float64)
+        array = _real_array(task, points)
     except ValueError:  # ragged: a list of instances of different sizes
         if isinstance(points, (str, bytes)) or not isinstance(points, Sequence):
             raise ValueError(
@@ -269,9 +277,56 @@ def as_instances(task: Task, points: Any) -> tuple[list[np.ndarray], bool]:
     raise ValueError(f"{task.name} instances are (n, {task.dim}) arrays; got shape {array.shape}")
 
 
+def _tensor_values(task: Task, tensor: Any) -> np.ndarray:
+    """A tensor's values as a numpy array, on the CPU.
+
+    Raises:
+        ValueError: a meta tensor (no values), or one on a device whose values cannot be read
+            here (a CUDA tensor on a CPU-only build, an unknown device), naming the device.
+        TypeError: complex values.
+    """
+    device = tensor.device
+    if device.type == "meta":
+        raise ValueError(f"{task.name} points are a meta tensor, which holds no values")
+    if tensor.is_complex():
+        raise _complex_error(task)
+    try:
+        return tensor.detach().cpu().numpy()
+    except (AssertionError, RuntimeError, NotImplementedError, TypeError) as err:
+        reason = str(err).splitlines()[0][:80] if str(err) else type(err).__name__
+        raise ValueError(
+            f"{task.name} points are a tensor on device {str(device)[:40]!r}, whose values "
+            f"cannot be read here ({reason})"
+        ) from None
+
+
+def _real_array(task: Task, points: Any) -> np.ndarray:
+    """``points`` as a float64 array; numpy's ValueError for ragged input.
+
+    Raises:
+        TypeError: complex values (numpy would keep the real part and only warn), or values
+            that are not numbers.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            return np.asarray(points, dtype=np.float64)
+        except np.exceptions.ComplexWarning:
+            raise _complex_error(task) from None
+        except TypeError as err:  # Python complex numbers, or objects float() refuses
+            if "complex" in str(err):
+                raise _complex_error(task) from None
+            raise TypeError(f"{task.name} points must be real numbers ({err})") from None
+
+
+def _complex_error(task: Task) -> TypeError:
+    return TypeError(f"{task.name} points must be real numbers, got complex values")
+
+
 def _instance(task: Task, points: Any) -> np.ndarray:
-    """One instance as an (n, dim) float64 array; raises ValueError on anything else."""
-    array = np.asarray(points, dtype=np.float64)
+    """One instance as an (n, dim) float64 array; raises ValueError on anything else (TypeError
+    for complex values)."""
+    array = _real_array(task, points)
     if task.dim == 1 and array.ndim == 1:
         array = array[:, None]
     if array.ndim != 2 or array.shape[1] != task.dim or len(array) < task.min_n:

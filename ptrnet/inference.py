@@ -310,6 +310,7 @@ def predict_outputs(
             decoder cannot return them (8 views).
     """
     from ptrnet.decoding.dataset import decode_outputs
+    from ptrnet.decoding.search import DecodingError
 
     task = check_task(loaded, task)
     points_list = [to_unit_square(points) for points in points_list]
@@ -322,9 +323,12 @@ def predict_outputs(
         served = served_options(model, options)
         check_vocabulary(model, max(len(p) for p in group))
         _check_window(model, served, max(len(p) for p in group))
-        found = decode_outputs(
-            model.model, task, group, served, on_decoded, return_probs=return_probs
-        )
+        try:
+            found = decode_outputs(
+                model.model, task, group, served, on_decoded, return_probs=return_probs
+            )
+        except DecodingError as err:  # numbered within the size group: renumber in the input's
+            raise err.renumbered(rows[err.instance]) from None
         for i, item in zip(rows, found, strict=True):
             out[i] = item
     return out

@@ -9,7 +9,13 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 from ptrnet.io.errors import UsageError
-from ptrnet.io.limits import MAX_SEED
+from ptrnet.io.limits import (
+    MAX_BEAM_WIDTH,
+    MAX_SAMPLES,
+    MAX_SEARCH_POINTS,
+    MAX_SEED,
+    MAX_SENTENCE_BEAM_WIDTH,
+)
 from ptrnet.tasks import POINT_TASKS, TASKS, SizeRange, Task, TaskCard, get_point_task, get_task
 from ptrnet.tasks.symmetry import VIEW_COUNTS
 
@@ -32,6 +38,11 @@ DECODE_FLAGS = {
 }
 
 T = TypeVar("T")
+# What --help says bounds a search (ptrnet.decoding.options.DecodeOptions.check_search).
+SEARCH_BOUND = (
+    f"one search holds at most {MAX_SEARCH_POINTS:,} candidate points, instances x K x views "
+    "x starts x (n + 1): batches shrink to fit, an instance too large alone is refused"
+)
 
 
 def add_task_argument(parser: argparse.ArgumentParser) -> None:
@@ -209,6 +220,16 @@ def seed_int(text: str) -> int:
     return _int_within(text, 0, MAX_SEED, "an integer from 0 to 2^64 - 1")
 
 
+def beam_width_int(text: str) -> int:
+    """argparse type of ``--beam-width``: an integer from 1 to :data:`MAX_BEAM_WIDTH`."""
+    return _int_within(text, 1, MAX_BEAM_WIDTH, f"an integer from 1 to {MAX_BEAM_WIDTH:,}")
+
+
+def samples_int(text: str) -> int:
+    """argparse type of ``--samples``: an integer from 1 to :data:`MAX_SAMPLES`."""
+    return _int_within(text, 1, MAX_SAMPLES, f"an integer from 1 to {MAX_SAMPLES:,}")
+
+
 def count_or_off(text: str) -> int:
     """argparse type for an integer >= 0, where 0 means off (the default of such options)."""
     return _int_within(text, 0, None, "0 (off) or a positive integer")
@@ -326,18 +347,20 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     )
     add(
         "--beam-width",
-        type=positive_int,
+        type=beam_width_int,
         default=5,
         metavar="K",
         action=StoreGiven,
-        help="beam width, with --decode beam",
+        help=f"beam width, with --decode beam: 1 to {MAX_BEAM_WIDTH:,} ({SEARCH_BOUND}; "
+        f"sentence tasks: at most {MAX_SENTENCE_BEAM_WIDTH})",
     )
     add(
         "--samples",
-        type=positive_int,
+        type=samples_int,
         default=1,
         metavar="K",
-        help="with --decode sample: draw K outputs per instance, keep the best by --pick",
+        help="with --decode sample: draw K outputs per instance, keep the best by --pick; 1 to "
+        f"{MAX_SAMPLES:,} ({SEARCH_BOUND})",
     )
     add(
         "--pick",

@@ -12,6 +12,11 @@ format of :mod:`ptrnet.text.format` (``SOURCE<TAB>TARGET`` per line).
   pipe; a directory is refused); when it does not, it is a sentence, unless it looks like a
   file name (:func:`looks_like_path`), which is an error ``NAME: no such file``. With
   ``--text`` it is a sentence, always.
+
+Inputs are bounded as in :mod:`ptrnet.io.limits`: tokens per line and per file, and the beam
+width (:data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`); decoding batches hold a bounded
+number of tokens. Words are written with their control characters escaped
+(:func:`ptrnet.text.format.printable`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import check_beam_width, note, output_name, positive_int, set_threads
 from ptrnet.io.errors import InputError, UsageError
+from ptrnet.io.limits import MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
 
 if TYPE_CHECKING:
     from ptrnet.tasks import SentenceTask
@@ -138,13 +144,21 @@ def train(args: argparse.Namespace, task: SentenceTask) -> int:
 
 def _load(args: argparse.Namespace, task: SentenceTask) -> CopyModel:
     """The model of ``--model`` on the CPU, with ``--threads`` set; refuses what the sentence
-    decoder does not do (another device, sampling or multi-start)."""
+    decoder does not do (another device, sampling or multi-start, a beam wider than
+    :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`)."""
     from ptrnet.text.evaluate import load
 
+    check_beam_width(args)
     if args.device not in ("auto", "cpu"):
         raise UsageError(f"--device {args.device}: task {task.name} decodes on the CPU only")
     if args.decode not in STRATEGIES:
         raise UsageError(f"--decode {args.decode}: task {task.name} decodes greedy or beam")
+    if args.decode == "beam" and args.beam_width > MAX_SENTENCE_BEAM_WIDTH:
+        raise UsageError(
+            f"--beam-width {args.beam_width}: task {task.name} takes at most "
+            f"{MAX_SENTENCE_BEAM_WIDTH} beams (a line of {MAX_LINE_TOKENS:,} tokens with them "
+            "fills one decoding batch)"
+        )
     set_threads(args.threads)
     return load(args.model, task.name)
 
@@ -155,7 +169,6 @@ def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
 
     if len(args.data) != 1:
         raise UsageError("give one DATA file of SOURCE<TAB>TARGET lines")
-    check_beam_width(args)
     loaded = _load(args, task)
     pairs = read_pairs(args.data[0])[: DRY_RUN_COUNT if args.dry_run else None]
     metrics, _ = evaluate_pairs(
@@ -173,18 +186,15 @@ def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
 
 def predict(args: argparse.Namespace, task: SentenceTask) -> int:
     from ptrnet.text.decode import decode_sources, explain
-    from ptrnet.text.format import Pair, read_pairs, tokenize, write_pairs
+    from ptrnet.text.format import Pair, printable, read_pairs, write_pairs
 
-    check_beam_width(args)
     loaded = _load(args, task)
     path = None if args.text else input_file(args.input)
     if path is not None:
         pairs = read_pairs(path, need_target=False)[: DRY_RUN_COUNT if args.dry_run else None]
         sources = [p.source for p in pairs]
     else:
-        sources = [tokenize(args.input)]
-        if not sources[0]:
-            raise UsageError("the sentence has no words")
+        sources = [sentence_tokens(args.input)]
     if args.explain:
         for source in sources:
             print(_explained(explain(loaded.model, loaded.vocab, source, args.p_gen)))
@@ -204,8 +214,26 @@ def predict(args: argparse.Namespace, task: SentenceTask) -> int:
         )
         note(args, f"wrote {written} {task.name} predictions to {output_name(args.output)}")
     else:
-        sys.stdout.writelines(" ".join(d.words) + "\n" for d in decoded)
+        sys.stdout.writelines(printable(" ".join(d.words)) + "\n" for d in decoded)
     return 0
+
+
+def sentence_tokens(text: str) -> tuple[str, ...]:
+    """The tokens of ``predict``'s sentence argument.
+
+    Raises:
+        UsageError: no words, or more than :data:`~ptrnet.io.limits.MAX_LINE_TOKENS`.
+    """
+    from ptrnet.text.format import tokenize
+
+    tokens = tokenize(text)
+    if not tokens:
+        raise UsageError("the sentence has no words")
+    if len(tokens) > MAX_LINE_TOKENS:
+        raise UsageError(
+            f"the sentence has {len(tokens):,} tokens, over the limit of {MAX_LINE_TOKENS:,}"
+        )
+    return tokens
 
 
 def input_file(text: str) -> str | None:
@@ -248,7 +276,10 @@ def looks_like_path(text: str) -> bool:
 def _explained(explanation: Explanation) -> str:
     """The source, then per output step: the word, p_gen, its probability under the mixture
     (the word's own, which is not the mixture's largest when decoding ruled that word out, e.g.
-    ``<pad>``), the vocabulary path's favourite word and the most attended source word."""
+    ``<pad>``), the vocabulary path's favourite word and the most attended source word; each
+    line :func:`~ptrnet.text.format.printable`."""
+    from ptrnet.text.format import printable
+
     lines = [" ".join(explanation.source)]
     for t, word in enumerate(explanation.output):
         vocab_p, vocab_i = explanation.p_vocab[t].max(0)
@@ -260,7 +291,7 @@ def _explained(explanation: Explanation) -> str:
             f"  vocabulary: {explanation.vocabulary[int(vocab_i)]} ({float(vocab_p):.3f})"
             f"  source: {explanation.source[int(attn_i)]} ({float(attn_p):.3f})"
         )
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 #: What each generic command runs for a sentence task.

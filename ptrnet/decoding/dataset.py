@@ -2,7 +2,14 @@
 validation during training and the demo.
 
 Instances are decoded in batches sorted by n, which keeps padding small when a dataset mixes
-sizes; predictions come back in the original order.
+sizes; predictions come back in the original order. A batch holds at most ``batch_size``
+instances and at most :data:`~ptrnet.io.limits.MAX_SEARCH_POINTS` candidate points
+(:meth:`~ptrnet.decoding.options.DecodeOptions.search_points`), so the memory a search takes
+follows the batch, whatever the width, views or dataset.
+
+An output the task's constraints forbid is never returned: decoding with ``constraints="task"``
+checks every output with ``Task.is_valid`` and raises a
+:class:`~ptrnet.decoding.search.DecodingError` naming the instance instead.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from torch import nn
 from ptrnet.batching import collate
 from ptrnet.decoding.decode import DecodeResult, decode
 from ptrnet.decoding.options import DecodeOptions
+from ptrnet.decoding.search import DecodingError
+from ptrnet.io.limits import MAX_SEARCH_POINTS
 from ptrnet.tasks.base import Task, trim_steps
 
 
@@ -77,7 +86,11 @@ def decode_outputs(
         return_probs: also keep each step's distribution (:attr:`Decoded.probs`).
 
     Raises:
-        DecodeOptionError: options the task cannot use (checked before any decoding).
+        DecodeOptionError: options the task cannot use, or a SearchSizeError for an instance
+            too large to search alone (both checked before any decoding).
+        DecodingError: an instance whose model scores are not finite, or whose output breaks
+            the task's constraints under ``constraints="task"``; it names the instance
+            (1-based, in the order of ``points_list``).
         ValueError: ``return_probs`` with options whose decoder cannot return them (8 views,
             multistart over several views).
     """
@@ -90,22 +103,24 @@ def decode_outputs(
     generator = None
     if options.strategy == "sample":
         generator = torch.Generator(device).manual_seed(options.seed)
-    order = np.argsort([len(p) for p in points_list], kind="stable")
-    size = options.batch_size
-    if options.strategy == "multistart" and len(points_list):  # n runs per instance
-        size = max(1, size // max(len(p) for p in points_list))
+    sizes = [len(p) for p in points_list]
+    order = np.argsort(sizes, kind="stable")
+    options.check_search(max(sizes, default=0))
     out: list[Decoded | None] = [None] * len(points_list)
     was_training = model.training
     model.eval()
     try:
-        for lo in range(0, len(order), size):
-            rows = order[lo : lo + size]
+        for rows in search_batches(order, sizes, options):
             batch = collate([points_list[i] for i in rows]).to(device)
-            result = decode(
-                model, task, batch, options, generator=generator, return_probs=return_probs
-            )
+            try:
+                result = decode(
+                    model, task, batch, options, generator=generator, return_probs=return_probs
+                )
+            except DecodingError as err:
+                raise err.renumbered(int(rows[err.instance])) from None
             for b, i in enumerate(rows):
                 out[i] = _row(result, b, len(points_list[i]))
+                check_output(task, points_list[i], out[i].sequence, options, int(i))
             if on_decoded is not None:
                 on_decoded(len(rows))
     finally:
@@ -121,3 +136,44 @@ def _row(result: DecodeResult, b: int, n: int) -> Decoded:
         probs = result.probs[b, :steps, : n + 1].cpu().numpy()
     sequence = np.asarray(result.sequences[b], dtype=np.int64)
     return Decoded(sequence, float(result.log_prob[b]), probs)
+
+
+def search_batches(
+    order: np.ndarray, sizes: Sequence[int], options: DecodeOptions
+) -> list[np.ndarray]:
+    """``order`` (instance indices, ascending by size) cut into consecutive batches: each at
+    most ``options.batch_size`` instances (multistart: ``batch_size`` runs, so
+    ``batch_size // n`` instances, n the dataset's largest) and at most
+    :data:`~ptrnet.io.limits.MAX_SEARCH_POINTS` candidate points, counted at the batch's largest
+    instance (one instance per batch at least)."""
+    size = options.batch_size
+    if options.strategy == "multistart" and len(sizes):  # n runs per instance
+        size = max(1, size // max(sizes))
+    batches, lo = [], 0
+    while lo < len(order):
+        hi = lo + 1
+        while hi < len(order) and hi - lo < size and fits(options, hi - lo + 1, sizes[order[hi]]):
+            hi += 1
+        batches.append(order[lo:hi])
+        lo = hi
+    return batches
+
+
+def fits(options: DecodeOptions, instances: int, n: int) -> bool:
+    """Whether a search of ``instances`` instances padded to ``n`` inputs fits
+    :data:`~ptrnet.io.limits.MAX_SEARCH_POINTS`."""
+    return instances * options.search_points(n) <= MAX_SEARCH_POINTS
+
+
+def check_output(
+    task: Task, points: np.ndarray, sequence: np.ndarray, options: DecodeOptions, index: int
+) -> None:
+    """Raise DecodingError when ``sequence`` breaks the task's constraints although they were
+    decoded with (``constraints="task"``): such an output is never returned as a result."""
+    if options.constraints == "task" and not task.is_valid(points, sequence):
+        shown = " ".join(str(i) for i in sequence[:12]) + (" ..." if len(sequence) > 12 else "")
+        raise DecodingError(
+            index,
+            f"the decoded output [{shown}] is not a valid {task.name} output for its "
+            f"{len(points)} points, although decoded under the task's constraints",
+        )

@@ -84,12 +84,17 @@ def decode(
     :class:`ptrnet.decoding.window.LocalWindow` (which leaves the smaller ones unchanged).
 
     Raises:
+        SearchSizeError: an instance too large to search alone with these options
+            (:meth:`DecodeOptions.check_search`; the caller chooses how many share the batch).
+        DecodingError: an instance whose model scores are not finite numbers, named by its
+            index in ``batch``.
         ValueError: options the task cannot use (:meth:`DecodeOptions.for_task`), rerank
             with one candidate per instance, or return_probs with 8 views or with multistart
             on several views; a ``window`` (DecodeOptionError) the batch needs with a model
             that has no heavy decoder.
     """
     options = (options or DecodeOptions()).for_task(task)
+    options.check_search(int(batch.lengths.max()))  # before the search allocates anything
     rerank = rerank or options.reranker(task)
     if rerank is not None and not options.several:
         raise ValueError("rerank needs several candidates: beam, multistart or samples > 1")

@@ -15,7 +15,7 @@ import torch
 
 from ptrnet.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
-from ptrnet.decoding.search import SearchTrace, batch_instances, search_batch
+from ptrnet.decoding.search import DecodingError, SearchTrace, batch_instances, search_batch
 from ptrnet.decoding.strategies import Greedy
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task
@@ -69,7 +69,12 @@ def multistart_rows(
     whose tokens and distributions are over the original inputs, and S = the longest n."""
     width = batch.points.shape[1]
     order = rotations(batch.lengths, width)  # (B*S, N)
-    trace = search_batch(model, task, rotate(batch, order), Greedy(), constraints, 1, keep_probs)
+    try:
+        trace = search_batch(
+            model, task, rotate(batch, order), Greedy(), constraints, 1, keep_probs
+        )
+    except DecodingError as err:  # a rotated copy of instance err.instance // width
+        raise err.renumbered(err.instance // width) from None
     probs = None if trace.probs is None else unrotate_probs(trace.probs, order)
     tokens = unrotate_tokens(trace.tokens, order)
     return SearchTrace(tokens=tokens, scores=trace.scores, probs=probs, done=trace.done), width

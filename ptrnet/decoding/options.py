@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ptrnet.devices import check_device_name
-from ptrnet.io.limits import MAX_SEED
+from ptrnet.io.errors import UsageError
+from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_SAMPLES, MAX_SEARCH_POINTS, MAX_SEED
 from ptrnet.tasks.symmetry import MIRRORED_VIEWS, VIEW_COUNTS
 
 if TYPE_CHECKING:
@@ -43,6 +44,13 @@ class DecodeOptionError(ValueError):
         self.option = option
 
 
+class SearchSizeError(DecodeOptionError, UsageError):
+    """A search too large for memory (:data:`~ptrnet.io.limits.MAX_SEARCH_POINTS`), found once
+    the instances are known: a :class:`DecodeOptionError` naming the option that widens the
+    search, and a :class:`~ptrnet.io.errors.UsageError`, so the command line prints its one
+    line."""
+
+
 @dataclass(frozen=True)
 class DecodeOptions:
     """Every choice of one decoding run.
@@ -53,9 +61,10 @@ class DecodeOptions:
             instance, each run reading the inputs rotated so that input comes first (TSP: a
             tour from every city), the best kept by ``pick``
             (:mod:`ptrnet.decoding.multistart`).
-        beam_width: beams kept per instance (beam search only), >= 1.
+        beam_width: beams kept per instance (beam search only), 1 to
+            :data:`~ptrnet.io.limits.MAX_BEAM_WIDTH`.
         samples: outputs sampled per instance (best-of-k sampling; sampling only), the best
-            kept by ``pick``; 1 = one sample.
+            kept by ``pick``; 1 = one sample; at most :data:`~ptrnet.io.limits.MAX_SAMPLES`.
         protocol: ``valid`` (the default: the task's rules, so every output is well formed)
             or ``paper`` (the paper's mask for the task, ``Task.paper_constraints``); it only
             chooses ``constraints`` when those are None (:data:`PROTOCOLS`).
@@ -87,7 +96,8 @@ class DecodeOptions:
     Raises:
         DecodeOptionError: on construction, for an unknown name or an out-of-range value, or
             ``pick="shortest"`` with one candidate per instance, ``samples`` > 1 without
-            sampling.
+            sampling. How many instances fit one search is checked once they are known
+            (:meth:`check_search`).
     """
 
     strategy: str = "greedy"
@@ -115,6 +125,8 @@ class DecodeOptions:
         _at_least_one("beam_width", self.beam_width)
         _at_least_one("batch_size", self.batch_size)
         _at_least_one("samples", self.samples)
+        _at_most("beam_width", self.beam_width, MAX_BEAM_WIDTH)
+        _at_most("samples", self.samples, MAX_SAMPLES)
         if self.window is not None:
             check_window(self.window)
         if self.samples > 1 and self.strategy != "sample":
@@ -155,6 +167,29 @@ class DecodeOptions:
     def several(self) -> bool:
         """Whether decoding finds several candidates per instance for ``pick`` to choose from."""
         return self.strategy in ("beam", "multistart") or self.samples > 1
+
+    def candidates(self, n: int) -> int:
+        """Decoder rows one instance of ``n`` inputs takes: width x views x starts (``n`` with
+        multistart, else 1)."""
+        starts = n if self.strategy == "multistart" else 1
+        return self.width * self.views * starts
+
+    def search_points(self, n: int) -> int:
+        """Candidate points one instance of ``n`` inputs adds to a search: its candidates,
+        each holding the n + 1 positions a pointer chooses from."""
+        return self.candidates(n) * (n + 1)
+
+    def check_search(self, n: int) -> None:
+        """Raise unless one instance of ``n`` inputs fits a search
+        (:data:`~ptrnet.io.limits.MAX_SEARCH_POINTS` candidate points), before anything is
+        allocated.
+
+        Raises:
+            SearchSizeError: naming the sizes and the option that widens the search.
+        """
+        points = self.search_points(n)
+        if points > MAX_SEARCH_POINTS:
+            raise _search_size_error(self, n, points)
 
     def for_task(self, task: Task) -> DecodeOptions:
         """These options checked against ``task``, with ``constraints`` resolved when None:
@@ -222,6 +257,39 @@ def _choice(option: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise DecodeOptionError(
             option, f"unknown {option} {value!r}; choose from {', '.join(choices)}"
+        )
+
+
+def _search_size_error(options: DecodeOptions, n: int, points: int) -> SearchSizeError:
+    """The one-line refusal of a search of ``points`` candidate points for one instance of n."""
+    factors, lower = [], []
+    if options.strategy == "beam":
+        factors.append(f"beam width {options.width}")
+        lower.append(("beam width", "beam_width"))
+    if options.strategy == "sample":
+        factors.append(f"{options.width} samples")
+        lower.append(("samples", "samples"))
+    if options.views > 1:
+        factors.append(f"{options.views} views")
+        lower.append(("views", "views"))
+    if options.strategy == "multistart":
+        factors.append(f"{n} starts")
+    advice = "lower the " + " or ".join(word for word, _ in lower)
+    return SearchSizeError(
+        lower[0][1] if lower else "strategy",
+        f"one instance of {n} points searched with {' x '.join(factors)} holds {points:,} "
+        f"candidate points ({options.candidates(n):,} candidates x {n + 1} positions), over the "
+        f"{MAX_SEARCH_POINTS:,} a search may hold in memory; "
+        f"{advice if lower else 'decode instances this large with another strategy'}",
+    )
+
+
+def _at_most(option: str, value: int, most: int) -> None:
+    if value > most:
+        raise DecodeOptionError(
+            option,
+            f"{option} must be at most {most:,} (a wider search does not fit memory), "
+            f"got {value:,}",
         )
 
 

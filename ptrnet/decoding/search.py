@@ -15,12 +15,32 @@ import torch
 
 from ptrnet.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
+from ptrnet.io.errors import UsageError
 from ptrnet.model.pointer import EncoderDecoder, Memory
 from ptrnet.tasks.base import Task
 from ptrnet.tasks.constraints import DecodeState
 
 if TYPE_CHECKING:
     from ptrnet.decoding.views import ViewEnsemble
+
+
+class DecodingError(UsageError, ValueError):
+    """An instance the decoder has no trustworthy output for: the model's scores are not finite
+    numbers, or the output breaks the constraints it was decoded under. ``str`` is one line,
+    ``instance I: problem`` (I 1-based, counted in the batch or dataset the caller passed).
+
+    A :class:`~ptrnet.io.errors.UsageError`, so the command line prints its line, and a
+    ValueError, as the Python API raises for bad input.
+    """
+
+    def __init__(self, instance: int, problem: str) -> None:
+        self.instance = instance  # 0-based
+        self.problem = problem
+        super().__init__(f"instance {instance + 1}: {problem}")
+
+    def renumbered(self, instance: int) -> DecodingError:
+        """The same problem, for instance ``instance`` (0-based) of a larger collection."""
+        return DecodingError(instance, self.problem)
 
 
 def fit_mask(allowed: torch.Tensor, width: int) -> torch.Tensor:
@@ -42,8 +62,9 @@ def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tenso
 
     Disallowed entries are -inf. A new tensor is built every call; ``allowed`` is never
     modified (masks mutated in place across steps are a known bug of public implementations).
-    Every row of a DecodeState mask has an allowed entry with a finite logit (end or a real
-    input), so no row is all -inf and no NaN can appear.
+    Every row of a DecodeState mask has an allowed entry, so a row is NaN only when the model's
+    logits are not finite numbers where they are allowed (weights that overflow float32):
+    :func:`run_search` refuses such rows (:func:`check_finite`).
     """
     keep = fit_mask(allowed, logits.shape[-1])
     return torch.log_softmax(logits.float().masked_fill(~keep, float("-inf")), dim=-1)
@@ -115,6 +136,7 @@ def run_search(
         logits, state = model.step(memory, prev, state)  # (R, V)
         cut = limits <= step  # (R,)
         logp = masked_log_probs(logits, _end_only(dstate.allowed(), cut))  # (R, V)
+        check_finite(logp, step)
         token, parent, scores = strategy.select(logp, scores)
         if parent is not None:
             state = tuple(s[:, parent] for s in state)
@@ -126,6 +148,20 @@ def run_search(
         prev = token
     tokens, probs = _backtrack(history, rows, device)
     return SearchTrace(tokens=tokens, scores=scores, probs=probs, done=ended)
+
+
+def check_finite(logp: torch.Tensor, step: int) -> None:
+    """Raise DecodingError, naming the first row (as ``instance``), when a row of the masked
+    log-probabilities (R, V) holds NaN: its logits were NaN or infinite at an allowed token (a
+    model whose weights overflow float32 on this input), so no output of it can be trusted."""
+    broken = torch.isnan(logp).any(dim=1)  # (R,)
+    if bool(broken.any()):
+        row = int(broken.nonzero()[0, 0])
+        raise DecodingError(
+            row,
+            f"the model's scores are not finite numbers (NaN or infinity) at output step "
+            f"{step + 1}: its weights overflow float32 on this input, so it has no output",
+        )
 
 
 def _end_only(allowed: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
@@ -170,14 +206,22 @@ def search_batch(
     keep_probs: bool = False,
 ) -> SearchTrace:
     """One run of the decoding loop over B instances with ``width`` rows each: (B * width) rows,
-    instance-major."""
+    instance-major.
+
+    Raises:
+        DecodingError: an instance whose model scores are not finite (:func:`check_finite`),
+            naming its index in ``batch``.
+    """
     rows = torch.arange(batch.size, device=batch.points.device).repeat_interleave(width)
     memory = model.encode(batch.points, batch.lengths)
     if width > 1:
         memory = memory.index(rows)
     dstate = task.decode_state(batch.lengths[rows], constraints, batch.points[rows])
     limit = step_limit(task, batch.lengths)
-    return run_search(model, memory, dstate, limit, strategy, keep_probs=keep_probs)
+    try:
+        return run_search(model, memory, dstate, limit, strategy, keep_probs=keep_probs)
+    except DecodingError as err:  # beams reorder rows within an instance only
+        raise err.renumbered(err.instance // width) from None
 
 
 def pick_rows(

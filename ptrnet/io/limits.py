@@ -25,6 +25,38 @@ MAX_MODEL_POINTS = 1_000
 MAX_COORDINATE = 1e100
 """|coordinate| bound: lengths and areas in the input's units stay finite (1e100^2 < 1e308)."""
 
+MAX_BEAM_WIDTH = 1_024
+"""``beam_width`` (``--beam-width``, ``beam_width=``): one instance of up to 255 points in one
+view then fits :data:`MAX_SEARCH_POINTS`; wider beams are refused before any allocation."""
+
+MAX_SAMPLES = 1_024
+"""``samples`` (``--samples``): the same bound as :data:`MAX_BEAM_WIDTH`, for the same reason."""
+
+MAX_SEARCH_POINTS = 2**18
+"""Candidate points one decoding search of a point task may hold: instances x width (beams or
+samples) x views x starts (n with multistart) x (n + 1). Each costs 5-12 KB of peak memory
+(measured: the bundled sort model, hidden 128, 5.3 KB; tsp, hidden 256, 8-12 KB), so a search
+stays within about 2-3 GB. Dataset decoding splits its batches to fit; one instance that
+does not fit alone is refused before any decoding."""
+
+MAX_LINE_TOKENS = 2_000
+"""Tokens on one line of a sentence task's file (source and target together), or in
+``predict``'s sentence: the copy task's sentences have about 20, See et al. cut articles to
+400. A 1 MiB line holds up to 524,288."""
+
+MAX_FILE_TOKENS = 2**23
+"""Tokens in one file of a sentence task: 8,388,608, about 700 MB held as read (80 bytes per
+token, measured)."""
+
+MAX_DECODE_TOKENS = 2**18
+"""Tokens x beams one sentence decoding batch holds (each about 2.5 KB of peak memory with the
+bundled copy model, measured: about 650 MB): batches are cut to fit, so memory follows the batch,
+not the file."""
+
+MAX_SENTENCE_BEAM_WIDTH = MAX_DECODE_TOKENS // (MAX_LINE_TOKENS + 1)
+"""Beam width of a sentence task (131): a line at the token limit, END included, with that many
+beams fits one decoding batch."""
+
 MAX_SEED = 2**64 - 1
 """Largest seed: torch's generators take 0..2^64 - 1, numpy's any integer >= 0."""
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from ptrnet.io.limits import MAX_DECODE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
 from ptrnet.model.pointer_generator import Memory, PointerGenerator, Step
 from ptrnet.text.batch import Batch, make_batch
 from ptrnet.text.vocab import END_ID, PAD_ID, START_ID, Vocabulary
@@ -152,21 +153,56 @@ def decode_sources(
     batch_size: int = 256,
     p_gen: float | None = None,
 ) -> list[Decoded]:
-    """Decode every source (token sequences) in batches of ``batch_size``.
+    """Decode every source (token sequences) in batches of at most ``batch_size`` sources and
+    :data:`~ptrnet.io.limits.MAX_DECODE_TOKENS` tokens x beams (:func:`token_batches`), so
+    memory follows the batch, not the number of sources.
 
     Raises:
-        ValueError: an unknown strategy.
+        ValueError: an unknown strategy, a beam width outside 1 to
+            :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`, or a source that does not fit a
+            batch alone (longer than :data:`~ptrnet.io.limits.MAX_LINE_TOKENS`, which the
+            readers refuse).
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+    if strategy == "beam" and not 1 <= width <= MAX_SENTENCE_BEAM_WIDTH:
+        raise ValueError(f"beam width must be 1 to {MAX_SENTENCE_BEAM_WIDTH}, got {width}")
     out: list[Decoded] = []
-    for start in range(0, len(sources), batch_size):
-        batch = make_batch(vocab, sources[start : start + batch_size])
+    for start, stop in token_batches(sources, batch_size, width if strategy == "beam" else 1):
+        batch = make_batch(vocab, sources[start:stop])
         if strategy == "greedy":
             out.extend(greedy(model, batch, p_gen=p_gen))
         else:
             out.extend(beam_search(model, batch, width, p_gen=p_gen))
     return out
+
+
+def token_batches(
+    sources: Sequence[Sequence[str]], batch_size: int, width: int
+) -> list[tuple[int, int]]:
+    """``(start, stop)`` of consecutive batches of ``sources``: each at most ``batch_size``
+    sources whose padded tokens (END included) times ``width`` beams are at most
+    :data:`~ptrnet.io.limits.MAX_DECODE_TOKENS`.
+
+    Raises:
+        ValueError: a source that does not fit a batch alone.
+    """
+    batches: list[tuple[int, int]] = []
+    start, longest = 0, 0
+    for i, source in enumerate(sources):
+        n = len(source) + 1
+        if n * width > MAX_DECODE_TOKENS:
+            raise ValueError(
+                f"sentence {i + 1} has {n - 1:,} tokens: with {width} beams it passes the "
+                f"{MAX_DECODE_TOKENS:,} tokens x beams a decoding batch holds"
+            )
+        longest = max(longest, n)
+        if i - start == batch_size or (i - start + 1) * longest * width > MAX_DECODE_TOKENS:
+            batches.append((start, i))
+            start, longest = i, n
+    if start < len(sources):
+        batches.append((start, len(sources)))
+    return batches
 
 
 @dataclass(frozen=True)

@@ -9,27 +9,37 @@ example::
 Blank lines and lines starting with ``#`` are skipped. A file of sources to summarise
 (``ptrnet predict copy FILE``) may omit the tab and the target. Files are read as the point
 tasks' are (:func:`ptrnet.io.text.numbered_lines`): UTF-8 (a byte order mark is skipped), lines
-ending in ``\n``, ``\r\n`` or ``\r``, each at most :data:`~ptrnet.io.limits.MAX_LINE_BYTES`.
-Every problem is an :class:`~ptrnet.io.errors.InputError` reading ``FILE:LINE: problem`` (or
+ending in ``\n``, ``\r\n`` or ``\r``, each at most :data:`~ptrnet.io.limits.MAX_LINE_BYTES`,
+with at most :data:`~ptrnet.io.limits.MAX_LINE_TOKENS` tokens per line and
+:data:`~ptrnet.io.limits.MAX_FILE_TOKENS` per file (what decoding and the file's examples hold
+in memory). Control characters are kept as tokens but written escaped (:func:`printable`), so
+an output never sends a raw NUL or ESC to a terminal or file. Every problem is an
+:class:`~ptrnet.io.errors.InputError` reading ``FILE:LINE: problem`` (or
 ``FILE: problem`` for the file as a whole).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
+from ptrnet.io.limits import MAX_FILE_TOKENS, MAX_LINE_TOKENS
 from ptrnet.io.text import numbered_lines
 from ptrnet.tasks.sentences import SEPARATOR, Pair, tokenize
+
+#: The control characters :func:`printable` escapes: category Cc, the tab (the separator) aside.
+CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 
 def parse_line(line: str, path: str, number: int, need_target: bool = True) -> Pair:
     """One line of the format (without its newline) as a :class:`Pair`.
 
     Raises:
-        InputError: no tab (when ``need_target``), more than one tab, or an empty side.
+        InputError: no tab (when ``need_target``), more than one tab, an empty side, or more
+            than :data:`~ptrnet.io.limits.MAX_LINE_TOKENS` tokens.
     """
     parts = line.split(SEPARATOR)
     if len(parts) > 2:
@@ -44,6 +54,11 @@ def parse_line(line: str, path: str, number: int, need_target: bool = True) -> P
     target = tokenize(parts[1]) if len(parts) == 2 else ()
     if need_target and not target:
         raise InputError(path, number, "empty target summary")
+    tokens = len(source) + len(target)
+    if tokens > MAX_LINE_TOKENS:
+        raise InputError(
+            path, number, f"{tokens:,} tokens, over the limit of {MAX_LINE_TOKENS:,} per line"
+        )
     return Pair(source, target)
 
 
@@ -53,24 +68,41 @@ def read_pairs(path: str | os.PathLike[str], need_target: bool = True) -> list[P
 
     Raises:
         InputError: a file that cannot be read (missing, a directory, over the size limit), a
-            line that is not UTF-8 or is over the length limit, a malformed line (all as
-            ``FILE:LINE`` or ``FILE``), or a file without examples.
+            line that is not UTF-8 or is over the length limit, a malformed line, a line or
+            file over its token limit (all as ``FILE:LINE`` or ``FILE``), or a file without
+            examples.
     """
     path = os.fspath(path)
     pairs = []
+    tokens = 0
     for number, line in numbered_lines(path):
         if line.strip() and not line.startswith("#"):
             pairs.append(parse_line(line, path, number, need_target))
+            tokens += len(pairs[-1].source) + len(pairs[-1].target)
+            if tokens > MAX_FILE_TOKENS:
+                raise InputError(
+                    path,
+                    number,
+                    f"the file passes {MAX_FILE_TOKENS:,} tokens, the limit per file, at this line",
+                )
     if not pairs:
         raise InputError(path, None, "no examples in file")
     return pairs
 
 
 def write_pairs(path: str | os.PathLike[str], pairs: Iterable[Pair]) -> int:
-    """Write ``pairs`` one per line, atomically; returns how many were written."""
+    """Write ``pairs`` one per line, atomically, control characters escaped
+    (:func:`printable`); returns how many were written."""
     count = 0
     with atomic_write(path) as stream:
         for pair in pairs:
-            stream.write(pair.line() + "\n")
+            stream.write(printable(pair.line()) + "\n")
             count += 1
     return count
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but the tab (Unicode category Cc: NUL, ESC, DEL,
+    the C1 range) written as Python escapes it (``\\x00``, ``\\x1b``), so printing it cannot
+    drive a terminal and a written line stays one line."""
+    return CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
