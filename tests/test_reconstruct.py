@@ -3,6 +3,7 @@ greedy continuation of a tour that starts at the segment's far end and then visi
 tours stay permutations, never grow, and depend only on the generator."""
 
 import itertools
+from pathlib import Path
 
 import pytest
 import torch
@@ -118,3 +119,44 @@ def test_tours_that_are_not_permutations_are_refused(model):
             1,
             torch.Generator(),
         )
+
+
+def tour_cost(path):
+    """Mean closed-tour length of a paper-format predictions file."""
+    import numpy as np
+
+    from ptrnet.io.paper_format import iter_examples
+    from ptrnet.solvers.tsp import tour_length
+    from ptrnet.tasks import get_task
+
+    costs = [
+        tour_length(ex.points, ex.seq[:-1])
+        for ex in iter_examples(path, get_task("tsp"), "prediction")
+    ]
+    return float(np.mean(costs))
+
+
+def test_predict_improve_rrc_shortens_the_bundled_models_tours_and_repeats_with_its_seed(cli):
+    assert cli("generate", "tsp", "-n", "40", "--count", "3", "--seed", "9", "-o", "i.txt")[0] == 0
+    base = ["predict", "tsp", "i.txt", "--threads", "1", "-q"]
+    assert cli(*base, "-o", "greedy.txt")[0] == 0
+    rrc = [*base, "--improve", "rrc", "--iterations", "4", "--seed", "1"]
+    assert cli(*rrc, "-o", "a.txt")[0] == 0
+    assert cli(*rrc, "-o", "b.txt")[0] == 0
+    assert Path("a.txt").read_text() == Path("b.txt").read_text()
+    assert tour_cost("a.txt") < tour_cost("greedy.txt")
+
+
+def test_improve_rrc_refuses_other_tasks_models_without_a_heavy_decoder_and_lone_iterations(
+    cli, tmp_path
+):
+    assert cli("generate", "sort", "-n", "5", "--count", "2", "-o", "s.txt", "-q")[0] == 0
+    status, _, err = cli("predict", "sort", "s.txt", "-o", "-", "--improve", "rrc")
+    assert status == 2 and "--improve rrc: rebuilds tours, for task tsp, not sort" in err
+    assert cli("generate", "tsp", "-n", "12", "--count", "2", "-o", "t.txt", "-q")[0] == 0
+    status, _, err = cli("predict", "tsp", "t.txt", "-o", "-", "--iterations", "3")
+    assert status == 2 and "--iterations 3: iterations need --improve rrc" in err
+    lstm = str(tmp_path / "lstm")
+    assert cli("train", "tsp", "--dry-run", "--out", lstm, "-q")[0] == 0
+    status, _, err = cli("eval", "tsp", "t.txt", "--model", lstm, "--improve", "rrc")
+    assert status == 2 and "routes no size to one" in err and err.count("\n") == 1
