@@ -1,0 +1,106 @@
+"""Random Re-Construct (``--improve rrc``) after greedy decoding of the bundled TSP folder: mean
+gap to near-optimal references and time, per batch and per instance, one thread.
+
+    python benchmarks/bench_rrc.py --n 50 100 200 --count 50 --iterations 10 30 100
+
+For each n: ``count`` fresh uniform instances (seed 4242, stream 7: never a training stream),
+references by fast-tsp's near-exact search (``near_exact``; LKH-level at these sizes, see
+docs/solvers.md), the folder's greedy tours, then RRC from them with each number of rounds.
+``batch`` rows time all instances improved together (``--batch``, the throughput a file gets);
+``single`` rows time ``--single`` instances one at a time (the latency of one instance). Prints
+one JSON line per row as it finishes, then a Markdown table. RRC is a search with the tour length
+in the loop: its rows are not the model's own decoding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+import torch
+
+from ptrnet.cli.common import positive_int
+from ptrnet.inference import improve_tours_of, load_model, predict
+from ptrnet.solvers.tsp import solve_tour, tour_length
+from ptrnet.tasks import SizeRange, get_task
+
+TSP = get_task("tsp")
+
+
+def mean_gap(points: list[np.ndarray], tours: list[np.ndarray], refs: np.ndarray) -> float:
+    """Mean relative gap (%) of closed 0-based ``tours`` to the reference lengths."""
+    lengths = np.array([tour_length(p, t[:-1]) for p, t in zip(points, tours, strict=True)])
+    return float(100 * np.mean(lengths / refs - 1))
+
+
+def timed(function, *args):
+    """(result, seconds) of one call."""
+    start = time.perf_counter()
+    result = function(*args)
+    return result, time.perf_counter() - start
+
+
+def rows_for_size(loaded, n: int, args: argparse.Namespace) -> list[dict]:
+    """The greedy row and every RRC row at size ``n``."""
+    points = TSP.generate(SizeRange(n, n), args.count, seed=4242, stream=7)
+    refs = np.array([tour_length(p, solve_tour(p, "near_exact")) for p in points])
+    greedy, seconds = timed(predict, loaded, TSP, points)
+    rows = [
+        dict(
+            n=n,
+            method="greedy",
+            rounds=0,
+            gap=mean_gap(points, greedy, refs),
+            batch_s_per_instance=seconds / len(points),
+        )
+    ]
+    for rounds in args.iterations:
+        better, seconds = timed(improve_tours_of, loaded, points, greedy, rounds, 0, args.batch)
+        alone = time.perf_counter()
+        for p, t in zip(points[: args.single], greedy, strict=False):
+            improve_tours_of(loaded, [p], [t], rounds)
+        one_s = time.perf_counter() - alone
+        rows.append(
+            dict(
+                n=n,
+                method="greedy + rrc",
+                rounds=rounds,
+                gap=mean_gap(points, better, refs),
+                batch_s_per_instance=seconds / len(points),
+                single_s_per_instance=one_s / min(args.single, len(points)),
+            )
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=positive_int, nargs="+", default=[50, 100, 200])
+    parser.add_argument("--count", type=positive_int, default=50)
+    parser.add_argument("--iterations", type=positive_int, nargs="+", default=[10, 30, 100])
+    parser.add_argument(
+        "--batch", type=positive_int, default=64, help="instances improved together"
+    )
+    parser.add_argument("--single", type=positive_int, default=5, help="instances timed alone")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    loaded = load_model(None, TSP)
+    rows = []
+    for n in args.n:
+        for row in rows_for_size(loaded, n, args):
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    print("\n| n | method | rounds | gap | s / instance (batch) | s / instance (alone) |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        alone = f"{r['single_s_per_instance']:.3f}" if "single_s_per_instance" in r else "-"
+        print(
+            f"| {r['n']} | {r['method']} | {r['rounds']} | {r['gap']:.2f}% | "
+            f"{r['batch_s_per_instance']:.3f} | {alone} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
