@@ -143,6 +143,9 @@ def test_item8_degenerate_instances_have_a_defined_outcome(cli, tmp_path: Path, 
     one_line_error(status, err, "line.txt:1: cannot solve: convex hull undefined: all points")
     assert cli("solve", "tsp", "line.txt", "-o", "t.txt", "-q")[0] == 0  # a tour exists
     status, _, err = cli("predict", "convex_hull", "line.txt", "-o", "p.txt")
+    one_line_error(status, err, "line.txt:1: degenerate instance (all points are collinear)")
+    assert "--protocol paper writes the model's output as decoded" in err
+    status, _, err = cli("predict", "convex_hull", "line.txt", "-o", "p.txt", "--protocol", "paper")
     assert status == 0 and (tmp_path / "p.txt").exists()
     assert "warning: line.txt:1: degenerate instance (all points are collinear)" in err
     assert "warning: line.txt:2: degenerate instance (needs at least 3 distinct points)" in err

@@ -132,7 +132,7 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
-    from ptrnet.cli.inputs import read_prepared, references, report
+    from ptrnet.cli.inputs import located, read_prepared, references, report
     from ptrnet.evaluation.score import json_safe, score_examples
     from ptrnet.inference import improve_tours_of, predict
     from ptrnet.io.instances import is_tsplib
@@ -164,7 +164,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
     )[:limit]
     refs = references(args, args.data, task, instances)
     points = [inst.points for inst in instances]
-    with decode_progress(args, task, len(instances)) as shown:
+    with decode_progress(args, task, len(instances)) as shown, located(args.data, task, instances):
         seqs = predict(loaded, task, points, options, shown.update)
     if iterations:
         seqs = improve_tours_of(loaded, points, seqs, iterations, args.seed)

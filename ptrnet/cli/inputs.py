@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
 
+from ptrnet.decoding.search import DecodingError
 from ptrnet.io.errors import InputError
 from ptrnet.io.instances import Instance, read_instances
 from ptrnet.io.unit_square import UnitMap, fit_unit_square
@@ -195,3 +198,23 @@ def report(
                 "triangulation exists; an output is written as decoded",
                 file=sys.stderr,
             )
+
+
+@contextmanager
+def located(path: str, task: Task, instances: Sequence[Prepared]) -> Iterator[None]:
+    """Decoding inside: a :class:`~ptrnet.decoding.search.DecodingError` (an instance with no
+    trustworthy output) becomes an InputError at the instance's ``FILE:LINE``; for a planar
+    instance without 2-D extent, the message says why no output can obey the task's rules and
+    that ``--protocol paper`` writes the model's output as decoded."""
+    try:
+        yield
+    except DecodingError as err:
+        instance = instances[err.instance]
+        reason = planar_degeneracy(instance.unit) if task.dim == 2 else None
+        problem = err.problem
+        if reason:
+            problem = (
+                f"degenerate instance ({reason}): no {task.name} output obeys the task's rules; "
+                "--protocol paper writes the model's output as decoded"
+            )
+        raise InputError(path, instance.line, problem) from None

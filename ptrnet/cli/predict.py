@@ -87,7 +87,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
-    from ptrnet.cli.inputs import read_prepared, report
+    from ptrnet.cli.inputs import located, read_prepared, report
     from ptrnet.cli.outputs import Answer, write_answers
     from ptrnet.inference import improve_tours_of, predict_outputs
     from ptrnet.io.limits import MAX_MODEL_POINTS
@@ -103,8 +103,8 @@ def run(args: argparse.Namespace, task: Task) -> int:
         args.input, task, args.format, MAX_MODEL_POINTS, columns=args.columns
     )[:limit]
     points = [inst.points for inst in instances]
-    with decode_progress(args, task, len(points)) as shown:  # one pass gives log_prob too
-        found = predict_outputs(loaded, task, points, options, shown.update)
+    with decode_progress(args, task, len(points)) as shown, located(args.input, task, instances):
+        found = predict_outputs(loaded, task, points, options, shown.update)  # with log_prob
     answers = [
         Answer(inst.points, item.sequence, inst.names, item.log_prob)
         for inst, item in zip(instances, found, strict=True)
