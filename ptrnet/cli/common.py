@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
-from ptrnet.io.errors import UsageError
+from ptrnet.io.errors import UsageError, quote
 from ptrnet.io.limits import MAX_SEED
 from ptrnet.tasks import POINT_TASKS, TASKS, SizeRange, Task, TaskCard, get_point_task, get_task
 from ptrnet.tasks.symmetry import VIEW_COUNTS
@@ -70,7 +70,7 @@ def output_file(text: str) -> str:
     try:
         check_output_path(text)
     except OSError as err:
-        raise argparse.ArgumentTypeError(f"{text!r}: {err.strerror}") from None
+        raise argparse.ArgumentTypeError(f"{quote(text)}: {err.strerror}") from None
     return text
 
 
@@ -224,7 +224,7 @@ def _int_within(text: str, low: int, high: int | None, expected: str) -> int:
     except ValueError:
         value = low - 1
     if value < low or (high is not None and value > high):
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {quote(text)}")
     return value
 
 
@@ -236,7 +236,7 @@ def shard(text: str) -> tuple[int, int]:
     except ValueError:
         value = (0, 0)
     if not 1 <= value[0] <= value[1]:
-        raise argparse.ArgumentTypeError(f"expected I/K with 1 <= I <= K, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected I/K with 1 <= I <= K, got {quote(text)}")
     return value
 
 

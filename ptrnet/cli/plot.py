@@ -28,7 +28,7 @@ from ptrnet.cli.common import (
     point_task_named,
     positive_int,
 )
-from ptrnet.io.errors import InputError, UsageError
+from ptrnet.io.errors import InputError, UsageError, quote
 from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError, Task
 
 CURVES = "curves"
@@ -111,7 +111,7 @@ def instance_figure(args: argparse.Namespace):
         task = get_task(loaded.task)
     else:
         raise UsageError(
-            f"{args.source!r} is neither a task ({', '.join(POINT_TASKS)}) nor a model path"
+            f"{quote(args.source)} is neither a task ({', '.join(POINT_TASKS)}) nor a model path"
         )
     points, ref, line = pick_instance(task, args.input, args.index)
     title = f"{task.name}, n = {len(points)}, {args.input}:{line}"

@@ -25,7 +25,7 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import check_beam_width, note, output_name, positive_int, set_threads
-from ptrnet.io.errors import InputError, UsageError
+from ptrnet.io.errors import InputError, UsageError, quote
 
 if TYPE_CHECKING:
     from ptrnet.tasks import SentenceTask
@@ -97,7 +97,7 @@ def _probability(text: str) -> float:
     except ValueError:
         value = -1.0
     if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {quote(text)}")
     return value
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptrnet.io.errors import InputError
+from ptrnet.io.errors import InputError, quote
 from ptrnet.io.tsplib import read_tsplib, tsplib_distances
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks import get_task
@@ -62,7 +62,9 @@ def evaluate_tsplib(
     for path in paths:
         instance = read_tsplib(path)
         if instance.name not in optimal:
-            raise InputError(path, None, f"no optimum for {instance.name!r} in the optima file")
+            raise InputError(
+                path, None, f"no optimum for {quote(instance.name)} in the optima file"
+            )
         (seq,) = predict(loaded, get_task("tsp"), [instance.points], options)
         tour = open_cycle(seq)
         if improve:

@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ptrnet.io.errors import InputError, UsageError
+from ptrnet.io.errors import InputError, UsageError, quote
 from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS
 from ptrnet.io.paper_format import LineProblem, iter_examples, parse_points
 from ptrnet.io.text import HeldInput, check_file_size, hold_input, is_number, numbered_lines
@@ -109,7 +109,7 @@ def read_instances(path: str | os.PathLike[str], task: Task, fmt: str = "auto") 
             file that fits no layout also names the layouts expected).
     """
     if fmt not in FORMATS:
-        raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+        raise UsageError(f"unknown format {quote(fmt)}; choose from {', '.join(FORMATS)}")
     path = hold_input(path)
     detected = fmt if fmt != "auto" else _detect(path, task)
     try:

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from ptrnet.io.atomic import atomic_write_bytes
+from ptrnet.io.errors import quote
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
 from ptrnet.runs.checkpoint import (
     CheckpointError,
@@ -78,7 +79,9 @@ def load_copy_model(path: str | os.PathLike[str]) -> CopyModel:
     """
     meta, tensors = read_checkpoint_file(path)
     if meta.get("format") != FORMAT:
-        raise CheckpointError(path, f"not a copy-task checkpoint (format {meta.get('format')!r})")
+        raise CheckpointError(
+            path, f"not a copy-task checkpoint (format {quote(meta.get('format'))})"
+        )
     try:
         _check_meta(meta)
         vocab = Vocabulary(meta["vocabulary"])
