@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ptrnet.io.errors import quote
+from ptrnet.quoting import quote
 
 if TYPE_CHECKING:
     import torch

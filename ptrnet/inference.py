@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ptrnet.io.errors import InputError, UsageError, quote
+from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
+from ptrnet.quoting import quote
 from ptrnet.runs import CHECKPOINT_NAMES
 from ptrnet.tasks import SizeRange, Task, get_point_task
 

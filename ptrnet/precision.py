@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ptrnet.io.errors import quote
+from ptrnet.quoting import quote
 
 if TYPE_CHECKING:
     import torch

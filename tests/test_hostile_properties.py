@@ -5,6 +5,7 @@ headers and web request bodies. Whatever the input, the answer is a result or on
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -13,22 +14,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ptrnet.cli.main import main
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.io.errors import InputError
 from ptrnet.io.instances import read_instances
 from ptrnet.io.tsplib import read_tsplib
+from ptrnet.model import ModelConfig
+from ptrnet.quoting import QUOTE_LIMIT, quote
 from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
+from ptrnet.runs.config import TrainConfig, train_from_dict
 from ptrnet.tasks import POINT_TASKS, TASKS, get_task
+from tests.fuzzing import cases
 from tests.test_hardening_checkpoints import join, split, tiny_checkpoint
-
-
-def cases(count: int) -> settings:
-    """``count`` generated examples, no per-example deadline (CI machines vary)."""
-    return settings(max_examples=count, deadline=None, suppress_health_check=list(HealthCheck))
-
 
 NUMBERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
@@ -210,6 +210,114 @@ def test_generated_checkpoint_headers_load_or_fail_in_one_line(scratch, data) ->
         load_checkpoint(path)
     except CheckpointError as err:
         one_line(err)
+
+
+def deeply_nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+# Values no configuration takes, each of which echoed whole made a message of megabytes.
+HUGE_VALUES = {
+    "nested": [[{"k" * 10_000: ["x\x1b\n" * 10_000] * 50}] * 50, 10**300, -1.5],
+    "deep": deeply_nested(500),
+    "long string": "y\x00" * 10**6,
+    "long int": -(10**4000),
+    "big dict": {str(i): i for i in range(10**5)},
+}
+
+
+def build_each_field(build, names, value) -> list[str]:
+    """The messages of ``build(name, value)`` for each field name: every one must refuse."""
+    messages = []
+    for name in names:
+        with pytest.raises((ValueError, TypeError)) as refused:
+            build(name, value)
+        messages.append(str(refused.value))
+    return messages
+
+
+MODEL = ModelConfig(input_dim=1, hidden=8).to_dict()
+TRAIN = {"task": "sort", "sizes": "5", "steps": 4}
+PATHS = ("data", "val_data", "init_from")  # any string names a path: checked when opened
+CONFIGS = {
+    "model": (
+        lambda name, value: ModelConfig.from_dict({**MODEL, name: value}),
+        [f.name for f in dataclasses.fields(ModelConfig)],
+    ),
+    "train": (
+        lambda name, value: train_from_dict({**TRAIN, name: value}),
+        [f.name for f in dataclasses.fields(TrainConfig) if f.name not in PATHS],
+    ),
+    "decoding": (
+        lambda name, value: DecodeOptions(**{name: value}),
+        [f.name for f in dataclasses.fields(DecodeOptions)],
+    ),
+}
+
+
+def short_line(message: str) -> None:
+    """One line that quotes at most ``QUOTE_LIMIT`` characters of a value."""
+    one_line(ValueError(message))
+    assert "yy" * QUOTE_LIMIT not in message and "kk" * QUOTE_LIMIT not in message, message
+
+
+@pytest.mark.parametrize("value", list(HUGE_VALUES.values()), ids=list(HUGE_VALUES))
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_a_huge_value_in_any_configuration_field_is_quoted_in_one_short_line(config, value):
+    """Every field of the model, training and decoding configurations set to the value."""
+    build, names = CONFIGS[config]
+    for message in build_each_field(build, names, value):
+        short_line(message)
+
+
+def test_a_huge_unknown_configuration_key_is_quoted_in_one_short_line():
+    for build in (ModelConfig.from_dict, train_from_dict):
+        with pytest.raises(ValueError, match="unknown") as refused:
+            build({**TRAIN, **MODEL, "y" * 10**6: 1})
+        short_line(str(refused.value))
+
+
+def test_a_checkpoint_whose_configuration_holds_a_huge_value_fails_in_one_line(scratch):
+    """The property search's find: ``glimpses`` set to a long nested list was echoed whole."""
+    header, body = split(checkpoint_bytes())
+    meta = json.loads(header["__metadata__"]["ptrnet"])
+    meta["config"]["model"]["glimpses"] = [[], {"a": ["b" * 500] * 50}, list(range(500))]
+    header["__metadata__"]["ptrnet"] = json.dumps(meta)
+    (scratch / "g.safetensors").write_bytes(join(header, body))
+    with pytest.raises(CheckpointError, match="glimpses must be an integer") as refused:
+        load_checkpoint(scratch / "g.safetensors")
+    one_line(refused.value)
+    assert len(str(refused.value)) < len(str(scratch)) + 200
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("ok", "'ok'"),
+        (3, "3"),
+        ("a" * 100, f"'{'a' * 80}'... (100 characters)"),
+        ("\x1b[2J\x00\n", "'\\x1b[2J\\x00\\n'"),
+        ("\x00" * 100, "'" + "\\x00" * 20 + "'... (100 characters)"),
+        (list(range(100)), "[0, 1, 2, 3, 4, 5, ...]"),
+        (deeply_nested(10**5), "[[[[[[[...]]]]]]]"),
+        (10**5000, "<int>"),
+    ],
+    ids=["short", "int", "long", "escapes", "long escapes", "list", "deep", "huge int"],
+)
+def test_quote_is_one_bounded_line_of_printable_characters(value, shown):
+    assert quote(value) == shown
+
+
+def test_quote_escapes_what_a_repr_leaves_raw():
+    class Loud:
+        def __repr__(self) -> str:
+            return "line\nbreak\x1b" * 100
+
+    text = quote(Loud())
+    assert text.isprintable() and text.endswith("...") and len(text) == QUOTE_LIMIT + 3
 
 
 @pytest.fixture(scope="module")

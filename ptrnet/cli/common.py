@@ -8,8 +8,9 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
-from ptrnet.io.errors import UsageError, quote
+from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_SEED
+from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, TASKS, SizeRange, Task, TaskCard, get_point_task, get_task
 from ptrnet.tasks.symmetry import VIEW_COUNTS
 

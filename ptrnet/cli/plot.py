@@ -28,7 +28,8 @@ from ptrnet.cli.common import (
     point_task_named,
     positive_int,
 )
-from ptrnet.io.errors import InputError, UsageError, quote
+from ptrnet.io.errors import InputError, UsageError
+from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError, Task
 
 CURVES = "curves"

@@ -25,7 +25,8 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import check_beam_width, note, output_name, positive_int, set_threads
-from ptrnet.io.errors import InputError, UsageError, quote
+from ptrnet.io.errors import InputError, UsageError
+from ptrnet.quoting import quote
 
 if TYPE_CHECKING:
     from ptrnet.tasks import SentenceTask

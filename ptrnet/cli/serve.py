@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from ptrnet.cli.common import add_device_argument, load_model_on, routes_text
-from ptrnet.io.errors import UsageError, quote
+from ptrnet.io.errors import UsageError
+from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS
 
 MAX_CONNECTIONS = 64

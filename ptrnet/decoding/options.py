@@ -10,13 +10,13 @@ nowhere else: those that need no task when the options are built, those that dep
 
 from __future__ import annotations
 
-import math
+import sys
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ptrnet.devices import check_device_name
-from ptrnet.io.errors import quote
 from ptrnet.io.limits import MAX_SEED
+from ptrnet.quoting import quote
 from ptrnet.tasks.symmetry import MIRRORED_VIEWS, VIEW_COUNTS
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ class DecodeOptions:
             raise DecodeOptionError(
                 "temperature", f"temperature must be > 0, got {quote(self.temperature)}"
             )
-        if not math.isfinite(self.temperature):
+        if not self.temperature <= sys.float_info.max:  # inf, NaN, or an int past any float
             raise DecodeOptionError("temperature", "temperature must be finite")
         if self.pick == "shortest" and not self.several:
             raise DecodeOptionError(

@@ -25,9 +25,9 @@ import torch
 from torch import nn
 
 from ptrnet.decoding.options import DecodeOptionError
-from ptrnet.io.errors import quote
 from ptrnet.model.heavy import HeavyMemory, HeavyPointer, State, advance
 from ptrnet.model.pointer import column_mask, previous_tokens
+from ptrnet.quoting import quote
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptrnet.io.errors import InputError, quote
+from ptrnet.io.errors import InputError
 from ptrnet.io.tsplib import read_tsplib, tsplib_distances
+from ptrnet.quoting import quote
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks import get_task
 from ptrnet.tasks.convex_hull import open_cycle

@@ -36,11 +36,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ptrnet.io.errors import InputError, UsageError, quote
+from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS
 from ptrnet.io.paper_format import LineProblem, iter_examples, parse_points
 from ptrnet.io.text import HeldInput, check_file_size, hold_input, is_number, numbered_lines
 from ptrnet.io.tsplib import read_tsplib
+from ptrnet.quoting import quote
 from ptrnet.tasks import Task
 
 FORMATS = ("auto", "paper", "points", "csv", "npy", "tsplib")

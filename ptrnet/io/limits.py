@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 
-from ptrnet.io.errors import quote
+from ptrnet.quoting import quote
 
 MAX_FILE_BYTES = 4 * 2**30
 """An instance or dataset file (paper format, point list, CSV, .npy, TSPLIB): 4 GiB."""

@@ -36,9 +36,10 @@ from typing import Literal, NamedTuple, get_args
 import numpy as np
 
 from ptrnet.io.atomic import atomic_write
-from ptrnet.io.errors import InputError, quote
+from ptrnet.io.errors import InputError
 from ptrnet.io.limits import MAX_COORDINATE, MAX_LINE_BYTES, MAX_POINTS, QUOTE_CHARS
 from ptrnet.io.text import is_number, numbered_lines
+from ptrnet.quoting import quote
 from ptrnet.tasks.base import Task
 
 OUTPUT = "output"

@@ -18,7 +18,7 @@ import json
 import math
 from typing import Any, NamedTuple
 
-from ptrnet.io.errors import quote
+from ptrnet.quoting import quote
 
 MAX_HEADER_BYTES = 100 * 2**20  # the safetensors format's own bound
 DTYPE_BYTES = {

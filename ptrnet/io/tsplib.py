@@ -18,10 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptrnet.io.errors import InputError, quote
+from ptrnet.io.errors import InputError
 from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS, QUOTE_CHARS
 from ptrnet.io.text import is_number, numbered_lines
 from ptrnet.io.unit_square import UnitMap
+from ptrnet.quoting import quote
 
 SUPPORTED_EDGE_WEIGHT_TYPES = ("EUC_2D",)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from ptrnet.io.errors import quote
+from ptrnet.quoting import quote
 
 KINDS = ("pointer", "seq2seq", "attention")
 INITS = ("paper", "default")

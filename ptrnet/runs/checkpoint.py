@@ -44,9 +44,10 @@ from safetensors.torch import save as save_tensors
 from torch import nn
 
 from ptrnet.io.atomic import atomic_write_bytes
-from ptrnet.io.errors import InputError, quote
+from ptrnet.io.errors import InputError
 from ptrnet.io.safetensors_header import HeaderError, read_header, tensor_digest
 from ptrnet.model.shapes import state_shapes
+from ptrnet.quoting import quote
 from ptrnet.runs.config import RunConfig
 
 FORMAT = "ptrnet-checkpoint-1"

@@ -15,14 +15,14 @@ Both clip the global gradient L2 norm at 2.0 and use batch 128 unless set.
 
 from __future__ import annotations
 
-import math
+import sys
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from ptrnet.devices import check_device_name
-from ptrnet.io.errors import quote
 from ptrnet.model.config import ModelConfig
 from ptrnet.precision import PRECISIONS
+from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, SizeRange, get_point_task, get_task
 
 OPTIMIZERS = ("sgd", "adam")
@@ -419,5 +419,6 @@ def _is_number(value: object) -> bool:
 
 
 def _positive_float(name: str, value: object) -> None:
-    if not _is_number(value) or not math.isfinite(value) or value <= 0:
+    # Compared, not math.isfinite: an int past the largest float (JSON has them) would overflow.
+    if not _is_number(value) or not 0 < value <= sys.float_info.max:
         raise ValueError(f"{name} must be a positive number, got {quote(value)}")

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from ptrnet.quoting import quote
+
 if TYPE_CHECKING:
     from ptrnet.tasks.base import Task
 
@@ -53,7 +55,9 @@ class DecodeState:
     @classmethod
     def start(cls, task: Task, lengths: torch.Tensor, mode: str = "task") -> DecodeState:
         if mode not in MODES:
-            raise ValueError(f"unknown constraint mode {mode!r}; choose from {', '.join(MODES)}")
+            raise ValueError(
+                f"unknown constraint mode {quote(mode)}; choose from {', '.join(MODES)}"
+            )
         lengths = lengths.long()
         batch, n = lengths.shape[0], int(lengths.max()) if lengths.numel() else 0
         zeros = torch.zeros(batch, dtype=torch.long, device=lengths.device)

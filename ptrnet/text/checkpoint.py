@@ -17,8 +17,8 @@ from typing import Any
 import torch
 
 from ptrnet.io.atomic import atomic_write_bytes
-from ptrnet.io.errors import quote
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
+from ptrnet.quoting import quote
 from ptrnet.runs.checkpoint import (
     CheckpointError,
     check_meta_types,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypeVar
 
-from ptrnet.io.errors import quote
+from ptrnet.quoting import quote
 from ptrnet.tasks import SentenceTask, get_task
 
 # Each architecture a sentence task's card lists (SentenceTask.archs) is the pointer-generator

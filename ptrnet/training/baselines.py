@@ -37,7 +37,7 @@ from ptrnet.batching import Batch
 from ptrnet.decoding.dataset import decode_all
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.io.errors import quote
+from ptrnet.quoting import quote
 from ptrnet.runs.checkpoint import BaselineState
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task

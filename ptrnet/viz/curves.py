@@ -23,7 +23,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
-from ptrnet.io.errors import InputError, quote
+from ptrnet.io.errors import InputError
+from ptrnet.quoting import quote
 from ptrnet.runs import LOG_CSV
 from ptrnet.runs.csvlog import read_rows
 

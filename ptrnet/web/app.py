@@ -32,7 +32,7 @@ from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from ptrnet.inference import LoadedModel
-from ptrnet.io.errors import quote
+from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError
 from ptrnet.web.answers import answer, model_info
 from ptrnet.web.guard import Guard, GuardLimits
