@@ -31,7 +31,11 @@ order of an uninterrupted one and needs no data-loader state.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -55,6 +59,50 @@ TRAIN_STREAM, VAL_STREAM, ORDER_STREAM, BUCKET_STREAM, AUGMENT_STREAM = (
 
 Instance = tuple[np.ndarray, np.ndarray | None]  # points (n, dim), 0-based label or None
 GENERATED_CHECK = 10_000  # generated training instances a validation file is checked against
+
+WORKER_ERRORS = (RuntimeError, OSError, EOFError)
+"""What :meth:`TrainingData.batches` raises when a data worker has died: torch's "DataLoader
+worker exited unexpectedly" (RuntimeError), or, when the worker died while handing over a batch,
+the socket or pipe that carried it (ConnectionResetError, EOFError) before torch noticed."""
+
+STOP_GRACE_S = 2.0
+"""How long an error from the data workers waits for a stop request that would explain it."""
+
+
+@contextmanager
+def _deaths_reported_by_the_queue() -> Iterator[None]:
+    """Within the block a data worker's death is reported only where its batch is awaited
+    (``next`` on the loader, within seconds, as one of :data:`WORKER_ERRORS`), not by torch's
+    SIGCHLD handler, which raises wherever the main process happens to be: in a training step,
+    a checkpoint write, or while the loop waits for the stop request that a SIGTERM to the whole
+    process group (``timeout``, Slurm) is about to deliver (:func:`stop_explains`). Outside the
+    main thread, where Python sets no handlers, nothing changes."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGCHLD"):
+        yield
+        return
+    previous = signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL if previous is None else previous)
+
+
+def stop_explains(should_stop: Callable[[], bool] | None, workers: int) -> bool:
+    """Whether a stop was requested, so that one of :data:`WORKER_ERRORS` raised while training
+    is that stop's doing rather than a failure: a SIGTERM sent to the whole process group (as by
+    ``timeout`` or Slurm) also ends the data workers, and their death can reach the main process
+    before the signal's own handler has run. With ``workers`` > 0 the request gets
+    :data:`STOP_GRACE_S` to arrive (Ctrl-C raises KeyboardInterrupt meanwhile); without, it is
+    asked once.
+    """
+    if should_stop is None:
+        return False
+    deadline = time.monotonic() + (STOP_GRACE_S if workers else 0.0)
+    while not should_stop():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def validation_set(task: Task, cfg: TrainConfig) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -122,7 +170,7 @@ class TrainingData:
         With ``workers > 0``, that many worker processes (one torch thread each) build the
         pools ahead of use, up to two pools per worker in flight, so the training step does not
         wait for labels. Pools are pure functions of their key, so the batches do not depend on
-        the number of workers.
+        the number of workers. A worker's death is raised here, as one of :data:`WORKER_ERRORS`.
         """
         if workers == 0:
             yield from (self.batch(step) for step in range(start, self.total_steps()))
@@ -139,11 +187,12 @@ class TrainingData:
             generator=torch.Generator().manual_seed(self.cfg.seed),
         )
         pools, key, pool = iter(loader), None, []
-        for step in range(start, self.total_steps()):
-            epoch, index, j = self._locate(step)
-            if key != (epoch, index):
-                key, pool = (epoch, index), next(pools)
-            yield pick(pool, j, self.cfg.data)
+        with _deaths_reported_by_the_queue():
+            for step in range(start, self.total_steps()):
+                epoch, index, j = self._locate(step)
+                if key != (epoch, index):
+                    key, pool = (epoch, index), next(pools)
+                yield pick(pool, j, self.cfg.data)
 
     def _locate(self, step: int) -> tuple[int, int, int]:
         """Step -> (epoch, pool within the epoch, batch within the pool)."""
