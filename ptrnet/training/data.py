@@ -35,7 +35,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import torch
@@ -69,24 +69,6 @@ STOP_GRACE_S = 2.0
 """How long an error from the data workers waits for a stop request that would explain it."""
 
 
-@contextmanager
-def _deaths_reported_by_the_queue() -> Iterator[None]:
-    """Within the block a data worker's death is reported only where its batch is awaited
-    (``next`` on the loader, within seconds, as one of :data:`WORKER_ERRORS`), not by torch's
-    SIGCHLD handler, which raises wherever the main process happens to be: in a training step,
-    a checkpoint write, or while the loop waits for the stop request that a SIGTERM to the whole
-    process group (``timeout``, Slurm) is about to deliver (:func:`stop_explains`). Outside the
-    main thread, where Python sets no handlers, nothing changes."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGCHLD"):
-        yield
-        return
-    previous = signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL if previous is None else previous)
-
-
 def stop_explains(should_stop: Callable[[], bool] | None, workers: int) -> bool:
     """Whether a stop was requested, so that one of :data:`WORKER_ERRORS` raised while training
     is that stop's doing rather than a failure: a SIGTERM sent to the whole process group (as by
@@ -103,6 +85,40 @@ def stop_explains(should_stop: Callable[[], bool] | None, workers: int) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+class _QuietWorkerDeaths:
+    """``batches`` (from data workers, the loader already started), during whose iteration a
+    worker's death is reported only where a batch is awaited (``next``, within seconds, as one
+    of :data:`WORKER_ERRORS`), not by torch's SIGCHLD handler, which raises wherever the main
+    process happens to be: in a training step, a checkpoint write, or while the loop waits for
+    the stop request that a SIGTERM to the whole process group is about to deliver
+    (:func:`stop_explains`). The handler is back once the batches run out or are closed, which
+    also ends the workers; an error does not end the quiet, as the loop still has to settle it.
+    Outside the main thread, where Python sets no handlers, nothing changes."""
+
+    def __init__(self, batches: Any) -> None:
+        self._batches = batches
+        self._quiet = threading.current_thread() is threading.main_thread()
+        self._handler = signal.signal(signal.SIGCHLD, signal.SIG_DFL) if self._quiet else None
+
+    def __iter__(self) -> _QuietWorkerDeaths:
+        return self
+
+    def __next__(self) -> Batch:
+        try:
+            return next(self._batches)
+        except StopIteration:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """End the workers, then give SIGCHLD its handler back (once)."""
+        self._batches.close()
+        if self._quiet:
+            self._quiet = False
+            handler = self._handler
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL if handler is None else handler)
 
 
 def validation_set(task: Task, cfg: TrainConfig) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -170,11 +186,11 @@ class TrainingData:
         With ``workers > 0``, that many worker processes (one torch thread each) build the
         pools ahead of use, up to two pools per worker in flight, so the training step does not
         wait for labels. Pools are pure functions of their key, so the batches do not depend on
-        the number of workers. A worker's death is raised here, as one of :data:`WORKER_ERRORS`.
+        the number of workers. A worker's death is raised here, as one of :data:`WORKER_ERRORS`;
+        ``close()`` ends the workers.
         """
         if workers == 0:
-            yield from (self.batch(step) for step in range(start, self.total_steps()))
-            return
+            return (self.batch(step) for step in range(start, self.total_steps()))
         loader = DataLoader(
             _Pools(self),
             batch_size=None,
@@ -186,13 +202,16 @@ class TrainingData:
             # torch's global one: the training's RNG state must not depend on the worker count
             generator=torch.Generator().manual_seed(self.cfg.seed),
         )
-        pools, key, pool = iter(loader), None, []
-        with _deaths_reported_by_the_queue():
-            for step in range(start, self.total_steps()):
-                epoch, index, j = self._locate(step)
-                if key != (epoch, index):
-                    key, pool = (epoch, index), next(pools)
-                yield pick(pool, j, self.cfg.data)
+        return _QuietWorkerDeaths(self._picked(start, iter(loader)))
+
+    def _picked(self, start: int, pools: Iterator[list[Batch]]) -> Iterator[Batch]:
+        """The batches of steps ``start ..``, each picked from the pool ``pools`` yields for it."""
+        key, pool = None, []
+        for step in range(start, self.total_steps()):
+            epoch, index, j = self._locate(step)
+            if key != (epoch, index):
+                key, pool = (epoch, index), next(pools)
+            yield pick(pool, j, self.cfg.data)
 
     def _locate(self, step: int) -> tuple[int, int, int]:
         """Step -> (epoch, pool within the epoch, batch within the pool)."""
