@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ptrnet.cli.main import main
@@ -27,7 +27,7 @@ from ptrnet.quoting import QUOTE_LIMIT, quote
 from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
 from ptrnet.runs.config import TrainConfig, train_from_dict
 from ptrnet.tasks import POINT_TASKS, TASKS, get_task
-from tests.fuzzing import cases
+from tests.fuzzing import PROFILE, cases
 from tests.test_hardening_checkpoints import join, split, tiny_checkpoint
 
 NUMBERS = st.one_of(
@@ -362,3 +362,10 @@ def test_generated_request_bodies_never_5xx(web_client, path, body, raw, kind) -
     assert response.status_code < 500, response.text
     if response.status_code >= 400:
         assert isinstance(response.json()["detail"], str)
+
+
+@pytest.mark.skipif(PROFILE != "ci", reason="PTRNET_FUZZ chose another profile")
+def test_property_tests_are_derandomised_in_ci():
+    """Without PTRNET_FUZZ every run draws the same examples, remembered nowhere."""
+    assert settings.default.derandomize and settings.default.database is None
+    assert cases(40).max_examples == 40
