@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from ptrnet.model.pointer_generator import Memory, PointerGenerator, Step
+from ptrnet.quoting import quote
 from ptrnet.text.batch import Batch, make_batch
 from ptrnet.text.vocab import END_ID, PAD_ID, START_ID, Vocabulary
 
@@ -158,7 +159,9 @@ def decode_sources(
         ValueError: an unknown strategy.
     """
     if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+        raise ValueError(
+            f"unknown strategy {quote(strategy)}; expected one of {', '.join(STRATEGIES)}"
+        )
     out: list[Decoded] = []
     for start in range(0, len(sources), batch_size):
         batch = make_batch(vocab, sources[start : start + batch_size])
