@@ -294,6 +294,26 @@ def test_a_checkpoint_whose_configuration_holds_a_huge_value_fails_in_one_line(s
 
 
 @pytest.mark.parametrize(
+    "argv",
+    [
+        ["z" * 100_000],
+        ["predict", "sort", "x.txt", "--decode", "z" * 100_000],
+        ["predict", "sort", "x.txt", "--batch-size", "7" * 100_000],
+        ["solve", "sort", "x.txt", "-o", "o.txt", "--format", "\x1b[2J" * 1000],
+        ["generate", "sort", "-n", "y" * 100_000, "--count", "1"],
+    ],
+    ids=["command", "choice", "count", "control characters", "sizes"],
+)
+def test_a_huge_command_line_value_is_quoted_in_one_short_line(cli, argv):
+    """argparse's own messages (an unknown choice, a non-number) quote as ptrnet's do."""
+    status, _, err = cli(*argv)
+    last = err.splitlines()[-1]
+    assert status == 2 and last.startswith("ptrnet") and "error: " in last
+    short_line(last)
+    assert last.isprintable() and "characters)" in last
+
+
+@pytest.mark.parametrize(
     ("value", "shown"),
     [
         ("ok", "'ok'"),

@@ -281,12 +281,31 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class Parser(argparse.ArgumentParser):
-    """The parser of every ``ptrnet`` command: plain-text descriptions, defaults shown."""
+    """The parser of every ``ptrnet`` command: plain-text descriptions, defaults shown, and a
+    bad value (an unknown choice, a non-number) quoted in the error as ptrnet's own errors
+    quote it (:func:`ptrnet.quoting.quote`), however long."""
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs["formatter_class"] = HelpFormatter
         kwargs["description"] = plain_text(kwargs.get("description"))
         super().__init__(*args, **kwargs)
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as err:
+            raise _quoted(action, err, value) from None
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> object:
+        try:
+            return super()._get_value(action, arg_string)
+        except argparse.ArgumentError as err:
+            raise _quoted(action, err, arg_string) from None
+
+
+def _quoted(action: argparse.Action, err: argparse.ArgumentError, value: object) -> Exception:
+    """``err`` (about ``action``) with the ``repr`` of ``value`` in its message quoted."""
+    return argparse.ArgumentError(action, err.message.replace(repr(value), quote(value)))
 
 
 class StoreGiven(argparse.Action):
