@@ -23,12 +23,13 @@ from ptrnet.io.errors import InputError
 from ptrnet.io.instances import read_instances
 from ptrnet.io.tsplib import read_tsplib
 from ptrnet.model import ModelConfig
-from ptrnet.quoting import QUOTE_LIMIT, quote
+from ptrnet.quoting import QUOTE_LIMIT
 from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
 from ptrnet.runs.config import TrainConfig, train_from_dict
 from ptrnet.tasks import POINT_TASKS, TASKS, get_task
 from tests.fuzzing import PROFILE, cases
 from tests.test_hardening_checkpoints import join, split, tiny_checkpoint
+from tests.test_quoting import deeply_nested
 
 NUMBERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
@@ -212,13 +213,6 @@ def test_generated_checkpoint_headers_load_or_fail_in_one_line(scratch, data) ->
         one_line(err)
 
 
-def deeply_nested(depth: int) -> list:
-    value: list = []
-    for _ in range(depth):
-        value = [value]
-    return value
-
-
 # Values no configuration takes, each of which echoed whole made a message of megabytes.
 HUGE_VALUES = {
     "nested": [[{"k" * 10_000: ["x\x1b\n" * 10_000] * 50}] * 50, 10**300, -1.5],
@@ -311,33 +305,6 @@ def test_a_huge_command_line_value_is_quoted_in_one_short_line(cli, argv):
     assert status == 2 and last.startswith("ptrnet") and "error: " in last
     short_line(last)
     assert last.isprintable() and "characters)" in last
-
-
-@pytest.mark.parametrize(
-    ("value", "shown"),
-    [
-        ("ok", "'ok'"),
-        (3, "3"),
-        ("a" * 100, f"'{'a' * 80}'... (100 characters)"),
-        ("\x1b[2J\x00\n", "'\\x1b[2J\\x00\\n'"),
-        ("\x00" * 100, "'" + "\\x00" * 20 + "'... (100 characters)"),
-        (list(range(100)), "[0, 1, 2, 3, 4, 5, ...]"),
-        (deeply_nested(10**5), "[[[[[[[...]]]]]]]"),
-        (10**5000, "<int>"),
-    ],
-    ids=["short", "int", "long", "escapes", "long escapes", "list", "deep", "huge int"],
-)
-def test_quote_is_one_bounded_line_of_printable_characters(value, shown):
-    assert quote(value) == shown
-
-
-def test_quote_escapes_what_a_repr_leaves_raw():
-    class Loud:
-        def __repr__(self) -> str:
-            return "line\nbreak\x1b" * 100
-
-    text = quote(Loud())
-    assert text.isprintable() and text.endswith("...") and len(text) == QUOTE_LIMIT + 3
 
 
 @pytest.fixture(scope="module")
