@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ptrnet.quoting import quote
+
 if TYPE_CHECKING:
     import torch
 
@@ -15,7 +17,7 @@ DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")
 def check_device_name(name: str) -> str:
     """``name`` if it is a device name ptrnet accepts; raises ValueError otherwise."""
     if not isinstance(name, str) or not DEVICE_PATTERN.fullmatch(name):
-        raise ValueError(f"unknown device {name!r}; choose auto, cpu, cuda or cuda:N")
+        raise ValueError(f"unknown device {quote(name)}; choose auto, cpu, cuda or cuda:N")
     return name
 
 
@@ -31,5 +33,5 @@ def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {name!r} requested, but torch sees no CUDA GPU")
+        raise ValueError(f"device {quote(name)} requested, but torch sees no CUDA GPU")
     return torch.device(name)

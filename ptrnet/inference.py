@@ -30,6 +30,7 @@ from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.json_file import read_json_file
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.unit_square import to_unit_square
+from ptrnet.quoting import quote
 from ptrnet.runs import CHECKPOINT_NAMES
 from ptrnet.tasks import SizeRange, Task, get_point_task
 
@@ -248,7 +249,7 @@ def _size_route(folder: str, entry: dict[str, Any]) -> tuple[SizeRange, str, int
         )
     name = entry["dir"]
     if not isinstance(name, str) or name in ("", ".", "..") or os.path.basename(name) != name:
-        raise ValueError(f"'dir' must name a sub-folder, got {str(name)[:40]!r}")
+        raise ValueError(f"'dir' must name a sub-folder, got {quote(name)}")
     window = entry.get("window", 0)
     check_window(window)  # a DecodeOptionError is a ValueError
     return SizeRange.parse(entry["sizes"]), os.path.join(folder, name), window

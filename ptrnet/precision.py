@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ptrnet.quoting import quote
+
 if TYPE_CHECKING:
     import torch
 
@@ -79,7 +81,9 @@ def amp_plan(precision: str, device_type: str, bf16_native: bool) -> AmpPlan:
         ValueError: ``precision`` is not one of :data:`PRECISIONS`, or ``fp16`` off CUDA.
     """
     if precision not in PRECISIONS:
-        raise ValueError(f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}")
+        raise ValueError(
+            f"unknown precision {quote(precision)}; choose from {', '.join(PRECISIONS)}"
+        )
     if precision == "fp16" and device_type != "cuda":
         raise ValueError(f"precision fp16 needs a CUDA device, not {device_type}; use bf16 or fp32")
     if precision == "auto":

@@ -1,12 +1,17 @@
-"""Fixtures shared by the command-line tests."""
+"""Fixtures shared by the command-line tests, and the hypothesis profile every test runs
+under (tests/fuzzing.py: fixed examples unless ``PTRNET_FUZZ=long``)."""
 
 import pytest
+from hypothesis import settings
 
 # The browser tests import tests.browser before naming it in pytest_plugins: mark it for assert
 # rewriting first, so pytest does not warn that it was imported unrewritten.
 pytest.register_assert_rewrite("tests.browser")
 
 from ptrnet.cli.main import main  # noqa: E402
+from tests.fuzzing import PROFILE  # noqa: E402
+
+settings.load_profile(PROFILE)
 
 
 @pytest.fixture

@@ -3,11 +3,12 @@
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ptrnet.batching import IGNORE_INDEX, Batch, collate
 from ptrnet.tasks import from_tokens
+from tests.fuzzing import cases
 
 torch.set_num_threads(1)
 
@@ -49,7 +50,7 @@ def test_collate_rejects_bad_input(points, seqs):
         collate(points, seqs)
 
 
-@settings(max_examples=40, deadline=None)
+@cases(40)
 @given(st.lists(st.integers(1, 7), min_size=1, max_size=6), st.integers(0, 2**31 - 1))
 def test_collate_roundtrip(sizes, seed):
     rng = np.random.default_rng(seed)

@@ -2,12 +2,13 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ptrnet.solvers.geometry import convex_hull, delaunay_triangles, incenters
 from ptrnet.tasks import DegenerateInstanceError, get_task
 from ptrnet.tasks.convex_hull import same_cycle, simple_polygon_area
+from tests.fuzzing import cases
 
 HULL = get_task("convex_hull")
 DELAUNAY = get_task("delaunay")
@@ -94,7 +95,7 @@ def circumcircle_is_empty(points: np.ndarray, tri: np.ndarray) -> bool:
     return bool(np.all(dist2[others] >= radius2 * (1 - 1e-9)))
 
 
-@settings(max_examples=60, deadline=None)
+@cases(60)
 @given(st.integers(3, 30), st.integers(0, 2**32 - 1))
 def test_delaunay_triangles_have_empty_circumcircles(n, seed):
     points = np.random.default_rng(seed).random((n, 2))

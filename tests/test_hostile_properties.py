@@ -5,6 +5,7 @@ headers and web request bodies. Whatever the input, the answer is a result or on
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -13,22 +14,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ptrnet.cli.main import main
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.io.errors import InputError
 from ptrnet.io.instances import read_instances
 from ptrnet.io.tsplib import read_tsplib
+from ptrnet.model import ModelConfig
+from ptrnet.quoting import QUOTE_LIMIT
 from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
+from ptrnet.runs.config import TrainConfig, train_from_dict
 from ptrnet.tasks import POINT_TASKS, TASKS, get_task
+from tests.fuzzing import PROFILE, cases
 from tests.test_hardening_checkpoints import join, split, tiny_checkpoint
-
-
-def cases(count: int) -> settings:
-    """``count`` generated examples, no per-example deadline (CI machines vary)."""
-    return settings(max_examples=count, deadline=None, suppress_health_check=list(HealthCheck))
-
+from tests.test_quoting import deeply_nested
 
 NUMBERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
@@ -212,6 +213,100 @@ def test_generated_checkpoint_headers_load_or_fail_in_one_line(scratch, data) ->
         one_line(err)
 
 
+# Values no configuration takes, each of which echoed whole made a message of megabytes.
+HUGE_VALUES = {
+    "nested": [[{"k" * 10_000: ["x\x1b\n" * 10_000] * 50}] * 50, 10**300, -1.5],
+    "deep": deeply_nested(500),
+    "long string": "y\x00" * 10**6,
+    "long int": -(10**4000),
+    "big dict": {str(i): i for i in range(10**5)},
+}
+
+
+def build_each_field(build, names, value) -> list[str]:
+    """The messages of ``build(name, value)`` for each field name: every one must refuse."""
+    messages = []
+    for name in names:
+        with pytest.raises((ValueError, TypeError)) as refused:
+            build(name, value)
+        messages.append(str(refused.value))
+    return messages
+
+
+MODEL = ModelConfig(input_dim=1, hidden=8).to_dict()
+TRAIN = {"task": "sort", "sizes": "5", "steps": 4}
+PATHS = ("data", "val_data", "init_from")  # any string names a path: checked when opened
+CONFIGS = {
+    "model": (
+        lambda name, value: ModelConfig.from_dict({**MODEL, name: value}),
+        [f.name for f in dataclasses.fields(ModelConfig)],
+    ),
+    "train": (
+        lambda name, value: train_from_dict({**TRAIN, name: value}),
+        [f.name for f in dataclasses.fields(TrainConfig) if f.name not in PATHS],
+    ),
+    "decoding": (
+        lambda name, value: DecodeOptions(**{name: value}),
+        [f.name for f in dataclasses.fields(DecodeOptions)],
+    ),
+}
+
+
+def short_line(message: str) -> None:
+    """One line that quotes at most ``QUOTE_LIMIT`` characters of a value."""
+    one_line(ValueError(message))
+    assert "yy" * QUOTE_LIMIT not in message and "kk" * QUOTE_LIMIT not in message, message
+
+
+@pytest.mark.parametrize("value", list(HUGE_VALUES.values()), ids=list(HUGE_VALUES))
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_a_huge_value_in_any_configuration_field_is_quoted_in_one_short_line(config, value):
+    """Every field of the model, training and decoding configurations set to the value."""
+    build, names = CONFIGS[config]
+    for message in build_each_field(build, names, value):
+        short_line(message)
+
+
+def test_a_huge_unknown_configuration_key_is_quoted_in_one_short_line():
+    for build in (ModelConfig.from_dict, train_from_dict):
+        with pytest.raises(ValueError, match="unknown") as refused:
+            build({**TRAIN, **MODEL, "y" * 10**6: 1})
+        short_line(str(refused.value))
+
+
+def test_a_checkpoint_whose_configuration_holds_a_huge_value_fails_in_one_line(scratch):
+    """The property search's find: ``glimpses`` set to a long nested list was echoed whole."""
+    header, body = split(checkpoint_bytes())
+    meta = json.loads(header["__metadata__"]["ptrnet"])
+    meta["config"]["model"]["glimpses"] = [[], {"a": ["b" * 500] * 50}, list(range(500))]
+    header["__metadata__"]["ptrnet"] = json.dumps(meta)
+    (scratch / "g.safetensors").write_bytes(join(header, body))
+    with pytest.raises(CheckpointError, match="glimpses must be an integer") as refused:
+        load_checkpoint(scratch / "g.safetensors")
+    one_line(refused.value)
+    assert len(str(refused.value)) < len(str(scratch)) + 200
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["z" * 100_000],
+        ["predict", "sort", "x.txt", "--decode", "z" * 100_000],
+        ["predict", "sort", "x.txt", "--batch-size", "7" * 100_000],
+        ["solve", "sort", "x.txt", "-o", "o.txt", "--format", "\x1b[2J" * 1000],
+        ["generate", "sort", "-n", "y" * 100_000, "--count", "1"],
+    ],
+    ids=["command", "choice", "count", "control characters", "sizes"],
+)
+def test_a_huge_command_line_value_is_quoted_in_one_short_line(cli, argv):
+    """argparse's own messages (an unknown choice, a non-number) quote as ptrnet's do."""
+    status, _, err = cli(*argv)
+    last = err.splitlines()[-1]
+    assert status == 2 and last.startswith("ptrnet") and "error: " in last
+    short_line(last)
+    assert last.isprintable() and "characters)" in last
+
+
 @pytest.fixture(scope="module")
 def web_client():
     pytest.importorskip("fastapi")
@@ -254,3 +349,10 @@ def test_generated_request_bodies_never_5xx(web_client, path, body, raw, kind) -
     assert response.status_code < 500, response.text
     if response.status_code >= 400:
         assert isinstance(response.json()["detail"], str)
+
+
+@pytest.mark.skipif(PROFILE != "ci", reason="PTRNET_FUZZ chose another profile")
+def test_property_tests_are_derandomised_in_ci():
+    """Without PTRNET_FUZZ every run draws the same examples, remembered nowhere."""
+    assert settings.default.derandomize and settings.default.database is None
+    assert cases(40).max_examples == 40

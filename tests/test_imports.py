@@ -23,7 +23,7 @@ PACKAGE = Path(ptrnet.__file__).parent
 # here they are ordered so that no two of them form a cycle: evaluation may call inference
 # (TSPLIB files), training may call evaluation (validation metrics).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("ptrnet", "data"),  # the package root (metadata) and the shipped data files' paths
+    ("ptrnet", "data", "quoting"),  # the package root, the data files' paths, quote() for errors
     ("solvers",),
     ("tasks",),
     ("io", "generation", "batching", "devices", "precision", "results"),

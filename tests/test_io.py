@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from shared_data import PAPER_DATA, TSPLIB
@@ -26,6 +26,7 @@ from ptrnet.io.text import HeldInput
 from ptrnet.io.tsplib import read_optimal, read_tsplib, tsplib_length
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import POINT_TASKS, SizeRange, get_task
+from tests.fuzzing import cases
 
 PAPER = PAPER_DATA
 FLOATS = st.floats(-MAX_COORDINATE, MAX_COORDINATE, allow_subnormal=True)
@@ -42,7 +43,7 @@ def instances(draw: st.DrawFn, task_name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("task_name", POINT_TASKS)
-@settings(max_examples=60, deadline=None)
+@cases(60)
 @given(data=st.data())
 def test_line_round_trip_is_exact(task_name: str, data: st.DataObject) -> None:
     points, seq = data.draw(instances(task_name))

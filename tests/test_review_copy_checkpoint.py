@@ -84,7 +84,7 @@ def test_train_not_an_object_does_not_crash_the_loader(model, tmp_path):
     [
         ({"hidden": 16}, None, r"model\.\S+ has shape \[\d+, \d+\], the configuration needs"),
         ({"vocab_size": 9}, None, "vocabulary and model disagree"),
-        ({}, {"model.extra": torch.zeros(2)}, r"model\.extra is missing or unexpected"),
+        ({}, {"model.extra": torch.zeros(2)}, r"'model\.extra' is missing or unexpected"),
     ],
 )
 def test_tensors_that_do_not_fit_the_configuration_are_one_line(

@@ -35,16 +35,39 @@ def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize(
-    ("workers", "whole_group"),
-    [(0, False), (1, True)],
-    ids=["kill-pid", "kill-group-with-a-data-worker"],
-)
-def test_sigterm_stops_training_keeps_the_last_validation_and_resumes(
-    tmp_path, capsys, workers, whole_group
-):
-    """``kill PID``; and the whole process group, as ``timeout`` and Slurm signal it, so the
-    data worker gets SIGTERM too."""
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (its data workers), from Linux's /proc."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def kill_workers_then_main(proc: subprocess.Popen) -> None:
+    """SIGTERM to the data workers, then, once the main process has had time to see them die
+    (torch raises about a lost worker at once), to the main process: the order in which a
+    signal to the whole group sometimes lands."""
+    workers = children(proc.pid)
+    assert workers, "no data worker"
+    for worker in workers:
+        os.kill(worker, signal.SIGTERM)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+
+
+STOPS = {
+    "kill-pid": (0, lambda proc: proc.send_signal(signal.SIGTERM)),
+    "kill-group-with-a-data-worker": (1, lambda proc: os.killpg(proc.pid, signal.SIGTERM)),
+    "kill-the-data-worker-before-the-main-process": (1, kill_workers_then_main),
+}
+
+
+@pytest.mark.parametrize("how", list(STOPS))
+def test_sigterm_stops_training_keeps_the_last_validation_and_resumes(tmp_path, capsys, how):
+    """``kill PID``; the whole process group, as ``timeout`` and Slurm signal it, so the data
+    worker gets SIGTERM too; and the data worker first, its death reaching the main process
+    before the main process's own SIGTERM: every time a clean stop, 143."""
+    workers, stop = STOPS[how]
     run = tmp_path / "run"
     command = [sys.executable, "-m", "ptrnet", *TRAIN, "--workers", str(workers)]
     proc = subprocess.Popen(
@@ -58,10 +81,7 @@ def test_sigterm_stops_training_keeps_the_last_validation_and_resumes(
     )
     try:
         wait_for(run / "last.safetensors", proc)
-        if whole_group:
-            os.killpg(proc.pid, signal.SIGTERM)
-        else:
-            proc.send_signal(signal.SIGTERM)
+        stop(proc)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 from shared_data import PAPER_DATA
@@ -29,6 +29,7 @@ from ptrnet.solvers.tsp_heuristics import (
     nearest_neighbour_tours,
     two_opt,
 )
+from tests.fuzzing import cases
 
 PAPER_TSP5 = PAPER_DATA / "tsp5_test.txt"
 HAVE_ELKAI = importlib.util.find_spec("elkai") is not None
@@ -286,7 +287,7 @@ def point_sets(draw, max_n: int = 8) -> np.ndarray:
     ).reshape(n, 2)
 
 
-@settings(max_examples=100, deadline=None)
+@cases(100)
 @given(point_sets())
 def test_every_solver_returns_a_valid_tour(points):
     n = len(points)

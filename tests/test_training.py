@@ -36,7 +36,7 @@ def keys(points_list):
 
 def test_unknown_keys_are_errors():
     good = asdict(small())
-    with pytest.raises(ValueError, match="unknown training config keys: learning_rate"):
+    with pytest.raises(ValueError, match=r"unknown training config keys: \['learning_rate'\]"):
         train_from_dict({**good, "learning_rate": 0.1})
     model = ModelConfig(input_dim=1, hidden=8)
     run = RunConfig(model, small())

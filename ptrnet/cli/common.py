@@ -16,6 +16,7 @@ from ptrnet.io.limits import (
     MAX_SEED,
     MAX_SENTENCE_BEAM_WIDTH,
 )
+from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, TASKS, SizeRange, Task, TaskCard, get_point_task, get_task
 from ptrnet.tasks.symmetry import VIEW_COUNTS
 
@@ -82,7 +83,7 @@ def output_file(text: str) -> str:
     try:
         check_output_path(text)
     except OSError as err:
-        raise argparse.ArgumentTypeError(f"{text!r}: {err.strerror}") from None
+        raise argparse.ArgumentTypeError(f"{quote(text)}: {err.strerror}") from None
     return text
 
 
@@ -246,7 +247,7 @@ def _int_within(text: str, low: int, high: int | None, expected: str) -> int:
     except ValueError:
         value = low - 1
     if value < low or (high is not None and value > high):
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {quote(text)}")
     return value
 
 
@@ -258,7 +259,7 @@ def shard(text: str) -> tuple[int, int]:
     except ValueError:
         value = (0, 0)
     if not 1 <= value[0] <= value[1]:
-        raise argparse.ArgumentTypeError(f"expected I/K with 1 <= I <= K, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected I/K with 1 <= I <= K, got {quote(text)}")
     return value
 
 
@@ -311,12 +312,31 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class Parser(argparse.ArgumentParser):
-    """The parser of every ``ptrnet`` command: plain-text descriptions, defaults shown."""
+    """The parser of every ``ptrnet`` command: plain-text descriptions, defaults shown, and a
+    bad value (an unknown choice, a non-number) quoted in the error as ptrnet's own errors
+    quote it (:func:`ptrnet.quoting.quote`), however long."""
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs["formatter_class"] = HelpFormatter
         kwargs["description"] = plain_text(kwargs.get("description"))
         super().__init__(*args, **kwargs)
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as err:
+            raise _quoted(action, err, value) from None
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> object:
+        try:
+            return super()._get_value(action, arg_string)
+        except argparse.ArgumentError as err:
+            raise _quoted(action, err, arg_string) from None
+
+
+def _quoted(action: argparse.Action, err: argparse.ArgumentError, value: object) -> Exception:
+    """``err`` (about ``action``) with the ``repr`` of ``value`` in its message quoted."""
+    return argparse.ArgumentError(action, err.message.replace(repr(value), quote(value)))
 
 
 class StoreGiven(argparse.Action):

@@ -32,6 +32,7 @@ from ptrnet.decoding.search import DecodingError
 from ptrnet.io.errors import InputError
 from ptrnet.io.instances import Instance, read_instances
 from ptrnet.io.unit_square import UnitMap, fit_unit_square
+from ptrnet.quoting import quote
 from ptrnet.solvers.geometry import planar_degeneracy
 from ptrnet.tasks import DegenerateInstanceError, Task
 
@@ -56,7 +57,7 @@ def column_names(text: str) -> tuple[str, ...]:
     """argparse type of ``--columns``: comma-separated names or indices, none empty."""
     names = tuple(part.strip() for part in text.split(","))
     if not all(names):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected names or indices such as x,y")
+        raise argparse.ArgumentTypeError(f"{quote(text)}: expected names or indices such as x,y")
     return names
 
 

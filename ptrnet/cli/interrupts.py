@@ -15,20 +15,17 @@ EXIT_SIGTERM = 128 + signal.SIGTERM  # what a shell reports for a command SIGTER
 @contextmanager
 def sigterm_requests() -> Iterator[Callable[[], bool]]:
     """Within the block SIGTERM no longer ends the process: it sets a flag, and the function
-    yielded says whether it is set (training's ``should_stop``). The previous handlers are
-    back after the block. Outside the main thread, where Python sets no handlers, SIGTERM
-    keeps its handler and the flag stays down.
+    yielded says whether it is set (training's ``should_stop``). The previous handler is back
+    after the block. Outside the main thread, where Python sets no handlers, SIGTERM keeps its
+    handler and the flag stays down.
 
-    SIGTERM sent to the whole process group (``timeout``, Slurm) also ends the data workers,
-    and torch's SIGCHLD handler would then raise about them wherever the main process is; so
-    the first SIGTERM sets SIGCHLD's default too, and training's loop ends at its next step or
-    when torch finds the batch it waits for lost.
+    SIGTERM sent to the whole process group (``timeout``, Slurm) also ends the data workers;
+    training reports their death as this stop, however the two land
+    (:func:`ptrnet.training.data.stop_explains`).
     """
-    asked, swapped = threading.Event(), []
+    asked = threading.Event()
 
     def request(signum: int, frame: object) -> None:
-        if not asked.is_set() and hasattr(signal, "SIGCHLD"):
-            swapped.append(signal.signal(signal.SIGCHLD, signal.SIG_DFL))
         asked.set()
 
     if threading.current_thread() is not threading.main_thread():
@@ -38,15 +35,7 @@ def sigterm_requests() -> Iterator[Callable[[], bool]]:
     try:
         yield asked.is_set
     finally:
-        signal.signal(signal.SIGTERM, _settable(previous))
-        for handler in swapped:
-            signal.signal(signal.SIGCHLD, _settable(handler))
-
-
-def _settable(handler: object) -> object:
-    """``handler`` as ``signal.signal`` takes it: None (one not set from Python, which cannot
-    be put back) becomes the default."""
-    return signal.SIG_DFL if handler is None else handler
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def interrupted_note(task: str, out: str, cause: str = "Ctrl-C") -> str:

@@ -40,7 +40,7 @@ EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl-C (train's SIGTERM: ptrnet.cli.in
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="ptrnet",
         description="Pointer Networks (Vinyals et al. 2015): data, training, evaluation.",
     )

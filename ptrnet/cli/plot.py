@@ -34,6 +34,7 @@ from ptrnet.cli.common import (
 )
 from ptrnet.cli.inputs import add_input_arguments
 from ptrnet.io.errors import InputError, UsageError
+from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, Task
 
 CURVES = "curves"
@@ -152,7 +153,7 @@ def chosen_model(args: argparse.Namespace):
         loaded = load_point_model(args.source, None, args.device)
         return loaded, get_task(loaded.task), args.source
     raise UsageError(
-        f"{args.source!r} is neither a task ({', '.join(POINT_TASKS)}) nor a model path"
+        f"{quote(args.source)} is neither a task ({', '.join(POINT_TASKS)}) nor a model path"
     )
 
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from ptrnet.cli.common import check_beam_width, note, output_name, positive_int, set_threads
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
+from ptrnet.quoting import quote
 
 if TYPE_CHECKING:
     from ptrnet.tasks import SentenceTask
@@ -103,7 +104,7 @@ def _probability(text: str) -> float:
     except ValueError:
         value = -1.0
     if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {quote(text)}")
     return value
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ptrnet.cli.common import add_device_argument, load_model_on, routes_text
 from ptrnet.io.errors import UsageError
+from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS
 
 
@@ -60,10 +61,11 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     """``TASK=PATH`` -> (task, path). Raises UsageError on a bad form or an unknown task."""
     task, sep, path = spec.partition("=")
     if not sep or not path:
-        raise UsageError(f"--model {spec!r}: expected TASK=PATH, e.g. convex_hull=runs/hull")
+        raise UsageError(f"--model {quote(spec)}: expected TASK=PATH, e.g. convex_hull=runs/hull")
     if task not in POINT_TASKS:
         raise UsageError(
-            f"--model {spec!r}: unknown task {task!r}; choose from {', '.join(POINT_TASKS)}"
+            f"--model {quote(spec)}: unknown task {quote(task)}; "
+            f"choose from {', '.join(POINT_TASKS)}"
         )
     return task, path
 
@@ -100,7 +102,7 @@ def port_number(text: str) -> int:
     try:
         port = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a port number: {quote(text)}") from None
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"port {port} is outside 0-65535")
     return port

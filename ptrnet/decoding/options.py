@@ -10,13 +10,14 @@ nowhere else: those that need no task when the options are built, those that dep
 
 from __future__ import annotations
 
-import math
+import sys
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ptrnet.devices import check_device_name
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_SAMPLES, MAX_SEARCH_POINTS, MAX_SEED
+from ptrnet.quoting import quote
 from ptrnet.tasks.symmetry import MIRRORED_VIEWS, VIEW_COUNTS
 
 if TYPE_CHECKING:
@@ -121,7 +122,9 @@ class DecodeOptions:
         _choice("pick", self.pick, PICKS)
         if self.views not in VIEW_COUNTS:
             choices = ", ".join(map(str, VIEW_COUNTS))
-            raise DecodeOptionError("views", f"views must be one of {choices}, got {self.views}")
+            raise DecodeOptionError(
+                "views", f"views must be one of {choices}, got {quote(self.views)}"
+            )
         _at_least_one("beam_width", self.beam_width)
         _at_least_one("batch_size", self.batch_size)
         _at_least_one("samples", self.samples)
@@ -134,14 +137,14 @@ class DecodeOptions:
                 "samples", f"samples > 1 needs sampling, not {self.strategy} decoding"
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise DecodeOptionError("seed", f"seed must be an integer, got {self.seed!r}")
+            raise DecodeOptionError("seed", f"seed must be an integer, got {quote(self.seed)}")
         if not 0 <= self.seed <= MAX_SEED:  # torch's generators take 0..2^64 - 1
-            raise DecodeOptionError("seed", f"seed must lie in 0..2^64 - 1, got {self.seed}")
+            raise DecodeOptionError("seed", f"seed must lie in 0..2^64 - 1, got {quote(self.seed)}")
         if not (isinstance(self.temperature, int | float) and self.temperature > 0):
             raise DecodeOptionError(
-                "temperature", f"temperature must be > 0, got {self.temperature}"
+                "temperature", f"temperature must be > 0, got {quote(self.temperature)}"
             )
-        if not math.isfinite(self.temperature):
+        if not self.temperature <= sys.float_info.max:  # inf, NaN, or an int past any float
             raise DecodeOptionError("temperature", "temperature must be finite")
         if self.pick == "shortest" and not self.several:
             raise DecodeOptionError(
@@ -220,7 +223,7 @@ def check_window(window: object) -> None:
     """Raises DecodeOptionError unless ``window`` is 0 (off) or an integer >= 2."""
     if isinstance(window, bool) or not isinstance(window, int) or window < 0 or window == 1:
         raise DecodeOptionError(
-            "window", f"window must be 0 (off) or an integer >= 2, got {window!r}"
+            "window", f"window must be 0 (off) or an integer >= 2, got {quote(window)}"
         )
 
 
@@ -228,7 +231,7 @@ def check_views(task: Task, views: int) -> None:
     """Raises DecodeOptionError unless ``task`` can be decoded with ``views`` views."""
     if views not in VIEW_COUNTS:
         choices = ", ".join(map(str, VIEW_COUNTS))
-        raise DecodeOptionError("views", f"views must be one of {choices}, got {views}")
+        raise DecodeOptionError("views", f"views must be one of {choices}, got {quote(views)}")
     if views == MIRRORED_VIEWS and not task.square_symmetric:
         raise DecodeOptionError(
             "views",
@@ -256,7 +259,7 @@ def _shortest_error(task: Task) -> DecodeOptionError:
 def _choice(option: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise DecodeOptionError(
-            option, f"unknown {option} {value!r}; choose from {', '.join(choices)}"
+            option, f"unknown {option} {quote(value)}; choose from {', '.join(choices)}"
         )
 
 
@@ -295,4 +298,4 @@ def _at_most(option: str, value: int, most: int) -> None:
 
 def _at_least_one(option: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise DecodeOptionError(option, f"{option} must be an integer >= 1, got {value!r}")
+        raise DecodeOptionError(option, f"{option} must be an integer >= 1, got {quote(value)}")

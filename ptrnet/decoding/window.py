@@ -27,6 +27,7 @@ from torch import nn
 from ptrnet.decoding.options import DecodeOptionError
 from ptrnet.model.heavy import HeavyMemory, HeavyPointer, State, advance
 from ptrnet.model.pointer import column_mask, previous_tokens
+from ptrnet.quoting import quote
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,9 @@ class LocalWindow(nn.Module):
 
     def __init__(self, model: nn.Module, size: int) -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 2:
-            raise DecodeOptionError("window", f"the window must hold >= 2 inputs, got {size!r}")
+            raise DecodeOptionError(
+                "window", f"the window must hold >= 2 inputs, got {quote(size)}"
+            )
         if not isinstance(model, HeavyPointer) or model.config.input_dim != 2:
             decoder = getattr(getattr(model, "config", None), "decoder", "another")
             raise DecodeOptionError(

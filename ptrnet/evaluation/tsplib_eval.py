@@ -17,6 +17,7 @@ import numpy as np
 
 from ptrnet.io.errors import InputError
 from ptrnet.io.tsplib import read_tsplib, tsplib_distances
+from ptrnet.quoting import quote
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks import get_task
 from ptrnet.tasks.convex_hull import open_cycle
@@ -66,7 +67,9 @@ def evaluate_tsplib(
     for path in paths:
         instance = read_tsplib(path)
         if instance.name not in optimal:
-            raise InputError(path, None, f"no optimum for {instance.name!r} in the optima file")
+            raise InputError(
+                path, None, f"no optimum for {quote(instance.name)} in the optima file"
+            )
         (seq,) = predict(loaded, get_task("tsp"), [instance.points], options)
         if rrc_iterations:
             (seq,) = improve_tours_of(loaded, [instance.points], [seq], rrc_iterations, seed)

@@ -4,6 +4,8 @@ Every problem with a file a user hands to ptrnet (a malformed line, a non-number
 range, a wrong count, an empty file) is an :class:`InputError`; its ``str`` is a single line
 ``FILE:LINE: problem`` that the CLI prints after ``ptrnet: error:``. Bad option values that
 argparse cannot check on its own (e.g. a solver the task does not know) are a :class:`UsageError`.
+Every message that shows a value the user supplied shows it through
+:func:`ptrnet.quoting.quote`, so one line stays one short line whatever the value.
 """
 
 from __future__ import annotations

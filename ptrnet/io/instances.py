@@ -47,7 +47,7 @@ from typing import BinaryIO, NamedTuple
 import numpy as np
 
 from ptrnet.io.errors import InputError, UsageError
-from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS, quote
+from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS
 from ptrnet.io.paper_format import OUTPUT, LineProblem, parse_line, parse_points
 from ptrnet.io.text import (
     HeldInput,
@@ -58,6 +58,7 @@ from ptrnet.io.text import (
     open_bytes,
 )
 from ptrnet.io.tsplib import read_tsplib
+from ptrnet.quoting import quote
 from ptrnet.tasks import Task
 
 FORMATS = ("auto", "paper", "points", "csv", "npy", "tsplib")
@@ -152,7 +153,7 @@ def read_instances(
             layouts expected).
     """
     if fmt not in FORMATS:
-        raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+        raise UsageError(f"unknown format {quote(fmt)}; choose from {', '.join(FORMATS)}")
     if columns is not None and len(columns) != task.dim:
         raise UsageError(
             f"--columns names {len(columns)} column(s); a {task.name} point has {task.dim}"

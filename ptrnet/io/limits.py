@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import operator
 
+from ptrnet.quoting import quote
+
 MAX_FILE_BYTES = 4 * 2**30
 """An instance or dataset file (paper format, point list, CSV, .npy, TSPLIB): 4 GiB."""
 
@@ -63,14 +65,8 @@ MAX_SEED = 2**64 - 1
 """Largest seed: torch's generators take 0..2^64 - 1, numpy's any integer >= 0."""
 
 QUOTE_CHARS = 24
-"""An error quotes at most this many characters of a bad token, then '...'."""
-
-
-def quote(token: str) -> str:
-    """``repr`` of ``token`` cut to :data:`QUOTE_CHARS` characters, so an error stays short."""
-    if len(token) <= QUOTE_CHARS:
-        return repr(token)
-    return f"{token[:QUOTE_CHARS]!r}... ({len(token)} characters)"
+"""An error quotes at most this many characters of a bad token of an input file, then '...'
+(:func:`ptrnet.io.errors.quote`; a file's line already names where the token is)."""
 
 
 def check_seed(value: object, name: str = "seed") -> int:
@@ -86,12 +82,7 @@ def check_seed(value: object, name: str = "seed") -> int:
     except TypeError:
         seed = None
     if seed is None or not 0 <= seed <= MAX_SEED:
-        raise ValueError(f"{name} must be an integer from 0 to 2^64 - 1, got {_shown(repr(value))}")
+        raise ValueError(
+            f"{name} must be an integer from 0 to 2^64 - 1, got {quote(value, QUOTE_CHARS)}"
+        )
     return seed
-
-
-def _shown(text: str) -> str:
-    """``text`` cut to :data:`QUOTE_CHARS` characters, like :func:`quote` but unquoted."""
-    if len(text) <= QUOTE_CHARS:
-        return text
-    return f"{text[:QUOTE_CHARS]}... ({len(text)} characters)"

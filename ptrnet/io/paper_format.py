@@ -37,8 +37,9 @@ import numpy as np
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
-from ptrnet.io.limits import MAX_COORDINATE, MAX_LINE_BYTES, MAX_POINTS, quote
+from ptrnet.io.limits import MAX_COORDINATE, MAX_LINE_BYTES, MAX_POINTS, QUOTE_CHARS
 from ptrnet.io.text import is_number, numbered_lines
+from ptrnet.quoting import quote
 from ptrnet.tasks.base import Task
 
 OUTPUT = "output"
@@ -89,7 +90,7 @@ def parse_line(
         InputError: ``path:line: problem`` for any malformed content (see module docstring).
     """
     if labels not in LABEL_MODES:
-        raise ValueError(f"labels must be one of {LABEL_MODES}, got {labels!r}")
+        raise ValueError(f"labels must be one of {LABEL_MODES}, got {quote(labels)}")
     tokens = text.split()
     try:
         if OUTPUT in tokens:
@@ -123,7 +124,9 @@ def parse_points(tokens: list[str], task: Task, min_n: int | None = None) -> np.
         raise LineProblem("no coordinates")
     bad = next((i for i, tok in enumerate(tokens) if not is_number(tok)), None)
     if bad is not None:
-        raise LineProblem(f"coordinate {bad + 1} is {quote(tokens[bad])}, not a number")
+        raise LineProblem(
+            f"coordinate {bad + 1} is {quote(tokens[bad], QUOTE_CHARS)}, not a number"
+        )
     if len(tokens) > MAX_POINTS * task.dim:
         raise LineProblem(
             f"{len(tokens)} coordinates; the limit is {MAX_POINTS} points per instance"
@@ -133,8 +136,8 @@ def parse_points(tokens: list[str], task: Task, min_n: int | None = None) -> np.
     if outside.any():
         bad = int(np.flatnonzero(outside)[0])
         raise LineProblem(
-            f"coordinate {bad + 1} is {quote(tokens[bad])}; coordinates must be finite "
-            f"and within +-{MAX_COORDINATE:g}"
+            f"coordinate {bad + 1} is {quote(tokens[bad], QUOTE_CHARS)}; coordinates must be "
+            f"finite and within +-{MAX_COORDINATE:g}"
         )
     if len(values) % task.dim:
         raise LineProblem(
@@ -152,11 +155,15 @@ def _parse_indices(tokens: list[str], n: int) -> np.ndarray:
     """1-based index tokens -> 0-based int64, each an integer in 1..n."""
     for k, tok in enumerate(tokens):
         if not (tok.isascii() and tok.isdigit()):
-            raise LineProblem(f"output index {k + 1} is {quote(tok)}, not an integer in 1..{n}")
+            raise LineProblem(
+                f"output index {k + 1} is {quote(tok, QUOTE_CHARS)}, not an integer in 1..{n}"
+            )
     for k, tok in enumerate(tokens):
         if len(tok.lstrip("0")) > len(str(n)) or not 1 <= int(tok) <= n:  # bounded int()
             hint = " (indices are 1-based)" if tok.strip("0") == "" else ""
-            raise LineProblem(f"output index {k + 1} is {quote(tok)}, out of range 1..{n}{hint}")
+            raise LineProblem(
+                f"output index {k + 1} is {quote(tok, QUOTE_CHARS)}, out of range 1..{n}{hint}"
+            )
     return np.array([int(tok) for tok in tokens], dtype=np.int64) - 1
 
 

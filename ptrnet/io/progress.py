@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO, TypeVar
 
 from ptrnet.io.errors import UsageError
+from ptrnet.quoting import quote
 
 T = TypeVar("T")
 
@@ -44,7 +45,7 @@ def interval_s() -> float:
     except ValueError:
         value = -1.0
     if not value >= 0:  # also refuses nan
-        raise UsageError(f"{INTERVAL_ENV}={text!r}: expected a number of seconds >= 0")
+        raise UsageError(f"{INTERVAL_ENV}={quote(text)}: expected a number of seconds >= 0")
     return value
 
 

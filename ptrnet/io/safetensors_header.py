@@ -20,6 +20,7 @@ import math
 from typing import Any, NamedTuple
 
 from ptrnet.io.json_file import JsonError, parse_json
+from ptrnet.quoting import quote
 
 MAX_HEADER_BYTES = 100 * 2**20  # the safetensors format's own bound
 DTYPE_BYTES = {
@@ -75,19 +76,20 @@ def read_header(data: bytes) -> tuple[dict[str, TensorEntry], dict[str, str]]:
 
 def _entry(name: str, value: Any) -> TensorEntry:
     if not isinstance(value, dict) or set(value) != {"dtype", "shape", "data_offsets"}:
-        raise HeaderError(f"tensor {name[:40]!r}: not {{dtype, shape, data_offsets}}")
+        raise HeaderError(f"tensor {quote(name)}: not {{dtype, shape, data_offsets}}")
     dtype, shape, offsets = value["dtype"], value["shape"], value["data_offsets"]
     if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
-        raise HeaderError(f"tensor {name[:40]!r}: unknown dtype {str(dtype)[:20]!r}")
+        raise HeaderError(f"tensor {quote(name)}: unknown dtype {quote(dtype)}")
     if not isinstance(shape, list) or not all(_count(d) for d in shape):
-        raise HeaderError(f"tensor {name[:40]!r}: shape is not a list of counts")
+        raise HeaderError(f"tensor {quote(name)}: shape is not a list of counts")
     if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_count, offsets))):
-        raise HeaderError(f"tensor {name[:40]!r}: data_offsets is not [start, end]")
+        raise HeaderError(f"tensor {quote(name)}: data_offsets is not [start, end]")
     start, end = offsets
     if end - start != math.prod(shape) * DTYPE_BYTES[dtype]:
         raise HeaderError(
-            f"tensor {name[:40]!r}: shape {shape} of {dtype} needs "
-            f"{math.prod(shape) * DTYPE_BYTES[dtype]} bytes, offsets give {end - start}"
+            f"tensor {quote(name)}: shape {quote(shape)} of {dtype} needs "
+            f"{quote(math.prod(shape) * DTYPE_BYTES[dtype])} bytes, offsets give "
+            f"{quote(end - start)}"
         )
     return TensorEntry(dtype, tuple(shape), start, end)
 
@@ -101,7 +103,7 @@ def _check_tiling(entries: dict[str, TensorEntry], length: int) -> None:
     position = 0
     for name, entry in sorted(entries.items(), key=lambda item: (item[1].start, item[1].end)):
         if entry.start != position:
-            raise HeaderError(f"tensor {name[:40]!r}: data starts at {entry.start}, not {position}")
+            raise HeaderError(f"tensor {quote(name)}: data starts at {entry.start}, not {position}")
         position = entry.end
     if position != length:
         raise HeaderError(f"tensors end at byte {position}; the data has {length} bytes")

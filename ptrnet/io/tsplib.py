@@ -19,9 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptrnet.io.errors import InputError
-from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS, QUOTE_CHARS, quote
+from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS, QUOTE_CHARS
 from ptrnet.io.text import is_number, numbered_lines
 from ptrnet.io.unit_square import UnitMap
+from ptrnet.quoting import quote
 
 SUPPORTED_EDGE_WEIGHT_TYPES = ("EUC_2D",)
 
@@ -140,11 +141,13 @@ def _parse(path: str | os.PathLike[str]) -> tuple[dict[str, str], list[tuple[int
         elif ":" in text:
             key, value = (part.strip() for part in text.split(":", 1))
             if key.upper() in header:
-                raise InputError(path, line, f"header key {quote(key)} repeated")
+                raise InputError(path, line, f"header key {quote(key, QUOTE_CHARS)} repeated")
             header[key.upper()] = value
         else:
             raise InputError(
-                path, line, f"expected 'KEY : value' or NODE_COORD_SECTION, got {quote(text)}"
+                path,
+                line,
+                f"expected 'KEY : value' or NODE_COORD_SECTION, got {quote(text, QUOTE_CHARS)}",
             )
     if not section_line:
         raise InputError(path, None, "no NODE_COORD_SECTION")
@@ -158,14 +161,17 @@ def _parse_node(text: str, path: str | os.PathLike[str], line: int) -> tuple[int
     ok = ok and all(is_number(part) for part in parts[1:])
     if not ok:
         raise InputError(
-            path, line, f"expected 'id x y' (an integer, two numbers), got {quote(text)}"
+            path,
+            line,
+            f"expected 'id x y' (an integer, two numbers), got {quote(text, QUOTE_CHARS)}",
         )
     x, y = float(parts[1]), float(parts[2])
     if not (abs(x) <= MAX_COORDINATE and abs(y) <= MAX_COORDINATE):
         raise InputError(
             path,
             line,
-            f"coordinates must be finite and within +-{MAX_COORDINATE:g}, got {quote(text)}",
+            f"coordinates must be finite and within +-{MAX_COORDINATE:g}, "
+            f"got {quote(text, QUOTE_CHARS)}",
         )
     return int(parts[0]), (x, y)
 
@@ -182,6 +188,8 @@ def read_optimal(path: str | os.PathLike[str]) -> dict[str, int]:
             continue
         name, sep, value = text.partition(":")
         if not sep or not (value.strip().isascii() and value.strip().isdigit()):
-            raise InputError(path, line, f"expected 'name : length', got {quote(text.strip())}")
+            raise InputError(
+                path, line, f"expected 'name : length', got {quote(text.strip(), QUOTE_CHARS)}"
+            )
         optimal[name.strip()] = int(value)
     return optimal

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from ptrnet.quoting import quote
+
 KINDS = ("pointer", "seq2seq", "attention")
 INITS = ("paper", "default")
 ENCODERS = ("lstm", "transformer")
@@ -70,9 +72,11 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"unknown model kind {self.kind!r}; choose from {', '.join(KINDS)}")
+            raise ValueError(
+                f"unknown model kind {quote(self.kind)}; choose from {', '.join(KINDS)}"
+            )
         if self.init not in INITS:
-            raise ValueError(f"unknown init {self.init!r}; choose from {', '.join(INITS)}")
+            raise ValueError(f"unknown init {quote(self.init)}; choose from {', '.join(INITS)}")
         self._check_positive("input_dim", "hidden", "layers")
         self._check_pointer_options()
         if self.kind == "pointer":
@@ -80,7 +84,7 @@ class ModelConfig:
                 raise ValueError("max_n applies only to the seq2seq and attention baselines")
         elif not _is_int(self.max_n) or self.max_n < 1:
             raise ValueError(
-                f"the {self.kind} baseline needs a positive integer max_n, got {self.max_n!r}"
+                f"the {self.kind} baseline needs a positive integer max_n, got {quote(self.max_n)}"
             )
 
     def _check_positive(self, *names: str) -> None:
@@ -89,27 +93,29 @@ class ModelConfig:
         for name in names:
             value = getattr(self, name)
             if not _is_int(value) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+                raise ValueError(f"{name} must be a positive integer, got {quote(value)}")
             if value > UPPER_BOUNDS[name]:
                 raise ValueError(
                     f"{name} must be at most {UPPER_BOUNDS[name]:,} (far above any published "
-                    f"model), got {value!r}"
+                    f"model), got {quote(value)}"
                 )
 
     def _check_pointer_options(self) -> None:
         if self.encoder not in ENCODERS:
-            raise ValueError(f"unknown encoder {self.encoder!r}; choose from {', '.join(ENCODERS)}")
+            raise ValueError(
+                f"unknown encoder {quote(self.encoder)}; choose from {', '.join(ENCODERS)}"
+            )
         self._check_positive("encoder_layers", "heads", "decoder_layers")
         if self.encoder == "transformer" and self.hidden % self.heads:
             raise ValueError(f"hidden {self.hidden} must divide by heads {self.heads}")
         if not _is_int(self.glimpses) or not 0 <= self.glimpses <= UPPER_BOUNDS["glimpses"]:
             raise ValueError(
                 f"glimpses must be an integer in 0..{UPPER_BOUNDS['glimpses']}, "
-                f"got {self.glimpses!r}"
+                f"got {quote(self.glimpses)}"
             )
         clip = self.logit_clip
         if isinstance(clip, bool) or not isinstance(clip, int | float) or not 0 <= clip < 1e6:
-            raise ValueError(f"logit_clip must be 0 (off) or a positive number, got {clip!r}")
+            raise ValueError(f"logit_clip must be 0 (off) or a positive number, got {quote(clip)}")
         changed = self.encoder != "lstm" or self.glimpses or self.logit_clip
         if (changed or self.decoder != "lstm") and self.kind != "pointer":
             raise ValueError(
@@ -120,7 +126,9 @@ class ModelConfig:
 
     def _check_decoder(self) -> None:
         if self.decoder not in DECODERS:
-            raise ValueError(f"unknown decoder {self.decoder!r}; choose from {', '.join(DECODERS)}")
+            raise ValueError(
+                f"unknown decoder {quote(self.decoder)}; choose from {', '.join(DECODERS)}"
+            )
         if self.decoder != "heavy":
             return
         if self.encoder != "transformer":
@@ -132,11 +140,10 @@ class ModelConfig:
     def from_dict(cls, d: dict[str, Any]) -> ModelConfig:
         """Build from a dict (e.g. a checkpoint's). Raises ValueError naming unknown keys."""
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
+        unknown = sorted(map(str, set(d) - known))
         if unknown:
             raise ValueError(
-                f"unknown model config keys: {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(known))}"
+                f"unknown model config keys: {quote(unknown)}; known: {', '.join(sorted(known))}"
             )
         return cls(**d)
 

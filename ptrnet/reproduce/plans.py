@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.evaluation.paper_numbers import paper_result
 from ptrnet.model import ModelConfig
+from ptrnet.quoting import quote
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import SizeRange, Stream, get_task
 
@@ -273,14 +274,14 @@ TABLES: dict[str, TablePlan] = {
 def get_table(name: str) -> TablePlan:
     """The plan of table ``name``; raises ValueError listing the tables otherwise."""
     if name not in TABLES:
-        raise ValueError(f"unknown table {name!r}; choose from {', '.join(TABLES)}")
+        raise ValueError(f"unknown table {quote(name)}; choose from {', '.join(TABLES)}")
     return TABLES[name]
 
 
 def get_scale(name: str) -> Scale:
     """The scale ``name``; raises ValueError listing the scales otherwise."""
     if name not in SCALES:
-        raise ValueError(f"unknown scale {name!r}; choose from {', '.join(SCALES)}")
+        raise ValueError(f"unknown scale {quote(name)}; choose from {', '.join(SCALES)}")
     return SCALES[name]
 
 

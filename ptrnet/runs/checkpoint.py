@@ -49,6 +49,7 @@ from ptrnet.io.json_file import parse_json
 from ptrnet.io.safetensors_header import MAX_HEADER_BYTES, HeaderError, read_header, tensor_digest
 from ptrnet.io.text import read_regular_file
 from ptrnet.model.shapes import state_shapes
+from ptrnet.quoting import quote
 from ptrnet.runs.config import RunConfig
 
 FORMAT = "ptrnet-checkpoint-1"
@@ -181,7 +182,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
             path, str(train.get("task", "copy")) if isinstance(train, dict) else "copy"
         )
     if meta.get("format") != FORMAT:
-        raise CheckpointError(path, f"unknown checkpoint format {str(meta.get('format'))[:40]!r}")
+        raise CheckpointError(path, f"unknown checkpoint format {quote(meta.get('format'))}")
     try:
         _check_run_meta(meta)
     except ValueError as err:
@@ -253,7 +254,7 @@ def read_checkpoint_file(
         raise CheckpointError(path, f"not a ptrnet checkpoint ({str(err)[:120]})") from None
     bad = next((k for k, v in tensors.items() if k.startswith(DIGESTED) and _not_finite(v)), None)
     if bad is not None:
-        raise CheckpointError(path, f"tensor {bad} holds NaN or infinite values")
+        raise CheckpointError(path, f"tensor {quote(bad)} holds NaN or infinite values")
     return meta, tensors
 
 
@@ -292,7 +293,7 @@ def check_meta_types(
             name = (names or {}).get(kind, kind.__name__)
             raise ValueError(f"metadata {key!r} is not a JSON {name}")
     if meta["step"] < 0:
-        raise ValueError(f"metadata 'step' is {meta['step']}, below 0")
+        raise ValueError(f"metadata 'step' is {quote(meta['step'])}, below 0")
 
 
 def _check_shapes(config: RunConfig, shapes: dict[str, Any]) -> None:
@@ -309,7 +310,7 @@ def check_model_shapes(expected: dict[str, Any], shapes: dict[str, Any]) -> None
     declared = {k[6:]: tuple(shape) for k, shape in shapes.items() if k.startswith("model.")}
     odd = sorted(set(expected) ^ set(declared))
     if odd:
-        raise ValueError(f"model.{odd[0]} is missing or unexpected")
+        raise ValueError(f"{quote('model.' + odd[0])} is missing or unexpected")
     for name, shape in expected.items():
         if declared[name] != tuple(shape):
             raise ValueError(

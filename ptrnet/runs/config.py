@@ -15,13 +15,14 @@ Both clip the global gradient L2 norm at 2.0 and use batch 128 unless set.
 
 from __future__ import annotations
 
-import math
+import sys
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from ptrnet.devices import check_device_name
 from ptrnet.model.config import ModelConfig
 from ptrnet.precision import PRECISIONS
+from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, SizeRange, get_point_task, get_task
 
 OPTIMIZERS = ("sgd", "adam")
@@ -183,7 +184,7 @@ class TrainConfig:
     def __post_init__(self) -> None:
         task = get_point_task(self.task, "a Ptr-Net training run")  # raises on an unknown task
         if not isinstance(self.sizes, str):
-            raise ValueError(f"sizes must be a string like '5-50', got {self.sizes!r}")
+            raise ValueError(f"sizes must be a string like '5-50', got {quote(self.sizes)}")
         task.check_sizes(SizeRange.parse(self.sizes))
         _choice("optimizer", self.optimizer, OPTIMIZERS)
         _choice("labels", self.labels, LABELS)
@@ -214,7 +215,7 @@ class TrainConfig:
         for name in ("data", "val_data", "init_from"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
-                raise ValueError(f"{name} must be a path string, got {value!r}")
+                raise ValueError(f"{name} must be a path string, got {quote(value)}")
         if self.labels == "file" and self.data is None:
             raise ValueError("labels 'file' needs a training data file")
         # Frozen: resolve the recipe defaults once so the saved config states the values used.
@@ -227,18 +228,18 @@ class TrainConfig:
             raise ValueError("set exactly one of steps and epochs")
         for name in ("bucket", "augment", "shared_label_steps"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
+                raise ValueError(f"{name} must be true or false, got {quote(getattr(self, name))}")
 
     def _check_numbers(self) -> None:
         _positive_float("lr", self.lr)
         _positive_float("clip_norm", self.clip_norm)
         _positive_float("decay", self.decay)
         if self.decay > 1:
-            raise ValueError(f"decay must be in (0, 1], got {self.decay!r}")
+            raise ValueError(f"decay must be in (0, 1], got {quote(self.decay)}")
         if not _is_number(self.ema) or not 0 <= self.ema < 1:
-            raise ValueError(f"ema must be 0 (off) or in (0, 1), got {self.ema!r}")
+            raise ValueError(f"ema must be 0 (off) or in (0, 1), got {quote(self.ema)}")
         if not _is_number(self.baseline_beta) or not 0 <= self.baseline_beta < 1:
-            raise ValueError(f"baseline_beta must be in [0, 1), got {self.baseline_beta!r}")
+            raise ValueError(f"baseline_beta must be in [0, 1), got {quote(self.baseline_beta)}")
         for name in (
             "decay_every",
             "batch_size",
@@ -255,26 +256,28 @@ class TrainConfig:
         if not _is_int(self.keep_every) or self.keep_every < 0 or self.keep_every % self.val_every:
             raise ValueError(
                 f"keep_every must be 0 (off) or a multiple of val_every ({self.val_every}): "
-                f"weights are kept at validations; got {self.keep_every}"
+                f"weights are kept at validations; got {quote(self.keep_every)}"
             )
         if self.rl_samples < 2:
-            raise ValueError(f"rl_samples must be at least 2, got {self.rl_samples!r}")
+            raise ValueError(f"rl_samples must be at least 2, got {quote(self.rl_samples)}")
         for name in ("steps", "epochs", "threads"):
             if getattr(self, name) is not None:
                 _positive_int(name, getattr(self, name))
         if not _is_int(self.warmup) or self.warmup < 0:
-            raise ValueError(f"warmup must be a non-negative integer, got {self.warmup!r}")
+            raise ValueError(f"warmup must be a non-negative integer, got {quote(self.warmup)}")
         if not _is_int(self.label_steps) or self.label_steps < 0:
             raise ValueError(
-                f"label_steps must be a non-negative integer, got {self.label_steps!r}"
+                f"label_steps must be a non-negative integer, got {quote(self.label_steps)}"
             )
         if self.shared_label_steps and not self.label_steps:
             raise ValueError("shared_label_steps needs label_steps (--label-steps K)")
         workers = self.workers
         if workers is not None and (not _is_int(workers) or not 0 <= workers <= MAX_THREADS):
-            raise ValueError(f"workers must be an integer in 0..{MAX_THREADS}, got {workers!r}")
+            raise ValueError(
+                f"workers must be an integer in 0..{MAX_THREADS}, got {quote(workers)}"
+            )
         if not _is_int(self.seed) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+            raise ValueError(f"seed must be a non-negative integer, got {quote(self.seed)}")
 
     @property
     def size_range(self) -> SizeRange:
@@ -340,8 +343,10 @@ class RunConfig:
     def from_dict(cls, d: dict[str, Any]) -> RunConfig:
         """Build from ``{"model": {...}, "train": {...}}``; unknown keys raise ValueError."""
         if not isinstance(d, dict) or set(d) != {"model", "train"}:
-            keys = sorted(d) if isinstance(d, dict) else d
-            raise ValueError(f"run config needs exactly the keys model and train, got {keys}")
+            keys = sorted(map(str, d)) if isinstance(d, dict) else d
+            raise ValueError(
+                f"run config needs exactly the keys model and train, got {quote(keys)}"
+            )
         return cls(ModelConfig.from_dict(d["model"]), train_from_dict(d["train"]))
 
     def to_dict(self) -> dict[str, Any]:
@@ -351,10 +356,10 @@ class RunConfig:
 def train_from_dict(d: dict[str, Any]) -> TrainConfig:
     """A TrainConfig from a dict; raises ValueError naming unknown keys."""
     known = {f.name for f in fields(TrainConfig)}
-    unknown = sorted(set(d) - known)
+    unknown = sorted(map(str, set(d) - known))
     if unknown:
         raise ValueError(
-            f"unknown training config keys: {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            f"unknown training config keys: {quote(unknown)}; known: {', '.join(sorted(known))}"
         )
     return TrainConfig(**d)
 
@@ -380,7 +385,7 @@ def resume_config(saved: RunConfig, changes: dict[str, Any]) -> RunConfig:
 
 def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        raise ValueError(f"unknown {name} {value!r}; choose from {', '.join(choices)}")
+        raise ValueError(f"unknown {name} {quote(value)}; choose from {', '.join(choices)}")
 
 
 MAX_THREADS = 4096  # torch threads and data workers: more than any machine's cores
@@ -405,9 +410,9 @@ def _is_int(value: object) -> bool:
 
 def _positive_int(name: str, value: object) -> None:
     if not _is_int(value) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        raise ValueError(f"{name} must be a positive integer, got {quote(value)}")
     if name in UPPER_BOUNDS and value > UPPER_BOUNDS[name]:
-        raise ValueError(f"{name} must be at most {UPPER_BOUNDS[name]:,}, got {value!r}")
+        raise ValueError(f"{name} must be at most {UPPER_BOUNDS[name]:,}, got {quote(value)}")
 
 
 def _is_number(value: object) -> bool:
@@ -415,5 +420,6 @@ def _is_number(value: object) -> bool:
 
 
 def _positive_float(name: str, value: object) -> None:
-    if not _is_number(value) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    # Compared, not math.isfinite: an int past the largest float (JSON has them) would overflow.
+    if not _is_number(value) or not 0 < value <= sys.float_info.max:
+        raise ValueError(f"{name} must be a positive number, got {quote(value)}")

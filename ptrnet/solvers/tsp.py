@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ptrnet.quoting import quote
 from ptrnet.solvers import tsp_exact, tsp_heuristics
 from ptrnet.solvers.geometry import safe_range
 
@@ -133,7 +134,9 @@ def _checked_solver(solver: str, points: np.ndarray, cities: int) -> str:
             ``cities`` over the solver's ``MAX_N``.
     """
     if solver not in TSP_SOLVERS:
-        raise ValueError(f"unknown TSP solver {solver!r}; choose from {', '.join(TSP_SOLVERS)}")
+        raise ValueError(
+            f"unknown TSP solver {quote(solver)}; choose from {', '.join(TSP_SOLVERS)}"
+        )
     if points.ndim != 2 or not np.all(np.isfinite(points)):
         raise ValueError(f"points must be a finite (n, dim) array, got shape {points.shape}")
     if solver == "auto":

@@ -7,6 +7,7 @@ that only handle those (solvers, scoring, drawings, the demo, the web page).
 
 from __future__ import annotations
 
+from ptrnet.quoting import quote
 from ptrnet.solvers.errors import DegenerateInstanceError
 from ptrnet.tasks.base import (
     END_TOKEN,
@@ -55,7 +56,7 @@ def get_task(name: str) -> TaskCard:
     try:
         return TASKS[name]
     except KeyError:
-        raise ValueError(f"unknown task {name!r}; choose from {', '.join(TASKS)}") from None
+        raise ValueError(f"unknown task {quote(name)}; choose from {', '.join(TASKS)}") from None
 
 
 def get_point_task(name: str, purpose: str = "this") -> Task:

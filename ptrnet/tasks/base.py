@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from ptrnet.quoting import quote
 from ptrnet.tasks.card import TaskCard
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class SizeRange:
             return cls(text, text)
         match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", str(text))
         if not match:
-            raise ValueError(f"invalid size {text!r}: expected N or LO-HI, e.g. 5-50")
+            raise ValueError(f"invalid size {quote(text)}: expected N or LO-HI, e.g. 5-50")
         lo = int(match.group(1))
         return cls(lo, int(match.group(2) or lo))
 
@@ -224,7 +225,7 @@ class Task(TaskCard, ABC):
         self.check_sizes(sizes)
         for name, value in (("seed", seed), ("stream", stream), ("start", start), ("count", count)):
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+                raise ValueError(f"{name} must be an integer >= 0, got {quote(value)}")
         out = []
         for i in range(start, start + count):
             rng = instance_rng(seed, i, stream)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ptrnet.quoting import quote
+
 INPUT_KINDS = ("points", "sentences")
 
 
@@ -60,6 +62,7 @@ class TaskCard:
         value = value or choices[0]
         if value not in choices:
             raise ValueError(
-                f"unknown {what} {value!r} for task {self.name}; choose from {', '.join(choices)}"
+                f"unknown {what} {quote(value)} for task {self.name}; "
+                f"choose from {', '.join(choices)}"
             )
         return value

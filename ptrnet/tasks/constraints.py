@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from ptrnet.quoting import quote
+
 if TYPE_CHECKING:
     from ptrnet.tasks.base import Task
 
@@ -69,7 +71,9 @@ class DecodeState:
         the instances (any float dtype, kept as float64), which a task whose rule reads them
         (the convex hull's) needs in ``task`` mode."""
         if mode not in MODES:
-            raise ValueError(f"unknown constraint mode {mode!r}; choose from {', '.join(MODES)}")
+            raise ValueError(
+                f"unknown constraint mode {quote(mode)}; choose from {', '.join(MODES)}"
+            )
         lengths = lengths.long()
         batch, n = lengths.shape[0], int(lengths.max()) if lengths.numel() else 0
         zeros = torch.zeros(batch, dtype=torch.long, device=lengths.device)

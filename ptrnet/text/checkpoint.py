@@ -18,6 +18,7 @@ import torch
 
 from ptrnet.io.atomic import atomic_write_bytes
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
+from ptrnet.quoting import quote
 from ptrnet.runs.checkpoint import (
     CheckpointError,
     check_meta_types,
@@ -78,7 +79,9 @@ def load_copy_model(path: str | os.PathLike[str]) -> CopyModel:
     """
     meta, tensors = read_checkpoint_file(path)
     if meta.get("format") != FORMAT:
-        raise CheckpointError(path, f"not a copy-task checkpoint (format {meta.get('format')!r})")
+        raise CheckpointError(
+            path, f"not a copy-task checkpoint (format {quote(meta.get('format'))})"
+        )
     try:
         _check_meta(meta)
         vocab = Vocabulary(meta["vocabulary"])

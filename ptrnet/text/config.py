@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypeVar
 
+from ptrnet.quoting import quote
 from ptrnet.tasks import SentenceTask, get_task
 
 # Each architecture a sentence task's card lists (SentenceTask.archs) is the pointer-generator
@@ -36,7 +37,7 @@ class DictConfig:
         """Inverse of :meth:`to_dict`. Raises ValueError on unknown keys (or bad values)."""
         unknown = set(data) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
         if unknown:
-            raise ValueError(f"unknown {cls.__name__} keys: {', '.join(sorted(unknown))}")
+            raise ValueError(f"unknown {cls.__name__} keys: {quote(sorted(map(str, unknown)))}")
         return cls(**data)
 
 

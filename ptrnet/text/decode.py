@@ -19,6 +19,7 @@ import torch
 
 from ptrnet.io.limits import MAX_DECODE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
 from ptrnet.model.pointer_generator import Memory, PointerGenerator, Step
+from ptrnet.quoting import quote
 from ptrnet.text.batch import Batch, make_batch
 from ptrnet.text.vocab import END_ID, PAD_ID, START_ID, Vocabulary
 
@@ -164,9 +165,11 @@ def decode_sources(
             readers refuse).
     """
     if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+        raise ValueError(
+            f"unknown strategy {quote(strategy)}; expected one of {', '.join(STRATEGIES)}"
+        )
     if strategy == "beam" and not 1 <= width <= MAX_SENTENCE_BEAM_WIDTH:
-        raise ValueError(f"beam width must be 1 to {MAX_SENTENCE_BEAM_WIDTH}, got {width}")
+        raise ValueError(f"beam width must be 1 to {MAX_SENTENCE_BEAM_WIDTH}, got {quote(width)}")
     out: list[Decoded] = []
     for start, stop in token_batches(sources, batch_size, width if strategy == "beam" else 1):
         batch = make_batch(vocab, sources[start:stop])

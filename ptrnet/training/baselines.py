@@ -37,6 +37,7 @@ from ptrnet.batching import Batch
 from ptrnet.decoding.dataset import decode_all
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
+from ptrnet.quoting import quote
 from ptrnet.runs.checkpoint import BaselineState
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task
@@ -100,7 +101,7 @@ class EmaBaseline(Baseline):
     def load_state(self, state: BaselineState) -> None:
         value = state.meta.get("value")
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise ValueError(f"the moving average is {str(value)[:40]!r}, not a number")
+            raise ValueError(f"the moving average is {quote(value)}, not a number")
         self.value = None if value is None else float(value)
 
 
@@ -136,7 +137,7 @@ class RolloutBaseline(Baseline):
     def load_state(self, state: BaselineState) -> None:
         updates = state.meta.get("updates")
         if isinstance(updates, bool) or not isinstance(updates, int) or updates < 0:
-            raise ValueError(f"the rollout update count is {str(updates)[:40]!r}")
+            raise ValueError(f"the rollout update count is {quote(updates)}")
         weights = {k[7:]: v for k, v in state.tensors.items() if k.startswith("frozen.")}
         costs = state.tensors.get("frozen_costs")
         if costs is None or costs.shape != (self.cfg.baseline_count,):

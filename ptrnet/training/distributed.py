@@ -42,6 +42,7 @@ from ptrnet.batching import IGNORE_INDEX, Batch
 from ptrnet.devices import resolve_device
 from ptrnet.io.errors import UsageError
 from ptrnet.precision import resolve_precision
+from ptrnet.quoting import quote
 
 TRACE_ENV = "PTRNET_REPLICA_TRACE"
 
@@ -73,7 +74,7 @@ class Ranks:
         try:
             values = [int(environ.get(k, defaults.get(k, ""))) for k in keys]
         except ValueError:
-            shown = ", ".join(f"{k}={environ.get(k)!r}" for k in keys)
+            shown = ", ".join(f"{k}={quote(environ.get(k))}" for k in keys)
             raise ValueError(f"torchrun environment is not integers: {shown}") from None
         return cls(*values)
 

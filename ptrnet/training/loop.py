@@ -55,7 +55,7 @@ from ptrnet.runs.lock import claim_run_dir
 from ptrnet.tasks import get_task
 from ptrnet.training.baselines import make_baseline
 from ptrnet.training.cpu import ThreadPlanner, cpu_plan
-from ptrnet.training.data import TrainingData, validation_set
+from ptrnet.training.data import WORKER_ERRORS, TrainingData, stop_explains, validation_set
 from ptrnet.training.distributed import NullLog, Ranks, Session, session, shard_batch
 from ptrnet.training.ema import ema_model, ema_state, load_ema_state
 from ptrnet.training.losses import (
@@ -307,8 +307,8 @@ class Trainer:
                 if self.step < total:
                     self._stop_if_asked(should_stop)
                 tic = time.perf_counter()
-        except RuntimeError:
-            if should_stop is None or not should_stop():
+        except WORKER_ERRORS:
+            if not stop_explains(should_stop, workers):
                 raise
             # The data workers got the same signal (sent to the whole process group, as by
             # timeout or Slurm) and ended: torch reports the batch awaited from them as lost.

@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
 from ptrnet.io.errors import InputError
+from ptrnet.quoting import quote
 from ptrnet.runs import LOG_CSV
 from ptrnet.runs.csvlog import read_rows
 
@@ -70,7 +71,9 @@ def _number(path: Path, line: int, column: str, cell: str) -> float:
     try:
         return float(FLAGS.get(cell.strip(), cell))
     except ValueError:
-        raise InputError(path, line, f"column {column!r}: {cell!r} is not a number") from None
+        raise InputError(
+            path, line, f"column {quote(column)}: {quote(cell)} is not a number"
+        ) from None
 
 
 def panel_columns(log: dict[str, np.ndarray]) -> dict[str, list[str]]:

@@ -33,6 +33,7 @@ from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from ptrnet.inference import LoadedModel
+from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError
 from ptrnet.web.answers import answer, model_info
 from ptrnet.web.guard import Guard, GuardLimits
@@ -80,7 +81,7 @@ def create_app(
     models = dict(models or {})
     for name, loaded in models.items():
         if name not in POINT_TASKS or loaded.task != name:
-            raise ValueError(f"model {loaded.path} was trained on {loaded.task}, not {name!r}")
+            raise ValueError(f"model {loaded.path} was trained on {loaded.task}, not {quote(name)}")
     trainer = trainer or LiveTrainer()
     app = FastAPI(title="ptrnet", docs_url=None, redoc_url=None, openapi_url=None)
     add_error_handlers(app)
