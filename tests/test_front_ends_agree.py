@@ -56,6 +56,21 @@ def path_of(fig, gid: str) -> np.ndarray:
     return np.asarray(line.get_xydata())
 
 
+def page_answer(points: np.ndarray) -> dict:
+    """The page's answer (``POST /api/predict``, bundled tsp model, greedy) for ``points``."""
+    from fastapi.testclient import TestClient
+
+    from ptrnet.inference import load_model
+    from ptrnet.web.app import create_app
+
+    app = create_app({"tsp": load_model(None, TSP)})
+    with TestClient(app, base_url="http://localhost") as client:
+        body = {"task": "tsp", "points": points.tolist(), "decoding": {"strategy": "greedy"}}
+        response = client.post("/api/predict", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
 def test_named_km_csv_gives_one_tour_and_cost_in_km_everywhere(
     cities_csv, tmp_path, capsys, monkeypatch
 ):
@@ -74,6 +89,10 @@ def test_named_km_csv_gives_one_tour_and_cost_in_km_everywhere(
     assert result.sequence.tolist() == predicted["sequence"]
     assert result.cost == pytest.approx(predicted["cost"])
     assert result.log_prob == pytest.approx(predicted["log_prob"])
+
+    page = page_answer(points)
+    assert page["model"]["sequence"] == predicted["sequence"]
+    assert page["metrics"]["mean_length"] == pytest.approx(predicted["cost"])
 
     fig = plotted(monkeypatch, "tsp", csv)
     np.testing.assert_array_equal(path_of(fig, MODEL_GID), points[seq])
