@@ -48,8 +48,8 @@ def absurd(tmp_path):
 def test_absurd_weights_are_an_error_not_an_empty_sort(cli, tmp_path, absurd):
     (tmp_path / "s.txt").write_text("0.3 0.1 0.2 0.5\n")
     status, out, err = cli("predict", "sort", "s.txt", "--model", absurd, "-o", "-")
-    assert (status, out) == (2, "")
-    assert err == f"ptrnet: error: instance 1: {OVERFLOW}\n"
+    assert (status, out) == (1, "")  # bad input: named at its file and line
+    assert err == f"ptrnet: error: s.txt:1: {OVERFLOW}\n"
 
 
 def test_absurd_weights_are_a_value_error_in_the_api(absurd):

@@ -28,7 +28,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ptrnet.decoding.search import DecodingError
 from ptrnet.io.errors import InputError
 from ptrnet.io.instances import Instance, read_instances
 from ptrnet.io.unit_square import UnitMap, fit_unit_square
@@ -207,6 +206,8 @@ def located(path: str, task: Task, instances: Sequence[Prepared]) -> Iterator[No
     trustworthy output) becomes an InputError at the instance's ``FILE:LINE``; for a planar
     instance without 2-D extent, the message says why no output can obey the task's rules and
     that ``--protocol paper`` writes the model's output as decoded."""
+    from ptrnet.decoding.search import DecodingError  # torch: only once decoding starts
+
     try:
         yield
     except DecodingError as err:
