@@ -99,8 +99,9 @@ class _QuietWorkerDeaths:
     also ends the workers; an error does not end the quiet, as the loop still has to settle it.
     Outside the main thread, where Python sets no handlers, nothing changes."""
 
-    def __init__(self, batches: Any) -> None:
+    def __init__(self, batches: Any, loader_iterator: Any) -> None:
         self._batches = batches
+        self._loader_iterator = loader_iterator
         self._quiet = threading.current_thread() is threading.main_thread()
         self._handler = signal.signal(signal.SIGCHLD, signal.SIG_DFL) if self._quiet else None
 
@@ -115,8 +116,21 @@ class _QuietWorkerDeaths:
             raise
 
     def close(self) -> None:
-        """End the workers, then give SIGCHLD its handler back (once)."""
+        """End the workers, then give SIGCHLD its handler back (once).
+
+        The loader's iterator is shut down here, not left to its garbage collection: an error
+        that ended training can keep it alive through its traceback, and torch's handler, back
+        while the iterator still lists its workers, raises when a dead worker's SIGCHLD arrives
+        (a SIGTERM to the process group ends the workers late, in the middle of the clean stop).
+        Shut down, the iterator lists none. Without torch's private ``_shutdown_workers``
+        the handler stays off (torch then notices dead workers by its periodic status check)."""
         self._batches.close()
+        shutdown = getattr(self._loader_iterator, "_shutdown_workers", None)
+        self._loader_iterator = None
+        if shutdown is None:
+            self._quiet = False
+            return
+        shutdown()
         if self._quiet:
             self._quiet = False
             handler = self._handler
@@ -204,7 +218,8 @@ class TrainingData:
             # torch's global one: the training's RNG state must not depend on the worker count
             generator=torch.Generator().manual_seed(self.cfg.seed),
         )
-        return _QuietWorkerDeaths(self._picked(start, iter(loader)))
+        pools = iter(loader)
+        return _QuietWorkerDeaths(self._picked(start, pools), pools)
 
     def _picked(self, start: int, pools: Iterator[list[Batch]]) -> Iterator[Batch]:
         """The batches of steps ``start ..``, each picked from the pool ``pools`` yields for it."""
