@@ -112,3 +112,18 @@ def test_an_output_that_breaks_the_task_constraints_is_never_returned(monkeypatc
     )
     # Without the task's constraints an invalid output is an ordinary result (the paper's).
     assert len(decode_all(model, SORT, points, DecodeOptions(constraints="none"))) == 2
+
+
+def test_the_page_answers_a_model_without_a_trustworthy_output_with_422(absurd):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from ptrnet.inference import load_model
+    from ptrnet.web.app import create_app
+
+    app = create_app({"sort": load_model(str(absurd), "sort")})
+    with TestClient(app, base_url="http://localhost") as client:
+        body = {"task": "sort", "points": [[0.3], [0.1], [0.2], [0.5]]}
+        response = client.post("/api/predict", json=body)
+    assert response.status_code == 422
+    assert response.json()["detail"] == f"no trustworthy model output: {OVERFLOW}"

@@ -32,6 +32,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
+from ptrnet.decoding.search import DecodingError
 from ptrnet.inference import LoadedModel
 from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError
@@ -107,6 +108,8 @@ def create_app(
             return answer(task, points, models.get(task.name), request.decoding)
         except DegenerateInstanceError as err:
             raise HTTPException(422, f"no exact solution: {err}") from None
+        except DecodingError as err:  # e.g. a model whose scores overflow on these points
+            raise HTTPException(422, f"no trustworthy model output: {err.problem}") from None
 
     add_training_routes(app, trainer)
     add_lesson_routes(app, models, trainer, lessons or bundled_lessons())
