@@ -167,11 +167,6 @@ class Solver:
             raise ValueError(str(err)) from None
         return results[0] if single else results
 
-    def decode(self, instances: list[np.ndarray], options: DecodeOptions) -> list[Result]:
-        """:meth:`solve` for a caller holding checked options (the command line's
-        ``predict``): one :class:`Result` per instance of ``instances`` ((n, dim), any units)."""
-        return self._results(instances, options, False)
-
     def _results(
         self, instances: list[np.ndarray], options: DecodeOptions, return_probs: bool
     ) -> list[Result]:
