@@ -20,8 +20,8 @@ import time
 import numpy as np
 import torch
 
-from ptrnet.batching import collate
 from ptrnet.cli.common import positive_int
+from ptrnet.datasets.batching import collate
 from ptrnet.decoding.beam import pick_beams
 from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.search import batch_instances, search_batch

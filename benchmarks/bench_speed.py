@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from reference_ptrnet import ReferencePointerNetwork  # noqa: E402
 from shared_load import LOAD_HEADER, load_row  # noqa: E402
 
-from ptrnet.batching import Batch, collate  # noqa: E402
+from ptrnet.datasets.batching import Batch, collate  # noqa: E402
 from ptrnet.decoding.decode import decode  # noqa: E402
 from ptrnet.decoding.options import DecodeOptions  # noqa: E402
 from ptrnet.decoding.search import step_limit  # noqa: E402

@@ -36,12 +36,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptrnet.batching import collate
+from ptrnet.compute.precision import resolve_precision
+from ptrnet.datasets.batching import collate
 from ptrnet.decoding.beam import Reranker
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.model import ModelConfig
-from ptrnet.precision import resolve_precision
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.training.cpu import cpu_plan

@@ -28,8 +28,8 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from ptrnet.batching import Batch, collate
-from ptrnet.generation import labelled_instance
+from ptrnet.datasets.batching import Batch, collate
+from ptrnet.datasets.generation import labelled_instance
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task, get_task
 from ptrnet.tasks.base import SizeRange

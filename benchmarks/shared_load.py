@@ -32,7 +32,7 @@ import torch
 from reference_ptrnet import ReferencePointerNetwork
 
 import ptrnet.training.loop as loop_module
-from ptrnet.batching import Batch
+from ptrnet.datasets.batching import Batch
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import get_task

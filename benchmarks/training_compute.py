@@ -8,8 +8,8 @@ Method:
 * **FLOPs per training example**, counted for each run at its own configuration: one forward
   and backward pass of the training loss (:func:`ptrnet.training.losses.teacher_forced_loss`,
   masked by the task's rules where the run was, over the label steps it teacher-forced) on
-  teacher-forced batches made by :func:`ptrnet.batching.collate` from generated, labelled
-  instances (:func:`ptrnet.generation.labelled_instance`, the training stream): a batch of
+  teacher-forced batches made by :func:`ptrnet.datasets.batching.collate` from generated, labelled
+  instances (:func:`ptrnet.datasets.generation.labelled_instance`, the training stream): a batch of
   ``--per-size`` instances at every n of the run's training sizes, divided by its rows and
   averaged over n (training draws n uniformly, so this is the expectation over sizes). The
   run's saved ``config.json`` builds the model and says the sizes
@@ -56,7 +56,8 @@ except ModuleNotFoundError:  # run as a script: benchmarks/ itself is on sys.pat
     from bench_distributed import cpu_model
     from flop_count import counted_fields, flops_per_example
     from run_logs import LogError, RunRecord, read_run, run_config
-from ptrnet.inference import BUNDLED_DIR, load_model
+from ptrnet.inference import load_model
+from ptrnet.inference.load import BUNDLED_DIR
 from ptrnet.io.errors import InputError
 from ptrnet.model import build_model
 from ptrnet.model.config import ModelConfig

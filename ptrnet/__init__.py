@@ -20,11 +20,11 @@ __version__ = "0.1.0"
 
 # Public name -> the module that defines it.
 _EXPORTS = {
-    "load": "ptrnet.api",
-    "train": "ptrnet.train_api",
-    "Solver": "ptrnet.api",
-    "Result": "ptrnet.results",
-    "PointerNetwork": "ptrnet.api",
+    "load": "ptrnet.api.solver",
+    "train": "ptrnet.api.training",
+    "Solver": "ptrnet.api.solver",
+    "Result": "ptrnet.api.results",
+    "PointerNetwork": "ptrnet.api.solver",
     "TASKS": "ptrnet.tasks",
     "get_task": "ptrnet.tasks",
 }

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import ptrnet
-from ptrnet.batching import collate
+from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import predict

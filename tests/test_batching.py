@@ -1,4 +1,4 @@
-"""Padding and targets of :func:`ptrnet.batching.collate`."""
+"""Padding and targets of :func:`ptrnet.datasets.batching.collate`."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptrnet.batching import IGNORE_INDEX, Batch, collate
+from ptrnet.datasets.batching import IGNORE_INDEX, Batch, collate
 from ptrnet.tasks import from_tokens
 from tests.fuzzing import cases
 

@@ -95,7 +95,7 @@ def test_solve_takes_columns_and_writes_names(tmp_path, capsys):
 
 
 def test_a_training_file_in_csv_gives_its_sizes(tmp_path):
-    from ptrnet.train_api import file_sizes
+    from ptrnet.api.training import file_sizes
 
     (tmp_path / "values.csv").write_text("value\n0.3\n0.1\n0.7\n0.2\n")
     assert str(file_sizes(get_point_task("sort"), tmp_path / "values.csv")) == "4"

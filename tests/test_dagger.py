@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from ptrnet.batching import IGNORE_INDEX
 from ptrnet.cli.main import main
+from ptrnet.datasets.batching import IGNORE_INDEX
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import load_model

@@ -7,7 +7,7 @@ import pytest
 import torch
 from tiny_models import TRANSFORMER
 
-from ptrnet.batching import IGNORE_INDEX, Batch, collate
+from ptrnet.datasets.batching import IGNORE_INDEX, Batch, collate
 from ptrnet.decoding.decode import decode, score_sequences
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.decoding.search import masked_log_probs

@@ -5,32 +5,33 @@ import pytest
 import torch
 from tiny_models import bundle_tiny_models
 
-from ptrnet import demo, inference
+from ptrnet import inference
 from ptrnet.cli.main import main
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.demo import PAPER_NOTE, VALID_NOTE, DemoRow, format_paper_table, format_report
 from ptrnet.io.errors import UsageError
+from ptrnet.reproduce import demo
+from ptrnet.reproduce.demo import PAPER_NOTE, VALID_NOTE, DemoRow, format_paper_table, format_report
 from ptrnet.tasks import get_task
 
 torch.set_num_threads(1)
 
 
 def test_no_model_and_no_bundle_is_a_usage_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path))
+    monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(tmp_path))
     with pytest.raises(UsageError, match="no bundled model"):
         inference.load_model(None, "sort")
 
 
 def test_missing_model_falls_back_to_the_bundled_one(tmp_path, monkeypatch):
     bundle_tiny_models(tmp_path, ["tsp"])
-    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path))
+    monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(tmp_path))
     loaded = inference.load_model(None, "tsp")
     assert loaded.task == "tsp" and loaded.path == str(tmp_path / "tsp" / "best.safetensors")
 
 
 def test_demo_writes_table_and_gallery(tmp_path, monkeypatch, capsys):
     bundle_tiny_models(tmp_path / "bundled", ["sort", "convex_hull", "delaunay", "tsp"])
-    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path / "bundled"))
+    monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(tmp_path / "bundled"))
     out = tmp_path / "out"
     assert main(["demo", "--dry-run", "--out", str(out)]) == 0
     table = (out / "demo.md").read_text()
@@ -73,7 +74,7 @@ def test_demo_views_add_a_multi_view_beam_row_where_the_task_allows(
 ):
     tasks = ["sort", "convex_hull", "delaunay", "tsp"]
     bundle_tiny_models(tmp_path / "bundled", tasks)
-    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path / "bundled"))
+    monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(tmp_path / "bundled"))
     out = tmp_path / "out"
     assert main(["demo", "--dry-run", "--views", views, "--tasks", *tasks, "--out", str(out)]) == 0
     table = (out / "demo.md").read_text()
@@ -86,7 +87,7 @@ def test_demo_views_add_a_multi_view_beam_row_where_the_task_allows(
 
 def test_demo_table_says_which_instances_each_column_is_on(tmp_path, monkeypatch, capsys):
     bundle_tiny_models(tmp_path / "bundled", ["convex_hull"])
-    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path / "bundled"))
+    monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(tmp_path / "bundled"))
     assert main(["demo", "--dry-run", "--tasks", "convex_hull", "--out", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "exact solver, same instances" in lines[2]

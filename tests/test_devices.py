@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from ptrnet.devices import check_device_name, resolve_device
+from ptrnet.compute.devices import check_device_name, resolve_device
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 
 

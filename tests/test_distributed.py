@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from ptrnet.batching import IGNORE_INDEX, collate
-from ptrnet.generation import generate_dataset
+from ptrnet.datasets.batching import IGNORE_INDEX, collate
+from ptrnet.datasets.generation import generate_dataset
 from ptrnet.io.errors import UsageError
 from ptrnet.io.paper_format import write_examples
 from ptrnet.model import ModelConfig, build_model

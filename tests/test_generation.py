@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ptrnet.generation import generate_dataset, labelled_instance, shard_range
+from ptrnet.datasets.generation import generate_dataset, labelled_instance, shard_range
 from ptrnet.tasks import POINT_TASKS, SizeRange, get_task
 from ptrnet.tasks.convex_hull import ConvexHullTask
 

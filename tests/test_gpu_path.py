@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from ptrnet.batching import collate
+from ptrnet.datasets.batching import collate
 from ptrnet.inference import load_model
 from ptrnet.io.errors import UsageError
 from ptrnet.model import ModelConfig, build_model

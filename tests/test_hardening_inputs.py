@@ -42,7 +42,7 @@ def models(tmp_path, monkeypatch):
     """Tiny random models in place of the bundled ones."""
     root = tmp_path / "bundled"
     bundle_tiny_models(root, ("sort", "convex_hull", "tsp"))
-    monkeypatch.setattr("ptrnet.inference.BUNDLED_DIR", str(root))
+    monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(root))
     return root
 
 

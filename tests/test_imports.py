@@ -26,17 +26,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ptrnet", "data", "quoting"),  # the package root, the data files' paths, quote() for errors
     ("solvers",),
     ("tasks",),
-    ("io", "generation", "batching", "devices", "precision", "results"),
+    ("io", "datasets", "compute"),  # files; labelled datasets and batches; devices, precision
     ("model",),
     ("decoding",),
     ("runs",),
-    ("inference",),
+    ("inference",),  # loading models (load.py) and the one decoding pass (predict.py)
     ("evaluation",),
     ("training",),
     ("text",),  # the sentence tasks (copy): format, pointer-generator training and decoding
     ("viz",),
-    ("demo", "web", "reproduce", "api"),  # api: ptrnet.load, Solver, PointerNetwork
-    ("train_api",),  # ptrnet.train, which reads its arrays as api.as_instances does
+    ("web", "reproduce"),  # the page; the paper's tables and the demo table
+    ("api",),  # ptrnet.load, Solver, Result, ptrnet.train
     ("cli",),
     ("__main__",),  # `python -m ptrnet` (and torchrun -m ptrnet) runs the cli
 )
@@ -97,7 +97,7 @@ def test_layers_import_one_way():
         ("ptrnet.inference", "ptrnet.evaluation.evaluate", False),
         ("ptrnet.evaluation.evaluate", "ptrnet.inference", True),
         ("ptrnet.decoding.decode", "ptrnet.runs.checkpoint", False),
-        ("ptrnet.io.errors", "ptrnet.generation", False),  # same layer
+        ("ptrnet.io.errors", "ptrnet.datasets.generation", False),  # same layer
         ("ptrnet.cli.eval", "ptrnet.web.app", True),
     ],
 )

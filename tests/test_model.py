@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from tiny_models import TRANSFORMER
 
-from ptrnet.batching import IGNORE_INDEX, collate
+from ptrnet.datasets.batching import IGNORE_INDEX, collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.model import ModelConfig, build_model

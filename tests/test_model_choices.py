@@ -8,7 +8,7 @@ import pytest
 import torch
 from tiny_models import TRANSFORMER
 
-from ptrnet.batching import collate
+from ptrnet.datasets.batching import collate
 from ptrnet.inference import bundled_model_dir, load_model
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.checkpoint import load_checkpoint, save_checkpoint

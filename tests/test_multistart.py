@@ -6,7 +6,7 @@ import pytest
 import torch
 from tiny_models import TRANSFORMER
 
-from ptrnet.batching import Batch, collate
+from ptrnet.datasets.batching import Batch, collate
 from ptrnet.decoding.dataset import decode_all
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.multistart import rotate, rotations, unrotate_tokens

@@ -11,14 +11,14 @@ import torch
 import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ptrnet import precision
-from ptrnet.batching import collate
+from ptrnet.compute import precision
+from ptrnet.compute.precision import autocast, resolve_precision
+from ptrnet.datasets.batching import collate
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.model import lstm as lstm_module
 from ptrnet.model.attention import additive_scores
 from ptrnet.model.lstm import run_lstm
 from ptrnet.model.ragged import ragged_lstm
-from ptrnet.precision import autocast, resolve_precision
 
 torch.set_num_threads(1)
 

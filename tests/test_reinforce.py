@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from ptrnet.batching import IGNORE_INDEX, Batch, collate
+from ptrnet.datasets.batching import IGNORE_INDEX, Batch, collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
 from ptrnet.decoding.options import DecodeOptions

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from ptrnet.batching import collate
+from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
 from ptrnet.decoding.multistart import multistart_rows

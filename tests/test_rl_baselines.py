@@ -9,7 +9,7 @@ import pytest
 import torch
 from test_reinforce import exact_expected_length, flat_grad
 
-from ptrnet.batching import collate
+from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.model import ModelConfig, build_model

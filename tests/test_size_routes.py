@@ -44,7 +44,7 @@ def routed(tmp_path, monkeypatch):
     tiny(folder / "n7", 3, sizes="7-8")
     routes = [{"sizes": "5", "dir": "n5"}, {"sizes": "7-8", "dir": "n7"}]
     (folder / SIZES_JSON).write_text(json.dumps({"models": routes}))
-    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path / "bundled"))
+    monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(tmp_path / "bundled"))
     return folder
 
 

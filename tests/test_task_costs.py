@@ -10,7 +10,7 @@ import torch
 from scipy import stats
 from test_reinforce import flat_grad
 
-from ptrnet.batching import collate
+from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
 from ptrnet.decoding.options import DecodeOptionError, DecodeOptions

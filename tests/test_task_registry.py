@@ -197,7 +197,7 @@ def test_a_point_task_registered_alone_serves_every_command_api_and_endpoint(
     bundled = tmp_path / "bundled" / name
     bundled.mkdir(parents=True)
     (bundled / "best.safetensors").write_bytes((tmp_path / "run" / "last.safetensors").read_bytes())
-    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path / "bundled"))
+    monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(tmp_path / "bundled"))
     status, out, _ = cli("demo", "--tasks", name, "--dry-run", "--out", "demo")
     assert status == 0 and f"| {name} | 5 | greedy | exact_match" in out
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from ptrnet.batching import collate
+from ptrnet.datasets.batching import collate
 from ptrnet.tasks import POINT_TASKS, SizeRange, from_tokens, get_task, to_tokens
 from ptrnet.tasks.convex_hull import signed_area
 from ptrnet.tasks.tsp import canonical_tour

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from ptrnet.batching import collate
+from ptrnet.datasets.batching import collate
 from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import write_examples
 from ptrnet.model import ModelConfig, build_model

@@ -11,7 +11,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from benchmarks.flop_count import count_flops, flops_per_example, training_flops
 from benchmarks.run_logs import RUNS_DIR, LogError, read_run, sum_log
 from benchmarks.training_compute import MODELS, Bundled, model_row, run_flops
-from ptrnet.batching import collate
+from ptrnet.datasets.batching import collate
 from ptrnet.model import build_model
 from ptrnet.model.config import ModelConfig
 from ptrnet.runs.config import TrainConfig

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from ptrnet.batching import collate
 from ptrnet.cli.main import main
+from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions, check_views
 from ptrnet.decoding.search import masked_log_probs

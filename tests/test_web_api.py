@@ -219,9 +219,8 @@ def test_serve_loads_command_line_models_then_bundled_defaults(tmp_path, monkeyp
             tmp_path / "bundled" / task / "best.safetensors", loaded.config, 0, loaded.model
         )
     (tmp_path / "bundled" / "sort").mkdir()  # an empty folder is no model
-    from ptrnet import inference
 
-    monkeypatch.setattr(inference, "BUNDLED_DIR", str(tmp_path / "bundled"))
+    monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(tmp_path / "bundled"))
     explicit = tmp_path / "bundled" / "tsp" / "best.safetensors"
     models = serve.load_models([f"tsp={explicit}"])
     assert sorted(models) == ["convex_hull", "tsp"] and models["tsp"].path == str(explicit)

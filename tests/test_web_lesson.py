@@ -12,7 +12,7 @@ import torch
 pytest.importorskip("fastapi", reason="the web extra is not installed")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from ptrnet.batching import collate  # noqa: E402
+from ptrnet.datasets.batching import collate  # noqa: E402
 from ptrnet.decoding.decode import decode  # noqa: E402
 from ptrnet.decoding.options import DecodeOptions  # noqa: E402
 from ptrnet.inference import LoadedModel  # noqa: E402

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import ptrnet
-from ptrnet.batching import collate
 from ptrnet.cli.main import main
+from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
 from ptrnet.decoding.options import DecodeOptionError, DecodeOptions

@@ -135,7 +135,7 @@ def load_model_on(path: str | None, task: Task | str | None, device: str):
         UsageError: an unknown device, one torch cannot see, or a model of another task.
         InputError: a missing or unreadable model.
     """
-    from ptrnet.devices import resolve_device
+    from ptrnet.compute.devices import resolve_device
     from ptrnet.inference import load_model
 
     try:

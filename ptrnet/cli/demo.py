@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ptrnet.demo import format_report, run_demo
+    from ptrnet.reproduce.demo import format_report, run_demo
 
     set_threads(args.threads)
     count = 5 if args.dry_run else args.count

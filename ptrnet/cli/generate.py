@@ -5,7 +5,8 @@ For a point task (sort, convex_hull, delaunay, tsp) ``-n/--sizes`` is required. 
 (``SOURCE<TAB>TARGET`` per line).
 
 Output is byte-identical for a given seed whatever ``--workers`` is, and the shards
-``--shard 1/K .. K/K`` concatenated equal the unsharded file (see :mod:`ptrnet.generation`).
+``--shard 1/K .. K/K`` concatenated equal the unsharded file (see
+:mod:`ptrnet.datasets.generation`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ptrnet.cli.common import (
     task_solver,
 )
 from ptrnet.cli.kinds import add_kind_arguments, finish
-from ptrnet.generation import generate_dataset, shard_range
+from ptrnet.datasets.generation import generate_dataset, shard_range
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_LINE_BYTES, MAX_POINTS
 from ptrnet.io.paper_format import largest_readable_n, write_examples

@@ -5,7 +5,7 @@
 * ``json``: one JSON object per line and instance: ``sequence`` (0-based, as
   :meth:`ptrnet.api.Solver.solve` returns it), ``names`` (the sequence by point name, when the
   input named its points), ``cost`` (the task's measure in the input's units,
-  :mod:`ptrnet.results`; null for an invalid output), ``log_prob`` (``predict`` only: the
+  :mod:`ptrnet.api.results`; null for an invalid output), ``log_prob`` (``predict`` only: the
   model's log-likelihood of the sequence; null when it is minus infinity) and ``valid``.
 * ``csv``: a header, then one row per instance with the same fields: ``instance`` (1-based),
   ``n``, ``cost``, ``log_prob`` (``predict`` only), ``valid``, ``sequence`` (0-based indices
@@ -25,9 +25,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ptrnet.api.results import output_cost
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.paper_format import format_line
-from ptrnet.results import output_cost
 from ptrnet.tasks import Task
 
 OUTPUT_FORMATS = ("paper", "json", "csv")

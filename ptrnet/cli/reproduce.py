@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ptrnet.devices import resolve_device
+    from ptrnet.compute.devices import resolve_device
     from ptrnet.reproduce.plans import get_scale, get_table
     from ptrnet.reproduce.run import Reproduction
 

@@ -89,10 +89,10 @@ def explicit_options(args: argparse.Namespace) -> dict[str, object]:
 
 def fresh_config(args: argparse.Namespace) -> RunConfig:
     """A new run's configuration: preset (``--dry-run``) < explicit options."""
+    from ptrnet.api.training import file_sizes
     from ptrnet.model import ModelConfig
     from ptrnet.runs.config import RunConfig, TrainConfig
     from ptrnet.tasks import SizeRange
-    from ptrnet.train_api import file_sizes
 
     task = get_point_task(args.task)
     preset, explicit = dict(DRY_RUN if args.dry_run else {}), explicit_options(args)

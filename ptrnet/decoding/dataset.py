@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ptrnet.batching import collate
+from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import DecodeResult, decode
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.decoding.search import DecodingError
@@ -94,7 +94,7 @@ def decode_outputs(
         ValueError: ``return_probs`` with options whose decoder cannot return them (8 views,
             multistart over several views).
     """
-    from ptrnet.devices import resolve_device
+    from ptrnet.compute.devices import resolve_device
 
     options = (options or DecodeOptions()).for_task(task)
     if options.device is not None:

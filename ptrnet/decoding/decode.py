@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ptrnet.batching import Batch
+from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker
 from ptrnet.decoding.multistart import decode_multistart
 from ptrnet.decoding.options import STRATEGIES, DecodeOptions

@@ -31,7 +31,8 @@ def masked_sequence_log_likelihood(
     Args:
         points: (R, n, dim); lengths: (R,).
         tokens: (R, T) model tokens; after a row's end token either end tokens (the only token
-            then allowed) or negative pads (:data:`ptrnet.batching.IGNORE_INDEX`): both add 0.
+            then allowed) or negative pads (:data:`ptrnet.datasets.batching.IGNORE_INDEX`): both
+            add 0.
             So do the tokens past a row's step limit, ``task.max_steps(n) + 1``, where the
             decoder stops a row that has not ended (:func:`ptrnet.decoding.search.run_search`):
             they are a batch's padding, not the row's choice.

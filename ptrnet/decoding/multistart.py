@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from ptrnet.batching import Batch
+from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
 from ptrnet.decoding.search import DecodingError, SearchTrace, batch_instances, search_batch
 from ptrnet.decoding.strategies import Greedy

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ptrnet.devices import check_device_name
+from ptrnet.compute.devices import check_device_name
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_SAMPLES, MAX_SEARCH_POINTS, MAX_SEED
 from ptrnet.quoting import quote

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import torch
 
-from ptrnet.batching import Batch
+from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
 from ptrnet.io.errors import UsageError
 from ptrnet.model.pointer import EncoderDecoder, Memory

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ptrnet.batching import Batch
+from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
 from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.options import DecodeOptions

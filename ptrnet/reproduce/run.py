@@ -34,8 +34,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from ptrnet.datasets.generation import default_workers, generate_dataset
 from ptrnet.evaluation.score import json_safe
-from ptrnet.generation import default_workers, generate_dataset
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import UsageError
 from ptrnet.io.json_file import read_json_file
@@ -79,7 +79,7 @@ class Reproduction:
         log: receives one-line progress notes.
         progress: show the training loop's progress bar.
         partial: train nothing; report the runs there are (see the module docstring).
-        device: where training and decoding run (:func:`ptrnet.devices.resolve_device`).
+        device: where training and decoding run (:func:`ptrnet.compute.devices.resolve_device`).
     """
 
     def __init__(
@@ -219,7 +219,7 @@ class Reproduction:
         """Decode the row's test set with the table's decoding; the row of the JSON report.
         ``compute`` None (a partial report without this model's run): empty metrics, and no
         test set or comparators, which would cost labelling time for a row nobody evaluates."""
-        from ptrnet.devices import resolve_device
+        from ptrnet.compute.devices import resolve_device
         from ptrnet.evaluation.evaluate import evaluate
         from ptrnet.inference import load_model
 
@@ -371,7 +371,7 @@ def write_compute(
     run_dir: str, model: ModelPlan, scale: Scale, config: RunConfig, step: int, wall_s: float
 ) -> None:
     """Record the compute a run has used after ``step`` steps and ``wall_s`` seconds."""
-    from ptrnet.devices import resolve_device
+    from ptrnet.compute.devices import resolve_device
     from ptrnet.training.cpu import cpu_plan
 
     threads, workers = cpu_plan(config.train.threads, config.train.workers)

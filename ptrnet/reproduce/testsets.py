@@ -20,7 +20,7 @@ from itertools import islice
 
 import numpy as np
 
-from ptrnet.generation import generate_dataset
+from ptrnet.datasets.generation import generate_dataset
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.json_file import read_json_file
 from ptrnet.io.paper_format import iter_examples, write_examples

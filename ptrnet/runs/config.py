@@ -19,9 +19,9 @@ import sys
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from ptrnet.devices import check_device_name
+from ptrnet.compute.devices import check_device_name
+from ptrnet.compute.precision import PRECISIONS
 from ptrnet.model.config import ModelConfig
-from ptrnet.precision import PRECISIONS
 from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, SizeRange, get_point_task, get_task
 
@@ -135,8 +135,8 @@ class TrainConfig:
             this process between steps; None = one per 4 idle cores. The data do not depend on
             it.
         device: ``auto`` (a CUDA GPU if torch sees one, else the CPU), ``cpu``, ``cuda`` or
-            ``cuda:N`` (:mod:`ptrnet.devices`).
-        precision: ``auto``, ``fp32`` or ``bf16`` (:mod:`ptrnet.precision`); ``auto`` = bf16
+            ``cuda:N`` (:mod:`ptrnet.compute.devices`).
+        precision: ``auto``, ``fp32`` or ``bf16`` (:mod:`ptrnet.compute.precision`); ``auto`` = bf16
             autocast where the device computes bf16 natively.
     """
 

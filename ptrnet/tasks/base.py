@@ -334,7 +334,7 @@ class Task(TaskCard, ABC):
         raise NotImplementedError(f"task {self.name} has no cost to minimise")
 
     def answer_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
-        """The measure of a valid output a user reads first (:attr:`ptrnet.results.Result.cost`,
+        """The measure of a valid output a user reads first (:attr:`ptrnet.api.results.Result.cost`,
         in the input's units): by default the task's objective (:meth:`sequence_cost`, for
         tasks with ``objective_cost``: TSP's tour length), else NaN. Tasks whose cost is a
         training signal report another measure (the hull's area)."""

@@ -9,7 +9,7 @@ Task card
     Cost (REINFORCE): the share of output pairs out of ascending order, inversions / (n choose
     2), the normalised Kendall tau distance to the sorted order: 0 exactly for a sorted output
     (equal values in any order), 1 for the descending one. Unlike the number of neighbouring
-    descents (:func:`ptrnet.results.output_cost`'s measure), it falls with every swap that
+    descents (:func:`ptrnet.api.results.output_cost`'s measure), it falls with every swap that
     moves a value towards its place, the finer signal for a policy gradient.
     Reference: ``numpy.argsort(kind="stable")``. No paper numbers exist for this task.
 """

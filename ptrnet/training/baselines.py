@@ -33,7 +33,7 @@ import torch
 from scipy import stats
 from torch import nn
 
-from ptrnet.batching import Batch
+from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.dataset import decode_all
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions

@@ -24,7 +24,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from ptrnet.generation import default_workers as available_cores
+from ptrnet.datasets.generation import default_workers as available_cores
 
 # Cores per data worker when the count is automatic. Labelling costs less than the training
 # step for the paper's small sizes (docs/speed.md); on 2 cores a worker would take half of the

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ptrnet.batching import IGNORE_INDEX, Batch
+from ptrnet.datasets.batching import IGNORE_INDEX, Batch
 from ptrnet.decoding.search import run_search, step_limit
 from ptrnet.decoding.strategies import Greedy
 from ptrnet.runs.config import TrainConfig

@@ -15,7 +15,7 @@ order of an uninterrupted one and needs no data-loader state.
   paper's TSP-5 file runs half its tours clockwise). Degenerate file instances (no reference
   solution) are dropped from their pool; a pool left with fewer batches than its steps repeats
   its batches in turn, and one with no instance left is an error naming the file
-  (:func:`pick`). Generated ones are redrawn as in :mod:`ptrnet.generation`. With
+  (:func:`pick`). Generated ones are redrawn as in :mod:`ptrnet.datasets.generation`. With
   ``objective="reinforce"`` or ``"dagger"`` nothing is solved and batches carry no targets.
 * Bucketing: batches are built a pool of ``bucket_pool`` batches at a time. With ``bucket`` the
   pool is sorted by n before it is cut into batches (less padding) and the batches are visited in
@@ -43,8 +43,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from ptrnet.batching import Batch, collate
-from ptrnet.generation import labelled_instance
+from ptrnet.datasets.batching import Batch, collate
+from ptrnet.datasets.generation import labelled_instance
 from ptrnet.io.errors import InputError
 from ptrnet.io.instances import read_instances
 from ptrnet.runs.config import TrainConfig

@@ -38,10 +38,10 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from ptrnet.batching import IGNORE_INDEX, Batch
-from ptrnet.devices import resolve_device
+from ptrnet.compute.devices import resolve_device
+from ptrnet.compute.precision import resolve_precision
+from ptrnet.datasets.batching import IGNORE_INDEX, Batch
 from ptrnet.io.errors import UsageError
-from ptrnet.precision import resolve_precision
 from ptrnet.quoting import quote
 
 TRACE_ENV = "PTRNET_REPLICA_TRACE"
@@ -230,8 +230,9 @@ def session(
 
     Raises:
         UsageError: a bad torchrun environment, a device this machine lacks, or a precision
-            the device cannot run (:func:`rank_device`, :func:`ptrnet.devices.resolve_device`,
-            :func:`ptrnet.precision.resolve_precision`).
+            the device cannot run (:func:`rank_device`,
+            :func:`ptrnet.compute.devices.resolve_device`,
+            :func:`ptrnet.compute.precision.resolve_precision`).
     """
     try:
         ranks = Ranks.from_environ(environ)

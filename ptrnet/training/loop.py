@@ -35,9 +35,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from ptrnet.batching import Batch
+from ptrnet.compute.devices import resolve_device
+from ptrnet.compute.precision import grad_scaler
+from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.devices import resolve_device
 from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.evaluation.score import json_safe
 from ptrnet.io.atomic import atomic_write
@@ -45,7 +46,6 @@ from ptrnet.io.errors import InputError
 from ptrnet.io.progress import Progress
 from ptrnet.io.text import check_regular_file
 from ptrnet.model import build_model
-from ptrnet.precision import grad_scaler
 from ptrnet.runs import BEST, BEST_JSON, LAST, LOG_CSV, RunDirError, holds_run, kept_path
 from ptrnet.runs.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config

@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ptrnet.batching import IGNORE_INDEX, Batch
+from ptrnet.datasets.batching import IGNORE_INDEX, Batch
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
 from ptrnet.decoding.multistart import rotate, rotations
@@ -171,7 +171,7 @@ def sample_generator(
 
 def tokens_as_targets(tokens: torch.Tensor) -> torch.Tensor:
     """(B, T) decoded tokens as teacher-forcing targets: everything after a row's first end
-    token (0) becomes :data:`ptrnet.batching.IGNORE_INDEX`."""
+    token (0) becomes :data:`ptrnet.datasets.batching.IGNORE_INDEX`."""
     is_end = (tokens == 0).long()  # (B, T)
     after_end = is_end.cumsum(dim=1) - is_end > 0  # an end token earlier in the row
     return tokens.masked_fill(after_end, IGNORE_INDEX)

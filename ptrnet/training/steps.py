@@ -11,8 +11,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ptrnet.batching import IGNORE_INDEX, Batch, collate
-from ptrnet.precision import autocast
+from ptrnet.compute.precision import autocast
+from ptrnet.datasets.batching import IGNORE_INDEX, Batch, collate
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task, get_task
 from ptrnet.training.baselines import Baseline
@@ -60,7 +60,7 @@ def train_step(
 
     ``model`` may be wrapped in DDP; ``weight`` multiplies the loss before the backward pass (a
     rank's ``K * share``, :mod:`ptrnet.training.distributed`); ``scaler``: fp16's gradient
-    scaler (:func:`ptrnet.precision.grad_scaler`), the gradients unscaled before clipping.
+    scaler (:func:`ptrnet.compute.precision.grad_scaler`), the gradients unscaled before clipping.
 
     Returns the figure logged as the step's loss, unweighted: the teacher-forced loss per
     token, or with ``objective`` ``reinforce`` the mean cost of the sampled outputs.

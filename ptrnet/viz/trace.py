@@ -52,7 +52,7 @@ def allowed_masks(
     from ptrnet.tasks.constraints import replay_masks
 
     rows = torch.as_tensor(np.asarray(tokens, dtype=np.int64))[None]  # (1, T)
-    # float32, as a decoding batch holds them (:func:`ptrnet.batching.collate`)
+    # float32, as a decoding batch holds them (:func:`ptrnet.datasets.batching.collate`)
     where = torch.as_tensor(np.asarray(points, dtype=np.float32))[None]  # (1, n, dim)
     return replay_masks(task, torch.tensor([len(points)]), rows, constraints, where)[0].numpy()
 

@@ -29,7 +29,8 @@ from typing import Any, Literal
 from fastapi import FastAPI, HTTPException
 from pydantic import Field, model_validator
 
-from ptrnet.inference import BUNDLED_DIR, LoadedModel
+from ptrnet.inference import LoadedModel
+from ptrnet.inference.load import BUNDLED_DIR
 from ptrnet.tasks import TASKS
 from ptrnet.web.answers import model_info
 from ptrnet.web.copy_panel import CopyRequest, copy_answer, copy_info, load_bundled_copy

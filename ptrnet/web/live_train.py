@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ptrnet.batching import Batch, collate
+from ptrnet.datasets.batching import Batch, collate
 from ptrnet.decoding.dataset import decode_all
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.model import ModelConfig, build_model

@@ -19,7 +19,7 @@ import dataclasses
 import torch
 from torch import nn
 
-from ptrnet.batching import collate
+from ptrnet.datasets.batching import collate
 from ptrnet.inference import load_model
 from ptrnet.model import build_model
 from ptrnet.runs.checkpoint import load_checkpoint, save_checkpoint

@@ -24,7 +24,7 @@ import argparse
 import numpy as np
 import torch
 
-from ptrnet.batching import IGNORE_INDEX, collate
+from ptrnet.datasets.batching import IGNORE_INDEX, collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.options import DecodeOptions

@@ -88,7 +88,7 @@ def train(
 def data_file(task, data: Any, path: str) -> str | None:
     """The paper-format file holding ``data``: ``data`` itself if it is a path, else the
     instances written (unlabelled) to ``path``; None for None."""
-    from ptrnet.api import as_instances
+    from ptrnet.api.solver import as_instances
     from ptrnet.io.paper_format import write_examples
 
     if data is None or isinstance(data, (str, os.PathLike)):

@@ -4,8 +4,8 @@ A thin layer over :mod:`ptrnet.inference`: the same models (:func:`ptrnet.infere
 and the same decoding (:func:`ptrnet.inference.predict_outputs`, one pass per instance), with
 the option names of ``ptrnet eval`` (``decode``, ``beam_width``, ``views``, ``pick``,
 ``protocol``, ``constraints``), inputs in any obvious form and one
-:class:`ptrnet.results.Result` per instance. Training from Python is
-:func:`ptrnet.train_api.train` (``ptrnet.train``).
+:class:`ptrnet.api.results.Result` per instance. Training from Python is
+:func:`ptrnet.api.training.train` (``ptrnet.train``).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ptrnet.api.results import Result, output_cost
 from ptrnet.inference import BUNDLED, LoadedModel, load_model, model_directory
 from ptrnet.io.limits import MAX_COORDINATE, check_seed
 from ptrnet.model.pointer import PointerNetwork as _PointerNetwork
-from ptrnet.results import Result, output_cost
 from ptrnet.tasks import POINT_TASKS, TASKS, Task, get_point_task, get_task
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def load(
         ValueError: an unknown device, a CUDA device torch cannot see, or a task whose inputs
             are not points (the copy task's models load with ``ptrnet.text.evaluate.load``).
     """
-    from ptrnet.devices import resolve_device
+    from ptrnet.compute.devices import resolve_device
     from ptrnet.io.errors import UsageError
 
     name = os.fspath(model)
@@ -90,7 +90,7 @@ class PointerNetwork(_PointerNetwork):
         loaded = load(name, device="cpu").loaded
         if not isinstance(loaded.model, _PointerNetwork):
             raise ValueError(f"{name} holds a {type(loaded.model).__name__}, not a Ptr-Net")
-        from ptrnet.devices import resolve_device
+        from ptrnet.compute.devices import resolve_device
 
         network = cls(loaded.config.model)
         network.load_state_dict(loaded.model.state_dict())

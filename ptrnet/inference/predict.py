@@ -1,0 +1,228 @@
+"""Decode instances with a loaded model: :func:`predict_outputs` is the one decoding pass every
+front end goes through (each output with its log-likelihood and, when asked, its step
+distributions), on the unit-square image of each instance; a size-routing folder decodes each
+instance with the model that serves its size. :func:`improve_tours_of` runs Random Re-Construct
+with the folder's heavy models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ptrnet.inference.load import LoadedModel, check_task
+from ptrnet.io.errors import UsageError
+from ptrnet.io.limits import MAX_MODEL_POINTS
+from ptrnet.io.unit_square import to_unit_square
+from ptrnet.tasks import SizeRange, Task
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from ptrnet.decoding.dataset import Decoded
+    from ptrnet.decoding.options import DecodeOptions
+
+
+def predict(
+    loaded: LoadedModel,
+    task: Task | str,
+    points_list: Sequence[np.ndarray],
+    options: DecodeOptions | None = None,
+    on_decoded: Callable[[int], None] | None = None,
+) -> list[np.ndarray]:
+    """The output sequences of :func:`predict_outputs`: 0-based index sequences in the order
+    of ``points_list`` (paper format minus 1)."""
+    found = predict_outputs(loaded, task, points_list, options, on_decoded)
+    return [item.sequence for item in found]
+
+
+def predict_outputs(
+    loaded: LoadedModel,
+    task: Task | str,
+    points_list: Sequence[np.ndarray],
+    options: DecodeOptions | None = None,
+    on_decoded: Callable[[int], None] | None = None,
+    *,
+    return_probs: bool = False,
+) -> list[Decoded]:
+    """Decode each instance of ``points_list`` ((n, dim) arrays, in any units) with ``loaded``,
+    once, on its unit-square image (:func:`ptrnet.io.unit_square.to_unit_square`): each output
+    with its log-likelihood, and its step distributions with ``return_probs``.
+
+    Args:
+        options: how to decode (:class:`ptrnet.decoding.options.DecodeOptions`); None = the
+            defaults: greedy, under the task's rules. A ``window`` of None takes the window of
+            the model that serves each instance's size (:attr:`LoadedModel.window`).
+        on_decoded: called with the number of instances each batch decoded (progress).
+        return_probs: keep every step's distribution (:attr:`Decoded.probs`).
+
+    Returns:
+        One :class:`ptrnet.decoding.dataset.Decoded` per instance, in the order of
+        ``points_list``.
+
+    Raises:
+        UsageError: the model was trained on another task, an instance is over
+            :data:`~ptrnet.io.limits.MAX_MODEL_POINTS`, or a baseline meets an instance larger
+            than its fixed output vocabulary (``max_n``).
+        DecodeOptionError: options the task cannot use (a ValueError).
+        ValueError: an instance of the wrong dimension, or ``return_probs`` with options whose
+            decoder cannot return them (8 views).
+    """
+    from ptrnet.decoding.dataset import decode_outputs
+    from ptrnet.decoding.search import DecodingError
+
+    task = check_task(loaded, task)
+    points_list = [to_unit_square(points) for points in points_list]
+    largest = max((len(p) for p in points_list), default=0)
+    if largest > MAX_MODEL_POINTS:
+        raise UsageError(f"an instance has {largest} points; models decode n <= {MAX_MODEL_POINTS}")
+    out: list[Decoded | None] = [None] * len(points_list)
+    for model, rows in size_groups(loaded, points_list):
+        group = [points_list[i] for i in rows]
+        served = served_options(model, options)
+        check_vocabulary(model, max(len(p) for p in group))
+        _check_window(model, served, max(len(p) for p in group))
+        try:
+            found = decode_outputs(
+                model.model, task, group, served, on_decoded, return_probs=return_probs
+            )
+        except DecodingError as err:  # numbered within the size group: renumber in the input's
+            raise err.renumbered(rows[err.instance]) from None
+        for i, item in zip(rows, found, strict=True):
+            out[i] = item
+    return out
+
+
+def served_options(model: LoadedModel, options: DecodeOptions | None) -> DecodeOptions:
+    """The options ``model`` (the one :meth:`LoadedModel.for_size` picked) decodes with:
+    ``options`` (None = the defaults) with a ``window`` of None resolved to the model's own
+    (:attr:`LoadedModel.window`). The one place that default is resolved, for every front end.
+    """
+    from ptrnet.decoding.options import DecodeOptions
+
+    return (options or DecodeOptions()).with_window(model.window)
+
+
+def size_groups(
+    loaded: LoadedModel, points_list: Sequence[np.ndarray]
+) -> list[tuple[LoadedModel, list[int]]]:
+    """The indices of ``points_list`` grouped by the model that serves their size
+    (:meth:`LoadedModel.for_size`), in input order within a group; one group without routes."""
+    groups: dict[int, tuple[LoadedModel, list[int]]] = {}
+    for i, points in enumerate(points_list):
+        model = loaded.for_size(len(points))
+        groups.setdefault(id(model), (model, []))[1].append(i)
+    return list(groups.values())
+
+
+def _check_window(loaded: LoadedModel, options: DecodeOptions, largest: int) -> None:
+    """Raises UsageError when instances larger than ``options.window`` meet a model that cannot
+    be decoded through a window (:mod:`ptrnet.decoding.window`)."""
+    window = options.window
+    decoder = loaded.config.model.decoder
+    if window and largest > window and decoder != "heavy":
+        raise UsageError(
+            f"window {window}: a window needs a heavy-decoder model, and the model at "
+            f"{loaded.path} that serves n = {largest} has the {decoder} decoder"
+        )
+
+
+def check_vocabulary(loaded: LoadedModel, largest: int) -> None:
+    """Raises UsageError when a fixed-vocabulary baseline meets more points than it has outputs."""
+    max_n = loaded.config.model.max_n
+    if max_n is not None and largest > max_n:
+        raise UsageError(
+            f"the {loaded.config.model.kind} model at {loaded.path} handles "
+            f"n <= {max_n}; an instance has {largest} points"
+        )
+
+
+def heavy_for_size(loaded: LoadedModel) -> Callable[[int], nn.Module]:
+    """For :func:`ptrnet.decoding.reconstruct.improve_tours`: the heavy-decoder network that
+    rebuilds a segment of L cities: the one ``loaded`` routes L to when that one is heavy,
+    else the heavy model whose sizes lie nearest L (the bundled TSP folder decodes n <= 10
+    with an LSTM pointer model, and its 11-37 heavy model rebuilds such short segments).
+
+    Raises:
+        UsageError: ``loaded`` routes no size to a heavy-decoder model.
+    """
+    heavy = [
+        (route.sizes, route.model)
+        for route in loaded.routes
+        if route.model.config.model.decoder == "heavy"
+    ]
+    if loaded.config.model.decoder == "heavy":
+        heavy.append((SizeRange(0, MAX_MODEL_POINTS), loaded))
+    if not heavy:
+        raise UsageError(
+            f"--improve rrc rebuilds tour segments with a heavy-decoder model (--decoder heavy), "
+            f"and {loaded.path} routes no size to one"
+        )
+
+    def pick(length: int) -> nn.Module:
+        served = loaded.for_size(length)
+        if served.config.model.decoder == "heavy":
+            return served.model
+        return min(heavy, key=lambda h: max(h[0].lo - length, length - h[0].hi, 0))[1].model
+
+    return pick
+
+
+def improve_tours_of(
+    loaded: LoadedModel,
+    points_list: Sequence[np.ndarray],
+    tours: Sequence[np.ndarray],
+    iterations: int,
+    seed: int = 0,
+    batch_size: int = 64,
+) -> list[np.ndarray]:
+    """Random Re-Construct (:mod:`ptrnet.decoding.reconstruct`) on TSP tours, with the heavy
+    models of ``loaded`` (:func:`heavy_for_size`) on each instance's unit-square image.
+
+    Args:
+        points_list: (n, 2) arrays in any units.
+        tours: one closed tour per instance, 0-based (``[c0, ..., c0]``, n + 1 indices).
+        iterations: rounds per instance.
+        seed: the search's only randomness: the same seed and batch size give the same tours.
+        batch_size: instances of one size improved together.
+
+    Returns:
+        Closed tours (n + 1 indices) starting at the same city as the given ones, each no
+        longer than the given one.
+
+    Raises:
+        UsageError: no heavy-decoder model (:func:`heavy_for_size`).
+        ValueError: a tour that is not a closed permutation of its instance.
+    """
+    import torch
+
+    from ptrnet.decoding.reconstruct import improve_tours
+
+    model_for = heavy_for_size(loaded)
+    device = next(loaded.model.parameters()).device
+    generator = torch.Generator().manual_seed(seed)
+    out: list[np.ndarray] = [np.asarray(t, dtype=np.int64) for t in tours]
+    by_size: dict[int, list[int]] = {}
+    for i, (points, tour) in enumerate(zip(points_list, out, strict=True)):
+        if len(tour) != len(points) + 1 or tour[0] != tour[-1]:
+            raise ValueError(f"instance {i}: a closed tour of {len(points)} cities expected")
+        by_size.setdefault(len(points), []).append(i)
+    for rows in by_size.values():
+        for lo in range(0, len(rows), batch_size):
+            chunk = rows[lo : lo + batch_size]
+            units = np.stack([to_unit_square(points_list[i]) for i in chunk])  # (B, n, 2)
+            opened = torch.as_tensor(np.stack([out[i][:-1] for i in chunk]))  # (B, n)
+            better = improve_tours(
+                model_for,
+                torch.as_tensor(units, dtype=torch.float32, device=device),
+                opened.to(device),
+                iterations,
+                generator,
+            ).cpu()
+            for i, tour in zip(chunk, better.numpy(), strict=True):
+                start = int(np.flatnonzero(tour == out[i][0])[0])
+                turned = np.roll(tour, -start)
+                out[i] = np.append(turned, turned[0])
+    return out
