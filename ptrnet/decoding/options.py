@@ -18,6 +18,7 @@ from ptrnet.compute.devices import check_device_name
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_SAMPLES, MAX_SEARCH_POINTS, MAX_SEED
 from ptrnet.quoting import quote
+from ptrnet.tasks import POINT_TASKS
 from ptrnet.tasks.symmetry import MIRRORED_VIEWS, VIEW_COUNTS
 
 if TYPE_CHECKING:
@@ -247,7 +248,6 @@ def check_views(task: Task, views: int) -> None:
 
 
 def _shortest_error(task: Task) -> DecodeOptionError:
-    from ptrnet.tasks import POINT_TASKS
 
     costed = " or ".join(name for name, other in POINT_TASKS.items() if other.objective_cost)
     return DecodeOptionError(
