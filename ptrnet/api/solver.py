@@ -19,7 +19,12 @@ import numpy as np
 
 from ptrnet.api.results import Result, output_cost
 from ptrnet.compute.devices import resolve_device
-from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
+from ptrnet.decoding.options import (
+    DEFAULT_BEAM_WIDTH,
+    DEFAULT_DECODE_BATCH,
+    DecodeOptionError,
+    DecodeOptions,
+)
 from ptrnet.inference import BUNDLED, LoadedModel, load_model, model_directory, predict_outputs
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_COORDINATE, check_seed
@@ -189,14 +194,14 @@ def decode_options(
     task: Task,
     *,
     decode: str = "greedy",
-    beam_width: int = 5,
+    beam_width: int = DEFAULT_BEAM_WIDTH,
     views: int = 1,
     pick: str = "likely",
     window: int | None = None,
     protocol: str = "valid",
     constraints: str | None = None,
     seed: int = 0,
-    batch_size: int = 256,
+    batch_size: int = DEFAULT_DECODE_BATCH,
 ) -> DecodeOptions:
     """The :class:`ptrnet.decoding.options.DecodeOptions` these keywords (the names of the
     ``ptrnet eval`` options) describe, checked against ``task`` and with ``constraints``

@@ -17,14 +17,13 @@ from ptrnet.io.instances import read_instances
 from ptrnet.io.paper_format import write_examples
 from ptrnet.io.text import check_regular_file
 from ptrnet.model import ModelConfig
+from ptrnet.model.config import DEFAULT_HIDDEN
 from ptrnet.runs import holds_run
-from ptrnet.runs.config import RunConfig, TrainConfig
+from ptrnet.runs.config import DEFAULT_STEPS, RunConfig, TrainConfig
 from ptrnet.tasks import SizeRange, get_point_task
 from ptrnet.training.loop import RunDirError
 from ptrnet.training.loop import train as run_training
 
-DEFAULT_STEPS = 10_000
-DEFAULT_HIDDEN = 256
 DATA_FILES = {"data": "train-data.txt", "val_data": "val-data.txt"}
 
 

@@ -24,6 +24,11 @@ from ptrnet.tasks.symmetry import MIRRORED_VIEWS, VIEW_COUNTS
 if TYPE_CHECKING:
     from ptrnet.tasks.base import Task
 
+#: The defaults every front end shares (the CLI, the API, the page, the demo, the copy task).
+PAPER_BEAM_WIDTH = 5  # the paper's beam search (its Table 1 and 2 decoding)
+DEFAULT_BEAM_WIDTH = PAPER_BEAM_WIDTH
+DEFAULT_DECODE_BATCH = 256  # instances decoded together
+
 STRATEGIES = ("greedy", "sample", "beam", "multistart")
 CONSTRAINTS = ("none", "task")
 # Which mask decodes when ``constraints`` is not given: ``valid``, the task's rules (every output
@@ -103,7 +108,7 @@ class DecodeOptions:
     """
 
     strategy: str = "greedy"
-    beam_width: int = 5
+    beam_width: int = DEFAULT_BEAM_WIDTH
     samples: int = 1
     constraints: str | None = None
     protocol: str = "valid"
@@ -112,7 +117,7 @@ class DecodeOptions:
     window: int | None = None
     temperature: float = 1.0
     seed: int = 0
-    batch_size: int = 256
+    batch_size: int = DEFAULT_DECODE_BATCH
     device: str | None = None
 
     def __post_init__(self) -> None:

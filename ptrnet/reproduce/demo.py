@@ -22,11 +22,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ptrnet.decoding.options import DecodeOptions, check_views
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DecodeOptions, check_views
 from ptrnet.evaluation.paper_numbers import paper_result
 from ptrnet.evaluation.score import area_text
 from ptrnet.inference import load_model, predict
 from ptrnet.tasks import POINT_TASKS, SizeRange, Stream, get_point_task
+from ptrnet.tasks.base import DEMO_SEED
 from ptrnet.viz.draw import draw_solution
 
 
@@ -135,8 +136,8 @@ def paper_rows(
 def run_demo(
     tasks: Sequence[str] = tuple(POINT_TASKS),
     count: int = 100,
-    seed: int = 2026,
-    beam_width: int = 5,
+    seed: int = DEMO_SEED,
+    beam_width: int = DEFAULT_BEAM_WIDTH,
     models: dict[str, str | None] | None = None,
     gallery: str | os.PathLike[str] | None = None,
     views: int = 1,
