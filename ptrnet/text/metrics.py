@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import string
 from collections import Counter
 from collections.abc import Container, Sequence
 from typing import Any
@@ -65,3 +66,42 @@ def copy_metrics(
         "p_gen_generated": _mean(generated),
         "count": len(pairs),
     }
+
+
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
+def normalize_answer(tokens: Sequence[str]) -> list[str]:
+    """SQuAD v1.1's answer normalisation on tokens: lower case, punctuation and the articles
+    a/an/the removed (Rajpurkar et al. 2016, the official evaluation script)."""
+    text = "".join(ch for ch in " ".join(tokens).lower() if ch not in string.punctuation)
+    return [word for word in text.split() if word not in _ARTICLES]
+
+
+def squad_f1(predicted: Sequence[str], target: Sequence[str]) -> float:
+    """SQuAD v1.1's F1: the harmonic mean of token precision and recall after
+    :func:`normalize_answer` (0 when nothing is shared, an empty answer included)."""
+    guess, truth = normalize_answer(predicted), normalize_answer(target)
+    shared = sum((Counter(guess) & Counter(truth)).values())
+    if shared == 0:
+        return 0.0
+    precision, recall = shared / len(guess), shared / len(truth)
+    return 2 * precision * recall / (precision + recall)
+
+
+def span_metrics(pairs: Sequence[Pair], predictions: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """``exact_match`` (normalised answers equal) and ``f1`` (:func:`squad_f1`), means over the
+    examples, SQuAD v1.1's definitions with one reference answer per question.
+
+    Raises:
+        ValueError: different counts, or no examples.
+    """
+    if len(pairs) != len(predictions):
+        raise ValueError("one prediction per example is required")
+    if not pairs:
+        raise ValueError("no examples to score")
+    exact = f1 = 0.0
+    for pair, predicted in zip(pairs, predictions, strict=True):
+        exact += normalize_answer(predicted) == normalize_answer(pair.target)
+        f1 += squad_f1(predicted, pair.target)
+    return {"exact_match": exact / len(pairs), "f1": f1 / len(pairs), "count": len(pairs)}
