@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
+from ptrnet.decoding.options import STRATEGIES
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import (
     MAX_BEAM_WIDTH,
@@ -360,7 +361,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     )
     add(
         "--decode",
-        choices=("greedy", "sample", "beam", "multistart"),
+        choices=STRATEGIES,
         default="greedy",
         help="strategy; multistart: one greedy run from every input (tsp: every city), the best "
         "kept by --pick",

@@ -23,7 +23,11 @@ from ptrnet.tasks.symmetry import MIRRORED_VIEWS, VIEW_COUNTS
 if TYPE_CHECKING:
     from ptrnet.tasks.base import Task
 
-STRATEGIES = ("greedy", "sample", "beam", "multistart")
+#: The strategies of the one search loop, for every model (:mod:`ptrnet.decoding.strategies`).
+SEARCH_STRATEGIES = ("greedy", "sample", "beam")
+#: Every strategy: the search's, and for point tasks ``multistart``, a greedy search from every
+#: input (:mod:`ptrnet.decoding.multistart`).
+STRATEGIES = (*SEARCH_STRATEGIES, "multistart")
 CONSTRAINTS = ("none", "task")
 # Which mask decodes when ``constraints`` is not given: ``valid``, the task's rules (every output
 # well formed: a closed convex hull, a tour, a permutation), what users get; ``paper``, the
