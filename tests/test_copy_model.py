@@ -4,6 +4,7 @@ pure pointer, padding, and decoding (beam width 1 == greedy, explain, p_gen over
 import pytest
 import torch
 
+from ptrnet.decoding.search import DecodingError
 from ptrnet.model.pointer_generator import (
     EPS,
     Memory,
@@ -236,3 +237,12 @@ def test_arch_of_names_every_fixed_p_gen():
 
     assert [arch_of(p) for p in (None, 1.0, 0.0)] == ["pointer_generator", "seq2seq", "pointer"]
     assert arch_of(0.5) == "pointer_generator (p_gen fixed at 0.5)"
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "beam"])
+def test_a_model_with_non_finite_scores_is_refused(strategy):
+    model = _model(seed=2)
+    with torch.no_grad():
+        model.switch.bias.fill_(float("nan"))
+    with pytest.raises(DecodingError, match="^instance 1: the model's scores are not finite"):
+        decode_sources(model, VOCAB, SOURCES, strategy, width=3)

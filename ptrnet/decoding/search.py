@@ -12,14 +12,14 @@ The loop owns the order of calls and the history.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Generic, Protocol
 
 import numpy as np
 import torch
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
-from ptrnet.decoding.decoder import Decoder
+from ptrnet.decoding.decoder import Decoder, S
 from ptrnet.decoding.pointer_decoder import PointerDecoder
 from ptrnet.io.errors import UsageError
 from ptrnet.model.pointer import EncoderDecoder
@@ -80,7 +80,7 @@ class SearchTrace:
 
 
 @dataclass(frozen=True)
-class SearchResult:
+class SearchResult(Generic[S]):
     """What :func:`run_search` found for R rows.
 
     Attributes:
@@ -93,12 +93,12 @@ class SearchResult:
     tokens: torch.Tensor
     scores: torch.Tensor
     probs: torch.Tensor | None
-    state: Any
+    state: S
 
 
 def run_search(
-    decoder: Decoder, max_steps: int, strategy: Strategy, keep_probs: bool = False
-) -> SearchResult:
+    decoder: Decoder[S], max_steps: int, strategy: Strategy, keep_probs: bool = False
+) -> SearchResult[S]:
     """Decode at most ``max_steps`` outputs for every row of ``decoder``, stopping early when
     all rows are finished: the one loop of every model and strategy.
 

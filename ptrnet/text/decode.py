@@ -22,7 +22,7 @@ import torch
 
 from ptrnet.decoding.beam import pick_beams
 from ptrnet.decoding.options import SEARCH_STRATEGIES
-from ptrnet.decoding.search import run_search
+from ptrnet.decoding.search import DecodingError, run_search
 from ptrnet.decoding.strategies import Greedy, strategy_named
 from ptrnet.io.limits import MAX_DECODE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
 from ptrnet.model.pointer_generator import PointerGenerator
@@ -63,6 +63,8 @@ def decode_batch(
     Raises:
         ValueError: a strategy not in :data:`~ptrnet.decoding.options.SEARCH_STRATEGIES`, or a
             width below 1.
+        DecodingError: a source whose model scores are not finite numbers, named by its index
+            in ``batch``.
     """
     if strategy not in SEARCH_STRATEGIES:
         raise ValueError(
@@ -73,7 +75,10 @@ def decode_batch(
         raise ValueError(f"beam width must be >= 1, got {width}")
     width = 1 if strategy == "greedy" else width
     choose = strategy_named(strategy, len(batch.encoded), width, generator=generator)
-    found = run_search(SentenceDecoder(model, batch, width, p_gen), max_steps, choose)
+    try:
+        found = run_search(SentenceDecoder(model, batch, width, p_gen), max_steps, choose)
+    except DecodingError as err:  # rows of one source are consecutive
+        raise err.renumbered(err.instance // width) from None
     keep = pick_beams(found.scores, found.tokens, found.state.done, width)  # (B,)
     return _results(batch, found.tokens[keep], found.state.gates[keep], found.scores[keep])
 
@@ -115,6 +120,8 @@ def decode_sources(
             :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`, or a source that does not fit a
             batch alone (longer than :data:`~ptrnet.io.limits.MAX_LINE_TOKENS`, which the
             readers refuse).
+        DecodingError: a source whose model scores are not finite numbers, named by its index
+            in ``sources``.
     """
     if strategy not in SEARCH_STRATEGIES:
         raise ValueError(
@@ -129,7 +136,10 @@ def decode_sources(
     out: list[Decoded] = []
     for start, stop in token_batches(sources, batch_size, rows):
         batch = make_batch(vocab, sources[start:stop])
-        out.extend(decode_batch(model, batch, strategy, rows, p_gen, generator=generator))
+        try:
+            out.extend(decode_batch(model, batch, strategy, rows, p_gen, generator=generator))
+        except DecodingError as err:
+            raise err.renumbered(start + err.instance) from None
     return out
 
 
