@@ -29,7 +29,14 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
-from ptrnet.cli.common import check_beam_width, note, output_name, positive_int, set_threads
+from ptrnet.cli.common import (
+    DRY_RUN_COUNT,
+    check_beam_width,
+    note,
+    output_name,
+    positive_int,
+    set_threads,
+)
 from ptrnet.decoding.options import SEARCH_STRATEGIES
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
@@ -41,7 +48,6 @@ if TYPE_CHECKING:
     from ptrnet.text.decode import Explanation
 
 DRY_RUN = {"steps": 4, "val_every": 2, "val_count": 8, "hidden": 8, "embed": 4}
-DRY_RUN_COUNT = 16
 TRAIN_OPTIONS = ("steps", "batch_size", "lr", "embed", "hidden", "seed", "val_every", "val_count")
 DECODE_OPTIONS = (
     "model", "decode", "beam_width", "samples", "seed", "p_gen", "batch_size", "threads", "device",

@@ -52,7 +52,7 @@ def chooser(
 def strategy_named(
     name: str,
     size: int,
-    width: int = 1,
+    width: int,
     temperature: float = 1.0,
     generator: torch.Generator | None = None,
 ) -> Greedy | Sampling | BeamSearch:

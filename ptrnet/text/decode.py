@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from ptrnet.decoding.beam import pick_beams
-from ptrnet.decoding.options import SEARCH_STRATEGIES
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH, SEARCH_STRATEGIES
 from ptrnet.decoding.search import DecodingError, run_search
 from ptrnet.decoding.strategies import Greedy, strategy_named
 from ptrnet.io.limits import MAX_DECODE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
@@ -50,15 +50,15 @@ def decode_batch(
     model: PointerGenerator,
     batch: Batch,
     strategy: str = "greedy",
-    width: int = 1,
+    width: int = DEFAULT_BEAM_WIDTH,
     p_gen: float | None = None,
     max_steps: int = MAX_STEPS,
     generator: torch.Generator | None = None,
 ) -> list[Decoded]:
-    """Decode every source of ``batch`` with ``strategy``: ``greedy``, ``beam`` (``width``
-    beams) or ``sample`` (``width`` samples drawn with ``generator``); of several outputs per
-    source the most likely is kept (sum of log-probabilities, no length normalisation), so beam
-    width 1 is greedy.
+    """Decode every source of ``batch`` with ``strategy``: ``greedy`` (``width`` ignored),
+    ``beam`` (``width`` beams) or ``sample`` (``width`` samples drawn with ``generator``); of
+    several outputs per source the most likely is kept (sum of log-probabilities, no length
+    normalisation), so beam width 1 is greedy.
 
     Raises:
         ValueError: a strategy not in :data:`~ptrnet.decoding.options.SEARCH_STRATEGIES`, or a
@@ -102,8 +102,8 @@ def decode_sources(
     vocab: Vocabulary,
     sources: Sequence[Sequence[str]],
     strategy: str = "greedy",
-    width: int = 5,
-    batch_size: int = 256,
+    width: int = DEFAULT_BEAM_WIDTH,
+    batch_size: int = DEFAULT_DECODE_BATCH,
     p_gen: float | None = None,
     *,
     samples: int = 1,

@@ -44,7 +44,7 @@ class SentenceDecoder:
     encoded once, here."""
 
     def __init__(
-        self, model: PointerGenerator, batch: Batch, width: int = 1, p_gen: float | None = None
+        self, model: PointerGenerator, batch: Batch, width: int, p_gen: float | None = None
     ) -> None:
         memory, hidden = model.encode(batch.ids, batch.extended, batch.lengths)
         self.model, self.extra, self.p_gen = model, batch.extra, p_gen
