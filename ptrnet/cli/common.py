@@ -364,7 +364,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         choices=STRATEGIES,
         default="greedy",
         help="strategy; multistart: one greedy run from every input (tsp: every city), the best "
-        "kept by --pick",
+        "kept by --pick (point tasks; sentence tasks decode greedy, sample or beam)",
     )
     add(
         "--beam-width",
@@ -381,7 +381,8 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         default=1,
         metavar="K",
         help="with --decode sample: draw K outputs per instance, keep the best by --pick; 1 to "
-        f"{MAX_SAMPLES:,} ({SEARCH_BOUND})",
+        f"{MAX_SAMPLES:,} ({SEARCH_BOUND}; sentence tasks: the most likely, at most "
+        f"{MAX_SENTENCE_BEAM_WIDTH})",
     )
     add(
         "--pick",
