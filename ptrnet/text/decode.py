@@ -66,11 +66,7 @@ def decode_batch(
         DecodingError: a source whose model scores are not finite numbers, named by its index
             in ``batch``.
     """
-    if strategy not in SEARCH_STRATEGIES:
-        raise ValueError(
-            f"unknown strategy {quote(strategy)} for sentences; expected one of "
-            f"{', '.join(SEARCH_STRATEGIES)}"
-        )
+    _check_strategy(strategy)
     if width < 1:
         raise ValueError(f"beam width must be >= 1, got {width}")
     width = 1 if strategy == "greedy" else width
@@ -81,6 +77,15 @@ def decode_batch(
         raise err.renumbered(err.instance // width) from None
     keep = pick_beams(found.scores, found.tokens, found.state.done, width)  # (B,)
     return _results(batch, found.tokens[keep], found.state.gates[keep], found.scores[keep])
+
+
+def _check_strategy(strategy: str) -> None:
+    """Raises ValueError unless ``strategy`` is one of the search's (multi-start is not)."""
+    if strategy not in SEARCH_STRATEGIES:
+        raise ValueError(
+            f"unknown strategy {quote(strategy)} for sentences; expected one of "
+            f"{', '.join(SEARCH_STRATEGIES)}"
+        )
 
 
 def _results(
@@ -123,11 +128,7 @@ def decode_sources(
         DecodingError: a source whose model scores are not finite numbers, named by its index
             in ``sources``.
     """
-    if strategy not in SEARCH_STRATEGIES:
-        raise ValueError(
-            f"unknown strategy {quote(strategy)} for sentences; expected one of "
-            f"{', '.join(SEARCH_STRATEGIES)}"
-        )
+    _check_strategy(strategy)
     rows = {"beam": width, "sample": samples}.get(strategy, 1)
     if not 1 <= rows <= MAX_SENTENCE_BEAM_WIDTH:
         what = "beam width" if strategy == "beam" else "samples"
