@@ -8,7 +8,7 @@ import itertools
 import pytest
 import torch
 
-from ptrnet.model.span import SpanPointer, best_spans
+from ptrnet.model.span import SpanPointer
 from ptrnet.tasks.base import Stream
 from ptrnet.tasks.sentences import Pair
 from ptrnet.tasks.span import (
@@ -25,6 +25,7 @@ from ptrnet.tasks.span import (
 )
 from ptrnet.text.metrics import normalize_answer, span_metrics, squad_f1
 from ptrnet.text.span import gold_spans, span_inputs, spans_to_answers
+from ptrnet.text.span_decoder import decode_spans
 from ptrnet.text.vocab import Vocabulary
 
 
@@ -107,7 +108,7 @@ def test_gold_spans_and_answers_round_trip():
         gold_spans([Pair(("a", QUESTION_MARK, "b"), ("c",))])
 
 
-def test_span_search_with_every_start_is_the_brute_force_best_pair():
+def test_shared_beam_search_with_every_start_finds_the_brute_force_best_span():
     torch.manual_seed(0)
     model = SpanPointer(vocab_size=12, embed=8, hidden=8).eval()
     vocab = Vocabulary(["<pad>", "<unk>", "<s>", "</s>", *"abcdefgh"])
@@ -116,7 +117,9 @@ def test_span_search_with_every_start_is_the_brute_force_best_pair():
     max_length = 3
     with torch.no_grad():
         memory = model.encode(x)
-        starts, ends, scores = best_spans(model, memory, beam=12, max_length=max_length)
+        starts, ends, scores = decode_spans(model, x, "beam", width=12, max_length=max_length)
+        greedy = decode_spans(model, x, "greedy", max_length=max_length)
+        assert bool((scores >= greedy[2] - 1e-6).all())  # the beam never finds less
         start_logp, state = model.first_step(memory)
         start_logp = start_logp.log_softmax(-1)
         for b, source in enumerate(sources):

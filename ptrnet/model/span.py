@@ -155,33 +155,3 @@ class AnswerClassifier(nn.Module):
         passage, question = self.reader(x)
         pooled = passage.masked_fill(~x.passage_mask.unsqueeze(-1), float("-inf")).amax(1)
         return self.out(torch.cat([pooled, question], -1)).log_softmax(-1)
-
-
-def best_spans(
-    model: SpanPointer, memory: SpanMemory, beam: int = 1, max_length: int = 16
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The most likely (start, end) per passage with end in ``start .. start + max_length - 1``:
-    the ``beam`` most likely starts are each extended by their best end, and the best pair
-    kept (``beam`` = 1: greedy). Returns (B,) starts, (B,) ends and (B,) log-probabilities.
-    """
-    start_logp, state = model.first_step(memory)
-    start_logp = start_logp.log_softmax(-1)  # (B, P)
-    width = min(beam, memory.mask.shape[1])  # a start past a passage's end scores -inf
-    top_logp, top_start = start_logp.topk(width, -1)  # (B, K)
-    positions = torch.arange(memory.mask.shape[1])
-    best = (torch.full_like(top_logp[:, 0], float("-inf")), top_start[:, 0], top_start[:, 0])
-    for k in range(width):
-        start = top_start[:, k]
-        offset = positions.unsqueeze(0) - start.unsqueeze(1)  # (B, P)
-        outside = (offset < 0) | (offset >= max_length)  # the end >= start rule, as a mask
-        end_logits = model.second_step(memory, state, start).masked_fill(outside, float("-inf"))
-        end_logp = end_logits.log_softmax(-1)  # (B, P), over the allowed ends only
-        joint = (top_logp[:, k].unsqueeze(1) + end_logp).nan_to_num(float("-inf"))
-        score, end = joint.max(-1)  # (B,) each
-        better = score > best[0]
-        best = (
-            torch.where(better, score, best[0]),
-            torch.where(better, start, best[1]),
-            torch.where(better, end, best[2]),
-        )
-    return best[1], best[2], best[0]
