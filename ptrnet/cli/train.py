@@ -21,11 +21,12 @@ written to ``--out`` or a temporary directory; options given explicitly still ap
 
 A sentence task (copy) trains the pointer-generator (``--arch pointer_generator``, the
 default), or the same network with one path switched off (``seq2seq``, ``pointer``), on
-examples drawn fresh from the task. It takes only ``--arch``, ``--out``, ``--steps``,
-``--batch-size``, ``--lr``, ``--embed``, ``--hidden``, ``--seed``, ``--val-every``,
-``--val-count``, ``--threads`` and ``--dry-run``, with its own defaults (3000 steps of 64
-examples, Adam lr 0.002, embed 64, hidden 128, seed 1, 500 validation examples every 250 steps,
-one thread); the run directory gets ``best.safetensors``, ``best.json`` and ``log.csv``.
+examples drawn fresh from the task, in the same loop and run directory, ``--resume`` and stops
+included. It takes ``--arch``, ``--out``, ``--resume``, ``--steps``, ``--batch-size``, ``--lr``,
+``--clip-norm``, ``--embed``, ``--hidden``, ``--seed``, ``--val-every``, ``--val-count``,
+``--log-every``, ``--keep-every``, ``--threads`` and ``--dry-run``, with its own defaults (3000
+steps of 64 examples, Adam lr 0.002, embed 64, hidden 128, seed 1, 500 validation examples
+every 250 steps, one thread).
 """
 
 from __future__ import annotations
