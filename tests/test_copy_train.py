@@ -4,11 +4,17 @@ the configuration's names and one-line errors, and the migrated bundled model.""
 
 import csv
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 import torch
 
+from ptrnet.cli.main import main
 from ptrnet.inference import bundled_model_dir
 from ptrnet.runs.csvlog import columns_for
 from ptrnet.tasks import get_task
@@ -140,3 +146,33 @@ def test_the_shared_options_have_the_point_tasks_names(cli, tmp_path):
     assert (status, err) == (0, "")
     train = json.loads((tmp_path / "r/config.json").read_text())["train"]
     assert (train["clip_norm"], train["log_every"]) == (0.5, 1)
+
+
+def test_sigterm_stops_a_copy_run_as_any_training(tmp_path):
+    """SIGTERM: a clean stop between two steps, exit 143, the note naming ``--resume``, and
+    ``last`` of the last validation; the run then resumes."""
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "ptrnet", *TRAIN, "--steps", "100000", "--out", str(run)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "last.safetensors").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143
+    assert err.decode().splitlines()[-1] == (
+        f"ptrnet: interrupted (SIGTERM); {run} keeps its checkpoint of the last validation "
+        f"(ptrnet train copy --resume --out {run} continues from it)"
+    )
+    step = load_copy_model(run / "last.safetensors").step
+    assert step % 2 == 0 and step > 0
+    resume = ["train", "copy", "--resume", "--steps", str(step + 2), "--out", str(run), "-q"]
+    assert main(resume) == 0
+    assert load_copy_model(run / "last.safetensors").step == step + 2
