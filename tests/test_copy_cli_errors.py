@@ -16,11 +16,13 @@ from ptrnet.io.errors import InputError
 from ptrnet.io.limits import MAX_LINE_BYTES
 from ptrnet.text.config import CopyTrainConfig
 from ptrnet.text.format import read_pairs
-from ptrnet.text.train import RUN_FILES, train_copy
+from ptrnet.text.train import train_copy
 from ptrnet.training.loop import RunDirError
 
 torch.set_num_threads(1)
 
+RUN_FILES = ("last.safetensors", "best.safetensors")  # a run of any task has one
+USED = "already holds a run; pass --resume or another --out\n"
 TRAIN = ("train", "copy", "--dry-run", "--threads", "1", "-q", "--out")
 SENTENCE = "kiki won the cup"
 
@@ -35,23 +37,23 @@ def _contents(directory) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("name", RUN_FILES)
 def test_train_refuses_a_directory_holding_any_run(cli, tmp_path, name):
-    """A point task's run (last.safetensors, config.json ...) or a copy run's files are left
-    as they were, and nothing is written beside them."""
+    """A run of any task (its last.safetensors or best.safetensors) is left as it was, and
+    nothing is written beside it."""
     run = tmp_path / "run"
     run.mkdir()
     (run / name).write_bytes(b"another run's file")
     before = _contents(run)
     status, _, err = cli(*TRAIN, "run")
-    assert (status, err) == (2, "ptrnet: error: run already holds a run; pass another --out\n")
+    assert (status, err) == (2, f"ptrnet: error: run {USED}")
     assert _contents(run) == before
 
 
 def test_train_twice_into_one_directory_keeps_the_first_run(cli, tmp_path):
     assert cli(*TRAIN, "cr")[0] == 0
     first = _contents(tmp_path / "cr")
-    assert {"best.safetensors", "best.json", "log.csv"} <= set(first)
+    assert {"best.safetensors", "best.json", "log.csv", "last.safetensors"} <= set(first)
     status, _, err = cli(*TRAIN, "cr", "--seed", "3")
-    assert (status, err) == (2, "ptrnet: error: cr already holds a run; pass another --out\n")
+    assert (status, err) == (2, f"ptrnet: error: cr {USED}")
     assert _contents(tmp_path / "cr") == first
 
 

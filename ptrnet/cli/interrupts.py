@@ -1,5 +1,6 @@
-"""``ptrnet train``'s stops: SIGTERM turned into a request the training loop polls, and the
-note an interrupted run prints (what it keeps, the command that continues it)."""
+"""``ptrnet train``'s stops, for every task: SIGTERM turned into a request the training loop
+polls, and the note an interrupted run prints (what it keeps, the command that continues it);
+:func:`run_stoppable` puts the two around a training."""
 
 from __future__ import annotations
 
@@ -8,8 +9,12 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
+
+from ptrnet.io.errors import UsageError
 
 EXIT_SIGTERM = 128 + signal.SIGTERM  # what a shell reports for a command SIGTERM ended
+R = TypeVar("R")
 
 
 @contextmanager
@@ -51,3 +56,31 @@ def interrupted_note(task: str, out: str, cause: str = "Ctrl-C") -> str:
         f"ptrnet: interrupted ({cause}); {out} keeps its checkpoint of the last validation "
         f"(ptrnet train {task} --resume --out {out} continues from it)"
     )
+
+
+def run_stoppable(train: Callable[[Callable[[], bool]], R], task: str, out: str) -> R | int:
+    """``train(should_stop)`` with SIGTERM as its stop request (:func:`sigterm_requests`): its
+    result, or :data:`EXIT_SIGTERM` once SIGTERM stopped it (the note printed on stderr by
+    rank 0). Ctrl-C prints the note and propagates.
+
+    Raises:
+        UsageError: the run directory cannot be used (RunDirError: another run in it, or none
+            to resume).
+    """
+    import sys
+
+    from ptrnet.runs import RunDirError
+    from ptrnet.training.runloop import TrainingStopped
+
+    try:
+        with sigterm_requests() as sigterm:
+            return train(sigterm)
+    except RunDirError as err:
+        raise UsageError(str(err)) from None
+    except TrainingStopped as stopped:
+        if stopped.rank == 0:
+            print(interrupted_note(task, out, "SIGTERM"), file=sys.stderr)
+        return EXIT_SIGTERM
+    except KeyboardInterrupt:
+        print(interrupted_note(task, out, "Ctrl-C"), file=sys.stderr)
+        raise

@@ -21,17 +21,17 @@ written to ``--out`` or a temporary directory; options given explicitly still ap
 
 A sentence task (copy) trains the pointer-generator (``--arch pointer_generator``, the
 default), or the same network with one path switched off (``seq2seq``, ``pointer``), on
-examples drawn fresh from the task. It takes only ``--arch``, ``--out``, ``--steps``,
-``--batch-size``, ``--lr``, ``--embed``, ``--hidden``, ``--seed``, ``--val-every``,
-``--val-count``, ``--threads`` and ``--dry-run``, with its own defaults (3000 steps of 64
-examples, Adam lr 0.002, embed 64, hidden 128, seed 1, 500 validation examples every 250 steps,
-one thread); the run directory gets ``best.safetensors``, ``best.json`` and ``log.csv``.
+examples drawn fresh from the task, in the same loop and run directory, ``--resume`` and stops
+included. It takes ``--arch``, ``--out``, ``--resume``, ``--steps``, ``--batch-size``, ``--lr``,
+``--clip-norm``, ``--embed``, ``--hidden``, ``--seed``, ``--val-every``, ``--val-count``,
+``--log-every``, ``--keep-every``, ``--threads`` and ``--dry-run``, with its own defaults (3000
+steps of 64 examples, Adam lr 0.002, embed 64, hidden 128, seed 1, 500 validation examples
+every 250 steps, one thread).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 
 from ptrnet.cli.common import (
@@ -42,7 +42,7 @@ from ptrnet.cli.common import (
     seed_int,
     size_range,
 )
-from ptrnet.cli.interrupts import EXIT_SIGTERM, interrupted_note, sigterm_requests
+from ptrnet.cli.interrupts import run_stoppable
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.train_config import fresh_config, resumed_config
 from ptrnet.compute.precision import PRECISIONS
@@ -254,7 +254,7 @@ def _archs_by_kind() -> str:
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
-    from ptrnet.training.loop import RunDirError, TrainingStopped, train
+    from ptrnet.training.loop import train
 
     if args.out is None and (args.resume or not args.dry_run):
         raise UsageError("--out RUN_DIR is required")
@@ -264,18 +264,13 @@ def run(args: argparse.Namespace, task: Task) -> int:
         raise UsageError(str(err)) from None
     out = args.out or tempfile.mkdtemp(prefix="ptrnet-dry-run-")
     progress = not args.quiet  # a bar on a terminal, else a line every 10 s (io/progress.py)
-    try:
-        with sigterm_requests() as sigterm:
-            result = train(config, out, resume=args.resume, progress=progress, should_stop=sigterm)
-    except RunDirError as err:
-        raise UsageError(str(err)) from None
-    except TrainingStopped as stopped:
-        if stopped.rank == 0:
-            print(interrupted_note(config.train.task, out, "SIGTERM"), file=sys.stderr)
-        return EXIT_SIGTERM
-    except KeyboardInterrupt:
-        print(interrupted_note(config.train.task, out, "Ctrl-C"), file=sys.stderr)
-        raise
+    result = run_stoppable(
+        lambda stop: train(config, out, resume=args.resume, progress=progress, should_stop=stop),
+        config.train.task,
+        out,
+    )
+    if isinstance(result, int):
+        return result
     if result.rank != 0:  # under torchrun, rank 0 alone reports
         return 0
     best = result.best

@@ -150,7 +150,7 @@ def save_checkpoint(
     if baseline_state is not None:
         meta["baseline"] = baseline_state.meta
     if optimizer is not None:
-        optim_tensors, meta["optimizer"] = _flatten_optimizer(optimizer.state_dict())
+        optim_tensors, meta["optimizer"] = flatten_optimizer(optimizer.state_dict())
         tensors.update(optim_tensors)
         tensors["rng.torch"] = torch.get_rng_state()
     atomic_write_bytes(path, checksummed_file(tensors, meta))
@@ -204,7 +204,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     optimizer_state = None
     if "optimizer" in meta:
         try:
-            optimizer_state = _unflatten_optimizer(tensors, meta["optimizer"])
+            optimizer_state = unflatten_optimizer(tensors, meta["optimizer"])
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise CheckpointError(path, f"invalid optimizer state: {err}") from None
     return Checkpoint(
@@ -323,7 +323,7 @@ def _not_finite(tensor: torch.Tensor) -> bool:
     return tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())
 
 
-def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+def flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """Split ``optimizer.state_dict()`` into tensors and JSON (safetensors holds tensors only)."""
     tensors, scalars = {}, {}
     for index, entries in state["state"].items():
@@ -335,8 +335,8 @@ def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], 
     return tensors, {"param_groups": state["param_groups"], "scalars": scalars}
 
 
-def _unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> dict[str, Any]:
-    """Inverse of :func:`_flatten_optimizer`."""
+def unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> dict[str, Any]:
+    """Inverse of :func:`flatten_optimizer`."""
     state: dict[int, dict[str, Any]] = {}
     items = [(k[6:], v) for k, v in tensors.items() if k.startswith("optim.")]
     for name, value in [*items, *meta["scalars"].items()]:

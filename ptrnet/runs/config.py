@@ -15,7 +15,6 @@ Both clip the global gradient L2 norm at 2.0 and use batch 128 unless set.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -24,6 +23,16 @@ from ptrnet.compute.precision import PRECISIONS
 from ptrnet.decoding.options import CONSTRAINTS
 from ptrnet.model.config import ModelConfig
 from ptrnet.quoting import quote
+from ptrnet.runs.shared import (
+    DEFAULTS,
+    MAX_THREADS,
+    RESUMABLE,
+    check_shared,
+    is_int,
+    is_number,
+    positive_float,
+    positive_int,
+)
 from ptrnet.tasks import POINT_TASKS, SizeRange, get_point_task, get_task
 
 DEFAULT_STEPS = 10_000  # a run's length when neither steps nor epochs is given
@@ -33,20 +42,6 @@ DEFAULT_DECAY = {"sgd": 1.0, "adam": 0.96}
 LABELS = ("solve", "file")
 OBJECTIVES = ("likelihood", "reinforce", "dagger")
 BASELINES = ("samples", "rollout", "ema", "pomo")
-# Changing these on --resume leaves the data order, the optimiser and the model untouched.
-RESUMABLE = frozenset(
-    {
-        "device",
-        "steps",
-        "epochs",
-        "threads",
-        "workers",
-        "precision",
-        "val_every",
-        "log_every",
-        "keep_every",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -151,7 +146,7 @@ class TrainConfig:
     decay: float | None = None
     decay_every: int = 1000
     warmup: int = 0
-    clip_norm: float = 2.0
+    clip_norm: float = DEFAULTS["clip_norm"]
     ema: float = 0.0
     batch_size: int = 128
     steps: int | None = None
@@ -173,8 +168,8 @@ class TrainConfig:
     baseline_beta: float = 0.8
     baseline_every: int = 100
     baseline_count: int = 256
-    log_every: int = 50
-    keep_every: int = 0
+    log_every: int = DEFAULTS["log_every"]
+    keep_every: int = DEFAULTS["keep_every"]
     init_from: str | None = None
     seed: int = 0
     threads: int | None = None
@@ -232,53 +227,41 @@ class TrainConfig:
                 raise ValueError(f"{name} must be true or false, got {quote(getattr(self, name))}")
 
     def _check_numbers(self) -> None:
-        _positive_float("lr", self.lr)
-        _positive_float("clip_norm", self.clip_norm)
-        _positive_float("decay", self.decay)
+        check_shared(self)
+        positive_float("decay", self.decay)
         if self.decay > 1:
             raise ValueError(f"decay must be in (0, 1], got {quote(self.decay)}")
-        if not _is_number(self.ema) or not 0 <= self.ema < 1:
+        if not is_number(self.ema) or not 0 <= self.ema < 1:
             raise ValueError(f"ema must be 0 (off) or in (0, 1), got {quote(self.ema)}")
-        if not _is_number(self.baseline_beta) or not 0 <= self.baseline_beta < 1:
+        if not is_number(self.baseline_beta) or not 0 <= self.baseline_beta < 1:
             raise ValueError(f"baseline_beta must be in [0, 1), got {quote(self.baseline_beta)}")
         for name in (
             "decay_every",
-            "batch_size",
             "epoch_size",
             "bucket_pool",
-            "val_count",
-            "val_every",
-            "log_every",
             "rl_samples",
             "baseline_every",
             "baseline_count",
         ):
-            _positive_int(name, getattr(self, name))
-        if not _is_int(self.keep_every) or self.keep_every < 0 or self.keep_every % self.val_every:
-            raise ValueError(
-                f"keep_every must be 0 (off) or a multiple of val_every ({self.val_every}): "
-                f"weights are kept at validations; got {quote(self.keep_every)}"
-            )
+            positive_int(name, getattr(self, name))
         if self.rl_samples < 2:
             raise ValueError(f"rl_samples must be at least 2, got {quote(self.rl_samples)}")
-        for name in ("steps", "epochs", "threads"):
+        for name in ("epochs", "threads"):
             if getattr(self, name) is not None:
-                _positive_int(name, getattr(self, name))
-        if not _is_int(self.warmup) or self.warmup < 0:
+                positive_int(name, getattr(self, name))
+        if not is_int(self.warmup) or self.warmup < 0:
             raise ValueError(f"warmup must be a non-negative integer, got {quote(self.warmup)}")
-        if not _is_int(self.label_steps) or self.label_steps < 0:
+        if not is_int(self.label_steps) or self.label_steps < 0:
             raise ValueError(
                 f"label_steps must be a non-negative integer, got {quote(self.label_steps)}"
             )
         if self.shared_label_steps and not self.label_steps:
             raise ValueError("shared_label_steps needs label_steps (--label-steps K)")
         workers = self.workers
-        if workers is not None and (not _is_int(workers) or not 0 <= workers <= MAX_THREADS):
+        if workers is not None and (not is_int(workers) or not 0 <= workers <= MAX_THREADS):
             raise ValueError(
                 f"workers must be an integer in 0..{MAX_THREADS}, got {quote(workers)}"
             )
-        if not _is_int(self.seed) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {quote(self.seed)}")
 
     @property
     def size_range(self) -> SizeRange:
@@ -366,61 +349,32 @@ def train_from_dict(d: dict[str, Any]) -> TrainConfig:
 
 
 def resume_config(saved: RunConfig, changes: dict[str, Any]) -> RunConfig:
-    """``saved`` with ``changes`` to its training config, all of which must be in RESUMABLE.
+    """``saved`` with ``changes`` to its training config (:func:`resumed_train`)."""
+    return RunConfig(saved.model, resumed_train(saved.train, changes))
+
+
+def resumed_train(saved: Any, changes: dict[str, Any]) -> Any:
+    """The training config ``saved`` (a frozen dataclass: TrainConfig, CopyTrainConfig) with
+    ``changes``, all of which must be in RESUMABLE; a change to ``steps`` clears ``epochs`` and
+    the reverse, where the config has both.
 
     Raises ValueError naming the fields that would make the resumed run a different run.
     """
-    changed = {k: v for k, v in changes.items() if getattr(saved.train, k, object()) != v}
+    changed = {k: v for k, v in changes.items() if getattr(saved, k, object()) != v}
     fixed = sorted(set(changed) - RESUMABLE)
     if fixed:
-        what = "; ".join(f"{k} from {getattr(saved.train, k, None)} to {changed[k]}" for k in fixed)
+        what = "; ".join(f"{k} from {getattr(saved, k, None)} to {changed[k]}" for k in fixed)
         raise ValueError(
             f"cannot change {what} when resuming; only {', '.join(sorted(RESUMABLE))} may change"
         )
-    if "steps" in changed and "epochs" not in changed:
-        changed["epochs"] = None
-    if "epochs" in changed and "steps" not in changed:
-        changed["steps"] = None
-    return RunConfig(saved.model, replace(saved.train, **changed))
+    if hasattr(saved, "epochs"):
+        if "steps" in changed and "epochs" not in changed:
+            changed["epochs"] = None
+        if "epochs" in changed and "steps" not in changed:
+            changed["steps"] = None
+    return replace(saved, **changed)
 
 
 def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise ValueError(f"unknown {name} {quote(value)}; choose from {', '.join(choices)}")
-
-
-MAX_THREADS = 4096  # torch threads and data workers: more than any machine's cores
-#: The largest value of each count option: far above any run's, below what overflows torch or
-#: exhausts memory allocating a batch.
-UPPER_BOUNDS = {
-    "threads": MAX_THREADS,
-    "batch_size": 2**20,
-    "val_count": 10**7,
-    "epoch_size": 10**12,
-    "bucket_pool": 10**4,
-    "rl_samples": 10**4,
-    "baseline_count": 10**7,
-    "steps": 10**12,
-    "epochs": 10**9,
-}
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _positive_int(name: str, value: object) -> None:
-    if not _is_int(value) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {quote(value)}")
-    if name in UPPER_BOUNDS and value > UPPER_BOUNDS[name]:
-        raise ValueError(f"{name} must be at most {UPPER_BOUNDS[name]:,}, got {quote(value)}")
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _positive_float(name: str, value: object) -> None:
-    # Compared, not math.isfinite: an int past the largest float (JSON has them) would overflow.
-    if not _is_number(value) or not 0 < value <= sys.float_info.max:
-        raise ValueError(f"{name} must be a positive number, got {quote(value)}")

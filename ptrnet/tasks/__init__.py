@@ -12,7 +12,6 @@ from ptrnet.solvers.errors import DegenerateInstanceError
 from ptrnet.tasks.base import (
     END_TOKEN,
     SizeRange,
-    Stream,
     Task,
     from_tokens,
     instance_rng,
@@ -24,6 +23,7 @@ from ptrnet.tasks.copy import CopyTask
 from ptrnet.tasks.delaunay import DelaunayTask
 from ptrnet.tasks.sentences import Pair, SentenceTask
 from ptrnet.tasks.sort import SortTask
+from ptrnet.tasks.streams import Stream
 from ptrnet.tasks.tsp import TSPTask
 
 TASKS: dict[str, TaskCard] = {}

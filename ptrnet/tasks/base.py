@@ -19,7 +19,6 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import IntEnum, unique
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
@@ -65,28 +64,6 @@ class SizeRange:
 
     def __str__(self) -> str:
         return str(self.lo) if self.lo == self.hi else f"{self.lo}-{self.hi}"
-
-
-@unique
-class Stream(IntEnum):
-    """The registry of random streams: every use of randomness keyed by ``(seed, stream, ...)``
-    has its own stream here, so no two uses ever share draws.
-
-    The values are part of the data format: changing one changes every file and run that uses
-    it.
-    """
-
-    TRAIN = 0  #: training instances (``ptrnet generate``'s default)
-    VALIDATION = 1  #: the validation set of a training run
-    ORDER = 2  #: the shuffled order of an epoch
-    BUCKET = 3  #: the grouping of training instances by size
-    AUGMENTATION = 4  #: the symmetry applied to each augmented training instance
-    TEST = 5  #: test sets (``ptrnet reproduce``, the live page's length test)
-    DEMO = 7  #: ``ptrnet demo``'s fresh instances
-    SAMPLING = 8  #: REINFORCE's sampled outputs (one generator per step)
-    ROLLOUT = 9  #: the held-out instances of REINFORCE's greedy-rollout baseline
-    LABEL_STEPS = 10  #: the label steps a sub-sampled teacher-forcing step trains on
-    DAGGER = 11  #: the steps of the model's own outputs a DAgger step labels
 
 
 DEMO_SEED = 2026  #: ``ptrnet demo``'s default seed (its fresh instances: stream DEMO)
@@ -361,26 +338,6 @@ class Task(TaskCard, ABC):
             problem = f"output is not a valid {self.name} label"
         return problem
 
-    def selection_key(self, metrics: dict[str, float | None]) -> tuple[float, ...]:
-        """Sort key of decoded validation metrics: smaller is better.
-
-        ``validity_metric`` (if any) decides first, then ``validation_metric``, then
-        ``tiebreak_metric`` (if any). An undefined or missing value (NaN, or None in a JSON
-        record) ranks last. Equal keys are left to the caller: training keeps the later step.
-        """
-        key = []
-        if self.validity_metric is not None:
-            key.append(-_number(metrics.get(self.validity_metric, 1.0)))
-        value = _number(metrics.get(self.validation_metric))
-        if not math.isfinite(value):
-            key.append(math.inf)
-        else:
-            key.append(value if self.lower_is_better else -value)
-        if self.tiebreak_metric is not None:
-            tiebreak = _number(metrics.get(self.tiebreak_metric))
-            key.append(-tiebreak if math.isfinite(tiebreak) else math.inf)
-        return tuple(key)
-
     def decode_state(
         self, lengths: torch.Tensor, mode: str = "task", points: torch.Tensor | None = None
     ) -> DecodeState:
@@ -400,11 +357,6 @@ def check_indices(seq: np.ndarray, n: int) -> bool:
         and np.issubdtype(seq.dtype, np.integer)
         and bool(np.all((seq >= 0) & (seq < n)))
     )
-
-
-def _number(raw: float | None) -> float:
-    """A metric as a float; None (how JSON records hold NaN) becomes NaN."""
-    return math.nan if raw is None else float(raw)
 
 
 def check_dataset(points: Sequence, refs: Sequence, preds: Sequence) -> None:

@@ -11,9 +11,11 @@ decoding constraints, symmetry views, drawings, costs) is for ``points`` only.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 from ptrnet.quoting import quote
+from ptrnet.tasks.streams import Stream
 
 INPUT_KINDS = ("points", "sentences")
 
@@ -31,6 +33,8 @@ class TaskCard:
         metric_keys: the keys of its dataset metrics (``count`` aside).
         validation_metric: the decoded metric that picks the best checkpoint;
             ``lower_is_better`` says its direction.
+        validity_metric, tiebreak_metric: the decoded metrics ranked before and after it
+            (:meth:`selection_key`; None: none).
     """
 
     name: ClassVar[str]
@@ -39,6 +43,8 @@ class TaskCard:
     metric_keys: ClassVar[tuple[str, ...]]
     validation_metric: ClassVar[str]
     lower_is_better: ClassVar[bool] = False
+    validity_metric: ClassVar[str | None] = None
+    tiebreak_metric: ClassVar[str | None] = None
 
     @property
     def takes_points(self) -> bool:
@@ -53,6 +59,31 @@ class TaskCard:
         """
         return self.choice("arch", arch, self.archs)
 
+    def stream(self, role: Stream) -> int:
+        """The stream a training run draws the data of ``role`` from (:class:`Stream`): the
+        role's own value for point tasks."""
+        return int(role)
+
+    def selection_key(self, metrics: dict[str, float | None]) -> tuple[float, ...]:
+        """Sort key of decoded validation metrics: smaller is better.
+
+        ``validity_metric`` (if any) decides first, then ``validation_metric``, then
+        ``tiebreak_metric`` (if any). An undefined or missing value (NaN, or None in a JSON
+        record) ranks last. Equal keys are left to the caller: training keeps the later step.
+        """
+        key = []
+        if self.validity_metric is not None:
+            key.append(-_number(metrics.get(self.validity_metric, 1.0)))
+        value = _number(metrics.get(self.validation_metric))
+        if not math.isfinite(value):
+            key.append(math.inf)
+        else:
+            key.append(value if self.lower_is_better else -value)
+        if self.tiebreak_metric is not None:
+            tiebreak = _number(metrics.get(self.tiebreak_metric))
+            key.append(-tiebreak if math.isfinite(tiebreak) else math.inf)
+        return tuple(key)
+
     def choice(self, what: str, value: str | None, choices: tuple[str, ...]) -> str:
         """``value`` (None: the first of ``choices``) if it is one of ``choices``.
 
@@ -66,3 +97,8 @@ class TaskCard:
                 f"choose from {', '.join(choices)}"
             )
         return value
+
+
+def _number(raw: float | None) -> float:
+    """A metric as a float; None (how JSON records hold NaN) becomes NaN."""
+    return math.nan if raw is None else float(raw)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ptrnet.tasks.card import TaskCard
+from ptrnet.tasks.streams import SENTENCE_STREAMS, Stream
 
 #: The metrics of every sentence task (:func:`ptrnet.text.metrics.copy_metrics`).
 METRIC_KEYS = ("exact_match", "token_accuracy", "oov_recall", "p_gen_copied", "p_gen_generated")
@@ -71,6 +72,15 @@ class SentenceTask(TaskCard, ABC):
     archs: ClassVar[tuple[str, ...]] = ("pointer_generator", "seq2seq", "pointer")
     metric_keys: ClassVar[tuple[str, ...]] = METRIC_KEYS
     validation_metric: ClassVar[str] = "exact_match"
+
+    def stream(self, role: Stream) -> int:
+        """A sentence task's stream for ``role`` (:data:`~ptrnet.tasks.streams.SENTENCE_STREAMS`):
+        training 1, validation 2.
+
+        Raises:
+            KeyError: a role a sentence task's run has no data for.
+        """
+        return SENTENCE_STREAMS[role]
 
     @abstractmethod
     def sample_pair(self, seed: int, index: int, stream: int = 0) -> Pair:

@@ -35,6 +35,11 @@ class Batch:
     targets: torch.Tensor | None = None
     previous: torch.Tensor | None = None
 
+    @property
+    def size(self) -> int:
+        """B, the number of sources (what the training loop counts as examples)."""
+        return int(self.ids.shape[0])
+
 
 def _pad(rows: Sequence[Sequence[int]]) -> torch.Tensor:
     """Rows of ids -> (len(rows), longest) int64, ``PAD_ID`` after each row."""

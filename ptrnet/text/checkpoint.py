@@ -5,7 +5,10 @@ model and its words. The file is read by
 differs (format ``ptrnet-copy-1``).
 
 Layout: tensors ``model.<param>``; metadata ``ptrnet`` = JSON ``{"format", "model":
-PointerGeneratorConfig.to_dict(), "vocabulary": [words], "train": {...}, "step", "info"}``.
+PointerGeneratorConfig.to_dict(), "vocabulary": [words], "train": {...}, "step", "info"}``. A
+resumable checkpoint (a run's ``last.safetensors``) also holds the optimiser's state and the
+torch RNG state as a point task's does (tensors ``optim.<index>.<key>`` and ``rng.torch``,
+metadata ``"optimizer"``: :mod:`ptrnet.runs.checkpoint`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from ptrnet.runs.checkpoint import (
     check_meta_types,
     check_model_shapes,
     checksummed_file,
+    flatten_optimizer,
     read_checkpoint_file,
+    unflatten_optimizer,
 )
 from ptrnet.text.vocab import Vocabulary
 
@@ -38,7 +43,8 @@ class CopyModel:
     Attributes:
         model: the network; vocab: its vocabulary; train: the training configuration (JSON);
         step: optimiser steps taken; info: the checkpoint's record (validation metrics);
-        path: the file it was read from.
+        path: the file it was read from; optimizer_state, rng_state: what resuming needs, from
+        a resumable checkpoint (else None).
     """
 
     model: PointerGenerator
@@ -47,6 +53,8 @@ class CopyModel:
     step: int = 0
     info: dict[str, Any] = field(default_factory=dict)
     path: str = ""
+    optimizer_state: dict[str, Any] | None = None
+    rng_state: torch.Tensor | None = None
 
 
 def save_copy_model(
@@ -56,8 +64,10 @@ def save_copy_model(
     train: dict[str, Any],
     step: int,
     info: dict[str, Any] | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
 ) -> None:
-    """Write the weights, config and vocabulary atomically."""
+    """Write the weights, config and vocabulary atomically; with ``optimizer``, also its state
+    and the torch RNG state (a resumable checkpoint)."""
     tensors = {f"model.{k}": v.detach().contiguous() for k, v in model.state_dict().items()}
     meta = {
         "format": FORMAT,
@@ -67,6 +77,10 @@ def save_copy_model(
         "step": step,
         "info": info or {},
     }
+    if optimizer is not None:
+        optim_tensors, meta["optimizer"] = flatten_optimizer(optimizer.state_dict())
+        tensors.update(optim_tensors)
+        tensors["rng.torch"] = torch.get_rng_state()
     atomic_write_bytes(path, checksummed_file(tensors, meta))
 
 
@@ -91,11 +105,16 @@ def load_copy_model(path: str | os.PathLike[str]) -> CopyModel:
         _check_shapes(config, tensors)
         model = PointerGenerator(config)
         model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
-    except (ValueError, TypeError, RuntimeError) as err:
+        optimizer_state = None
+        if "optimizer" in meta:
+            optimizer_state = unflatten_optimizer(tensors, meta["optimizer"])
+    except (ValueError, TypeError, RuntimeError, KeyError, AttributeError) as err:
         raise CheckpointError(path, f"invalid copy-task checkpoint: {err}") from None
     model.eval()
     train, info = meta.get("train", {}), meta.get("info", {})
-    return CopyModel(model, vocab, train, meta["step"], info, os.fspath(path))
+    rng = tensors.get("rng.torch")
+    path = os.fspath(path)
+    return CopyModel(model, vocab, train, meta["step"], info, path, optimizer_state, rng)
 
 
 def _check_meta(meta: dict[str, Any]) -> None:
@@ -103,7 +122,7 @@ def _check_meta(meta: dict[str, Any]) -> None:
     ``info`` may be absent)."""
     required = {"model": dict, "vocabulary": list, "step": int}
     names = {dict: "object", list: "array", int: "integer"}
-    check_meta_types(meta, required, {"train": dict, "info": dict}, names)
+    check_meta_types(meta, required, {"train": dict, "info": dict, "optimizer": dict}, names)
     if not all(isinstance(word, str) for word in meta["vocabulary"]):
         raise ValueError("metadata 'vocabulary' holds a word that is not a string")
 

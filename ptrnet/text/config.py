@@ -4,9 +4,10 @@ can build its parser and check options without importing it)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ptrnet.quoting import quote
+from ptrnet.runs.shared import DEFAULTS, check_shared, is_int, positive_int
 from ptrnet.tasks import SentenceTask, get_task
 
 # Each architecture a sentence task's card lists (SentenceTask.archs) is the pointer-generator
@@ -43,20 +44,28 @@ class DictConfig:
 
 @dataclass(frozen=True)
 class CopyTrainConfig(DictConfig):
-    """A sentence task's training run (every field is saved in the checkpoint).
+    """A sentence task's training run (every field is saved in the checkpoint and
+    ``config.json``). The fields it shares with :class:`ptrnet.runs.config.TrainConfig` carry
+    their names, meaning and checks (:mod:`ptrnet.runs.shared`); the defaults are this task
+    kind's recipe (Adam at a constant learning rate, 3000 steps of 64 examples).
 
     Attributes:
-        task: the registered sentence task whose examples it learns (default ``copy``, also
-            for checkpoints written before the field existed).
         arch: one of the task's ``archs``: ``pointer_generator``, ``seq2seq`` or ``pointer``.
-        embed, hidden: model sizes (:class:`PointerGeneratorConfig`).
-        steps, batch_size, lr, clip: Adam steps, examples per step, learning rate, gradient
-            norm clip.
+        task: the registered sentence task whose examples it learns (default ``copy``).
+        embed, hidden: model sizes (:class:`PointerGeneratorConfig`; ``hidden`` even).
+        steps, batch_size, lr, clip_norm: Adam steps, examples per step, learning rate (constant),
+            gradient norm clip.
         seed: seeds the data, the vocabulary and the initial weights.
         min_count, vocab_pairs: the vocabulary keeps words seen ``min_count`` times in the first
             ``vocab_pairs`` training examples.
         val_count, val_every: validation examples, and steps between validations.
+        log_every, keep_every: steps between log rows; keep the weights of every validation at
+            a multiple of ``keep_every`` steps (0: off), as a point task's run does.
     """
+
+    #: Sentence tasks train with Adam (:func:`ptrnet.training.steps.build_optimizer`), in fp32.
+    optimizer: ClassVar[str] = "adam"
+    precision: ClassVar[str] = "fp32"
 
     arch: str = "pointer_generator"
     task: str = "copy"
@@ -65,25 +74,31 @@ class CopyTrainConfig(DictConfig):
     steps: int = 3000
     batch_size: int = 64
     lr: float = 2e-3
-    clip: float = 2.0
+    clip_norm: float = DEFAULTS["clip_norm"]
     seed: int = 1
     min_count: int = 10
     vocab_pairs: int = 20000
     val_count: int = 500
     val_every: int = 250
+    log_every: int = DEFAULTS["log_every"]
+    keep_every: int = DEFAULTS["keep_every"]
 
     def __post_init__(self) -> None:
+        if not isinstance(self.task, str):
+            raise ValueError(f"task must be a task name, got {quote(self.task)}")
         task = get_task(self.task)
         if not isinstance(task, SentenceTask):
             raise ValueError(f"task {self.task} does not take sentences")
         task.check_arch(self.arch)
-        counts = (
-            self.steps,
-            self.batch_size,
-            self.min_count,
-            self.vocab_pairs,
-            self.val_count,
-            self.val_every,
-        )
-        if min(counts) < 1 or self.lr <= 0 or self.clip <= 0:
-            raise ValueError("steps, sizes and counts must be >= 1, lr and clip > 0")
+        check_shared(self)
+        for name in ("embed", "min_count", "vocab_pairs"):
+            positive_int(name, getattr(self, name))
+        if not is_int(self.hidden) or self.hidden < 2 or self.hidden % 2:
+            raise ValueError(
+                f"hidden must be an even integer >= 2 (the encoder runs hidden/2 units each "
+                f"way), got {quote(self.hidden)}"
+            )
+
+    def learning_rate(self, step: int) -> float:
+        """The learning rate of optimiser step ``step``: ``lr``, constant."""
+        return self.lr

@@ -1,62 +1,76 @@
-"""Training the pointer-generator on a sentence task (``copy``) by teacher forcing on the mixture's
-likelihood: the loss is the mean over target words (END included) of ``-log P(w*)``, where P is
-the model's mixture over the extended vocabulary (See et al. 2017, eq. 6) and w* the target's
-extended id. The seq2seq's targets map out-of-vocabulary words to ``<unk>``; the models that can
-point keep them as copies of the source.
+"""Training the pointer-generator on a sentence task (``copy``) in the loop every run shares
+(:mod:`ptrnet.training.runloop`), with only what is the sentence task's own plugged in: the
+vocabulary and model, the batches of sentences, the loss, the validation and the checkpoint
+format (:mod:`ptrnet.text.checkpoint`).
 
-Data is drawn on the fly from the task (:meth:`ptrnet.tasks.sentences.SentenceTask.generate_pairs`,
-the copy task's grammar): batch ``s`` (1-based) holds the examples
-``(s-1)*B .. s*B-1`` of stream :data:`TRAIN_STREAM` under the seed; the vocabulary is built from
-the first ``vocab_pairs`` of that stream, the validation set is stream :data:`VALID_STREAM`.
-The run directory receives ``best.safetensors`` (best decoded validation exact match, greedy),
-``best.json`` and ``log.csv``; it must not already hold a run, of this task or any other
-(:func:`check_new_run_dir`): a copy run cannot be resumed, so a second one goes elsewhere.
+The loss is teacher forcing on the mixture's likelihood: the mean over target words (END
+included) of ``-log P(w*)``, where P is the model's mixture over the extended vocabulary (See et
+al. 2017, eq. 6) and w* the target's extended id. The seq2seq's targets map out-of-vocabulary
+words to ``<unk>``; the models that can point keep them as copies of the source.
+
+Data is drawn on the fly from the task (:meth:`ptrnet.tasks.sentences.SentenceTask.
+generate_pairs`): step ``s`` (0-based) trains on the examples ``s*B .. (s+1)*B-1`` of the task's
+training stream under the seed (:meth:`~ptrnet.tasks.sentences.SentenceTask.stream`:
+``Stream.TRAIN`` is stream 1); the vocabulary is built from the first ``vocab_pairs`` of that
+stream, and the validation set is the first ``val_count`` of the validation stream (2). Data
+depend on the step alone, so a resumed run continues exactly.
+
+The run directory is a point task's (:mod:`ptrnet.runs`): ``config.json`` (``{"model":
+PointerGeneratorConfig, "train": CopyTrainConfig}``), ``log.csv``, ``last.safetensors``
+(resumable), ``best.safetensors`` + ``best.json`` (the best greedy validation exact match, ties
+to the later step) and ``run.lock`` while it runs.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
+from torch import nn
 
-from ptrnet.io.atomic import atomic_write
-from ptrnet.io.progress import Progress
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
-from ptrnet.runs import BEST, BEST_JSON, CONFIG_JSON, LAST, LOG_CSV, holds_run
-from ptrnet.runs.csvlog import CsvLog
+from ptrnet.runs import BEST, LAST, RunDirError
+from ptrnet.runs.checkpoint import CheckpointError
+from ptrnet.runs.config import resumed_train
+from ptrnet.runs.config_file import check_config_file, write_config_file
 from ptrnet.runs.lock import claim_run_dir
-from ptrnet.tasks import get_task
+from ptrnet.tasks import SentenceTask, Stream
 from ptrnet.text.batch import Batch, make_batch
-from ptrnet.text.checkpoint import CopyModel, save_copy_model
+from ptrnet.text.checkpoint import CopyModel, load_copy_model, save_copy_model
 from ptrnet.text.config import FIXED_P_GEN, CopyTrainConfig
 from ptrnet.text.evaluate import evaluate_pairs
 from ptrnet.text.format import Pair
-from ptrnet.text.metrics import KEYS
 from ptrnet.text.vocab import PAD_ID, Vocabulary
-from ptrnet.training.loop import RunDirError
-
-TRAIN_STREAM, VALID_STREAM = 1, 2
-#: The files whose presence means a directory holds a run: a point task's (``last.safetensors``,
-#: ``config.json`` ...) or a copy run's (``best.safetensors``, ``best.json``, ``log.csv``).
-RUN_FILES = (LAST, CONFIG_JSON, BEST, BEST_JSON, LOG_CSV)
+from ptrnet.training.distributed import Ranks, Session
+from ptrnet.training.runloop import RunLoop, StopRequest, TrainResult
+from ptrnet.training.steps import build_optimizer, optimizer_step
 
 
-def check_new_run_dir(out_dir: str | os.PathLike[str]) -> None:
-    """Refuse ``out_dir`` if it holds a run (any of :data:`RUN_FILES`), of any task.
+@dataclass(frozen=True)
+class CopyRunConfig:
+    """A sentence task's run: the model (its vocabulary size follows from the training
+    configuration's data) and the training configuration; ``config.json`` holds
+    :meth:`to_dict`."""
 
-    Raises:
-        RunDirError: ``RUN already holds a run; pass another --out`` (nothing is written).
-    """
-    if holds_run(out_dir, RUN_FILES):
-        raise RunDirError(f"{os.fspath(out_dir)} already holds a run; pass another --out")
+    model: PointerGeneratorConfig
+    train: CopyTrainConfig
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model.to_dict(), "train": self.train.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CopyRunConfig:
+        """Inverse of :meth:`to_dict`; ValueError for other keys or bad values."""
+        if not isinstance(data, dict) or set(data) != {"model", "train"}:
+            raise ValueError("a sentence task's run config has exactly the keys model and train")
+        model = PointerGeneratorConfig.from_dict(data["model"])
+        return cls(model, CopyTrainConfig.from_dict(data["train"]))
 
 
-def loss_of(model: PointerGenerator, batch: Batch) -> torch.Tensor:
+def loss_of(model: nn.Module, batch: Batch) -> torch.Tensor:
     """Mean negative log-likelihood of the batch's target words under the mixture."""
     step = model(batch.ids, batch.extended, batch.lengths, batch.previous, batch.extra)
     keep = batch.targets != PAD_ID  # (B, T)
@@ -66,105 +80,120 @@ def loss_of(model: PointerGenerator, batch: Batch) -> torch.Tensor:
 
 def train_copy(
     config: CopyTrainConfig,
-    out_dir: str,
+    out_dir: str | os.PathLike[str],
     log: Callable[[str], None] = print,
     progress: bool = False,
-) -> dict[str, Any]:
-    """Train a model as ``config`` says, writing into ``out_dir`` (created if missing); returns
-    the best validation record (also ``best.json``): the best greedy value of the task's
-    ``validation_metric`` (copy: exact match), ties going to the lower teacher-forced validation
-    loss ``val_tf_loss``. ``log`` receives the one line on the vocabulary; ``progress`` shows
-    the run's progress on stderr as a point task's does (:class:`ptrnet.io.progress.Progress`).
-    The run claims ``out_dir`` for its life (:mod:`ptrnet.runs.lock`).
+    *,
+    resume: bool = False,
+    should_stop: StopRequest | None = None,
+) -> TrainResult:
+    """Train a model as ``config`` says into ``out_dir`` (created if missing), or continue the
+    run there (``resume``: ``config`` may differ from the saved one only in
+    :data:`~ptrnet.runs.shared.RESUMABLE` fields). ``log`` receives the one line on the
+    vocabulary; ``progress`` shows the run's progress on stderr; ``should_stop`` as in
+    :func:`ptrnet.training.loop.train`. Runs on the CPU, in the torch threads set.
 
     Raises:
-        RunDirError: ``out_dir`` already holds a run, or another training holds it (checked
-            before anything is written).
+        RunDirError: ``out_dir`` already holds a run (without ``resume``), has none to resume
+            or one of another configuration, or another training holds it (checked before
+            anything is written).
+        TrainingStopped: ``should_stop`` returned True; ``last`` is that of the last validation.
+        InputError: a damaged checkpoint, or a hand-edited ``config.json``, when resuming.
     """
     with claim_run_dir(out_dir):
-        return _train_claimed(config, out_dir, log, progress)
+        trainer = CopyTrainer(config, os.fspath(out_dir), resume)
+        params = sum(p.numel() for p in trainer.model.parameters())
+        log(f"vocabulary {len(trainer.vocab)} words; {params} parameters")
+        return trainer.run(progress, should_stop=should_stop)
 
 
-def _train_claimed(
-    config: CopyTrainConfig, out_dir: str, log: Callable[[str], None], progress: bool
-) -> dict[str, Any]:
-    """:func:`train_copy` in ``out_dir``, which this process has claimed."""
-    check_new_run_dir(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
-    torch.manual_seed(config.seed)
-    task = get_task(config.task)  # a SentenceTask: the config checks
-    generate_pairs, sign = task.generate_pairs, -1 if task.lower_is_better else 1
-    vocab_pairs = generate_pairs(config.vocab_pairs, config.seed, TRAIN_STREAM)
-    vocab = Vocabulary.build(vocab_pairs, config.min_count)
-    model_config = PointerGeneratorConfig(
-        len(vocab), FIXED_P_GEN[config.arch], config.embed, config.hidden
-    )
-    model = PointerGenerator(model_config)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    valid = list(generate_pairs(config.val_count, config.seed, VALID_STREAM))
-    columns = ["step", "loss", "elapsed_s", "val_tf_loss", *(f"val_{k}" for k in KEYS)]
-    csv = CsvLog(os.path.join(out_dir, "log.csv"), columns)
-    log(f"vocabulary {len(vocab)} words; {sum(p.numel() for p in model.parameters())} parameters")
-    best: dict[str, Any] = {}
-    best_rank = (-math.inf, -math.inf)
-    start, losses = time.monotonic(), []
-    report = Progress(f"train {task.name}", config.steps, "step", enabled=progress)
-    for step in range(1, config.steps + 1):
-        start_index = (step - 1) * config.batch_size
-        pairs = list(generate_pairs(config.batch_size, config.seed, TRAIN_STREAM, start_index))
-        model.train()
-        loss = loss_of(model, _batch(vocab, pairs, config.arch))
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
-        optimizer.step()
-        losses.append(loss.item())
-        report.update(1, config.batch_size, losses[-1])
-        if step % config.val_every and step != config.steps:
-            continue
-        row = {"step": step, "loss": sum(losses) / len(losses), "elapsed_s": 0.0}
-        row.update(_validate(model, vocab, valid, config.arch))
-        row["elapsed_s"], losses = time.monotonic() - start, []
-        csv.write(row)
-        report.note(f"val {task.validation_metric}", row[f"val_{task.validation_metric}"])
-        report.show()
-        rank = (sign * row[f"val_{task.validation_metric}"], -row["val_tf_loss"])
-        if rank > best_rank:
-            metrics = {k[4:]: v for k, v in row.items() if k.startswith("val_")}
-            best = {"step": step, "metrics": metrics, "config": config.to_dict()}
-            best_rank = rank
-            _save_best(out_dir, model, vocab, config, best)
-    csv.close()
-    report.close()
-    return best
+class CopyTrainer(RunLoop):
+    """A sentence task's run in the shared loop."""
 
+    def __init__(self, cfg: CopyTrainConfig, run_dir: str, resume: bool) -> None:
+        super().__init__(cfg, run_dir, Session(Ranks(), torch.device("cpu")))
+        task = self.task
+        assert isinstance(task, SentenceTask)  # CopyTrainConfig checks
+        self.refuse_used_dir(resume)
+        torch.manual_seed(cfg.seed)
+        self.train_stream = task.stream(Stream.TRAIN)
+        vocab_pairs = task.generate_pairs(cfg.vocab_pairs, cfg.seed, self.train_stream)
+        self.vocab = Vocabulary.build(vocab_pairs, cfg.min_count)
+        p_gen = FIXED_P_GEN[cfg.arch]
+        model = PointerGeneratorConfig(len(self.vocab), p_gen, cfg.embed, cfg.hidden)
+        self.config = CopyRunConfig(model, cfg)
+        self.model = PointerGenerator(model)
+        self.optimizer = build_optimizer(self.model, cfg)
+        valid = task.generate_pairs(cfg.val_count, cfg.seed, task.stream(Stream.VALIDATION))
+        self.valid: list[Pair] = list(valid)
+        if resume:
+            self._restore(os.path.join(run_dir, LAST))
+        self.check_resumed_length(resume)
+        self.open_log(resume)
 
-def _batch(vocab: Vocabulary, pairs: list[Pair], arch: str) -> Batch:
-    """Training tensors; only the seq2seq's targets map unknown words to ``<unk>``."""
-    sources, targets = [p.source for p in pairs], [p.target for p in pairs]
-    return make_batch(vocab, sources, targets, copy=arch != "seq2seq")
+    def total_steps(self) -> int:
+        return self.cfg.steps
 
+    def batches(self, start: int, workers: int = 0) -> Iterator[Batch]:
+        """The batches of steps ``start ..`` (built here, between steps: ``workers`` unused)."""
+        size, seed = self.cfg.batch_size, self.cfg.seed
+        for step in range(start, self.total_steps()):
+            pairs = self.task.generate_pairs(size, seed, self.train_stream, step * size)
+            yield self._batch(list(pairs))
 
-@torch.no_grad()
-def _validate(
-    model: PointerGenerator, vocab: Vocabulary, valid: list[Pair], arch: str
-) -> dict[str, Any]:
-    """``val_tf_loss`` (teacher-forced) and the greedy decode's metrics as ``val_<key>``."""
-    model.eval()
-    tf_loss = loss_of(model, _batch(vocab, valid, arch)).item()
-    metrics, _ = evaluate_pairs(CopyModel(model, vocab), valid)
-    return {"val_tf_loss": tf_loss, **{f"val_{k}": v for k, v in metrics.items()}}
+    def _batch(self, pairs: list[Pair]) -> Batch:
+        """Training tensors; only the seq2seq's targets map unknown words to ``<unk>``."""
+        sources, targets = [p.source for p in pairs], [p.target for p in pairs]
+        return make_batch(self.vocab, sources, targets, copy=self.cfg.arch != "seq2seq")
 
+    def _step(self, batch: Batch) -> float:
+        self.model.train()
 
-def _save_best(
-    out_dir: str,
-    model: PointerGenerator,
-    vocab: Vocabulary,
-    config: CopyTrainConfig,
-    best: dict[str, Any],
-) -> None:
-    """``best.safetensors`` and ``best.json`` for the record ``best``."""
-    path = os.path.join(out_dir, "best.safetensors")
-    save_copy_model(path, model, vocab, config.to_dict(), best["step"], best)
-    with atomic_write(os.path.join(out_dir, "best.json")) as stream:
-        json.dump(best, stream, indent=2)
+        def loss() -> tuple[torch.Tensor, None]:
+            return loss_of(self.model, batch), None
+
+        return optimizer_step(self.model, self.optimizer, self.cfg, self.step, loss)
+
+    @torch.no_grad()
+    def _measure(self, model: nn.Module) -> tuple[dict[str, Any], float]:
+        """The greedy decode's metrics and the teacher-forced loss on the validation set."""
+        model.eval()
+        tf_loss = loss_of(model, self._batch(self.valid)).item()
+        metrics, _ = evaluate_pairs(CopyModel(model, self.vocab), self.valid)
+        return metrics, tf_loss
+
+    def _save(self, path: str, model: nn.Module, info: dict[str, Any], resumable: bool) -> None:
+        optimizer = self.optimizer if resumable else None
+        train = self.cfg.to_dict()
+        save_copy_model(path, model, self.vocab, train, self.step, info, optimizer)
+
+    def config_dict(self) -> dict[str, Any]:
+        return self.config.to_dict()
+
+    def write_config_file(self) -> None:
+        write_config_file(self.run_dir, self.config)
+
+    def _restore(self, path: str) -> None:
+        """Continue from the run's ``last`` checkpoint at ``path``, if this configuration may."""
+        if not os.path.exists(path):
+            raise RunDirError(f"nothing to resume: {path} does not exist")
+        loaded = load_copy_model(path)
+        if loaded.optimizer_state is None or loaded.rng_state is None:
+            raise CheckpointError(path, "not a resumable checkpoint (no optimiser state)")
+        try:
+            saved = CopyRunConfig(loaded.model.config, CopyTrainConfig.from_dict(loaded.train))
+        except (TypeError, ValueError) as err:
+            raise CheckpointError(path, f"invalid training configuration: {err}") from None
+        try:
+            resumed_train(saved.train, asdict(self.cfg))
+        except ValueError as err:
+            raise RunDirError(str(err)) from None
+        if saved.model != self.config.model or loaded.vocab.words != self.vocab.words:
+            raise RunDirError(f"{path}: its model or vocabulary is not this configuration's")
+        check_config_file(self.run_dir, saved, self.config, CopyRunConfig.from_dict, False)
+        state = loaded.model.state_dict()
+        info = loaded.info
+        self.adopt_state(state, loaded.optimizer_state, loaded.rng_state, loaded.step, info)
+        best = os.path.join(self.run_dir, BEST)
+        if self.best and os.path.exists(best):  # a damaged best would be reported as the run's
+            load_copy_model(best)  # CheckpointError names the file and problem

@@ -1,5 +1,7 @@
-"""The training loop: teacher-forced maximum likelihood (Sec. 4), validation on decoded metrics,
-atomic checkpoints, exact resume.
+"""A point task's training run: teacher-forced maximum likelihood (Sec. 4), validation on decoded
+metrics, atomic checkpoints, exact resume. The loop itself is every task's
+(:mod:`ptrnet.training.runloop`); :class:`Trainer` plugs in the point tasks' model, data,
+steps, validation and checkpoint format.
 
 The loop knows nothing about the network: :func:`ptrnet.training.steps.train_step` calls one of
 the losses of :mod:`ptrnet.training.losses` (teacher-forced cross-entropy, plain or masked by the
@@ -10,7 +12,7 @@ A run directory holds ``config.json`` (the RunConfig, as ``last`` holds it:
 :mod:`ptrnet.runs.config_file`), ``log.csv`` (:mod:`ptrnet.runs.csvlog`), ``last.safetensors``
 (weights + optimiser + RNG state, written at every validation and at the end) and
 ``best.safetensors`` + ``best.json`` (weights and metrics at the validation with the best
-*decoded* metrics, :meth:`ptrnet.tasks.base.Task.selection_key`, ties to the later step; never
+*decoded* metrics, :meth:`ptrnet.tasks.card.TaskCard.selection_key`, ties to the later step; never
 the teacher-forced loss). With ``ema`` the run validates, and keeps as ``best``,
 the moving average of its weights (:mod:`ptrnet.training.ema`). Since data depend only on the
 step (:mod:`ptrnet.training.data`), resuming from ``last`` reproduces the uninterrupted run
@@ -24,12 +26,9 @@ trains on its rows of the global batch, rank 0 alone validates and writes the ru
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import time
-from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 import torch
@@ -40,51 +39,41 @@ from ptrnet.compute.precision import grad_scaler
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.evaluation.evaluate import evaluate
-from ptrnet.evaluation.score import json_safe
-from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
-from ptrnet.io.progress import Progress
 from ptrnet.io.text import check_regular_file
 from ptrnet.model import build_model
-from ptrnet.runs import BEST, BEST_JSON, LAST, LOG_CSV, RunDirError, holds_run, kept_path
+from ptrnet.runs import BEST, LAST, RunDirError
 from ptrnet.runs.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
 from ptrnet.runs.config_file import check_config_file, write_config_file
-from ptrnet.runs.csvlog import CsvLog, columns_for
 from ptrnet.runs.lock import claim_run_dir
-from ptrnet.tasks import get_task
 from ptrnet.training.baselines import make_baseline
 from ptrnet.training.cpu import ThreadPlanner, cpu_plan
-from ptrnet.training.data import WORKER_ERRORS, TrainingData, stop_explains, validation_set
-from ptrnet.training.distributed import NullLog, Ranks, Session, session, shard_batch
+from ptrnet.training.data import TrainingData, validation_set
+from ptrnet.training.distributed import Ranks, Session, session, shard_batch
 from ptrnet.training.ema import ema_model, ema_state, load_ema_state
-from ptrnet.training.losses import (
-    loss_mask_task,
+from ptrnet.training.losses import loss_mask_task
+from ptrnet.training.runloop import (
+    DivergedError,
+    RunLoop,
+    StopRequest,
+    TrainingStopped,
+    TrainResult,
+    ValidationHook,
+    non_finite_parameter,
 )
-from ptrnet.training.steps import Meter, build_optimizer, train_step, validation_loss
+from ptrnet.training.steps import build_optimizer, train_step, validation_loss
 
-# Called after each validation with the trainer and the decoded metrics; True ends the run.
-ValidationHook = Callable[["Trainer", dict[str, Any]], bool]
-# Asked between steps; True stops the run there (TrainingStopped). Must be cheap.
-StopRequest = Callable[[], bool]
-
-
-class DivergedError(RunDirError):
-    """The weights stopped being finite numbers (the loss diverged); nothing of them is saved."""
-
-
-class TrainingStopped(Exception):
-    """The run stopped between two steps because ``should_stop`` asked it to; the run directory
-    keeps its last validation's checkpoint, which ``resume`` continues from.
-
-    Attributes:
-        step: the steps taken when it stopped (the checkpoint may be older).
-        rank: this process's rank under torchrun (0 alone reports).
-    """
-
-    def __init__(self, step: int, rank: int = 0) -> None:
-        super().__init__(f"training stopped at step {step}")
-        self.step, self.rank = step, rank
+__all__ = [
+    "DivergedError",
+    "RunDirError",
+    "Trainer",
+    "TrainingStopped",
+    "TrainResult",
+    "data_digests",
+    "non_finite_parameter",
+    "train",
+]
 
 
 def data_digests(cfg: TrainConfig) -> dict[str, str]:
@@ -106,27 +95,6 @@ def data_digests(cfg: TrainConfig) -> dict[str, str]:
             raise InputError(path, None, f"cannot read: {err.strerror or err}") from None
         digests[key] = f"sha256:{digest.hexdigest()}"
     return digests
-
-
-def non_finite_parameter(model: nn.Module) -> str | None:
-    """The name of the first parameter of ``model`` holding NaN or infinity, else None."""
-    for name, param in model.named_parameters():
-        if not bool(torch.isfinite(param).all()):
-            return name
-    return None
-
-
-@dataclass(frozen=True)
-class TrainResult:
-    """Summary of a finished run: final step, best validation record, throughput."""
-
-    run_dir: str
-    step: int
-    best: dict[str, Any]
-    last_metrics: dict[str, Any] = field(default_factory=dict)
-    elapsed_s: float = 0.0
-    examples_per_s: float = 0.0
-    rank: int = 0
 
 
 def train(
@@ -170,62 +138,53 @@ def train(
             return trainer.run(progress and run_session.main, workers, on_validation, should_stop)
 
 
-class Trainer:
-    """State of one run: model, optimiser, data, validation set, log and best record."""
+class Trainer(RunLoop):
+    """A point task's run in the shared loop (:class:`~ptrnet.training.runloop.RunLoop`): its
+    model and optimiser, data, validation set, checkpoints and REINFORCE baseline."""
 
     def __init__(
         self, config: RunConfig, run_dir: str, resume: bool, run_session: Session | None = None
     ) -> None:
-        self.config, self.cfg, self.run_dir = config, config.train, run_dir
-        self.task = get_task(self.cfg.task)
-        self.step, self.best = 0, {}
-        self.session = run_session or Session(Ranks(), resolve_device(self.cfg.device))
+        cfg = config.train
+        super().__init__(cfg, run_dir, run_session or Session(Ranks(), resolve_device(cfg.device)))
+        self.config = config
         last = os.path.join(run_dir, LAST)
-        if not resume and holds_run(run_dir):  # of this task, another or the copy task
-            raise RunDirError(f"{run_dir} already holds a run; pass --resume or another --out")
-        torch.manual_seed(self.cfg.seed)
-        self.device = self.session.device
+        self.refuse_used_dir(resume)  # a run of this task, another or the copy task
+        torch.manual_seed(cfg.seed)
         self.model = build_model(config.model).to(self.device)
-        self.optimizer = build_optimizer(self.model, self.cfg)
-        self.scaler = grad_scaler(self.cfg.precision, self.device)
-        self.ema = ema_model(self.model, self.cfg.ema) if self.cfg.ema else None
-        self.data_digests = data_digests(self.cfg)
+        self.optimizer = build_optimizer(self.model, cfg)
+        self.scaler = grad_scaler(cfg.precision, self.device)
+        self.ema = ema_model(self.model, cfg.ema) if cfg.ema else None
+        self.data_digests = data_digests(cfg)
         saved = self._restore(last) if resume else None
-        if not resume and self.cfg.init_from is not None:
-            self._warm_start(self.cfg.init_from)
+        if not resume and cfg.init_from is not None:
+            self._warm_start(cfg.init_from)
         self.wrapped = self.session.wrap(self.model)  # what steps train: DDP or the model
         self.baseline = None
-        if self.cfg.objective == "reinforce":
-            self.baseline = make_baseline(self.cfg, self.model, self.task)
+        if cfg.objective == "reinforce":
+            self.baseline = make_baseline(cfg, self.model, self.task)
             if saved is not None and saved.baseline_state is not None:
                 try:
                     self.baseline.load_state(saved.baseline_state)
                 except ValueError as err:
                     raise CheckpointError(last, f"invalid baseline state: {err}") from None
-        self.val_points, self.val_refs = validation_set(self.task, self.cfg)
+        self.val_points, self.val_refs = validation_set(self.task, cfg)
         self._check_vocabulary(config.model.max_n)
-        self.data = TrainingData(self.task, self.cfg, self.val_points)
-        if resume and self.data.total_steps() < self.step:  # before config.json is rewritten
-            raise RunDirError(
-                f"{run_dir} is already at step {self.step}; resume with more steps than that "
-                f"(asked for {self.data.total_steps()})"
-            )
-        self.log = self._open_log(resume) if self.session.main else NullLog()
-        self.planner: ThreadPlanner | None = None  # re-plans torch threads while training
+        self.data = TrainingData(self.task, cfg, self.val_points)
+        self.check_resumed_length(resume)
+        self.open_log(resume)
 
-    def _open_log(self, resume: bool) -> CsvLog:
-        """Open ``log.csv`` (a resumed run's log checked first; rank 0's job) and write a new
-        run's ``config.json``. A resumed run rewrites ``config.json`` with ``last`` only, so
-        the two agree even when it stops before its first validation."""
-        os.makedirs(self.run_dir, exist_ok=True)
-        log = CsvLog(
-            os.path.join(self.run_dir, LOG_CSV),
-            columns_for(self.task.metric_keys),
-            resume_step=self.step if resume else None,
-        )
-        if not resume:
-            write_config_file(self.run_dir, self.config)
-        return log
+    def total_steps(self) -> int:
+        return self.data.total_steps()
+
+    def batches(self, start: int, workers: int = 0) -> Any:
+        return self.data.batches(start, workers)
+
+    def config_dict(self) -> dict[str, Any]:
+        return self.config.to_dict()
+
+    def write_config_file(self) -> None:
+        write_config_file(self.run_dir, self.config)
 
     def _restore(self, path: str) -> Checkpoint:
         """Load the run's state from ``path``; the checkpoint, for what the caller restores."""
@@ -239,14 +198,13 @@ class Trainer:
         except ValueError as err:
             raise RunDirError(str(err)) from None
         check_config_file(self.run_dir, ckpt.config, self.config)
-        self.model.load_state_dict(ckpt.model_state)
-        self.optimizer.load_state_dict(ckpt.optimizer_state)
-        torch.set_rng_state(ckpt.rng_state)
+        self.adopt_state(
+            ckpt.model_state, ckpt.optimizer_state, ckpt.rng_state, ckpt.step, ckpt.info
+        )
         if self.scaler is not None and "grad_scaler" in ckpt.info:
             self.scaler.load_state_dict(ckpt.info["grad_scaler"])
         if self.ema is not None:
             load_ema_state(self.ema, ckpt.ema_state)
-        self.step, self.best = ckpt.step, ckpt.info.get("best", {})
         for key, digest in (ckpt.info.get("data_digests") or {}).items():  # older runs: none
             if self.data_digests.get(key) != digest:
                 raise RunDirError(
@@ -271,64 +229,6 @@ class Trainer:
             raise RunDirError(f"{path}: trained on {ckpt.config.train.task}, not {self.cfg.task}")
         self.model.load_state_dict(ckpt.model_state)
 
-    def run(
-        self,
-        progress: bool,
-        workers: int = 0,
-        on_validation: ValidationHook | None = None,
-        should_stop: StopRequest | None = None,
-    ) -> TrainResult:
-        """Train to the last step, or until ``on_validation`` returns True; ``workers`` data
-        processes build batches ahead (:meth:`TrainingData.batches`). Raises TrainingStopped
-        when ``should_stop`` (see :func:`train`) returns True."""
-        total, start_time = self.data.total_steps(), time.perf_counter()
-        label, done = f"train {self.task.name}", min(self.step, total)
-        report = Progress(label, total, "step", done=done, enabled=progress)
-        meter, metrics = Meter(), {}
-        batches = self.data.batches(self.step, workers)
-        try:
-            self._stop_if_asked(should_stop)
-            tic = time.perf_counter()  # the step's time includes any wait for its batch
-            for batch in batches:
-                loss = self._step(batch)
-                self.step += 1
-                if self.planner is not None and self.planner.due(self.step):
-                    self._replan_threads(self.planner)
-                meter.add(loss, batch.size, time.perf_counter() - tic)
-                report.update(1, batch.size, loss)
-                if self.step % self.cfg.val_every == 0 or self.step == total:
-                    metrics, stop = self._validate_once(meter, start_time, on_validation)
-                    report.note(f"val {self._primary}", metrics[self._primary])
-                    report.show()
-                    if stop:
-                        break
-                elif self.step % self.cfg.log_every == 0:
-                    self.log.write(meter.row(self.step, self.cfg, start_time))
-                if self.step < total:
-                    self._stop_if_asked(should_stop)
-                tic = time.perf_counter()
-        except WORKER_ERRORS:
-            if not stop_explains(should_stop, workers):
-                raise
-            # The data workers got the same signal (sent to the whole process group, as by
-            # timeout or Slurm) and ended: torch reports the batch awaited from them as lost.
-            raise TrainingStopped(self.step, self.session.ranks.rank) from None
-        finally:
-            batches.close()  # ends the data worker processes
-            report.close()
-            self.log.close()
-        elapsed, rate = time.perf_counter() - start_time, meter.overall_rate()
-        rank = self.session.ranks.rank
-        return TrainResult(self.run_dir, self.step, self.best, metrics, elapsed, rate, rank)
-
-    def _stop_if_asked(self, should_stop: StopRequest | None) -> None:
-        """Raise TrainingStopped if ``should_stop`` says so on any rank (all ranks ask here
-        together, so they stop at the same step)."""
-        if should_stop is None:
-            return
-        if self.session.sum(float(bool(should_stop()))) > 0:
-            raise TrainingStopped(self.step, self.session.ranks.rank)
-
     def _step(self, batch: Batch) -> float:
         """Train on this rank's rows of the global ``batch``; the global mean loss."""
         shard = shard_batch(batch, self.session.ranks, self.cfg.labels_training_data)
@@ -349,25 +249,6 @@ class Trainer:
         self.session.after_step(self.model, self.step + 1)
         return self.session.sum(shard.share * local)
 
-    def _replan_threads(self, planner: ThreadPlanner) -> None:
-        """Rank 0 re-plans the torch threads from the recent load; every rank follows."""
-        plan = planner.plan(self.step) if self.session.main else None
-        threads = planner.adopt(self.session.broadcast(plan))
-        if threads != torch.get_num_threads():
-            torch.set_num_threads(threads)
-
-    def _validate_once(
-        self, meter: Meter, start_time: float, on_validation: ValidationHook | None
-    ) -> tuple[dict[str, Any], bool]:
-        """Validate on rank 0 (the others wait): the metrics and whether to stop, on all ranks."""
-        self._check_finite()  # every rank holds the same weights: all raise together
-        metrics, stop = {}, False
-        if self.session.main:
-            metrics = self._validate(meter, start_time)
-            stop = on_validation is not None and bool(on_validation(self, metrics))
-        metrics, stop, self.best = self.session.broadcast((metrics, stop, self.best))
-        return metrics, stop
-
     def _check_vocabulary(self, max_n: int | None) -> None:
         """Raise InputError if a validation instance is larger than a fixed-vocabulary model
         (seq2seq, attention: ``max_n``, its largest training size) can name, before training."""
@@ -380,93 +261,36 @@ class Trainer:
                 f"n <= {max_n} has no output for the points past {max_n} (validate on its sizes)",
             )
 
-    def _check_finite(self) -> None:
-        """Raise DivergedError, before anything is saved, if a weight is NaN or infinite."""
-        bad = non_finite_parameter(self.model)
-        if bad is None and self.ema is not None:
-            bad = non_finite_parameter(self.ema.module)
-        if bad is None:
-            return
-        kept = (
-            "the run's checkpoints from its last validation are kept (--resume returns to them)"
-            if os.path.exists(os.path.join(self.run_dir, LAST))
-            else "nothing was saved"
-        )
-        raise DivergedError(
-            f"{self.run_dir}: at step {self.step} the weight {bad} is not a finite number: "
-            f"training diverged (a lower --lr or --clip-norm may help); {kept}"
-        )
-
-    @property
-    def _primary(self) -> str:
-        return self.task.validation_metric
-
-    @property
-    def kept_model(self) -> nn.Module:
-        """The network validated and saved as ``best``: the weights' moving average if the
-        run keeps one, else the trained weights themselves."""
-        return self.model if self.ema is None else self.ema.module
-
-    def _validate(self, meter: Meter, start_time: float) -> dict[str, Any]:
-        """Decode the validation set, log, save ``last`` and (if improved) ``best``."""
-        model = self.kept_model
+    def _measure(self, model: nn.Module) -> tuple[dict[str, Any], float]:
+        """Decode the validation set (the run's validation constraints) and its teacher-forced
+        loss (masked as in training)."""
         decoding = DecodeOptions(constraints=self.cfg.validation_constraints)
         metrics = evaluate(model, self.task, self.val_points, self.val_refs, decoding)
-        mask_task = loss_mask_task(self.cfg)
-        tf_loss = validation_loss(model, self.val_points, self.val_refs, mask_task)
-        row = meter.row(self.step, self.cfg, start_time)
-        row.update(val_tf_loss=tf_loss, **{f"val_{k}": metrics[k] for k in self.task.metric_keys})
-        self.log.write(row)
-        self._keep_if_best(metrics, tf_loss)
-        if self.cfg.keep_every and self.step % self.cfg.keep_every == 0:
-            self._keep_weights(metrics, tf_loss)
-        # Only here, between steps: an interrupted run resumes from its last validation.
+        tf_loss = validation_loss(model, self.val_points, self.val_refs, loss_mask_task(self.cfg))
+        return metrics, tf_loss
+
+    def _record_extra(self) -> dict[str, Any]:
+        return {"constraints": self.cfg.validation_constraints}
+
+    def _save(self, path: str, model: nn.Module, info: dict[str, Any], resumable: bool) -> None:
+        if not resumable:
+            save_checkpoint(path, self.config, self.step, model, info=info)
+            return
         save_checkpoint(
-            os.path.join(self.run_dir, LAST),
+            path,
             self.config,
             self.step,
-            self.model,
+            model,
             self.optimizer,
-            info=self._resume_info(),
+            info=info,
             ema_state=None if self.ema is None else ema_state(self.ema),
             baseline_state=None if self.baseline is None else self.baseline.state(),
         )
-        write_config_file(self.run_dir, self.config)  # a resumed run's changes, with ``last``
-        return metrics
 
     def _resume_info(self) -> dict[str, Any]:
         """The JSON that ``last`` holds besides tensors: the best record, the digests of the
         data files, the fp16 scale."""
-        info: dict[str, Any] = {"best": self.best, "data_digests": self.data_digests}
+        info = {**super()._resume_info(), "data_digests": self.data_digests}
         if self.scaler is not None:
             info["grad_scaler"] = self.scaler.state_dict()
         return info
-
-    def _keep_weights(self, metrics: dict[str, Any], tf_loss: float) -> None:
-        """Keep this validation's weights (those ``best`` would take) under ``kept/``."""
-        record = {"step": self.step, "metrics": json_safe(metrics), "val_tf_loss": tf_loss}
-        path = kept_path(self.run_dir, self.step)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        save_checkpoint(path, self.config, self.step, self.kept_model, info={"kept": record})
-
-    def _keep_if_best(self, metrics: dict[str, Any], tf_loss: float) -> None:
-        """Save ``best`` unless the kept one ranks strictly better by
-        :meth:`~ptrnet.tasks.base.Task.selection_key` (primary metric, then the tie-break
-        one): equal ranks go to the later step, the longer-trained weights."""
-        key = self.task.selection_key
-        if self.best and key(metrics) > key(self.best["metrics"]):
-            return
-        self.best = json_safe(
-            {
-                "step": self.step,
-                "metric": self._primary,
-                "value": metrics[self._primary],
-                "constraints": self.cfg.validation_constraints,
-                "metrics": json_safe(metrics),
-                "val_tf_loss": tf_loss,
-            }
-        )
-        path = os.path.join(self.run_dir, BEST)
-        save_checkpoint(path, self.config, self.step, self.kept_model, info={"best": self.best})
-        with atomic_write(os.path.join(self.run_dir, BEST_JSON)) as stream:
-            json.dump({**self.best, "config": self.config.to_dict()}, stream, indent=2)

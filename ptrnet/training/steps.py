@@ -1,10 +1,12 @@
-"""One optimiser step of a run (teacher-forced, masked or not, with label steps; REINFORCE;
-DAgger), the optimiser it steps, the teacher-forced validation loss (a diagnostic) and the
-meter behind the log's loss and throughput columns. :mod:`ptrnet.training.loop` runs them."""
+"""One optimiser step of any run (:func:`optimizer_step`) and a point task's
+(:func:`train_step`: teacher-forced, masked or not, with label steps; REINFORCE; DAgger), the
+optimiser it steps, the teacher-forced validation loss (a diagnostic) and the meter behind the
+log's loss and throughput columns. :mod:`ptrnet.training.runloop` runs them."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,64 +46,33 @@ def build_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer
         return torch.optim.Adam(params, lr=cfg.lr)
 
 
-def train_step(
+def optimizer_step(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
-    batch: Batch,
-    cfg: TrainConfig,
+    cfg: Any,
     step: int,
+    loss_of: Callable[[], tuple[torch.Tensor, float | None]],
     *,
     weight: float = 1.0,
     scaler: torch.amp.GradScaler | None = None,
-    baseline: Baseline | None = None,
 ) -> float:
-    """One optimiser step at learning rate ``cfg.learning_rate(step)`` in ``cfg.precision``;
-    ``baseline`` is REINFORCE's (None = leave-one-out), told of the step once it is taken.
+    """One optimiser step of any run at learning rate ``cfg.learning_rate(step)``, the loss
+    ``loss_of()`` computed in ``cfg.precision``, the gradient's norm clipped at
+    ``cfg.clip_norm``. ``loss_of`` returns the loss and, if another figure is to be logged for
+    the step, that figure (else None: the loss's value is logged).
 
     ``model`` may be wrapped in DDP; ``weight`` multiplies the loss before the backward pass (a
     rank's ``K * share``, :mod:`ptrnet.training.distributed`); ``scaler``: fp16's gradient
     scaler (:func:`ptrnet.compute.precision.grad_scaler`), the gradients unscaled before clipping.
-
-    Returns the figure logged as the step's loss, unweighted: the teacher-forced loss per
-    token, or with ``objective`` ``reinforce`` the mean cost of the sampled outputs.
     """
     for group in optimizer.param_groups:
         group["lr"] = cfg.learning_rate(step)
     optimizer.zero_grad(set_to_none=True)
-    mask_task = loss_mask_task(cfg)
-    device = next(model.parameters()).device
-    with autocast(cfg.precision, device):
-        if cfg.objective == "reinforce":
-            generator = sample_generator(cfg.seed, step, device)
-            # Sampled with the bare model; re-scored through ``model`` (DDP's hooks, if wrapped).
-            loss, logged = reinforce_loss(
-                unwrap(model),
-                mask_task,
-                batch,
-                cfg.rl_samples,
-                generator,
-                scorer=model,
-                baseline=baseline,
-            )
-        elif cfg.objective == "dagger":
-            task = get_task(cfg.task)
-            generator = sample_generator(cfg.seed, step, stream=Stream.DAGGER)
-            drawn = dagger_batch(unwrap(model), task, batch, cfg, generator)
-            loss = teacher_forced_loss(
-                model,
-                drawn.batch,
-                mask_task=mask_task,
-                active=drawn.active,
-                run_all=not cfg.label_steps,  # a heavy decoder (RunConfig checks) runs k steps
-                labels=drawn.labels,
-            )
-            logged = None
-        else:
-            active = label_step_mask(
-                cfg.label_steps, cfg.seed, step, batch.targets, cfg.shared_label_steps
-            )
-            loss = teacher_forced_loss(model, batch, mask_task=mask_task, active=active)
-            logged = None
+    if cfg.precision == "fp32":
+        loss, logged = loss_of()
+    else:
+        with autocast(cfg.precision, next(model.parameters()).device):
+            loss, logged = loss_of()
     if scaler is None:
         (loss * weight).backward()
     else:
@@ -113,9 +84,74 @@ def train_step(
     else:
         scaler.step(optimizer)  # skipped when the scaled gradients overflowed
         scaler.update()
+    return loss.item() if logged is None else logged
+
+
+def train_step(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    cfg: TrainConfig,
+    step: int,
+    *,
+    weight: float = 1.0,
+    scaler: torch.amp.GradScaler | None = None,
+    baseline: Baseline | None = None,
+) -> float:
+    """A point task's :func:`optimizer_step` on ``batch``; ``baseline`` is REINFORCE's (None =
+    leave-one-out), told of the step once it is taken.
+
+    Returns the figure logged as the step's loss, unweighted: the teacher-forced loss per
+    token, or with ``objective`` ``reinforce`` the mean cost of the sampled outputs.
+    """
+    logged = optimizer_step(
+        model,
+        optimizer,
+        cfg,
+        step,
+        lambda: _point_loss(model, batch, cfg, step, baseline),
+        weight=weight,
+        scaler=scaler,
+    )
     if baseline is not None:
         baseline.after_step(unwrap(model), step)
-    return loss.item() if logged is None else logged
+    return logged
+
+
+def _point_loss(
+    model: nn.Module, batch: Batch, cfg: TrainConfig, step: int, baseline: Baseline | None
+) -> tuple[torch.Tensor, float | None]:
+    """The loss of a point task's step on ``batch`` by ``cfg.objective``, and REINFORCE's
+    logged figure (the mean sampled cost; None otherwise)."""
+    mask_task = loss_mask_task(cfg)
+    device = next(model.parameters()).device
+    if cfg.objective == "reinforce":
+        generator = sample_generator(cfg.seed, step, device)
+        # Sampled with the bare model; re-scored through ``model`` (DDP's hooks, if wrapped).
+        return reinforce_loss(
+            unwrap(model),
+            mask_task,
+            batch,
+            cfg.rl_samples,
+            generator,
+            scorer=model,
+            baseline=baseline,
+        )
+    if cfg.objective == "dagger":
+        task = get_task(cfg.task)
+        generator = sample_generator(cfg.seed, step, stream=Stream.DAGGER)
+        drawn = dagger_batch(unwrap(model), task, batch, cfg, generator)
+        loss = teacher_forced_loss(
+            model,
+            drawn.batch,
+            mask_task=mask_task,
+            active=drawn.active,
+            run_all=not cfg.label_steps,  # a heavy decoder (RunConfig checks) runs k steps
+            labels=drawn.labels,
+        )
+        return loss, None
+    active = label_step_mask(cfg.label_steps, cfg.seed, step, batch.targets, cfg.shared_label_steps)
+    return teacher_forced_loss(model, batch, mask_task=mask_task, active=active), None
 
 
 def validation_loss(
