@@ -9,7 +9,6 @@ import pytest
 import torch
 
 from ptrnet.model.span import SpanPointer
-from ptrnet.tasks.base import Stream
 from ptrnet.tasks.sentences import Pair
 from ptrnet.tasks.span import (
     BUILDINGS,
@@ -23,6 +22,7 @@ from ptrnet.tasks.span import (
     sample_pair,
     split_source,
 )
+from ptrnet.tasks.streams import Stream
 from ptrnet.text.metrics import normalize_answer, span_metrics, squad_f1
 from ptrnet.text.span import gold_spans, span_inputs, spans_to_answers
 from ptrnet.text.span_decoder import decode_spans

@@ -67,8 +67,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--stream",
         type=seed_int,
-        default=0,
-        help="sub-stream under the seed; use distinct streams for train/valid/test (default: 0)",
+        help="sub-stream under the seed; use distinct streams for train/valid/test (default: 0; "
+        "span: 5, its test stream of held-out names)",
     )
     add_solver_argument(parser)
     parser.add_argument(
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
             solver=solver,
             workers=args.workers,
             shard=args.shard,
-            stream=args.stream,
+            stream=args.stream or 0,
         )
         shown = progress(examples, total, args.quiet, f"generate {task.name}")
         written = write_examples(args.output, shown)

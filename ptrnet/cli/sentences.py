@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ptrnet.text.decode import Explanation
     from ptrnet.training.runloop import TrainResult
 
+Run = Callable[[argparse.Namespace, "SentenceTask"], int]
 DRY_RUN = {"steps": 4, "val_every": 2, "val_count": 8, "hidden": 8, "embed": 4}
 TRAIN_OPTIONS = (
     "steps",
@@ -137,7 +138,8 @@ def _probability(text: str) -> float:
 def generate(args: argparse.Namespace, task: SentenceTask) -> int:
     from ptrnet.text.format import write_pairs
 
-    pairs = task.generate_pairs(args.count, args.seed, args.stream)
+    stream = task.default_stream if args.stream is None else args.stream
+    pairs = task.generate_pairs(args.count, args.seed, stream)
     written = write_pairs(args.output, pairs)
     note(args, f"wrote {written} {task.name} examples to {output_name(args.output)}")
     return 0
@@ -202,11 +204,18 @@ def _resumed_config(args: argparse.Namespace, task: SentenceTask) -> CopyTrainCo
 
 
 def _load(args: argparse.Namespace, task: SentenceTask) -> CopyModel:
-    """The model of ``--model`` on the CPU, with ``--threads`` set; refuses what the sentence
-    decoder does not do (another device, multi-start, ``--samples`` without sampling, a beam
-    wider or more samples than :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`)."""
+    """The model of ``--model`` on the CPU, with ``--threads`` set, after
+    :func:`check_decoding`."""
     from ptrnet.text.evaluate import load
 
+    check_decoding(args, task)
+    return load(args.model, task.name)
+
+
+def check_decoding(args: argparse.Namespace, task: SentenceTask) -> None:
+    """Refuse what the sentence decoders do not do (another device, multi-start, ``--samples``
+    without sampling, a beam wider or more samples than
+    :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`), then set ``--threads``."""
     check_beam_width(args)
     if args.device not in ("auto", "cpu"):
         raise UsageError(f"--device {args.device}: task {task.name} decodes on the CPU only")
@@ -226,7 +235,6 @@ def _load(args: argparse.Namespace, task: SentenceTask) -> CopyModel:
             f"(a line of {MAX_LINE_TOKENS:,} tokens with them fills one decoding batch)"
         )
     set_threads(args.threads)
-    return load(args.model, task.name)
 
 
 def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
@@ -363,5 +371,23 @@ def _explained(explanation: Explanation) -> str:
     return "\n".join(printable(line) for line in lines)
 
 
+def _by_answer(command: str, run: Run) -> Run:
+    """``run`` for a task whose targets are sentences, :mod:`ptrnet.cli.spans`' ``command`` for
+    one whose targets are spans of its input (:class:`~ptrnet.tasks.span.SpanTask`)."""
+
+    def dispatch(args: argparse.Namespace, task: SentenceTask) -> int:
+        from ptrnet.cli import spans
+        from ptrnet.tasks.span import SpanTask
+
+        return spans.RUNS[command](args, task) if isinstance(task, SpanTask) else run(args, task)
+
+    return dispatch
+
+
 #: What each generic command runs for a sentence task.
-RUNS = {"generate": generate, "train": train, "eval": evaluate, "predict": predict}
+RUNS = {
+    "generate": generate,
+    "train": _by_answer("train", train),
+    "eval": _by_answer("eval", evaluate),
+    "predict": _by_answer("predict", predict),
+}

@@ -62,6 +62,7 @@ UPPER_BOUNDS = {
     "steps": 10**12,
     "epochs": 10**9,
     "vocab_pairs": 10**7,
+    "answer_pairs": 10**7,
 }
 
 

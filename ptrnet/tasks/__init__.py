@@ -23,6 +23,7 @@ from ptrnet.tasks.copy import CopyTask
 from ptrnet.tasks.delaunay import DelaunayTask
 from ptrnet.tasks.sentences import Pair, SentenceTask
 from ptrnet.tasks.sort import SortTask
+from ptrnet.tasks.span import SpanTask
 from ptrnet.tasks.streams import Stream
 from ptrnet.tasks.tsp import TSPTask
 
@@ -46,7 +47,7 @@ def register(task: TaskCard) -> TaskCard:
     return task
 
 
-for _task in (SortTask(), ConvexHullTask(), DelaunayTask(), TSPTask(), CopyTask()):
+for _task in (SortTask(), ConvexHullTask(), DelaunayTask(), TSPTask(), CopyTask(), SpanTask()):
     register(_task)
 del _task
 

@@ -72,6 +72,8 @@ class SentenceTask(TaskCard, ABC):
     archs: ClassVar[tuple[str, ...]] = ("pointer_generator", "seq2seq", "pointer")
     metric_keys: ClassVar[tuple[str, ...]] = METRIC_KEYS
     validation_metric: ClassVar[str] = "exact_match"
+    #: The stream ``ptrnet generate TASK`` writes without ``--stream``.
+    default_stream: ClassVar[int] = 0
 
     def stream(self, role: Stream) -> int:
         """A sentence task's stream for ``role`` (:data:`~ptrnet.tasks.streams.SENTENCE_STREAMS`):

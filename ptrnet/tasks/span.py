@@ -29,8 +29,8 @@ import zlib
 from collections.abc import Callable
 from typing import ClassVar
 
-from ptrnet.tasks.base import Stream
 from ptrnet.tasks.sentences import Pair, SentenceTask
+from ptrnet.tasks.streams import Stream
 
 QUESTION_MARK = "|"  #: between the passage and the question in a source sentence
 POOLS = ("train", "validation", "test")
@@ -203,6 +203,18 @@ class SpanTask(SentenceTask):
     validation_metric: ClassVar[str] = "exact_match"
     #: ``ptrnet generate span`` writes test examples unless told otherwise (held-out names).
     default_stream: ClassVar[int] = Stream.TEST
+
+    def stream(self, role: Stream) -> int:
+        """The stream of ``role`` in a training run: the role's own value (training 0,
+        validation 1), so that each role draws from its pool (:func:`stream_pool`); not the
+        copy task's 1 and 2, which would train on the validation pool.
+
+        Raises:
+            KeyError: a role a sentence task's run has no data for.
+        """
+        if role not in (Stream.TRAIN, Stream.VALIDATION):
+            raise KeyError(role)
+        return int(role)
 
     def sample_pair(self, seed: int, index: int, stream: int = 0) -> Pair:
         return sample_pair(seed, index, stream)

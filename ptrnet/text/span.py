@@ -89,6 +89,22 @@ class AnswerVocabulary:
         self.answers: tuple[tuple[str, ...], ...] = ((), *kept)
         self._ids = {answer: i for i, answer in enumerate(self.answers)}
 
+    @classmethod
+    def from_answers(cls, answers: Sequence[Sequence[str]]) -> AnswerVocabulary:
+        """The classes as saved (``answers``: the unknown class's ``[]`` first, then each
+        answer's words), in that order.
+
+        Raises:
+            ValueError: the first is not empty, or an answer is empty or listed twice.
+        """
+        kept = [tuple(a) for a in answers]
+        if not kept or kept[0] != () or not all(kept[1:]) or len(set(kept)) != len(kept):
+            raise ValueError("answers: [] first, then distinct non-empty answers")
+        vocab = cls([])
+        vocab.answers = tuple(kept)
+        vocab._ids = {answer: i for i, answer in enumerate(kept)}
+        return vocab
+
     def __len__(self) -> int:
         return len(self.answers)
 
