@@ -47,7 +47,8 @@ HOLDS = {
     "a user's instances in the unit square",
     "evaluation": "metrics of decoded datasets, `ptrnet score`, TSPLIB gaps, the paper's numbers",
     "training": "losses, the training loop, data streams, REINFORCE baselines, DAgger",
-    "text": "the sentence tasks: text format, vocabulary, pointer-generator training and decoding",
+    "text": "the sentence tasks: text format, vocabulary, the pointer-generator and the span "
+    "pointer (extractive QA): training, decoding, checkpoints",
     "viz": "figures and the per-step decoding trace",
     "web": "the local page (`ptrnet serve`) and its JSON API",
     "reproduce": "the paper's tables (`ptrnet reproduce`) and the demo table",
