@@ -116,3 +116,10 @@ def test_the_classifier_never_names_an_unseen_answer(tmp_path):
     assert all(a in set(train_answers.answers[1:]) for a in answers)
     assert all(a != p.target for a, p in zip(answers, test, strict=True))
     assert all(split_source(p.source) for p in test)
+
+
+def test_the_copy_configuration_refuses_a_span_arch():
+    from ptrnet.text.config import CopyTrainConfig
+
+    with pytest.raises(ValueError, match="span_pointer is not a pointer-generator's"):
+        CopyTrainConfig(arch="span_pointer", task="span")

@@ -14,7 +14,10 @@ STATIC = Path(__file__).parents[1] / "ptrnet" / "web" / "static"
 NAMES = "|".join(sorted(map(re.escape, TASKS)))
 # A task's name as a whole string literal ("tsp", 'sort', `delaunay`) or as an object key
 # (`convex_hull: ...`, a table keyed by task): what a branch or a per-task table needs.
-BY_NAME = re.compile(rf"""(["'`])({NAMES})\1|(?:^|[{{,])\s*({NAMES})\s*:""", re.MULTILINE)
+# An HTML tag's name (``createElement("span")``) is not a task's, though a task has that name.
+BY_NAME = re.compile(
+    rf"""(?<!createElement\()(["'`])({NAMES})\1|(?:^|[{{,])\s*({NAMES})\s*:""", re.MULTILINE
+)
 
 
 def task_names_in(source: str) -> list[str]:
@@ -35,3 +38,4 @@ def test_the_check_finds_task_names_in_conditions_and_tables() -> None:
     source = 'if (task === "sort") x();\nconst ROWS = {\n  convex_hull: (m) => [],\n};\n'
     assert task_names_in(source) == ["1: sort", "3: convex_hull"]
     assert task_names_in('values.sort((a, b) => a - b); const d = { drawing: "bars" };') == []
+    assert task_names_in('document.createElement("span"); if (t === "span") x();') == ["1: span"]

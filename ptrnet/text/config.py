@@ -90,6 +90,11 @@ class CopyTrainConfig(DictConfig):
         if not isinstance(task, SentenceTask):
             raise ValueError(f"task {self.task} does not take sentences")
         task.check_arch(self.arch)
+        if self.arch not in FIXED_P_GEN:
+            raise ValueError(
+                f"arch {self.arch} is not a pointer-generator's: task {self.task} trains with "
+                "its own configuration"
+            )
         check_shared(self)
         for name in ("embed", "min_count", "vocab_pairs"):
             positive_int(name, getattr(self, name))
