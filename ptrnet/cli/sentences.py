@@ -101,7 +101,7 @@ def add_arguments(command: str, parser: argparse.ArgumentParser) -> None:
             "--embed",
             type=positive_int,
             metavar="E",
-            help="sentence tasks: word vector size (default: 64)",
+            help="sentence tasks: word vector size (default: 64; span: 32)",
         )
     if command in ("eval", "predict"):
         add(
