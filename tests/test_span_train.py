@@ -17,6 +17,7 @@ from ptrnet.text.span_checkpoint import load_span_model
 from ptrnet.text.span_config import SpanTrainConfig
 from ptrnet.text.span_eval import answer_sources
 from ptrnet.text.span_train import SpanRunConfig, train_span
+from ptrnet.training.runloop import TrainingStopped
 
 torch.set_num_threads(1)
 
@@ -123,3 +124,11 @@ def test_the_copy_configuration_refuses_a_span_arch():
 
     with pytest.raises(ValueError, match="span_pointer is not a pointer-generator's"):
         CopyTrainConfig(arch="span_pointer", task="span")
+
+
+def test_a_stop_request_ends_the_run_between_steps_keeping_its_last_validation(tmp_path):
+    asked = iter([False] * 3 + [True] * 100)  # before step 1, after steps 1, 2, then stop
+    with pytest.raises(TrainingStopped) as stopped:
+        train_span(tiny(), tmp_path, log=lambda line: None, should_stop=lambda: next(asked))
+    assert stopped.value.step == 3
+    assert load_span_model(tmp_path / "last.safetensors").step == 2
