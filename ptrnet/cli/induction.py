@@ -51,6 +51,15 @@ class InductionCard(TaskCard):
     archs = ("attention_only",)
     metric_keys = ("repeat_accuracy", "first_half_loss", "induction_score")
     validation_metric = "repeat_accuracy"
+    commands = ("train",)  # the generic commands that serve it
+
+    def refusal(self, command: str) -> str:
+        """Why ``ptrnet COMMAND induction`` does nothing, and what does."""
+        return (
+            f"induction is a lesson, not a task: ptrnet {command} has nothing to do for it; "
+            "train it with ptrnet train induction --out RUN_DIR and draw it with "
+            "ptrnet plot induction RUN_DIR -o FILE.png"
+        )
 
 
 CARD = InductionCard()
@@ -98,22 +107,8 @@ def train(args: argparse.Namespace, task: TaskCard) -> int:
     return 0
 
 
-def refuse(command: str):
-    """What ``command`` (generate, eval, predict) runs for the lesson: a usage error."""
-
-    def run(args: argparse.Namespace, task: TaskCard) -> int:
-        raise UsageError(
-            f"induction is a lesson, not a task: ptrnet {command} has nothing to do for it; "
-            "train it with ptrnet train induction --out RUN_DIR and draw it with "
-            "ptrnet plot induction RUN_DIR -o FILE.png"
-        )
-
-    return run
-
-
-#: What each generic command runs for the lesson.
-RUNS = {"generate": refuse("generate"), "train": train, "eval": refuse("eval"),
-        "predict": refuse("predict")}  # fmt: skip
+#: What each generic command runs for the lesson (the others are refused: InductionCard).
+RUNS = {"train": train}
 
 
 def induction_figure_for(run_dir: str, index: int):

@@ -76,9 +76,12 @@ def command_task(args: argparse.Namespace, command: str) -> TaskCard:
     """The task ``args.task`` names, once every option given is one its kind takes.
 
     Raises:
-        UsageError: an unknown task, or an option its kind does not take.
+        UsageError: an unknown task, a lesson the command does not serve, or an option its
+            kind does not take.
     """
     task = LESSONS.get(args.task) or task_named(args.task)
+    if task.name in LESSONS and command not in task.commands:  # before its options
+        raise UsageError(task.refusal(command))
     for dest in given_options(args):
         if not _takes(task.input_kind, dest, command):
             raise UsageError(

@@ -30,7 +30,7 @@ one thread); the run directory gets ``best.safetensors``, ``best.json`` and ``lo
 ``induction`` is not a task but the induction-head lesson (docs/induction.md): a two-layer
 attention-only Transformer trained on sequences whose second half repeats the first. It takes
 only ``--out``, ``--steps``, ``--seed``, ``--vocab``, ``--length``, ``--threads``,
-``--dry-run`` and ``--quiet`` (defaults: 1500 steps, V 256, L 16, seed 0, one thread); the
+``--dry-run`` and ``--quiet`` (defaults: 2000 steps, V 256, L 16, seed 0, one thread); the
 run directory gets ``config.json``, ``log.csv``, ``weights.safetensors`` and
 ``measurements.json``.
 """

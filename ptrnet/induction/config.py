@@ -20,8 +20,8 @@ class InductionConfig:
 
     Attributes:
         vocab: tokens 0..vocab-1, drawn uniformly (chance loss: log vocab).
-        length: the half-length L of the measured sequences (a sequence is A A, with A of L
-            fresh random tokens; the context holds 2 L positions). Training draws the repeat's
+        length: the half-length L of the measured sequences (a sequence is BOS A A, with A of L
+            fresh random tokens; the context holds 2 L + 1 positions). Training draws the repeat's
             length m from ``min_length``..L per example, so that no fixed positional offset
             finds the earlier occurrence: only its content does.
         min_length: the shortest repeat in training (0: L // 2).
@@ -39,7 +39,7 @@ class InductionConfig:
     d_model: int = 32
     heads: int = 1
     layers: int = 2
-    steps: int = 1500
+    steps: int = 2000
     batch_size: int = 64
     lr: float = 3e-3
     seed: int = 0
@@ -80,8 +80,13 @@ class InductionConfig:
 
     @property
     def context(self) -> int:
-        """Positions in one sequence: 2 L."""
-        return 2 * self.length
+        """Positions in one sequence: BOS and 2 L tokens."""
+        return 2 * self.length + 1
+
+    @property
+    def bos(self) -> int:
+        """The beginning-of-sequence token, V: embedded, never predicted."""
+        return self.vocab
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

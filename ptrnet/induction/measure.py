@@ -1,10 +1,11 @@
 """What the lesson measures: the two halves' losses, the repeated half's accuracy, and where
 each layer's attention looks (the previous-token and induction stripes).
 
-For a sequence A A of half-length L (:mod:`ptrnet.induction.data`):
+For a sequence BOS A A of half-length L (:mod:`ptrnet.induction.data`), positions 0..2L:
 
-* an *induction* head at query t >= L looks at key t - L + 1, the position just after the
-  previous occurrence of token t; :func:`stripe_score` is its mean attention there;
+* an *induction* head at a query t of the second copy (t = L+1..2L) looks at key t - L + 1,
+  the position just after the previous occurrence of token t; :func:`stripe_score` is its mean
+  attention there;
 * a *previous-token* head at query t looks at key t - 1 (:func:`previous_token_score`), which
   is how a two-layer model can find "the position after": layer 1 writes each position's
   previous token into it, layer 2 matches its query's token against that.
@@ -27,16 +28,18 @@ def stripe_score(pattern: torch.Tensor, half: int) -> torch.Tensor:
     """Mean attention on the induction stripe, per head.
 
     Args:
-        pattern: (..., T, T) attention, query by key, with T <= 2 ``half``.
+        pattern: (..., T, T) attention, query by key, whose last ``half`` positions are the
+            second copy of A (T = 2L + 1 with BOS first).
         half: the repeat's length L.
 
     Returns:
-        (...) the mean over queries t = L..T-1 of ``pattern[..., t, t - L + 1]``; leading axes
-        other than the last two are kept (e.g. (B, H) -> average over B yourself).
+        (...) the mean over queries t = T-L..T-1 of ``pattern[..., t, t - L + 1]``; leading
+        axes other than the last two are kept (e.g. (B, H) -> average over B yourself).
     """
-    t = torch.arange(half, pattern.shape[-1])
-    if len(t) == 0:
-        raise ValueError(f"no query in the second half: {pattern.shape[-1]} positions, L {half}")
+    size = pattern.shape[-1]
+    if half < 1 or size < 2 * half:
+        raise ValueError(f"no second copy of length {half} in {size} positions")
+    t = torch.arange(size - half, size)
     return pattern[..., t, t - half + 1].mean(-1)
 
 
@@ -74,7 +77,7 @@ def part_losses(
 
 @torch.no_grad()
 def measure(model: torch.nn.Module, count: int, seed: int, batch: int = 256) -> dict[str, Any]:
-    """The lesson's figures on ``count`` fresh sequences A A of half-length L (drawn from
+    """The lesson's figures on ``count`` fresh sequences BOS A A of half-length L (drawn from
     ``seed + EVAL_STREAM``).
 
     Returns:
@@ -114,7 +117,7 @@ EXAMPLE_STREAM = 2  # the sequences figures and pages show: seed + EXAMPLE_STREA
 
 
 def example_tokens(config: Any, index: int = 0) -> torch.Tensor:
-    """Fresh sequence ``index`` (0-based) A A of half-length L for a figure: (2L,) int64."""
+    """Fresh sequence ``index`` (0-based) BOS A A of half-length L for a figure: (2L + 1,)."""
     generator = torch.Generator().manual_seed(config.seed + EXAMPLE_STREAM + index)
     return repeated_batch(generator, 1, config.vocab, config.length)[0][0]
 
@@ -124,20 +127,20 @@ def look(model: torch.nn.Module, tokens: torch.Tensor) -> dict[str, Any]:
     """Where the model looks on one sequence.
 
     Args:
-        tokens: (T,) with 2 <= T <= 2L, tokens in 0..V-1.
+        tokens: (T,) BOS then 0..V-1 tokens, 3 <= T <= 2L + 1.
 
     Returns:
         ``patterns``: per layer (H, T, T) float tensors; ``predicted``: (T,) the argmax next
         token at each position; ``induction_head`` and ``previous_head``: the layer-2 and
         layer-1 heads with the highest stripe scores on this sequence, taking half-length
-        T // 2 (ties: the lowest head).
+        (T - 1) // 2 (ties: the lowest head).
     """
     model.eval()
     logits, patterns = model(tokens[None])
-    half = tokens.shape[0] // 2
+    half = (tokens.shape[0] - 1) // 2
     return {
         "patterns": [p[0] for p in patterns],
         "predicted": logits[0].argmax(-1),
-        "induction_head": int(stripe_score(patterns[-1][0], half).argmax()) if half >= 1 else 0,
+        "induction_head": int(stripe_score(patterns[-1][0], half).argmax()),
         "previous_head": int(previous_token_score(patterns[0][0]).argmax()),
     }

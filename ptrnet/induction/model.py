@@ -1,9 +1,9 @@
 """A two-layer attention-only Transformer (Elhage et al. 2021): no MLPs, no layer norm.
 
-Token and learned positional embeddings are added into a residual stream of width d; each
-layer adds the output of its causal multi-head attention to the stream; a linear unembedding
-reads the logits of the next token. The attention patterns are returned with the logits, so
-that a lesson can look at where each head looks.
+Token (with a BOS token) and learned positional embeddings are added into a residual stream of
+width d; each layer adds the output of its causal multi-head attention to the stream; a linear
+unembedding reads the logits of the next token. The attention patterns are returned with the
+logits, so that a lesson can look at where each head looks.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class AttentionOnly(nn.Module):
     def __init__(self, config: InductionConfig) -> None:
         super().__init__()
         self.config = config
-        self.embed = nn.Embedding(config.vocab, config.d_model)
+        self.embed = nn.Embedding(config.vocab + 1, config.d_model)  # + BOS
         self.position = nn.Embedding(config.context, config.d_model)
         self.blocks = nn.ModuleList(
             CausalAttention(config.d_model, config.heads) for _ in range(config.layers)
@@ -53,7 +53,8 @@ class AttentionOnly(nn.Module):
             nn.init.normal_(weight, std=0.1)
 
     def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """tokens (B, T <= 2L) -> logits (B, T, V) and one pattern (B, H, T, T) per layer."""
+        """tokens (B, T <= 2L + 1), BOS first -> logits (B, T, V) and one pattern (B, H, T, T)
+        per layer."""
         t = tokens.shape[1]
         x = self.embed(tokens) + self.position.weight[:t]  # (B, T, d)
         patterns = []

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ptrnet.induction.config import InductionConfig
@@ -126,7 +127,7 @@ def load_run(run_dir: str) -> AttentionOnly:
     model = AttentionOnly(config)
     try:
         model.load_state_dict(load_file(os.path.join(run_dir, WEIGHTS)))
-    except (OSError, RuntimeError, ValueError) as err:
+    except (OSError, RuntimeError, ValueError, SafetensorError) as err:
         raise InputError(
             os.path.join(run_dir, WEIGHTS), None, f"not this model's weights: {err}"
         ) from None

@@ -28,14 +28,16 @@ def induction_figure(model: torch.nn.Module, log: dict[str, np.ndarray], index: 
     layer2 = seen["patterns"][-1][seen["induction_head"]]
     score1 = float(previous_token_score(layer1))
     score2 = float(stripe_score(layer2, half))
-    draw_pattern(first, layer1, f"layer 1, head {seen['previous_head'] + 1}: previous token "
-                 f"(mean on t-1: {score1:.2f})", offset=1)  # fmt: skip
-    image = draw_pattern(second, layer2, f"layer 2, head {seen['induction_head'] + 1}: induction "
-                         f"(mean on t-L+1: {score2:.2f})", offset=half - 1, start=half)  # fmt: skip
+    title1 = (
+        f"layer 1, head {seen['previous_head'] + 1}: previous token (mean on t-1: {score1:.2f})"
+    )
+    title2 = f"layer 2, head {seen['induction_head'] + 1}: induction (mean on t-L+1: {score2:.2f})"
+    draw_pattern(first, layer1, title1, offset=1)
+    image = draw_pattern(second, layer2, title2, offset=half - 1, start=half + 1)
     fig.colorbar(image, ax=[first, second], label="attention", shrink=0.8)
-    right = (seen["predicted"][half:-1] == tokens[half + 1 :]).float().mean()
+    right = (seen["predicted"][half + 1 : -1] == tokens[half + 2 :]).float().mean()
     fig.suptitle(
-        f"Induction heads: V = {config.vocab}, L = {half}, sequence A A with A fresh; "
+        f"Induction heads: V = {config.vocab}, L = {half}, sequence BOS A A with A fresh; "
         f"this sequence's repeated half {100 * float(right):.0f}% right"
     )
     return fig
