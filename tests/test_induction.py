@@ -26,7 +26,8 @@ def causal_uniform(size: int) -> torch.Tensor:
 
 
 def test_stripe_score_of_a_perfect_induction_pattern_is_one():
-    """BOS A A with L = 5: positions 0..10, the second copy is 6..10 and looks at 2..6."""
+    """BOS A A with L = 5: positions 0..10; the second copy, 6..10, looks at 2..6 (the last
+    position's look is not scored: its next token is not in the sequence)."""
     half = 5
     pattern = torch.zeros(2 * half + 1, 2 * half + 1)
     pattern[0, 0] = 1
@@ -37,13 +38,16 @@ def test_stripe_score_of_a_perfect_induction_pattern_is_one():
         half / (2 * half)  # queries 1..L of 1..2L look at t - 1
     )
     pattern[2 * half] = 0
-    pattern[2 * half, 0] = 1  # the last query rests on BOS instead: one of five misses
-    assert stripe_score(pattern, half).item() == pytest.approx(0.8)
+    pattern[2 * half, 0] = 1  # the last query rests on BOS: not scored
+    assert stripe_score(pattern, half).item() == pytest.approx(1.0)
+    pattern[2 * half - 1] = 0
+    pattern[2 * half - 1, 0] = 1  # the one before rests on BOS too: one of four misses
+    assert stripe_score(pattern, half).item() == pytest.approx(0.75)
 
 
 def test_stripe_score_of_uniform_attention_is_the_mean_of_one_over_t_plus_one():
     half, size = 4, 9
-    expected = sum(1 / (t + 1) for t in range(size - half, size)) / half
+    expected = sum(1 / (t + 1) for t in range(size - half, size - 1)) / (half - 1)
     assert stripe_score(causal_uniform(size), half).item() == pytest.approx(expected)
     expected_prev = sum(1 / (t + 1) for t in range(1, size)) / (size - 1)
     assert previous_token_score(causal_uniform(size)).item() == pytest.approx(expected_prev)

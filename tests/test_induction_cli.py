@@ -85,7 +85,7 @@ def test_plot_induction_draws_the_curves_and_both_layers(run_dir, tmp_path, monk
     assert shown.shape == (config.context, config.context)
     assert abs(shown - expected).max() < 1e-6
     stripe = layer2.lines[0].get_xydata()  # (key, query) of the outlined cells
-    assert [(q - k) for k, q in stripe] == [config.length - 1] * config.length
+    assert [(q - k) for k, q in stripe] == [config.length - 1] * (config.length - 1)
 
 
 def test_plot_induction_writes_a_png_and_refuses_a_folder_without_a_run(run_dir, tmp_path, capsys):

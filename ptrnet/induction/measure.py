@@ -3,7 +3,7 @@ each layer's attention looks (the previous-token and induction stripes).
 
 For a sequence BOS A A of half-length L (:mod:`ptrnet.induction.data`), positions 0..2L:
 
-* an *induction* head at a query t of the second copy (t = L+1..2L) looks at key t - L + 1,
+* an *induction* head at a query t of the second copy (t = L+1..2L-1) looks at key t - L + 1,
   the position just after the previous occurrence of token t; :func:`stripe_score` is its mean
   attention there;
 * a *previous-token* head at query t looks at key t - 1 (:func:`previous_token_score`), which
@@ -33,13 +33,15 @@ def stripe_score(pattern: torch.Tensor, half: int) -> torch.Tensor:
         half: the repeat's length L.
 
     Returns:
-        (...) the mean over queries t = T-L..T-1 of ``pattern[..., t, t - L + 1]``; leading
-        axes other than the last two are kept (e.g. (B, H) -> average over B yourself).
+        (...) the mean over queries t = T-L..T-2 of ``pattern[..., t, t - L + 1]``: the
+        second copy's positions whose next token is in the sequence (the scored repeated half;
+        the last position's next token is not there to copy). Leading axes other than the last
+        two are kept (e.g. (B, H) -> average over B yourself).
     """
     size = pattern.shape[-1]
-    if half < 1 or size < 2 * half:
-        raise ValueError(f"no second copy of length {half} in {size} positions")
-    t = torch.arange(size - half, size)
+    if half < 2 or size < 2 * half:
+        raise ValueError(f"no second copy of length {half} >= 2 in {size} positions")
+    t = torch.arange(size - half, size - 1)
     return pattern[..., t, t - half + 1].mean(-1)
 
 

@@ -33,7 +33,7 @@ def induction_figure(model: torch.nn.Module, log: dict[str, np.ndarray], index: 
     )
     title2 = f"layer 2, head {seen['induction_head'] + 1}: induction (mean on t-L+1: {score2:.2f})"
     draw_pattern(first, layer1, title1, offset=1)
-    image = draw_pattern(second, layer2, title2, offset=half - 1, start=half + 1)
+    image = draw_pattern(second, layer2, title2, offset=half - 1, start=half + 1, stop=2 * half)
     fig.colorbar(image, ax=[first, second], label="attention", shrink=0.8)
     right = (seen["predicted"][half + 1 : -1] == tokens[half + 2 :]).float().mean()
     fig.suptitle(
@@ -55,13 +55,15 @@ def draw_losses(ax: Axes, log: dict[str, np.ndarray], chance: float) -> None:
     ax.legend(fontsize="small")
 
 
-def draw_pattern(ax: Axes, pattern: torch.Tensor, title: str, offset: int, start: int = 1):
-    """One head's (T, T) pattern, query by key, with the stripe key = query - ``offset`` (from
-    query ``start``) outlined; returns the image."""
+def draw_pattern(
+    ax: Axes, pattern: torch.Tensor, title: str, offset: int, start: int = 1, stop: int = 0
+):
+    """One head's (T, T) pattern, query by key, with the stripe key = query - ``offset``
+    (queries ``start`` to ``stop`` - 1, default T - 1) outlined; returns the image."""
     pattern = pattern.numpy()
     size = pattern.shape[0]
     image = ax.imshow(pattern, cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
-    queries = np.arange(start, size)
+    queries = np.arange(start, stop or size)
     ax.plot(queries - offset, queries, ls="", marker="s", ms=7, mfc="none", mec="tab:orange",
             mew=1, label=f"key = query - {offset}")  # fmt: skip
     ax.set_xlabel("key position")

@@ -22,8 +22,9 @@ function el(parent, tag, attrs, text) {
   return node;
 }
 
-/** The heatmap of `pattern` (T rows of T weights) with the stripe key = query - offset. */
-function drawHeatmap(pattern, offset, start) {
+/** The heatmap of `pattern` (T rows of T weights) with the stripe key = query - offset, for
+ * queries start..stop - 1. */
+function drawHeatmap(pattern, offset, start, stop) {
   const svg = $("ih-map");
   svg.replaceChildren();
   const size = pattern.length;
@@ -39,7 +40,7 @@ function drawHeatmap(pattern, offset, start) {
       el(rect, "title", {}, `query ${q} (token ${name(tokens[q])}) → key ${k} (token ${name(tokens[k])}): ${(100 * a).toFixed(1)}%`);
     });
     const k = q - offset;
-    if (q >= start && k >= 0) {
+    if (q >= start && q < stop && k >= 0) {
       el(svg, "rect", { x: margin + k * cell, y: margin + q * cell, width: cell, height: cell,
         class: "ih-stripe" });
     }
@@ -72,7 +73,9 @@ function drawTokens() {
 function draw() {
   const layer2 = $("ih-layer").value === "2";
   const half = answer.half;
-  drawHeatmap(layer2 ? answer.layer2 : answer.layer1, layer2 ? half - 1 : 1, layer2 ? half + 1 : 1);
+  const size = answer.tokens.length;
+  if (layer2) drawHeatmap(answer.layer2, half - 1, half + 1, size - 1);
+  else drawHeatmap(answer.layer1, 1, 1, size);
   drawTokens();
   const right = answer.right.filter(Boolean).length;
   const head = layer2 ? `layer 2, head ${answer.layer2_head + 1}, mean attention on the stripe ` +
