@@ -158,4 +158,4 @@ def test_a_tiny_model_learns_the_repeat_and_not_the_first_half(tmp_path):
     assert result["induction_score"] > 3 * uniform
 
 
-EFFECT = {"vocab": 32, "length": 8, "d_model": 32, "steps": 400, "batch_size": 32}
+EFFECT = {"vocab": 32, "length": 8, "d_model": 32, "steps": 400, "batch_size": 32, "lr": 0.01}
