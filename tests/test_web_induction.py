@@ -13,7 +13,7 @@ pytest.importorskip("fastapi", reason="the web extra is not installed")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from ptrnet.induction.config import InductionConfig  # noqa: E402
-from ptrnet.induction.measure import stripe_score  # noqa: E402
+from ptrnet.induction.measure import measure, stripe_score  # noqa: E402
 from ptrnet.induction.model import AttentionOnly  # noqa: E402
 from ptrnet.induction.train import BUNDLED_INDUCTION, MEASUREMENTS  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
@@ -40,6 +40,7 @@ def test_lesson_lists_the_induction_model(client):
     info = client.get("/api/lesson").json()
     assert info["induction"]["vocab"] == 10 and info["induction"]["length"] == 6
     assert info["induction"]["bos"] == 10 and info["induction_missing"] is None
+    assert "measured" not in info["induction"]  # a model without a run's measurements
 
 
 def test_a_typed_first_half_is_repeated_after_bos(client, model):
@@ -95,4 +96,8 @@ def test_the_bundled_model_points_at_the_stripe():
     bundled, missing = load_bundled_induction()
     assert bundled is not None, missing
     measured = json.loads((Path(BUNDLED_INDUCTION) / MEASUREMENTS).read_text())
+    assert bundled.measured == measured
     assert measured["repeat_accuracy"] >= 0.95 and measured["induction_score"] > 0.5
+    # and the weights do it: 64 fresh sequences of another stream, measured again here
+    again = measure(bundled, 64, seed=bundled.config.seed + 100)
+    assert again["repeat_accuracy"] > 0.9 and again["induction_score"] > 0.8

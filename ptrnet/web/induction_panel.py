@@ -34,22 +34,28 @@ class InductionRequest(Strict):
 
 
 def load_bundled_induction(folder: str = BUNDLED_INDUCTION) -> tuple[AttentionOnly | None, str]:
-    """The bundled induction model and ``""``, or None and why it is missing."""
+    """The bundled induction model and ``""``, or None and why it is missing. The model carries
+    its run's ``measurements.json`` as ``model.measured`` (None without one)."""
     if not os.path.isfile(os.path.join(folder, WEIGHTS)):
         return None, f"induction model not installed: no ptrnet/bundled/induction/{WEIGHTS}"
-    return load_run(folder), ""
+    model = load_run(folder)
+    path = os.path.join(folder, MEASUREMENTS)
+    model.measured = None
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as stream:
+            model.measured = json.load(stream)
+    return model, ""
 
 
 def induction_info(model: AttentionOnly) -> dict[str, Any]:
-    """What the page says about the model: its size, and its measurements if bundled."""
+    """What the page says about the model: its size, and its run's measurements if it came
+    with them (:func:`load_bundled_induction`)."""
     config = model.config
     keys = ("vocab", "length", "d_model", "heads", "steps", "bos")
-    info = {key: getattr(config, key) for key in keys}
-    path = os.path.join(BUNDLED_INDUCTION, MEASUREMENTS)
-    if os.path.isfile(path):
-        with open(path, encoding="utf-8") as stream:
-            saved = json.load(stream)
-        info["measured"] = {k: saved[k] for k in ("repeat_accuracy", "induction_score")}
+    info: dict[str, Any] = {key: getattr(config, key) for key in keys}
+    saved = getattr(model, "measured", None)
+    if saved:
+        info["measured"] = {k: saved[k] for k in ("repeat_accuracy", "induction_score", "count")}
     return info
 
 
