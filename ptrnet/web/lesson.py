@@ -75,7 +75,13 @@ def bundled_lessons() -> Lessons:
         seq2seq = load_model(SEQ2SEQ_DIR, HULL)
     copy, missing = load_bundled_copy()
     induction, induction_missing = load_bundled_induction()
-    return Lessons(seq2seq, copy, missing, induction, induction_missing)
+    return Lessons(
+        seq2seq=seq2seq,
+        copy=copy,
+        copy_missing=missing,
+        induction=induction,
+        induction_missing=induction_missing,
+    )
 
 
 class VocabularyRequest(Strict):

@@ -116,8 +116,9 @@ export function initInduction(info) {
   }
   const model = info.induction;
   bos = model.bos;
-  const measured = model.measured ? ` Measured on ${model.measured.count} fresh sequences: repeated half ` +
-    `${(100 * model.measured.repeat_accuracy).toFixed(1)}% right.` : "";
+  const seen = model.measured;
+  const measured = seen ? ` Measured on ${seen.count} fresh sequences: repeated half ` +
+    `${(100 * seen.repeat_accuracy).toFixed(1)}% right.` : "";
   $("ih-about").textContent = `Model: 2 attention-only layers, d = ${model.d_model}, ` +
     `${model.heads} head(s) per layer, tokens 0–${model.vocab - 1}, A up to ${model.length} ` +
     `tokens, ${model.steps} training steps.${measured}`;
