@@ -57,7 +57,7 @@ def piped() -> Iterator:
         os.close(fd)
 
 
-# Defect 1: detection must not consume a pipe.
+# Pipes: detection must not consume a pipe.
 
 
 @pytest.mark.parametrize(
@@ -95,7 +95,7 @@ def test_pipe_over_the_file_limit_is_refused(piped, monkeypatch) -> None:
 
 
 def test_solve_from_stdin_matches_the_file(tmp_path: Path) -> None:
-    """The reviewer's command: ``cat FILE | ptrnet solve tsp /dev/stdin -o -``."""
+    """A pipe on standard input: ``cat FILE | ptrnet solve tsp /dev/stdin -o -``."""
     data = _paper_lines(1000)
     (tmp_path / "b.txt").write_bytes(data)
     command = [sys.executable, "-m", "ptrnet.cli.main", "solve", "tsp"]
@@ -155,7 +155,7 @@ def test_an_explicit_format_wins_over_a_tsplib_first_line() -> None:
     assert paper.stderr == b"ptrnet: error: /dev/stdin:1: coordinate 1 is 'NAME', not a number\n"
 
 
-# Defect 2: a CSV first row is a header only when none of its cells is a number.
+# CSV headers: a CSV first row is a header only when none of its cells is a number.
 
 
 def test_csv_first_row_with_a_typo_is_an_error_at_line_1(cli, tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_csv_header_without_numbers_is_still_skipped(tmp_path: Path) -> None:
     assert instance.line == 2 and instance.points.shape == (3, 2)
 
 
-# Defect 3: output paths checked before any work, errors naming the path given.
+# Outputs: output paths checked before any work, errors naming the path given.
 
 OUTPUT_COMMANDS = {
     "generate": ["generate", "tsp", "-n", "20", "--count", "30", "--workers", "1"],
@@ -245,7 +245,7 @@ def test_dash_writes_standard_output_for_every_command(cli, tmp_path: Path) -> N
     assert not os.path.exists(tmp_path / "-")
 
 
-# Defect 4: generate refuses sizes whose lines the readers cannot take back.
+# Sizes: generate refuses sizes whose lines the readers cannot take back.
 
 
 @pytest.mark.parametrize("sizes", ["30000", "10-10000000"])
@@ -285,7 +285,7 @@ def test_size_bound_covers_the_widest_line(name: str) -> None:
     assert len(format_line(widest, seq)) <= line_bytes_bound(task, 40)
 
 
-# Defect 5: every --seed and --stream is checked as it is parsed, naming the flag.
+# Seeds: every --seed and --stream is checked as it is parsed, naming the flag.
 
 
 @pytest.mark.parametrize(
