@@ -56,8 +56,8 @@ def pointer_scores(
         v: (d,).
         fused: compute it with :func:`ptrnet.model.attention.additive_scores`, a kernel that
             gives the same u and gradients (to 1e-6 in float64, tests/test_model_pointer.py)
-            without building the (B, T, m, d) tensor; it measured 1.6-5x faster on CPU for a
-            training step and 1.7-2.6x for greedy decoding (docs/model.md), so it is the
+            without building the (B, T, m, d) tensor; it measured 1.5-2.2x faster on CPU for a
+            whole training step and 1.1-1.35x for greedy decoding (docs/model.md), so it is the
             default. False: the plain line below.
 
     Returns:
