@@ -16,7 +16,7 @@ Paper -> code (docs/model.md has the same map with every shape and mask):
 
 The model returns float32 logits u with -inf on columns a row does not have; the softmax is
 applied once, by the loss (``F.cross_entropy``, :mod:`ptrnet.training.losses`) or by the
-decoder (``log_softmax``, :func:`ptrnet.decoding.search.masked_log_probs`).
+decoder (``log_softmax``, :func:`ptrnet.decoding.pointer_decoder.masked_log_probs`).
 
 Choices the paper leaves open, made here:
 
