@@ -2,6 +2,8 @@
 
 * :mod:`ptrnet.decoding.options` -- :class:`DecodeOptions`, every choice of a decoding run,
   validated in one place (no torch: front ends import it freely);
+* :mod:`ptrnet.decoding.interface` -- :class:`Decoder`, what the loop needs of a network (the
+  model, a view ensemble, a local window), so the loop imports none of the modules that wrap one;
 * :mod:`ptrnet.decoding.search` -- the one autoregressive loop, the masked step distribution;
 * :mod:`ptrnet.decoding.strategies`, :mod:`ptrnet.decoding.beam` -- the token choosers;
 * :mod:`ptrnet.decoding.decode` -- :func:`decode` a batch, :func:`score_sequences`;

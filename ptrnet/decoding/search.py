@@ -8,20 +8,17 @@ scores. The loop owns the model calls, the task's :class:`DecodeState` and the h
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 import torch
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
+from ptrnet.decoding.interface import Decoder, DecoderMemory
 from ptrnet.io.errors import UsageError
-from ptrnet.model.pointer import EncoderDecoder, Memory
 from ptrnet.tasks.base import Task
 from ptrnet.tasks.constraints import DecodeState
-
-if TYPE_CHECKING:
-    from ptrnet.decoding.views import ViewEnsemble
 
 
 class DecodingError(UsageError, ValueError):
@@ -102,8 +99,8 @@ class SearchTrace:
 
 
 def run_search(
-    model: EncoderDecoder,
-    memory: Memory,
+    model: Decoder,
+    memory: DecoderMemory,
     dstate: DecodeState,
     max_steps: int,
     strategy: Strategy,
@@ -197,7 +194,7 @@ def step_limit(task: Task, lengths: torch.Tensor) -> int:
 
 
 def search_batch(
-    model: EncoderDecoder | ViewEnsemble,
+    model: Decoder,
     task: Task,
     batch: Batch,
     strategy: Strategy,
