@@ -2,8 +2,9 @@
 as it was at commit 6a1bff6 (before it split into average_views, search_views, multistart), on a
 tiny seeded model, so tests/test_view_options.py can check the new options decode the same.
 
-Rerun at that commit:
-    git worktree add /tmp/old 6a1bff6
+Rerun at that commit (it writes beside itself):
+    mkdir /tmp/old && git archive 6a1bff6 | tar -x -C /tmp/old
+    cp tests/data/make_view_decodings.py /tmp/old/tests/data/
     cd /tmp/old && PYTHONPATH=$PWD python tests/data/make_view_decodings.py
 """
 
@@ -56,7 +57,8 @@ def main() -> None:
     for name, common, old_views, new_views in CASES:
         old, new = {**common, **old_views}, {**common, **new_views}
         task = get_task(name)
-        found = decode(model, task, batch, DecodeOptions(**old))
+        generator = torch.Generator().manual_seed(0)  # sampling: the same draws every run
+        found = decode(model, task, batch, DecodeOptions(**old), generator=generator)
         cases.append(
             {
                 "task": name,
