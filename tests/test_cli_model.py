@@ -85,8 +85,7 @@ def test_predict_then_score_round_trip(runs, data, tmp_path, decode, capsys):
         str(pred),
         "--model",
         str(runs / "tsp"),
-        "--decode",
-        decode,
+        *(["--multistart"] if decode == "multistart" else ["--decode", decode]),
         *width,
         "-q",
     ]

@@ -282,10 +282,12 @@ def _search_size_error(options: DecodeOptions, n: int, points: int) -> SearchSiz
     if options.average_views > 1:
         factors.append(f"{options.average_views} averaged views")
         lower.append(("average views", "average_views"))
-    if options.searches > 1:
-        factors.append(f"{options.searches} searches")
-        option = "multistart" if options.multistart else "search_views"
-        lower.append((option.replace("_", " "), option))
+    if options.multistart > 1:
+        factors.append(f"{options.multistart} views")
+        lower.append(("multistart views", "multistart"))
+    elif options.searches > 1:
+        factors.append(f"{options.searches} searches over the eight views")
+        lower.append(("search views", "search_views"))
     if options.multistart:
         factors.append(f"{n} starts")
     advice = "lower the " + " or ".join(word for word, _ in lower)
