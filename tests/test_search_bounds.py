@@ -83,7 +83,7 @@ def test_options_refuse_a_width_past_the_bound(options, option, most):
         (DecodeOptions("sample", samples=1024), 300, "samples", "1024 samples"),
         (DecodeOptions(multistart=8), 200, "multistart", "8 views x 200 starts"),
         (DecodeOptions(multistart=1), 1000, "strategy", "1000 starts"),
-        (DecodeOptions(search_views=8), 4000, "search_views", "8 searches over the eight views"),
+        (DecodeOptions(search_views=8), 40_000, "search_views", "8 searches over the eight views"),
     ],
 )
 def test_one_instance_too_large_to_search_is_one_line(options, n, option, factors):
