@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from ptrnet.cli.main import main
 from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
@@ -135,3 +136,26 @@ def test_new_combinations_decode_valid_outputs(model):
     ):
         found = decode(model, tsp, collate(points), options)
         assert all(tsp.is_valid(p, s) for p, s in zip(points, found.sequences, strict=True))
+
+
+@pytest.mark.parametrize(
+    "flags, says",
+    [
+        (["--views", "8"], "--views 8 is --search-views 8 (with --average-views 4 for"),
+        (["--views", "2"], "--views 2 or 4 is --average-views 2 or 4"),
+        (["--decode", "multistart"], "multistart is a flag of its own: --multistart"),
+    ],
+)
+def test_the_replaced_flags_are_refused_with_their_translation(flags, says, capsys):
+    assert main(["eval", "tsp", "data.txt", *flags]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_the_multistart_flag_alone_is_one_view_and_takes_a_view_count():
+    from ptrnet.cli.common import decode_options
+    from ptrnet.cli.main import build_parser
+
+    tsp = get_task("tsp")
+    for flags, views in ([], 0), (["--multistart"], 1), (["--multistart", "8"], 8):
+        args = build_parser().parse_args(["eval", "tsp", "data.txt", *flags])
+        assert decode_options(args, tsp).multistart == views

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import argparse
 
+from ptrnet.decoding.options import STRATEGIES
+from ptrnet.quoting import quote
+
 # What each old --views V said, in the new flags (hull and TSP averaged 4 rotations in each of
 # the two searches of --views 8; Delaunay cannot average).
 VIEWS_MOVED = (
@@ -23,7 +26,6 @@ MULTISTART_MOVED = (
     "multistart is a flag of its own: --multistart (greedy from every start), --multistart V "
     "(every start of V = 2, 4 or 8 symmetric views)"
 )
-STRATEGIES = ("greedy", "sample", "beam")
 
 
 class ViewsMoved(argparse.Action):
@@ -38,7 +40,7 @@ def strategy_name(text: str) -> str:
     if text == "multistart":
         raise argparse.ArgumentTypeError(MULTISTART_MOVED)
     if text not in STRATEGIES:
-        raise argparse.ArgumentTypeError(f"choose from {', '.join(STRATEGIES)}, got {text!r}")
+        raise argparse.ArgumentTypeError(f"choose from {', '.join(STRATEGIES)}, got {quote(text)}")
     return text
 
 
