@@ -17,10 +17,12 @@ from ptrnet.cli.main import main
 from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
+from ptrnet.decoding.view_scores import mean_view_log_likelihood
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import get_task
 from ptrnet.tasks.symmetry import (
     MIRROR,
+    ROTATIONS,
     SQUARE_SYMMETRIES,
     search_starts,
     square_symmetry,
@@ -123,19 +125,39 @@ def test_a_view_option_the_task_cannot_use_is_refused_by_name(task, options, opt
     assert err.value.option == option and str(err.value).startswith(option)
 
 
-def test_new_combinations_decode_valid_outputs(model):
-    """Averaging inside multistart and a two-rotation eight-view search: no old mode to match,
-    so each output must be a valid tour, and averaging must change the search's reading."""
+def test_multistart_on_four_averaged_views_is_blind_to_a_quarter_turn(model):
+    """A combination no old option had. The four rotations of a turned instance are the same
+    four copies and its starts the same starts, so the chosen tour cannot change; without
+    averaging it does."""
     tsp = get_task("tsp")
     points = [np.asarray(p) for p in FIXTURE["points"]]
-    for options in (
-        DecodeOptions(multistart=1, average_views=4),
-        DecodeOptions(multistart=2, average_views=2, pick="shortest"),
-        DecodeOptions(search_views=8),
-        DecodeOptions(search_views=8, average_views=2),
-    ):
-        found = decode(model, tsp, collate(points), options)
-        assert all(tsp.is_valid(p, s) for p, s in zip(points, found.sequences, strict=True))
+    turned = [square_symmetry(p, ROTATIONS[1]) for p in points]
+
+    def tours(options, instances):
+        found = decode(model, tsp, collate(instances), options)
+        assert all(tsp.is_valid(p, s) for p, s in zip(instances, found.sequences, strict=True))
+        return [s.tolist() for s in found.sequences]
+
+    averaged = DecodeOptions(multistart=1, average_views=4)
+    assert tours(averaged, points) == tours(averaged, turned)
+    alone = DecodeOptions(multistart=1)
+    assert tours(alone, points) != tours(alone, turned)
+    assert tours(DecodeOptions(multistart=2, average_views=2), points)  # runs, valid tours
+
+
+@pytest.mark.parametrize("averaged", [1, 2])
+def test_an_eight_view_search_with_less_averaging_scores_by_all_eight_views(model, averaged):
+    """Another new combination: its score is the eight views' mean log-likelihood of the
+    tour it returns, computed here by the view judge on its own."""
+    tsp = get_task("tsp")
+    batch = collate([np.asarray(p) for p in FIXTURE["points"]])
+    options = DecodeOptions(search_views=8, average_views=averaged).for_task(tsp)
+    found = decode(model, tsp, batch, options)
+    with torch.no_grad():
+        judged = mean_view_log_likelihood(
+            model, tsp, batch.points, batch.lengths, found.tokens, "task"
+        )
+    torch.testing.assert_close(found.log_prob, judged, atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize(
