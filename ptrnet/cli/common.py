@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 from ptrnet.cli.views import add_view_arguments, strategy_name
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import (
     MAX_BEAM_WIDTH,
@@ -371,7 +372,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     add(
         "--beam-width",
         type=beam_width_int,
-        default=5,
+        default=DEFAULT_BEAM_WIDTH,
         metavar="K",
         action=StoreGiven,
         help=f"beam width, with --decode beam: 1 to {MAX_BEAM_WIDTH:,} ({SEARCH_BOUND}; "
@@ -436,7 +437,13 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         help="with --improve rrc: rounds of rebuilding per tour (default: %(default)s)",
     )
     add("--seed", type=seed_int, default=0, help="seed for --decode sample and --improve rrc")
-    add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
+    add(
+        "--batch-size",
+        type=positive_int,
+        default=DEFAULT_DECODE_BATCH,
+        metavar="B",
+        help="decoding batch",
+    )
     add_threads_argument(parser)
     add_device_argument(parser)
 

@@ -29,7 +29,14 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
-from ptrnet.cli.common import check_beam_width, note, output_name, positive_int, set_threads
+from ptrnet.cli.common import (
+    DRY_RUN_COUNT,
+    check_beam_width,
+    note,
+    output_name,
+    positive_int,
+    set_threads,
+)
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
 from ptrnet.quoting import quote
@@ -40,10 +47,8 @@ if TYPE_CHECKING:
     from ptrnet.text.decode import Explanation
 
 DRY_RUN = {"steps": 4, "val_every": 2, "val_count": 8, "hidden": 8, "embed": 4}
-DRY_RUN_COUNT = 16
 TRAIN_OPTIONS = ("steps", "batch_size", "lr", "embed", "hidden", "seed", "val_every", "val_count")
 DECODE_OPTIONS = ("model", "decode", "beam_width", "p_gen", "batch_size", "threads", "device")
-STRATEGIES = ("greedy", "beam")
 #: A data file's extension after a name: a dot and 2 to 5 letters of one case (.txt, .tsv,
 #: .json, .text, .TXT). Not ``e.g``, ``U.S``, ``v1.2`` or ``Mr.Smith``: words, not files.
 EXTENSION = re.compile(r"[^./]\.([a-z]{2,5}|[A-Z]{2,5})$")
@@ -147,6 +152,7 @@ def _load(args: argparse.Namespace, task: SentenceTask) -> CopyModel:
     """The model of ``--model`` on the CPU, with ``--threads`` set; refuses what the sentence
     decoder does not do (another device, sampling or multi-start, a beam wider than
     :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`)."""
+    from ptrnet.text.decode import STRATEGIES
     from ptrnet.text.evaluate import load
 
     check_beam_width(args)

@@ -38,14 +38,21 @@ from ptrnet.decoding.checks import (
 )
 from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_SAMPLES, MAX_SEARCH_POINTS, MAX_SEED
 from ptrnet.quoting import quote
+from ptrnet.tasks import POINT_TASKS
 
 if TYPE_CHECKING:
     from ptrnet.tasks.base import Task
 
 __all__ = [
-    "CONSTRAINTS", "PICKS", "PROTOCOLS", "STRATEGIES", "DecodeOptionError", "DecodeOptions",
-    "SearchSizeError", "check_views", "check_window",
+    "CONSTRAINTS", "DEFAULT_BEAM_WIDTH", "DEFAULT_DECODE_BATCH", "PAPER_BEAM_WIDTH", "PICKS",
+    "PROTOCOLS", "STRATEGIES", "DecodeOptionError", "DecodeOptions", "SearchSizeError",
+    "check_views", "check_window",
 ]  # fmt: skip
+
+#: The defaults every front end shares (the CLI, the API, the page, the demo, the copy task).
+PAPER_BEAM_WIDTH = 5  # the paper's beam search (its Table 1 and 2 decoding)
+DEFAULT_BEAM_WIDTH = PAPER_BEAM_WIDTH
+DEFAULT_DECODE_BATCH = 256  # instances decoded together
 
 STRATEGIES = ("greedy", "sample", "beam")
 CONSTRAINTS = ("none", "task")
@@ -116,7 +123,7 @@ class DecodeOptions:
     """
 
     strategy: str = "greedy"
-    beam_width: int = 5
+    beam_width: int = DEFAULT_BEAM_WIDTH
     samples: int = 1
     constraints: str | None = None
     protocol: str = "valid"
@@ -127,7 +134,7 @@ class DecodeOptions:
     window: int | None = None
     temperature: float = 1.0
     seed: int = 0
-    batch_size: int = 256
+    batch_size: int = DEFAULT_DECODE_BATCH
     device: str | None = None
 
     def __post_init__(self) -> None:
@@ -261,7 +268,6 @@ class DecodeOptions:
 
 
 def _shortest_error(task: Task) -> DecodeOptionError:
-    from ptrnet.tasks import POINT_TASKS
 
     costed = " or ".join(name for name, other in POINT_TASKS.items() if other.objective_cost)
     return DecodeOptionError(

@@ -23,8 +23,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DecodeOptions
 from ptrnet.evaluation.paper_numbers import paper_result
+from ptrnet.evaluation.score import area_text
+from ptrnet.inference import load_model, predict
 from ptrnet.tasks import POINT_TASKS, SizeRange, Stream, get_point_task
+from ptrnet.tasks.base import DEMO_SEED
+from ptrnet.viz.draw import draw_solution
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,6 @@ def decodings(task_name: str, beam_width: int, views: dict[str, int]) -> list[tu
     ``views`` (``average_views``, ``search_views``; none: no such row) a beam over those views
     for the tasks that can use them (:func:`ptrnet.decoding.checks.check_views`: averaging for
     hull and TSP, eight-view search also for Delaunay)."""
-    from ptrnet.decoding.options import DecodeOptions
 
     beam = {"strategy": "beam", "beam_width": beam_width}
     rows = [({"strategy": "greedy"}, "greedy"), (beam, f"beam {beam_width}")]
@@ -101,8 +105,6 @@ def evaluate_rows(
     protocol: str = "valid",
 ) -> list[DemoRow]:
     """The rows of :func:`decodings` for one task at one n under ``protocol``."""
-    from ptrnet.decoding.options import DecodeOptions
-    from ptrnet.inference import predict
 
     task = get_point_task(task_name)
     paper = paper_result(task_name, task.paper_model, n) if task.paper_model else {}
@@ -123,7 +125,6 @@ def paper_rows(
 ) -> list[DemoRow]:
     """The paper-protocol rows of a task the paper reports (none for another): ``valid``'s
     rows again where the paper's mask is the task's rules (TSP), else decoded anew."""
-    from ptrnet.decoding.options import DecodeOptions
 
     task = get_point_task(task_name)
     if task.paper_model is None:
@@ -136,8 +137,8 @@ def paper_rows(
 def run_demo(
     tasks: Sequence[str] = tuple(POINT_TASKS),
     count: int = 100,
-    seed: int = 2026,
-    beam_width: int = 5,
+    seed: int = DEMO_SEED,
+    beam_width: int = DEFAULT_BEAM_WIDTH,
     models: dict[str, str | None] | None = None,
     gallery: str | os.PathLike[str] | None = None,
     views: dict[str, int] | None = None,
@@ -149,7 +150,6 @@ def run_demo(
     Returns the rows of both tables (:attr:`DemoRow.protocol` ``valid``, then ``paper``);
     writes the PNG gallery to ``gallery`` when given.
     """
-    from ptrnet.inference import load_model
 
     models = models or {}
     rows, paper, shown = [], [], {}
@@ -172,9 +172,6 @@ def write_gallery(shown: dict, path: str | os.PathLike[str]) -> None:
     """A grid of instances: one row per task, the greedy answer drawn over the exact one."""
     from matplotlib.figure import Figure
 
-    from ptrnet.inference import predict
-    from ptrnet.viz.draw import draw_solution
-
     fig = Figure(figsize=(15, 4.6 * len(shown)), layout="constrained")
     axes = fig.subplots(len(shown), 3, squeeze=False)
     for row, (task_name, (loaded, data)) in enumerate(shown.items()):
@@ -187,7 +184,6 @@ def write_gallery(shown: dict, path: str | os.PathLike[str]) -> None:
 
 def _ours(task_name: str, key: str, metrics: dict[str, float]) -> str:
     """One metric of ours; hull area coverage as the paper reports it (FAIL when flagged)."""
-    from ptrnet.evaluation.score import area_text
 
     if key == "area_coverage":
         return area_text(metrics)

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
 from ptrnet.io.limits import MAX_DECODE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
 from ptrnet.model.pointer_generator import Memory, PointerGenerator, Step
 from ptrnet.quoting import quote
@@ -150,8 +151,8 @@ def decode_sources(
     vocab: Vocabulary,
     sources: Sequence[Sequence[str]],
     strategy: str = "greedy",
-    width: int = 5,
-    batch_size: int = 256,
+    width: int = DEFAULT_BEAM_WIDTH,
+    batch_size: int = DEFAULT_DECODE_BATCH,
     p_gen: float | None = None,
 ) -> list[Decoded]:
     """Decode every source (token sequences) in batches of at most ``batch_size`` sources and

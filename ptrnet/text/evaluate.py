@@ -8,6 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
 from ptrnet.inference import resolve_checkpoint
 from ptrnet.io.errors import UsageError
 from ptrnet.text.checkpoint import CopyModel, load_copy_model
@@ -35,8 +36,8 @@ def evaluate_pairs(
     model: CopyModel | Any,
     pairs: Sequence[Pair],
     strategy: str = "greedy",
-    width: int = 5,
-    batch_size: int = 256,
+    width: int = DEFAULT_BEAM_WIDTH,
+    batch_size: int = DEFAULT_DECODE_BATCH,
     p_gen: float | None = None,
 ) -> tuple[dict[str, Any], list[Decoded]]:
     """Decode every source of ``pairs`` with ``model`` (a :class:`CopyModel`, or anything with
