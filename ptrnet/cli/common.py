@@ -367,7 +367,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         type=strategy_name,
         default="greedy",
         metavar="{greedy,sample,beam}",
-        help="strategy (multi-start greedy: --multistart)",
+        help="strategy (multi-start greedy, point tasks: --multistart)",
     )
     add(
         "--beam-width",
@@ -384,7 +384,8 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         default=1,
         metavar="K",
         help="with --decode sample: draw K outputs per instance, keep the best by --pick; 1 to "
-        f"{MAX_SAMPLES:,} ({SEARCH_BOUND})",
+        f"{MAX_SAMPLES:,} ({SEARCH_BOUND}; sentence tasks: the most likely, at most "
+        f"{MAX_SENTENCE_BEAM_WIDTH})",
     )
     add(
         "--pick",

@@ -3,9 +3,13 @@
 * :mod:`ptrnet.decoding.options` -- :class:`DecodeOptions`, every choice of a decoding run,
   validated in one place, :mod:`ptrnet.decoding.checks` (no torch: front ends import both
   freely); the three view options ``average_views``, ``search_views`` and ``multistart``;
-* :mod:`ptrnet.decoding.interface` -- :class:`Decoder`, what the loop needs of a network (the
-  model, a view ensemble, a local window), so the loop imports none of the modules that wrap one;
-* :mod:`ptrnet.decoding.search` -- the one autoregressive loop, the masked step distribution;
+* :mod:`ptrnet.decoding.decoder` -- the :class:`Decoder` interface the loop asks of any model;
+* :mod:`ptrnet.decoding.interface` -- :class:`PointerModel`, what a pointer search reads of a
+  network (the model, a view ensemble, a local window), so the search imports none of the
+  modules that wrap one;
+* :mod:`ptrnet.decoding.search` -- the one autoregressive loop, every model's and strategy's;
+* :mod:`ptrnet.decoding.pointer_decoder` -- the pointer models' decoder, the masked step
+  distribution;
 * :mod:`ptrnet.decoding.strategies`, :mod:`ptrnet.decoding.beam` -- the token choosers;
 * :mod:`ptrnet.decoding.decode` -- :func:`decode` a batch, :func:`score_sequences`;
 * :mod:`ptrnet.decoding.views`, :mod:`ptrnet.decoding.view_scores` -- multi-view decoding;

@@ -17,7 +17,7 @@ import torch
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker
-from ptrnet.decoding.interface import Decoder
+from ptrnet.decoding.interface import PointerModel
 from ptrnet.decoding.multistart import decode_multistart
 from ptrnet.decoding.options import STRATEGIES, DecodeOptions
 from ptrnet.decoding.search import Strategy, pick_rows, search_batch
@@ -111,7 +111,7 @@ def decode(
 
 
 def search(
-    model: Decoder,
+    model: PointerModel,
     task: Task,
     batch: Batch,
     options: DecodeOptions,

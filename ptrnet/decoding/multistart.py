@@ -15,7 +15,7 @@ import torch
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
-from ptrnet.decoding.interface import Decoder
+from ptrnet.decoding.interface import PointerModel
 from ptrnet.decoding.search import DecodingError, SearchTrace, batch_instances, search_batch
 from ptrnet.decoding.strategies import Greedy
 from ptrnet.tasks.base import Task
@@ -59,7 +59,7 @@ def unrotate_probs(probs: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
 
 
 def multistart_rows(
-    model: Decoder,
+    model: PointerModel,
     task: Task,
     batch: Batch,
     constraints: str,
@@ -82,7 +82,7 @@ def multistart_rows(
 
 
 def decode_multistart(
-    model: Decoder,
+    model: PointerModel,
     task: Task,
     batch: Batch,
     constraints: str,

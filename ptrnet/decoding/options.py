@@ -54,7 +54,11 @@ PAPER_BEAM_WIDTH = 5  # the paper's beam search (its Table 1 and 2 decoding)
 DEFAULT_BEAM_WIDTH = PAPER_BEAM_WIDTH
 DEFAULT_DECODE_BATCH = 256  # instances decoded together
 
-STRATEGIES = ("greedy", "sample", "beam")
+#: The strategies of the one search loop, for every model (:mod:`ptrnet.decoding.strategies`);
+#: multi-start, a greedy search from every input, is an option of its own (``multistart``).
+SEARCH_STRATEGIES = ("greedy", "sample", "beam")
+#: The strategies :class:`DecodeOptions` takes: the search's.
+STRATEGIES = SEARCH_STRATEGIES
 CONSTRAINTS = ("none", "task")
 # Which mask decodes when ``constraints`` is not given: ``valid``, the task's rules (every output
 # well formed: a closed convex hull, a tour, a permutation), what users get; ``paper``, the

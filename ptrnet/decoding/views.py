@@ -32,7 +32,7 @@ from torch import nn
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
-from ptrnet.decoding.interface import Decoder
+from ptrnet.decoding.interface import PointerModel
 from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.decoding.search import (
@@ -117,14 +117,14 @@ class ViewEnsemble(nn.Module):
         return torch.stack(logps).mean(dim=0), join_states(states)
 
 
-def averaged(model: Decoder, views: int) -> Decoder:
+def averaged(model: PointerModel, views: int) -> PointerModel:
     """What a search reads with ``average_views=views``: ``model`` itself for 1, else the
     :class:`ViewEnsemble` of that many rotations."""
     return model if views == 1 else ViewEnsemble(model, views)
 
 
 def decode_eight_views(
-    model: Decoder,
+    model: PointerModel,
     task: Task,
     batch: Batch,
     strategy: Strategy,
@@ -172,7 +172,7 @@ def decode_eight_views(
 
 
 def decode_multistart_views(
-    model: Decoder,
+    model: PointerModel,
     task: Task,
     batch: Batch,
     views: int,
