@@ -49,6 +49,8 @@ HOLDS = {
     "training": "losses, the training loop, data streams, REINFORCE baselines, DAgger",
     "text": "the sentence tasks: text format, vocabulary, the pointer-generator and the span "
     "pointer (extractive QA): training, decoding, checkpoints",
+    "induction": "the induction-head lesson: a two-layer attention-only Transformer, its "
+    "repeated sequences, training and run directory, losses and attention-stripe scores",
     "viz": "figures and the per-step decoding trace",
     "web": "the local page (`ptrnet serve`) and its JSON API",
     "reproduce": "the paper's tables (`ptrnet reproduce`) and the demo table",

@@ -29,6 +29,13 @@ steps of 64 examples, Adam lr 0.002, embed 64, hidden 128, seed 1, 500 validatio
 every 250 steps, one thread). The span task (extractive QA) takes the same options for
 ``--arch span_pointer`` (the default) or ``classifier``, with its defaults (400 steps of 64,
 embed 32, hidden 40, 200 validation examples every 50 steps).
+
+``induction`` is not a task but the induction-head lesson (docs/induction.md): a two-layer
+attention-only Transformer trained on sequences whose second half repeats the first. It takes
+only ``--out``, ``--steps``, ``--seed``, ``--vocab``, ``--length``, ``--threads``,
+``--dry-run`` and ``--quiet`` (defaults: 2000 steps, V 256, L 16, seed 0, one thread); the
+run directory gets ``config.json``, ``log.csv``, ``weights.safetensors`` and
+``measurements.json``.
 """
 
 from __future__ import annotations
