@@ -13,7 +13,9 @@ is on the task card, :mod:`ptrnet.tasks.card`). A front end is a module of this 
 An option a task's kind does not take, given with a value other than its default, is a usage
 error naming the option and the task: ``--search-views: task copy takes sentences, and
 --search-views applies to tasks that take points``. A new task of an existing kind needs
-nothing here; a new kind needs its front end and its line in :data:`FRONT_ENDS`.
+nothing here, unless its answers are of another form than its kind's (the span task: a span of
+its input, not a sentence), which a module serves with the kind's options (:data:`BY_ANSWER`);
+a new kind needs its front end and its line in :data:`FRONT_ENDS`.
 """
 
 from __future__ import annotations
@@ -23,15 +25,27 @@ from collections.abc import Callable
 from functools import partial
 from types import ModuleType
 
-from ptrnet.cli import induction, sentences
+from ptrnet.cli import induction, sentences, spans
 from ptrnet.cli.common import task_named
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import Task, TaskCard
+from ptrnet.tasks.span import SpanTask
 
 #: The front end of each input kind other than points (whose code is the command's own).
 FRONT_ENDS: dict[str, ModuleType] = {"sentences": sentences, "sequences": induction}
+#: Tasks whose commands run elsewhere than their kind's front end, with that front end's
+#: options: the span task answers with a span of its input, not a sentence.
+BY_ANSWER: dict[type[TaskCard], ModuleType] = {SpanTask: spans}
 #: Names the generic commands take besides the registry's tasks: lessons, with their cards.
 LESSONS: dict[str, TaskCard] = {induction.NAME: induction.CARD}
+
+
+def front_end(task: TaskCard) -> ModuleType | None:
+    """The module whose ``RUNS`` serve ``task`` (None: a point task, the command's own code)."""
+    for cls, front in BY_ANSWER.items():
+        if isinstance(task, cls):
+            return front
+    return FRONT_ENDS.get(task.input_kind)
 
 
 def add_kind_arguments(command: str, parser: argparse.ArgumentParser) -> None:
@@ -62,7 +76,7 @@ def run_command(
     """Run ``command`` for the task ``args.task``: ``run_points`` for a point task, its input
     kind's front end otherwise (after :func:`command_task`'s checks)."""
     task = command_task(args, command)
-    front = FRONT_ENDS.get(task.input_kind)
+    front = front_end(task)
     return run_points(args, task) if front is None else front.RUNS[command](args, task)
 
 

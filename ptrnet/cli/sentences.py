@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from ptrnet.text.decode import Explanation
     from ptrnet.training.runloop import TrainResult
 
-Run = Callable[[argparse.Namespace, "SentenceTask"], int]
 DRY_RUN = {"steps": 4, "val_every": 2, "val_count": 8, "hidden": 8, "embed": 4}
 TRAIN_OPTIONS = (
     "steps",
@@ -371,23 +370,5 @@ def _explained(explanation: Explanation) -> str:
     return "\n".join(printable(line) for line in lines)
 
 
-def _by_answer(command: str, run: Run) -> Run:
-    """``run`` for a task whose targets are sentences, :mod:`ptrnet.cli.spans`' ``command`` for
-    one whose targets are spans of its input (:class:`~ptrnet.tasks.span.SpanTask`)."""
-
-    def dispatch(args: argparse.Namespace, task: SentenceTask) -> int:
-        from ptrnet.cli import spans
-        from ptrnet.tasks.span import SpanTask
-
-        return spans.RUNS[command](args, task) if isinstance(task, SpanTask) else run(args, task)
-
-    return dispatch
-
-
 #: What each generic command runs for a sentence task.
-RUNS = {
-    "generate": generate,
-    "train": _by_answer("train", train),
-    "eval": _by_answer("eval", evaluate),
-    "predict": _by_answer("predict", predict),
-}
+RUNS = {"generate": generate, "train": train, "eval": evaluate, "predict": predict}

@@ -1,5 +1,6 @@
-"""The commands of the span task (extractive QA), run by the sentence front end
-(:mod:`ptrnet.cli.sentences`) for a task whose answer is a span of its input:
+"""The commands of the span task (extractive QA): a task of the sentence kind whose answer is a
+span of its input, served here with the sentence front end's options and parsing
+(:mod:`ptrnet.cli.sentences`; :data:`ptrnet.cli.kinds.BY_ANSWER` sends it here):
 
 * ``generate span --count N [--seed S] [--stream K] -o FILE``: the sentence front end's; the
   default stream is the task's test stream (held-out names).
@@ -27,6 +28,7 @@ from ptrnet.cli.common import DRY_RUN_COUNT, note, output_name
 from ptrnet.cli.sentences import (
     TRAIN_OPTIONS,
     check_decoding,
+    generate,
     input_file,
     sentence_tokens,
 )
@@ -193,4 +195,4 @@ def _explained(explanation: SpanExplanation) -> str:
 
 
 #: What each command runs for a span task (``generate`` is the sentence front end's).
-RUNS = {"train": train, "eval": evaluate, "predict": predict}
+RUNS = {"generate": generate, "train": train, "eval": evaluate, "predict": predict}
