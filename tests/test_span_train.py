@@ -4,6 +4,7 @@ answer it never saw)."""
 
 import csv
 import json
+import re
 
 import pytest
 import torch
@@ -132,3 +133,26 @@ def test_a_stop_request_ends_the_run_between_steps_keeping_its_last_validation(t
         train_span(tiny(), tmp_path, log=lambda line: None, should_stop=lambda: next(asked))
     assert stopped.value.step == 3
     assert load_span_model(tmp_path / "last.safetensors").step == 2
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda meta: meta.update(answers=[["x"], ["y"]]), "answers: [] first"),
+        (lambda meta: meta["model"].update(hidden=9), "invalid span-task checkpoint"),
+        (lambda meta: meta.update(vocabulary=[1, 2]), "not a string"),
+        (lambda meta: meta.update(format="ptrnet-copy-1"), "not a span-task checkpoint"),
+    ],
+)
+def test_checkpoint_metadata_that_does_not_fit_is_one_line(tmp_path, edit, problem):
+    from ptrnet.io.atomic import atomic_write_bytes
+    from ptrnet.runs.checkpoint import checksummed_file, read_checkpoint_file
+
+    train_span(tiny(arch="classifier", steps=2), tmp_path / "run", log=lambda line: None)
+    meta, tensors = read_checkpoint_file(tmp_path / "run" / "best.safetensors")
+    edit(meta)
+    path = tmp_path / "edited.safetensors"
+    atomic_write_bytes(path, checksummed_file(tensors, meta))
+    with pytest.raises(CheckpointError, match=re.escape(problem)) as caught:
+        load_span_model(path)
+    assert "\n" not in str(caught.value)
