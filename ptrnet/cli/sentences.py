@@ -3,11 +3,8 @@ TASK`` run when the task's inputs are sentences (:mod:`ptrnet.cli.kinds`). Data 
 format of :mod:`ptrnet.text.format` (``SOURCE<TAB>TARGET`` per line).
 
 * ``generate TASK --count N [--seed S] [--stream K] -o FILE``: the task's examples.
-* ``train TASK [--arch pointer_generator|seq2seq|pointer] --out RUN [--resume]``: train (one
-  thread unless ``--threads``) in the loop and run directory of every task; the options shared
-  with the point tasks keep their names (``--clip-norm``, ``--log-every`` ...), the defaults
-  are :class:`ptrnet.text.config.CopyTrainConfig`'s; SIGTERM and Ctrl-C stop it as they stop
-  any training (:mod:`ptrnet.cli.interrupts`).
+* ``train TASK [--arch pointer_generator|seq2seq|pointer] --out RUN [--resume]``: train
+  (:mod:`ptrnet.cli.sentence_train`).
 * ``eval TASK FILE [--json] [--model RUN]``: exact_match, token_accuracy, oov_recall and the
   mean p_gen on copied and generated words (default model: the task's bundled one).
 * ``predict TASK SENTENCE_OR_FILE [-o FILE] [--explain] [--text]``: outputs for one's own
@@ -29,11 +26,18 @@ import json
 import os
 import re
 import sys
-import tempfile
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ptrnet.cli.common import check_beam_width, note, output_name, positive_int, set_threads
+from ptrnet.cli.common import (
+    DRY_RUN_COUNT,
+    check_beam_width,
+    note,
+    output_name,
+    positive_int,
+    set_threads,
+)
+from ptrnet.cli.sentence_train import TRAIN_OPTIONS, train
+from ptrnet.decoding.options import SEARCH_STRATEGIES
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
 from ptrnet.quoting import quote
@@ -41,27 +45,11 @@ from ptrnet.quoting import quote
 if TYPE_CHECKING:
     from ptrnet.tasks import SentenceTask
     from ptrnet.text.checkpoint import CopyModel
-    from ptrnet.text.config import CopyTrainConfig
     from ptrnet.text.decode import Explanation
-    from ptrnet.training.runloop import TrainResult
 
-DRY_RUN = {"steps": 4, "val_every": 2, "val_count": 8, "hidden": 8, "embed": 4}
-DRY_RUN_COUNT = 16
-TRAIN_OPTIONS = (
-    "steps",
-    "batch_size",
-    "lr",
-    "clip_norm",
-    "embed",
-    "hidden",
-    "seed",
-    "val_every",
-    "val_count",
-    "log_every",
-    "keep_every",
-)
-DECODE_OPTIONS = ("model", "decode", "beam_width", "p_gen", "batch_size", "threads", "device")
-STRATEGIES = ("greedy", "beam")
+DECODE_OPTIONS = (
+    "model", "decode", "beam_width", "samples", "seed", "p_gen", "batch_size", "threads", "device",
+)  # fmt: skip
 #: A data file's extension after a name: a dot and 2 to 5 letters of one case (.txt, .tsv,
 #: .json, .text, .TXT). Not ``e.g``, ``U.S``, ``v1.2`` or ``Mr.Smith``: words, not files.
 EXTENSION = re.compile(r"[^./]\.([a-z]{2,5}|[A-Z]{2,5})$")
@@ -135,80 +123,29 @@ def generate(args: argparse.Namespace, task: SentenceTask) -> int:
     return 0
 
 
-def train(args: argparse.Namespace, task: SentenceTask) -> int:
-    import torch
-
-    from ptrnet.cli.interrupts import run_stoppable
-    from ptrnet.text.train import train_copy
-
-    if args.out is None and (args.resume or not args.dry_run):
-        raise UsageError("--out RUN_DIR is required")
-    torch.set_num_threads(args.threads or 1)
-    try:
-        config = _resumed_config(args, task) if args.resume else _fresh_config(args, task)
-    except ValueError as err:  # an impossible option value (the config checks them)
-        raise UsageError(str(err)) from None
-    out = args.out or tempfile.mkdtemp(prefix="ptrnet-dry-run-")
-
-    def run(stop: Callable[[], bool]) -> TrainResult:
-        log, progress = (lambda line: note(args, line)), not args.quiet
-        return train_copy(config, out, log, progress, resume=args.resume, should_stop=stop)
-
-    result = run_stoppable(run, task.name, out)
-    if isinstance(result, int):
-        return result
-    best, metric = result.best, task.validation_metric
-    note(args, f"best validation {metric} {best['value']:.4f} at step {best['step']}; run in {out}")
-    return 0
-
-
-def _explicit(args: argparse.Namespace) -> dict[str, object]:
-    """The training options given on the command line."""
-    return {k: getattr(args, k) for k in TRAIN_OPTIONS if getattr(args, k) is not None}
-
-
-def _fresh_config(args: argparse.Namespace, task: SentenceTask) -> CopyTrainConfig:
-    """A new run's configuration: the ``--dry-run`` preset < the options given."""
-    from ptrnet.text.config import CopyTrainConfig
-
-    options = {**(DRY_RUN if args.dry_run else {}), **_explicit(args)}
-    return CopyTrainConfig(args.arch or task.archs[0], task.name, **options)
-
-
-def _resumed_config(args: argparse.Namespace, task: SentenceTask) -> CopyTrainConfig:
-    """The configuration saved in ``--out``'s ``last`` with the options given: UsageError if
-    there is none or it is another task's; ValueError for a change that is not resumable."""
-    from ptrnet.runs import LAST
-    from ptrnet.runs.config import resumed_train
-    from ptrnet.text.checkpoint import load_copy_model
-    from ptrnet.text.config import CopyTrainConfig
-
-    path = os.path.join(args.out, LAST)
-    if not os.path.exists(path):
-        raise UsageError(f"nothing to resume: {path} does not exist")
-    saved = CopyTrainConfig.from_dict(load_copy_model(path).train)
-    if saved.task != task.name:
-        raise UsageError(f"the run in {args.out} trains {saved.task}, not {task.name}")
-    given = {**_explicit(args), **({"arch": args.arch} if args.arch else {})}
-    return resumed_train(saved, given)
-
-
 def _load(args: argparse.Namespace, task: SentenceTask) -> CopyModel:
     """The model of ``--model`` on the CPU, with ``--threads`` set; refuses what the sentence
-    decoder does not do (another device, sampling or multi-start, a beam wider than
-    :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`)."""
+    decoder does not do (another device, multi-start, ``--samples`` without sampling, a beam
+    wider or more samples than :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`)."""
     from ptrnet.text.evaluate import load
 
     check_beam_width(args)
     if args.device not in ("auto", "cpu"):
         raise UsageError(f"--device {args.device}: task {task.name} decodes on the CPU only")
-    if args.decode not in STRATEGIES:
-        raise UsageError(f"--decode {args.decode}: task {task.name} decodes greedy or beam")
-    if args.decode == "beam" and args.beam_width > MAX_SENTENCE_BEAM_WIDTH:
+    if args.decode not in SEARCH_STRATEGIES:
         raise UsageError(
-            f"--beam-width {args.beam_width}: task {task.name} takes at most "
-            f"{MAX_SENTENCE_BEAM_WIDTH} beams (a line of {MAX_LINE_TOKENS:,} tokens with them "
-            "fills one decoding batch)"
+            f"--decode {args.decode}: task {task.name} decodes "
+            f"{', '.join(SEARCH_STRATEGIES[:-1])} or {SEARCH_STRATEGIES[-1]}"
+        )
+    if args.samples > 1 and args.decode != "sample":
+        raise UsageError(f"--samples {args.samples}: samples > 1 needs --decode sample")
+    rows = {"beam": ("--beam-width", args.beam_width, "beams"),
+            "sample": ("--samples", args.samples, "samples")}.get(args.decode)  # fmt: skip
+    if rows is not None and rows[1] > MAX_SENTENCE_BEAM_WIDTH:
+        flag, value, what = rows
+        raise UsageError(
+            f"{flag} {value}: task {task.name} takes at most {MAX_SENTENCE_BEAM_WIDTH} {what} "
+            f"(a line of {MAX_LINE_TOKENS:,} tokens with them fills one decoding batch)"
         )
     set_threads(args.threads)
     return load(args.model, task.name)
@@ -223,8 +160,9 @@ def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
     loaded = _load(args, task)
     pairs = read_pairs(args.data[0])[: DRY_RUN_COUNT if args.dry_run else None]
     metrics, _ = evaluate_pairs(
-        loaded, pairs, args.decode, args.beam_width, args.batch_size, args.p_gen
-    )
+        loaded, pairs, args.decode, args.beam_width, args.batch_size, args.p_gen,
+        samples=args.samples, seed=args.seed,
+    )  # fmt: skip
     if args.json:
         print(json.dumps(metrics))
         return 0
@@ -258,6 +196,8 @@ def predict(args: argparse.Namespace, task: SentenceTask) -> int:
         args.beam_width,
         args.batch_size,
         args.p_gen,
+        samples=args.samples,
+        seed=args.seed,
     )
     if args.output:
         written = write_pairs(

@@ -66,6 +66,9 @@ class SizeRange:
         return str(self.lo) if self.lo == self.hi else f"{self.lo}-{self.hi}"
 
 
+DEMO_SEED = 2026  #: ``ptrnet demo``'s default seed (its fresh instances: stream DEMO)
+
+
 def instance_rng(seed: int, index: int, stream: int = 0) -> np.random.Generator:
     """The generator for instance ``index`` of stream ``stream`` under ``seed``.
 
