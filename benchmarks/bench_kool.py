@@ -13,8 +13,10 @@ scaled into the unit square). ``--run SYSTEM:DECODE`` with SYSTEM ``kool20``, ``
 path of a checkout of github.com/wouterkool/attention-learn-to-route) or ``ptrnet`` (the
 ``--ptrnet-model``, default the bundled one), and DECODE one of ``greedy``, ``sampleK`` (the
 shortest of K tours sampled at temperature 1), and for ptrnet also ``beamK`` (the most likely
-beam), ``viewsV`` and ``multistart-likely`` / ``multistart-shortest`` (``-viewsV`` appended:
-multistart on V symmetric copies, POMO's augmentation), any of them with ``-windowK`` appended
+beam), ``viewsV`` (V = 2, 4: ``--average-views V``; 8: ``--search-views 8 --average-views
+4``, the names the saved runs carry) and ``multistart-likely`` / ``multistart-shortest``
+(``-viewsV`` appended: ``--multistart V``, multistart on V symmetric copies, POMO's
+augmentation), any of them with ``-windowK`` appended
 (a heavy-decoder model decodes instances of more than K cities through a local window of K,
 ``ptrnet eval --window K``; ``-window0``: no window; without it, the model folder's own window
 per size, as ``ptrnet eval`` without ``--window``); see ``ptrnet eval``.
@@ -98,10 +100,12 @@ def _options(decode: str) -> DecodeOptions:
         )
     if decode.startswith("beam"):
         return DecodeOptions("beam", beam_width=count)
-    if decode.startswith("views"):
-        return DecodeOptions(views=count)
+    if decode == "views8":  # the saved runs' name: two searches, each averaging 4 rotations
+        return DecodeOptions(search_views=8, average_views=4)
+    if decode.startswith("views"):  # views2, views4: rotations averaged at every step
+        return DecodeOptions(average_views=count)
     if decode.startswith("multistart"):  # multistart-PICK or multistart-PICK-viewsV
-        return DecodeOptions("multistart", pick=decode.split("-")[1], views=count or 1)
+        return DecodeOptions(multistart=count or 1, pick=decode.split("-")[1])
     return DecodeOptions()
 
 

@@ -89,8 +89,8 @@ def test_probs_are_the_distributions_greedy_decoding_followed(tsp):
 
 def test_decoding_options_take_the_cli_names(tsp):
     points = RNG.random((10, 2))
-    beam = tsp.solve(points, decode="beam", beam_width=5, views=8)
-    options = DecodeOptions(strategy="beam", beam_width=5, views=8)
+    beam = tsp.solve(points, decode="beam", beam_width=5, search_views=8, average_views=4)
+    options = DecodeOptions(strategy="beam", beam_width=5, search_views=8, average_views=4)
     expected = predict(tsp.loaded, "tsp", [points], options)[0]
     np.testing.assert_array_equal(beam.sequence, expected)
     shortest = tsp.solve(points, decode="beam", beam_width=5, pick="shortest")
@@ -103,6 +103,10 @@ def test_decoding_options_take_the_cli_names(tsp):
         tsp.solve(points, pick="shortest")
     with pytest.raises(TypeError, match="'beam'"):
         tsp.solve(points, beam=3)
+    with pytest.raises(TypeError, match="views=8 is search_views=8"):
+        tsp.solve(points, views=8)
+    with pytest.raises(ValueError, match="decode: multistart is not a strategy"):
+        tsp.solve(points, decode="multistart")
 
 
 @pytest.mark.parametrize("seed", [-1, 2**64, 10**40, True, 1.5, 2.0, "3", None])
@@ -202,11 +206,11 @@ def test_refused_sizes_and_windows_are_value_errors(tsp):
 def test_multistart_tours_and_hulls_come_back_in_the_label_form(tsp):
     points = RNG.random((12, 2))
     for pick in ("likely", "shortest"):
-        result = tsp.solve(points, decode="multistart", pick=pick)
+        result = tsp.solve(points, multistart=True, pick=pick)
         assert result.sequence[0] == result.sequence[-1] == 0 and result.valid
         assert np.isfinite(result.log_prob)
         assert result.cost == pytest.approx(tour_length(points, result.sequence))
-    hull = ptrnet.load("convex_hull").solve(points, decode="multistart")
+    hull = ptrnet.load("convex_hull").solve(points, multistart=1)
     assert hull.sequence[0] == hull.sequence[:-1].min() == hull.sequence[-1]
 
 

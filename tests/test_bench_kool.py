@@ -37,11 +37,13 @@ def test_ptrnet_decodings_are_ptrnet_eval_options():
     assert ptrnet_options("greedy").strategy == "greedy"
     beam = ptrnet_options("beam5")
     assert (beam.strategy, beam.beam_width, beam.pick) == ("beam", 5, "likely")
-    assert ptrnet_options("views8").views == 8
+    eight = ptrnet_options("views8")  # the saved runs' views 8: search_views 8 averaging 4
+    assert (eight.search_views, eight.average_views, eight.multistart) == (8, 4, 0)
+    assert ptrnet_options("views4").average_views == 4
     assert ptrnet_options("multistart-shortest").pick == "shortest"
     pomo = ptrnet_options("multistart-shortest-views8")
-    assert (pomo.strategy, pomo.pick, pomo.views) == ("multistart", "shortest", 8)
-    assert ptrnet_options("multistart-likely").views == 1
+    assert (pomo.strategy, pomo.pick, pomo.multistart) == ("greedy", "shortest", 8)
+    assert ptrnet_options("multistart-likely").multistart == 1
     sample = ptrnet_options("sample1280")
     assert (sample.samples, sample.pick, sample.batch_size) == (1280, "shortest", 1)
 

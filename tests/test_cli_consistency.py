@@ -76,7 +76,7 @@ def test_eval_names_each_decoding_strategy() -> None:
     def words(**kwargs) -> str:
         return describe_decoding(DecodeOptions(**kwargs).for_task(tsp))
 
-    assert words(strategy="multistart", pick="shortest").startswith(
+    assert words(multistart=1, pick="shortest").startswith(
         "multi-start greedy (a run from every input), shortest tour;"
     )
     assert words(strategy="sample", samples=8, seed=3).startswith(

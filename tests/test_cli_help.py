@@ -13,11 +13,13 @@ MARKUP = re.compile(r"``|:(func|mod|class|meth|data|attr):`|\*\*")
 
 
 def options(parser: argparse.ArgumentParser):
-    """Options that take a value (flags are off unless given; help and version need none)."""
+    """Options that take a value and are shown (flags are off unless given; help and version
+    need none; a hidden option, such as the refused --views, has no help to state it in)."""
     for action in parser._actions:
         flag = isinstance(action, (argparse._StoreTrueAction, argparse._StoreConstAction,
                                    argparse._HelpAction, argparse._VersionAction))  # fmt: skip
-        if action.option_strings and not flag and not action.required:
+        shown = action.help != argparse.SUPPRESS
+        if action.option_strings and not flag and not action.required and shown:
             yield action
 
 

@@ -77,6 +77,7 @@ def test_eval_prints_the_score_keys(runs, data, task, capsys):
 def test_predict_then_score_round_trip(runs, data, tmp_path, decode, capsys):
     pred = tmp_path / "pred.txt"
     width = ["--beam-width", "3"] if decode == "beam" else []
+    how = ["--multistart"] if decode == "multistart" else ["--decode", decode]
     args = [
         "predict",
         "tsp",
@@ -85,8 +86,7 @@ def test_predict_then_score_round_trip(runs, data, tmp_path, decode, capsys):
         str(pred),
         "--model",
         str(runs / "tsp"),
-        "--decode",
-        decode,
+        *how,
         *width,
         "-q",
     ]
@@ -102,8 +102,7 @@ def test_predict_then_score_round_trip(runs, data, tmp_path, decode, capsys):
                 str(data["tsp"]),
                 "--model",
                 str(runs / "tsp"),
-                "--decode",
-                decode,
+                *how,
                 *width,
                 "--json",
             ]

@@ -217,8 +217,9 @@ def test_a_beam_width_without_beam_search_is_refused(cli):
     "flags, problem",
     [
         (
-            ["--decode", "multistart"],
-            "--decode multistart: task copy decodes greedy, sample or beam",
+            ["--multistart"],
+            "--multistart: task copy takes sentences, and --multistart applies to tasks that "
+            "take points",
         ),
         (["--samples", "2"], "--samples 2: samples > 1 needs --decode sample"),
         (["--decode", "sample", "--samples", "500"], "--samples 500: task copy takes at most"),

@@ -12,12 +12,8 @@ from ptrnet.tasks import POINT_TASKS, get_task
 
 def test_defaults_are_greedy_under_the_tasks_rules():
     options = DecodeOptions()
-    assert (options.strategy, options.views, options.pick, options.width) == (
-        "greedy",
-        1,
-        "likely",
-        1,
-    )
+    assert (options.strategy, options.pick, options.width) == ("greedy", "likely", 1)
+    assert (options.average_views, options.search_views, options.multistart) == (1, 1, 0)
     assert options.constraints is None
     assert DecodeOptions().for_task(get_task("tsp")).constraints == "task"
     for name in POINT_TASKS:
@@ -39,7 +35,7 @@ def test_the_paper_protocol_decodes_with_each_tasks_paper_mask():
 
 def test_options_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
-        DecodeOptions().views = 4  # type: ignore[misc]
+        DecodeOptions().average_views = 4  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(
@@ -48,7 +44,8 @@ def test_options_are_frozen():
         ({"strategy": "topk"}, "strategy", "unknown strategy 'topk'"),
         ({"constraints": "strict"}, "constraints", "unknown constraints 'strict'"),
         ({"pick": "best"}, "pick", "unknown pick 'best'"),
-        ({"views": 3}, "views", "views must be one of 1, 2, 4, 8"),
+        ({"average_views": 3}, "average_views", "average_views must be 1, 2 or 4"),
+        ({"strategy": "multistart"}, "strategy", "multistart is not a strategy"),
         ({"beam_width": 0}, "beam_width", "beam_width must be an integer >= 1"),
         ({"beam_width": True}, "beam_width", "beam_width must be an integer >= 1"),
         ({"batch_size": 0}, "batch_size", "batch_size must be an integer >= 1"),
@@ -75,9 +72,9 @@ def test_invalid_values_are_refused_with_the_option_named(fields, option, messag
 @pytest.mark.parametrize(
     "task_name, fields, message",
     [
-        ("sort", {"views": 2}, "label order depends"),
-        ("delaunay", {"views": 4}, "label order depends"),
-        ("sort", {"views": 8}, "a flip reverses a sorted order"),
+        ("sort", {"average_views": 2}, "label order depends"),
+        ("delaunay", {"average_views": 4}, "label order depends"),
+        ("sort", {"search_views": 8}, "a flip reverses a sorted order"),
         ("convex_hull", {"strategy": "beam", "pick": "shortest"}, "convex_hull has not"),
     ],
 )
@@ -88,8 +85,9 @@ def test_combinations_a_task_cannot_use_are_refused_by_for_task(task_name, field
 
 
 def test_combinations_a_task_can_use_pass():
-    DecodeOptions(views=8).for_task(get_task("delaunay"))
-    DecodeOptions(views=4).for_task(get_task("convex_hull"))
+    DecodeOptions(search_views=8).for_task(get_task("delaunay"))
+    DecodeOptions(average_views=4).for_task(get_task("convex_hull"))
+    DecodeOptions(multistart=8).for_task(get_task("delaunay"))
     tsp = get_task("tsp")
     options = DecodeOptions("beam", pick="shortest").for_task(tsp)
     assert options.reranker(tsp) == tsp.sequence_cost

@@ -84,7 +84,7 @@ class BrokenOnMarker(torch.nn.Module):
     [
         DecodeOptions(),
         DecodeOptions("beam", beam_width=3),
-        DecodeOptions("multistart"),
+        DecodeOptions(multistart=1),
         DecodeOptions("sample", samples=3),
         DecodeOptions(batch_size=1),
     ],

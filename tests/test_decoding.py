@@ -20,6 +20,11 @@ torch.set_num_threads(1)
 SORT = get_task("sort")
 
 
+def spelled(strategy: str) -> dict:
+    """The DecodeOptions fields of a strategy name: multistart is an option of its own."""
+    return {"multistart": 1} if strategy == "multistart" else {"strategy": strategy}
+
+
 def make_model(kind="pointer", input_dim=1, hidden=16, seed=0, scale=1.0, max_n=None):
     """A tiny model; ``kind`` ``transformer`` is the pointer model with :data:`TRANSFORMER`."""
     torch.manual_seed(seed)
@@ -115,7 +120,7 @@ def test_pad_columns_never_chosen(strategy, mode, kind):
         make_model(kind),
         SORT,
         batch,
-        DecodeOptions(strategy, constraints=mode, beam_width=3),
+        DecodeOptions(**spelled(strategy), constraints=mode, beam_width=3),
         generator=torch.Generator().manual_seed(0),
         return_probs=True,
     )
@@ -136,7 +141,8 @@ def test_task_constraints_on_every_task(name, strategy, kind):
     sizes = [max(task.min_n, 5), max(task.min_n, 4), 6]
     batch = make_batch(sizes, dim=task.dim)
     model = make_model(kind, input_dim=task.dim, scale=3.0)
-    result = decode(model, task, batch, DecodeOptions(strategy, constraints="task", beam_width=3))
+    options = DecodeOptions(**spelled(strategy), constraints="task", beam_width=3)
+    result = decode(model, task, batch, options)
     assert result.tokens.shape[1] <= task.max_steps(6) + 1
     for seq, n in zip(result.sequences, sizes, strict=True):
         assert ((seq >= 0) & (seq < n)).all() and len(seq) <= task.max_steps(n)

@@ -68,21 +68,29 @@ def test_demo_shows_what_a_user_gets_first_and_the_papers_protocol_second(
     assert "more than 1% of the predicted polygons are not simple" in PAPER_NOTE
 
 
-@pytest.mark.parametrize("views, rows", [("8", 3 + 2 + 3), ("4", 3 + 3)])
+@pytest.mark.parametrize(
+    "flags, label, rows",
+    [
+        (["--search-views", "8"], "eight-view search", 3 + 2 + 3),  # hull, Delaunay, TSP
+        (["--search-views", "8", "--average-views", "4"], "eight-view search, 4 averaged views",
+         3 + 3),  # Delaunay cannot average
+        (["--average-views", "4"], "4 averaged views", 3 + 3),
+    ],
+)  # fmt: skip
 def test_demo_views_add_a_multi_view_beam_row_where_the_task_allows(
-    tmp_path, monkeypatch, views, rows
+    tmp_path, monkeypatch, flags, label, rows
 ):
     tasks = ["sort", "convex_hull", "delaunay", "tsp"]
     bundle_tiny_models(tmp_path / "bundled", tasks)
     monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(tmp_path / "bundled"))
     out = tmp_path / "out"
-    assert main(["demo", "--dry-run", "--views", views, "--tasks", *tasks, "--out", str(out)]) == 0
+    assert main(["demo", "--dry-run", *flags, "--tasks", *tasks, "--out", str(out)]) == 0
     table = (out / "demo.md").read_text()
     yours = table.split("## Against the paper")[0].splitlines()
     labels = [line.split(" | ")[2] for line in yours if line.startswith("| ")]
-    assert labels.count(f"beam 5, {views} views") == rows  # 8: hull, Delaunay, TSP; 4: no Delaunay
-    assert "| sort | 5 | beam 5, 8 views |" not in table
-    assert f"| tsp | 20 | beam 5, {views} views | mean_length" in table
+    assert labels.count(f"beam 5, {label}") == rows
+    assert "| sort | 5 | beam 5, " not in table.replace("| sort | 5 | beam 5 |", "")
+    assert f"| tsp | 20 | beam 5, {label} | mean_length" in table
 
 
 def test_demo_table_says_which_instances_each_column_is_on(tmp_path, monkeypatch, capsys):

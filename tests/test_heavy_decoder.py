@@ -43,13 +43,15 @@ OPTIONS = [
     DecodeOptions(),
     DecodeOptions(strategy="beam", beam_width=3),
     DecodeOptions(strategy="sample", samples=4),
-    DecodeOptions(strategy="multistart"),
-    DecodeOptions(views=4),
-    DecodeOptions(views=8),
+    DecodeOptions(multistart=1),
+    DecodeOptions(average_views=4),
+    DecodeOptions(search_views=8, average_views=4),
 ]
 
 
-@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: f"{o.strategy}-{o.views}")
+@pytest.mark.parametrize(
+    "options", OPTIONS, ids=lambda o: f"{o.strategy}-{o.multistart}-{o.view_words}"
+)
 def test_every_decoder_gives_valid_tours_under_the_task_masks(options):
     model, (batch, points) = make_model(), tsp_batch()
     result = decode(model, get_task("tsp"), batch, options, generator=torch.Generator())

@@ -50,8 +50,9 @@ def unit_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else parts[0]
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+def module_name(path: Path, package: Path | None = None) -> str:
+    """``<package>/decoding/views.py`` -> ``ptrnet.decoding.views`` (``package``: PACKAGE)."""
+    parts = path.relative_to((package or PACKAGE).parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -114,6 +115,81 @@ def test_function_level_and_relative_imports_are_found(tmp_path, monkeypatch):
     path.write_text("def f():\n    from ptrnet.evaluation import evaluate\n    from . import y\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "ptrnet")
     assert imported_modules(path) == [(2, "ptrnet.evaluation"), (3, "ptrnet.inference")]
+
+
+def module_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Every module of ``package`` -> the modules of it that it imports, from the source.
+
+    Every import counts, at any depth of the file: at module level, deferred into a function,
+    or under ``if TYPE_CHECKING`` (a type-only import is still a dependency, and a cycle hidden
+    behind one breaks as soon as someone needs the name at run time). ``from ptrnet.a import b``
+    is an edge to ``ptrnet.a.b`` when that is a module, else to ``ptrnet.a``. Not counted: the
+    implicit import of a module's own package, which would put every package whose
+    ``__init__`` imports its modules in a cycle with them.
+    """
+    paths = {module_name(path, package): path for path in package.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        own = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = own.split(".")
+                    base = ".".join([*parts[: len(parts) - node.level + 1], base]).rstrip(".")
+                targets |= {
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in paths else base
+                    for alias in node.names
+                }
+        graph[name] = {target for target in targets if target in paths and target != name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle (its modules in import order, the first repeated at the end) per strongly
+    connected group of modules that import each other; [] when the imports form a DAG."""
+    cycles, state = [], dict.fromkeys(graph, 0)  # 0 unseen, 1 on the path, 2 finished
+    for root in sorted(graph):
+        if state[root]:
+            continue
+        path, stack = [root], [iter(sorted(graph[root]))]
+        state[root] = 1
+        while stack:
+            target = next(stack[-1], None)
+            if target is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state[target] == 1:
+                cycles.append([*path[path.index(target) :], target])
+            elif state[target] == 0:
+                state[target] = 1
+                path.append(target)
+                stack.append(iter(sorted(graph[target])))
+    return cycles
+
+
+def test_the_package_has_no_import_cycles():
+    assert import_cycles(module_graph()) == []
+
+
+def test_the_cycle_finder_finds_cycles_through_deferred_and_type_only_imports(tmp_path):
+    package = tmp_path / "ptrnet"
+    (package / "a").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a" / "__init__.py").write_text("from ptrnet.a import x\n")
+    (package / "a" / "x.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ptrnet.a.y import Y\n"
+    )
+    (package / "a" / "y.py").write_text("def f():\n    from . import z\n")
+    (package / "a" / "z.py").write_text("from ptrnet.a import x\n")
+    graph = module_graph(package)
+    assert graph["ptrnet.a"] == {"ptrnet.a.x"} and graph["ptrnet.a.y"] == {"ptrnet.a.z"}
+    assert import_cycles(graph) == [["ptrnet.a.x", "ptrnet.a.y", "ptrnet.a.z", "ptrnet.a.x"]]
+    (package / "a" / "z.py").write_text("import numpy\n")
+    assert import_cycles(module_graph(package)) == []
 
 
 def test_matplotlib_is_not_imported_by_the_package():

@@ -65,8 +65,8 @@ def test_multistart_tours_are_valid_and_no_longer_than_greedy(arch):
     model = make_model(arch)
     points, batch = tsp_batch()
     greedy = decode(model, TSP, batch, DecodeOptions("greedy"))
-    likely = decode(model, TSP, batch, DecodeOptions("multistart"))
-    shortest = decode(model, TSP, batch, DecodeOptions("multistart", pick="shortest"))
+    likely = decode(model, TSP, batch, DecodeOptions(multistart=1))
+    shortest = decode(model, TSP, batch, DecodeOptions(multistart=1, pick="shortest"))
     for result in (likely, shortest):
         assert all(TSP.is_valid(p, s) for p, s in zip(points, result.sequences, strict=True))
     # start 0 reads the instance as given, so it is the greedy run: both picks beat it
@@ -86,7 +86,7 @@ def test_every_start_begins_its_tour_at_its_city_and_likely_keeps_the_best_score
         assert run.tokens[0, 0] == 1 and run.sequences[0][0] == 0
         assert rotations(batch.lengths, 5)[start, 0] == start
     best = max(float(run.log_prob[0]) for run in runs)
-    chosen = decode(model, TSP, batch, DecodeOptions("multistart"))
+    chosen = decode(model, TSP, batch, DecodeOptions(multistart=1))
     assert chosen.log_prob[0].item() == pytest.approx(best, abs=1e-5)
     start = int(np.argmax([float(r.log_prob[0]) for r in runs]))
     assert chosen.tokens[0, 0].item() - 1 == start  # the run's own tokens, from its start
@@ -139,7 +139,7 @@ def test_best_of_k_keeps_the_shortest_or_most_likely_of_the_same_k_samples():
 def test_decode_all_multistart_matches_decode_and_keeps_the_order():
     model = make_model("transformer")
     points = TSP.generate(SizeRange.parse("4-8"), 9, seed=5)
-    options = DecodeOptions("multistart", pick="shortest", batch_size=16)  # 2 instances a batch
+    options = DecodeOptions(multistart=1, pick="shortest", batch_size=16)  # 2 instances a batch
     tours = decode_all(model, TSP, points, options)
     for p, tour in zip(points, tours, strict=True):
         alone = decode(model, TSP, collate([p]), options).sequences[0]
@@ -153,7 +153,7 @@ def per_view_multistart(model, batch, symmetries, pick):
             model,
             TSP,
             Batch(square_symmetry_tensor(batch.points, which), batch.lengths),
-            DecodeOptions("multistart", pick=pick),
+            DecodeOptions(multistart=1, pick=pick),
         )
         for which in symmetries
     ]
@@ -165,10 +165,10 @@ def test_multistart_views_keep_the_shortest_of_every_views_multistart(views, sym
     points, batch = tsp_batch()
     each = per_view_multistart(model, batch, symmetries, "shortest")
     want = np.min([costs(points, run) for run in each], axis=0)  # lengths: symmetries keep them
-    got = decode(model, TSP, batch, DecodeOptions("multistart", views=views, pick="shortest"))
+    got = decode(model, TSP, batch, DecodeOptions(multistart=views, pick="shortest"))
     assert all(TSP.is_valid(p, s) for p, s in zip(points, got.sequences, strict=True))
     np.testing.assert_allclose(costs(points, got), want, rtol=1e-9)
-    one = decode(model, TSP, batch, DecodeOptions("multistart", pick="shortest"))
+    one = decode(model, TSP, batch, DecodeOptions(multistart=1, pick="shortest"))
     assert np.all(costs(points, got) <= costs(points, one) + 1e-9)
 
 
@@ -177,7 +177,7 @@ def test_multistart_eight_views_keep_the_likeliest_run_mapped_back_to_the_instan
     points, batch = tsp_batch()
     each = per_view_multistart(model, batch, range(8), "likely")
     scores = torch.stack([run.log_prob for run in each])  # (8, B)
-    got = decode(model, TSP, batch, DecodeOptions("multistart", views=8))
+    got = decode(model, TSP, batch, DecodeOptions(multistart=8))
     torch.testing.assert_close(got.log_prob, scores.max(dim=0).values)
     for b, which in enumerate(scores.argmax(dim=0).tolist()):
         tokens = each[which].tokens[b : b + 1]
@@ -189,5 +189,5 @@ def test_multistart_eight_views_keep_the_likeliest_run_mapped_back_to_the_instan
 def test_multistart_views_refuse_to_return_distributions():
     model = make_model("transformer")
     _, batch = tsp_batch()
-    with pytest.raises(ValueError, match="return_probs needs multistart with one view"):
-        decode(model, TSP, batch, DecodeOptions("multistart", views=2), return_probs=True)
+    with pytest.raises(ValueError, match=r"return_probs needs multistart 1 \(one view\)"):
+        decode(model, TSP, batch, DecodeOptions(multistart=2), return_probs=True)

@@ -75,14 +75,15 @@ def test_options_refuse_a_width_past_the_bound(options, option, most):
     ("options", "n", "option", "factors"),
     [
         (
-            DecodeOptions("beam", beam_width=1024, views=8),
+            DecodeOptions("beam", beam_width=1024, search_views=8, average_views=4),
             50,
             "beam_width",
-            "beam width 1024 x 8 views",
+            "beam width 1024 x 4 averaged views x 2 searches over the eight views",
         ),
         (DecodeOptions("sample", samples=1024), 300, "samples", "1024 samples"),
-        (DecodeOptions("multistart", views=8), 200, "views", "8 views x 200 starts"),
-        (DecodeOptions("multistart"), 1000, "strategy", "1000 starts"),
+        (DecodeOptions(multistart=8), 200, "multistart", "8 views x 200 starts"),
+        (DecodeOptions(multistart=1), 1000, "strategy", "1000 starts"),
+        (DecodeOptions(search_views=8), 40_000, "search_views", "8 searches over the eight views"),
     ],
 )
 def test_one_instance_too_large_to_search_is_one_line(options, n, option, factors):
@@ -99,15 +100,13 @@ def test_one_instance_too_large_to_search_is_one_line(options, n, option, factor
 def test_views_times_multistart_times_n_is_refused_by_the_api_before_decoding(tsp):
     points = np.random.default_rng(1).random((200, 2))
     with pytest.raises(ValueError, match=r"^one instance of 200 points searched with 8 views"):
-        tsp.solve(points, decode="multistart", views=8)
+        tsp.solve(points, multistart=8)
 
 
 def test_the_command_line_names_the_search_that_does_not_fit(cli, tmp_path):
     rng = np.random.default_rng(2)
     (tmp_path / "big.txt").write_text(" ".join(f"{v:.4f}" for v in rng.random(400)) + "\n")
-    status, out, err = cli(
-        "predict", "tsp", "big.txt", "--decode", "multistart", "--views", "8", "-o", "-"
-    )
+    status, out, err = cli("predict", "tsp", "big.txt", "--multistart", "8", "-o", "-")
     assert (status, out) == (2, "")
     assert err.startswith("ptrnet: error: one instance of 200 points searched with 8 views x ")
     assert err.count("\n") == 1
@@ -117,8 +116,8 @@ def test_the_command_line_names_the_search_that_does_not_fit(cli, tmp_path):
     "options",
     [
         DecodeOptions("beam", beam_width=1024),
-        DecodeOptions("sample", samples=300, views=1),
-        DecodeOptions("multistart", batch_size=10_000),
+        DecodeOptions("sample", samples=300, average_views=1),
+        DecodeOptions(multistart=1, batch_size=10_000),
         DecodeOptions(),
     ],
 )

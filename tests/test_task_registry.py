@@ -160,10 +160,10 @@ def test_a_sentence_task_registered_alone_runs_end_to_end(registered, cli, tmp_p
     )
     status, _, err = cli("eval", "copy", "d.txt", "--model", "run")
     assert status == 2 and err.endswith(f"was trained on {name}, not copy\n")
-    status, _, err = cli("eval", name, "d.txt", "--model", "run", "--views", "8")
+    status, _, err = cli("eval", name, "d.txt", "--model", "run", "--search-views", "8")
     assert status == 2 and err == (
-        f"ptrnet: error: --views: task {name} takes sentences, and --views applies to tasks "
-        "that take points\n"
+        f"ptrnet: error: --search-views: task {name} takes sentences, and --search-views "
+        "applies to tasks that take points\n"
     )
 
 

@@ -8,7 +8,7 @@ import torch
 from ptrnet.cli.main import main
 from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
-from ptrnet.decoding.options import DecodeOptions, check_views
+from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 from ptrnet.decoding.pointer_decoder import masked_log_probs
 from ptrnet.decoding.view_scores import mean_view_log_likelihood, mirror_sequence, mirror_tokens
 from ptrnet.decoding.views import ViewEnsemble
@@ -90,13 +90,13 @@ def test_the_flag_says_whether_the_solvers_label_survives_every_rotation(name):
 def test_tasks_whose_labels_rotations_change_refuse_two_or_four_views():
     for name in ("sort", "delaunay"):
         with pytest.raises(ValueError, match="label order depends"):
-            check_views(get_task(name), 2)
-        check_views(get_task(name), 1)
+            DecodeOptions(average_views=2).for_task(get_task(name))
+        DecodeOptions(average_views=1).for_task(get_task(name))
     with pytest.raises(ValueError, match="a flip reverses a sorted order"):
-        check_views(get_task("sort"), 8)
-    check_views(get_task("delaunay"), 8)
-    check_views(TSP, 4)
-    check_views(HULL, 2)
+        DecodeOptions(search_views=8).for_task(get_task("sort"))
+    DecodeOptions(search_views=8).for_task(get_task("delaunay"))
+    DecodeOptions(average_views=4).for_task(TSP)
+    DecodeOptions(average_views=2).for_task(HULL)
 
 
 @pytest.mark.parametrize("views", [2, 4])
@@ -109,7 +109,7 @@ def test_each_step_is_the_mean_of_the_views_own_distributions_renormalised(views
         model,
         task,
         batch,
-        DecodeOptions("greedy", constraints=constraints, views=views),
+        DecodeOptions("greedy", constraints=constraints, average_views=views),
         return_probs=True,
     )
     probs = result.probs  # (B, T, n+1)
@@ -141,7 +141,7 @@ def test_four_views_make_the_decoder_blind_to_a_quarter_turn_of_its_input(strate
             model,
             TSP,
             collate(points_list),
-            DecodeOptions(strategy, constraints="task", views=views),
+            DecodeOptions(strategy, constraints="task", average_views=views),
         )
         return [s.tolist() for s in result.sequences]
 
@@ -154,7 +154,7 @@ def test_one_view_is_the_model_itself():
     batch = collate(instances([5, 9, 7], seed=7))
     plain = decode(model, TSP, batch, DecodeOptions("beam", constraints="task"))
     wrapped = decode(ViewEnsemble(model, 1), TSP, batch, DecodeOptions("beam", constraints="task"))
-    single = decode(model, TSP, batch, DecodeOptions("beam", constraints="task", views=1))
+    single = decode(model, TSP, batch, DecodeOptions("beam", constraints="task", average_views=1))
     for other in (wrapped, single):
         assert torch.equal(plain.tokens, other.tokens)
         assert torch.allclose(plain.log_prob, other.log_prob, atol=1e-6)
@@ -168,13 +168,16 @@ def test_the_cli_takes_views_for_tsp_and_refuses_them_for_delaunay(tmp_path, cap
     assert main(["train", "tsp", "--dry-run", "--out", str(model_dir)]) == 0
     capsys.readouterr()
     args = ["eval", "tsp", str(data), "--model", str(model_dir), "--json", "--threads", "1"]
-    for views in ("4", "8"):
-        assert main([*args, "--decode", "beam", "--views", views]) == 0
+    for views in (["--average-views", "4"], ["--search-views", "8", "--average-views", "4"]):
+        assert main([*args, "--decode", "beam", *views]) == 0
         assert '"valid_rate": 1.0' in capsys.readouterr().out
-    assert main(["eval", "delaunay", str(data), "--views", "2"]) == 2
-    assert "--views 2: 2 or 4 views need labels that rotations keep" in capsys.readouterr().err
-    assert main(["eval", "sort", str(data), "--views", "8"]) == 2
-    assert "--views 8: 8 views need a task whose answers" in capsys.readouterr().err
+    assert main(["eval", "delaunay", str(data), "--average-views", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--average-views 2: average_views 2 needs labels that rotations keep" in err
+    assert main(["eval", "sort", str(data), "--search-views", "8"]) == 2
+    assert "--search-views 8: search_views 8 needs a task whose answers" in capsys.readouterr().err
+    assert main(["eval", "tsp", str(data), "--average-views", "3"]) == 2
+    assert "--average-views 3: average_views must be 1, 2 or 4, got 3" in capsys.readouterr().err
 
 
 def test_a_mirrored_sequence_is_the_cycle_read_backwards_from_its_first_index():
@@ -236,17 +239,18 @@ def test_the_eight_view_score_averages_each_views_likelihood_of_its_own_label(ta
             assert float(got[row]) == pytest.approx(expected, abs=1e-4)
 
 
+@pytest.mark.parametrize("averaged", [4, 1])
 @pytest.mark.parametrize("strategy", ["greedy", "beam"])
-def test_eight_views_make_the_decoder_blind_to_every_symmetry_of_its_input(strategy):
+def test_eight_views_make_the_decoder_blind_to_every_symmetry_of_its_input(strategy, averaged):
     """A symmetry permutes the eight views, so the answer is the same tour: the same sequence
-    after a rotation, the mirrored sequence after a reflection."""
+    after a rotation, the mirrored sequence after a reflection. Whether each search averages
+    four rotations (two searches) or none (eight)."""
     model = make_model(seed=11)
     points = instances([5, 8, 9, 11], seed=12)
+    options = DecodeOptions(strategy, constraints="task", search_views=8, average_views=averaged)
 
     def run(points_list):
-        result = decode(
-            model, TSP, collate(points_list), DecodeOptions(strategy, constraints="task", views=8)
-        )
+        result = decode(model, TSP, collate(points_list), options)
         return [s.tolist() for s in result.sequences]
 
     base = run(points)
@@ -265,8 +269,9 @@ def test_eight_views_return_the_best_candidate_under_the_eight_view_score():
     batch = collate(instances([6, 7, 9], seed=14))
     for strategy in ("greedy", "beam"):
         options = {"constraints": "task", "beam_width": 3}
-        result = decode(model, TSP, batch, DecodeOptions(strategy, views=8, **options))
-        four = decode(model, TSP, batch, DecodeOptions(strategy, views=4, **options))
+        eight = DecodeOptions(strategy, search_views=8, average_views=4, **options)
+        result = decode(model, TSP, batch, eight)
+        four = decode(model, TSP, batch, DecodeOptions(strategy, average_views=4, **options))
         with torch.no_grad():
             judge = [
                 mean_view_log_likelihood(model, TSP, batch.points, batch.lengths, r.tokens, "task")
@@ -274,16 +279,16 @@ def test_eight_views_return_the_best_candidate_under_the_eight_view_score():
             ]
         assert torch.allclose(result.log_prob, judge[0], atol=1e-5)
         assert (judge[0] >= judge[1] - 1e-5).all()
-    with pytest.raises(ValueError, match="return_probs needs views 1, 2, 4"):
+    with pytest.raises(ValueError, match="return_probs needs search_views 1"):
         decode(
             model,
             TSP,
             batch,
-            DecodeOptions("greedy", constraints="task", views=8),
+            DecodeOptions("greedy", constraints="task", search_views=8),
             return_probs=True,
         )
-    with pytest.raises(ValueError, match="views must be one of 1, 2, 4, 8"):
-        check_views(TSP, 3)
+    with pytest.raises(DecodeOptionError, match="search_views must be 1 or 8"):
+        DecodeOptions(search_views=3)
 
 
 @pytest.mark.parametrize("strategy", ["greedy", "beam"])
@@ -300,7 +305,7 @@ def test_eight_views_give_delaunay_the_same_triangles_whatever_symmetry_the_inpu
             model,
             DELAUNAY,
             collate(points_list),
-            DecodeOptions(strategy, views=views, constraints="none"),
+            DecodeOptions(strategy, search_views=views, constraints="none"),
         )
         return [sorted(map(tuple, np.sort(s.reshape(-1, 3), axis=1).tolist())) if len(s) % 3 == 0
                 else s.tolist() for s in result.sequences]  # fmt: skip

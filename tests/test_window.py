@@ -120,14 +120,14 @@ OPTIONS = [
     DecodeOptions(window=4),
     DecodeOptions(strategy="beam", beam_width=3, window=4),
     DecodeOptions(strategy="sample", samples=3, window=4),
-    DecodeOptions(strategy="multistart", pick="shortest", window=4),
-    DecodeOptions(views=4, window=4),
-    DecodeOptions(views=8, window=4),
-    DecodeOptions(strategy="multistart", views=2, window=4),
+    DecodeOptions(multistart=1, pick="shortest", window=4),
+    DecodeOptions(average_views=4, window=4),
+    DecodeOptions(search_views=8, average_views=4, window=4),
+    DecodeOptions(multistart=2, window=4),
 ]
 
 
-@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: f"{o.strategy}-{o.views}")
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: f"{o.strategy}-{o.view_words}")
 def test_every_decoder_runs_through_a_window(options):
     model, points = heavy_model(), instances([9, 7, 4])
     result = decode(model, TSP, collate(points), options, generator=torch.Generator())

@@ -35,7 +35,8 @@ class Result:
         log_prob: the decoder's score of ``sequence`` from the pass that chose it
             (:attr:`ptrnet.decoding.dataset.Decoded.log_prob`): its log-likelihood (end symbol
             included) under the decoding constraints, through the ``window`` when one decoded
-            it (:mod:`ptrnet.decoding.window`); with 2 or 4 views, the views' combined score.
+            it (:mod:`ptrnet.decoding.window`); with ``average_views`` or ``search_views``,
+            the views' combined score.
         valid: whether the output is well formed for the task (a tour visits every city once).
         probs: (T, n + 1) pointer distribution at each of the T output steps, end symbol
             included (column 0 = end symbol, column j = input j - 1), from the same pass, with

@@ -2,9 +2,9 @@
 
 A thin layer over :mod:`ptrnet.inference`: the same models (:func:`ptrnet.inference.load_model`)
 and the same decoding (:func:`ptrnet.inference.predict_outputs`, one pass per instance), with
-the option names of ``ptrnet eval`` (``decode``, ``beam_width``, ``views``, ``pick``,
-``protocol``, ``constraints``), inputs in any obvious form and one
-:class:`ptrnet.api.results.Result` per instance. Training from Python is
+the option names of ``ptrnet eval`` (``decode``, ``beam_width``, ``average_views``,
+``search_views``, ``multistart``, ``pick``, ``protocol``, ``constraints``), inputs in any
+obvious form and one :class:`ptrnet.api.results.Result` per instance. Training from Python is
 :func:`ptrnet.api.training.train` (``ptrnet.train``).
 """
 
@@ -30,6 +30,13 @@ from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_COORDINATE, check_seed
 from ptrnet.model.pointer import PointerNetwork as _PointerNetwork
 from ptrnet.tasks import POINT_TASKS, TASKS, Task, get_point_task, get_task
+
+# The answer to the option the three view options replaced.
+VIEWS_SPLIT = (
+    "views= is split into options that say what they do: views=2 or 4 is average_views=2 or 4; "
+    "views=8 is search_views=8 (with average_views=4 for convex_hull and tsp, as views=8 "
+    "searched); decode='multistart' with views=V is multistart=V"
+)
 
 if TYPE_CHECKING:
     import torch
@@ -135,8 +142,9 @@ class Solver:
                 a list of instances (sizes may differ) or a (B, n, dim) array or tensor.
             return_probs: fill each result's ``probs`` (the pointer distributions).
             **options: the decoding, named as the options of ``ptrnet eval``: ``decode``,
-                ``beam_width``, ``views``, ``pick``, ``window``, ``protocol``,
-                ``constraints``, ``seed``, ``batch_size`` (:func:`decode_options`). By
+                ``beam_width``, ``average_views``, ``search_views``, ``multistart``, ``pick``,
+                ``window``, ``protocol``, ``constraints``, ``seed``, ``batch_size``
+                (:func:`decode_options`). By
                 default every output obeys the task's rules (a closed convex hull, a tour, a
                 permutation); ``protocol="paper"`` decodes as the paper does (hull and
                 Delaunay unconstrained, so an output may be open or cross itself).
@@ -156,11 +164,16 @@ class Solver:
                 seed outside 0..2^64 - 1), input that is not instances of the task, a
                 coordinate beyond +-1e100, an instance over the 1,000 points a model
                 decodes, a tensor whose values cannot be read here (meta, or a device this
-                torch cannot copy from), a search too large for memory (beam width x views x
-                starts x points, docs/reliability.md), or an instance the model has no valid
-                output for (its scores overflow float32): each one line, naming the instance.
-            TypeError: an option that is not one of the above, or complex points.
+                torch cannot copy from), a search too large for memory (beam width x views
+                x searches x starts x points, docs/reliability.md), or an instance the model
+                has no valid output for (its scores overflow float32): each one line, naming
+                the instance.
+            TypeError: an option that is not one of the above (``views``: naming the options
+                that replaced it), or complex points.
         """
+
+        if "views" in options:
+            raise TypeError(VIEWS_SPLIT)
 
         instances, single = as_instances(self.task, points)
         try:
@@ -195,7 +208,9 @@ def decode_options(
     *,
     decode: str = "greedy",
     beam_width: int = DEFAULT_BEAM_WIDTH,
-    views: int = 1,
+    average_views: int = 1,
+    search_views: int = 1,
+    multistart: int | bool = 0,
     pick: str = "likely",
     window: int | None = None,
     protocol: str = "valid",
@@ -222,7 +237,9 @@ def decode_options(
         options = DecodeOptions(
             strategy=decode,
             beam_width=beam_width,
-            views=views,
+            average_views=average_views,
+            search_views=search_views,
+            multistart=multistart,
             pick=pick,
             window=window,
             protocol=protocol,

@@ -8,7 +8,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH, STRATEGIES
+from ptrnet.cli.views import add_view_arguments, strategy_name
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import (
     MAX_BEAM_WIDTH,
@@ -19,7 +20,6 @@ from ptrnet.io.limits import (
 )
 from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, TASKS, SizeRange, Task, TaskCard, get_point_task, get_task
-from ptrnet.tasks.symmetry import VIEW_COUNTS
 
 if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
@@ -32,7 +32,9 @@ DECODE_FLAGS = {
     "samples": "--samples",
     "constraints": "--constraints",
     "protocol": "--protocol",
-    "views": "--views",
+    "average_views": "--average-views",
+    "search_views": "--search-views",
+    "multistart": "--multistart",
     "pick": "--pick",
     "window": "--window",
     "seed": "--seed",
@@ -43,7 +45,8 @@ T = TypeVar("T")
 # What --help says bounds a search (ptrnet.decoding.options.DecodeOptions.check_search).
 SEARCH_BOUND = (
     f"one search holds at most {MAX_SEARCH_POINTS:,} candidate points, instances x K x views "
-    "x starts x (n + 1): batches shrink to fit, an instance too large alone is refused"
+    "x searches x starts x (n + 1): batches shrink to fit, an instance too large alone is "
+    "refused"
 )
 
 
@@ -361,10 +364,10 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     )
     add(
         "--decode",
-        choices=STRATEGIES,
+        type=strategy_name,
         default="greedy",
-        help="strategy; multistart: one greedy run from every input (tsp: every city), the best "
-        "kept by --pick (point tasks; sentence tasks decode greedy, sample or beam)",
+        metavar="{greedy,sample,beam}",
+        help="strategy (multi-start greedy, point tasks: --multistart)",
     )
     add(
         "--beam-width",
@@ -388,20 +391,10 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         "--pick",
         choices=("likely", "shortest"),
         default="likely",
-        help="with several candidates (--decode beam or multistart, --samples K > 1): the most "
+        help="with several candidates (--decode beam, --multistart, --samples K > 1): the most "
         "likely (default, the paper's), or for tsp the shortest tour among them",
     )
-    add(
-        "--views",
-        type=int,
-        choices=VIEW_COUNTS,
-        default=1,
-        help="2 or 4 (convex_hull, tsp): decode with the model's mean log-probabilities over "
-        "that many rotations of each instance; 8 (also delaunay): search the instance's "
-        "symmetric copies too and return the answer all eight views find most likely; with "
-        "--decode multistart, every start of each view, searched separately (POMO's "
-        "augmentation; 1 = the model alone, the paper's decoding)",
-    )
+    add_view_arguments(parser)
     add(
         "--window",
         type=int,
@@ -487,7 +480,8 @@ def decode_options(args: argparse.Namespace, task: Task) -> DecodeOptions:
     Raises:
         UsageError: a combination the options refuse (``--beam-width`` without ``--decode
             beam``, ``--pick shortest`` without several candidates or for a task without a
-            cost, a ``--views`` count the task cannot use), naming the flag: ``--views 2: ...``.
+            cost, a view option the task cannot use), naming the flag:
+            ``--average-views 2: ...``.
     """
     from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 
@@ -499,7 +493,9 @@ def decode_options(args: argparse.Namespace, task: Task) -> DecodeOptions:
             samples=args.samples,
             constraints=args.constraints,
             protocol=args.protocol,
-            views=args.views,
+            average_views=args.average_views,
+            search_views=args.search_views,
+            multistart=args.multistart,
             pick=args.pick,
             window=args.window,
             seed=args.seed,

@@ -91,13 +91,14 @@ def describe_decoding(options: DecodeOptions) -> str:
     how = {
         "greedy": "greedy",
         "sample": f"sampling (seed {options.seed})",
-        "multistart": f"multi-start greedy (a run from every input), {best}",
         "beam": f"beam search, width {options.beam_width}, {best}",
     }
     words = how[options.strategy]
+    if options.multistart:
+        words = f"multi-start greedy (a run from every input), {best}"
     if options.strategy == "sample" and options.samples > 1:
         words = f"best of {options.samples} samples (seed {options.seed}), {best}"
-    views = f"{options.views} view{'s' if options.views != 1 else ''}"
+    views = options.view_words
     window = ""  # None: the model's own per size, on the model line
     if options.window == 0:
         window = "; no window"

@@ -11,9 +11,9 @@ is on the task card, :mod:`ptrnet.tasks.card`). A front end is a module of this 
   ``run(args, task) -> int``.
 
 An option a task's kind does not take, given with a value other than its default, is a usage
-error naming the option and the task: ``--views: task copy takes sentences, and --views applies
-to tasks that take points``. A new task of an existing kind needs nothing here; a new kind needs
-its front end and its line in :data:`FRONT_ENDS`.
+error naming the option and the task: ``--search-views: task copy takes sentences, and
+--search-views applies to tasks that take points``. A new task of an existing kind needs
+nothing here; a new kind needs its front end and its line in :data:`FRONT_ENDS`.
 """
 
 from __future__ import annotations

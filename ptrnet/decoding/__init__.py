@@ -1,8 +1,12 @@
 """Decoding: how a trained model's outputs are chosen, apart from the model and the task.
 
 * :mod:`ptrnet.decoding.options` -- :class:`DecodeOptions`, every choice of a decoding run,
-  validated in one place (no torch: front ends import it freely);
+  validated in one place, :mod:`ptrnet.decoding.checks` (no torch: front ends import both
+  freely); the three view options ``average_views``, ``search_views`` and ``multistart``;
 * :mod:`ptrnet.decoding.decoder` -- the :class:`Decoder` interface the loop asks of any model;
+* :mod:`ptrnet.decoding.interface` -- :class:`PointerModel`, what a pointer search reads of a
+  network (the model, a view ensemble, a local window), so the search imports none of the
+  modules that wrap one;
 * :mod:`ptrnet.decoding.search` -- the one autoregressive loop, every model's and strategy's;
 * :mod:`ptrnet.decoding.pointer_decoder` -- the pointer models' decoder, the masked step
   distribution;

@@ -38,8 +38,8 @@ class Decoded:
         sequence: the 0-based output (:func:`ptrnet.tasks.base.from_tokens`; with multistart
             a closed cycle is written from the start the labels use).
         log_prob: the decoder's score of the output: its log-likelihood under the masked step
-            distributions it was drawn from (with several views, their combined score,
-            :func:`ptrnet.decoding.views.decode_views`).
+            distributions it was drawn from (with view options, their combined score,
+            :func:`ptrnet.decoding.decode.search`).
         probs: (T, n+1) float32 masked distribution at each of the T steps the decoder took,
             up to and including the first end token (column 0 = end), when asked for; else None.
             With multistart they are those of the run that found the output, from its own
@@ -92,8 +92,8 @@ def decode_outputs(
         DecodingError: an instance whose model scores are not finite, or whose output breaks
             the task's constraints under ``constraints="task"``; it names the instance
             (1-based, in the order of ``points_list``).
-        ValueError: ``return_probs`` with options whose decoder cannot return them (8 views,
-            multistart over several views).
+        ValueError: ``return_probs`` with options whose decoder cannot return them (eight-view
+            search, multistart over several views).
     """
 
     options = (options or DecodeOptions()).for_task(task)
@@ -147,7 +147,7 @@ def search_batches(
     :data:`~ptrnet.io.limits.MAX_SEARCH_POINTS` candidate points, counted at the batch's largest
     instance (one instance per batch at least)."""
     size = options.batch_size
-    if options.strategy == "multistart" and len(sizes):  # n runs per instance
+    if options.multistart and len(sizes):  # n runs per instance
         size = max(1, size // max(sizes))
     batches, lo = [], 0
     while lo < len(order):

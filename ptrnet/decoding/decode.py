@@ -1,10 +1,10 @@
-"""Decoding entry points: :func:`decode` (greedy, sampling, beam, multistart) and
+"""Decoding entry points: :func:`decode` (greedy, sampling, beam, multistart, views) and
 :func:`score_sequences`.
 
 Strategies are chosen by :class:`ptrnet.decoding.options.DecodeOptions` and run in the one loop
 of :mod:`ptrnet.decoding.search`; the model only supplies logits and the task only supplies the
-allowed-token masks. Decoding several views of each instance lives in
-:mod:`ptrnet.decoding.views`, one greedy run from every start in
+allowed-token masks. :func:`search` is the one place the options choose how: averaging views
+and eight-view search live in :mod:`ptrnet.decoding.views`, one greedy run from every start in
 :mod:`ptrnet.decoding.multistart`.
 """
 
@@ -17,11 +17,12 @@ import torch
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker
+from ptrnet.decoding.interface import PointerModel
 from ptrnet.decoding.multistart import decode_multistart
 from ptrnet.decoding.options import STRATEGIES, DecodeOptions
-from ptrnet.decoding.search import pick_rows, search_batch
+from ptrnet.decoding.search import Strategy, pick_rows, search_batch
 from ptrnet.decoding.strategies import chooser
-from ptrnet.decoding.views import decode_multistart_views, decode_views
+from ptrnet.decoding.views import averaged, decode_eight_views, decode_multistart_views
 from ptrnet.decoding.window import through_window
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task, from_tokens
@@ -70,7 +71,7 @@ def decode(
 
     Args:
         options: strategy, beam width, constraints (None: the mask ``protocol`` names),
-            views, pick rule and temperature (None = the defaults); ``seed``, ``batch_size``
+            view options, pick rule and temperature (None = the defaults); ``seed``, ``batch_size``
             and ``device`` are the dataset decoder's (:func:`ptrnet.decoding.dataset.decode_all`).
         generator: draws the samples of ``sample`` decoding (None = torch's global generator).
         rerank: ``rerank(points (n, dim), sequence) -> cost``, lower is better, applied to the
@@ -78,7 +79,8 @@ def decode(
             best-of-k sampling).
         return_probs: also return the masked step distributions (B, T, n+1).
 
-    With ``views`` > 1 ``log_prob`` is the combined score (:func:`decode_views`). With a
+    With ``average_views`` > 1 ``log_prob`` is the score under the averaged distributions,
+    with ``search_views=8`` the eight views' mean (:func:`search`). With a
     ``window`` (None is off here: ``model`` is one network, with no size route to default
     from), a batch with an instance larger than it is decoded through
     :class:`ptrnet.decoding.window.LocalWindow` (which leaves the smaller ones unchanged).
@@ -89,9 +91,9 @@ def decode(
         DecodingError: an instance whose model scores are not finite numbers, named by its
             index in ``batch``.
         ValueError: options the task cannot use (:meth:`DecodeOptions.for_task`), rerank
-            with one candidate per instance, or return_probs with 8 views or with multistart
-            on several views; a ``window`` (DecodeOptionError) the batch needs with a model
-            that has no heavy decoder.
+            with one candidate per instance, or return_probs with eight-view search or with
+            multistart on several views; a ``window`` (DecodeOptionError) the batch needs
+            with a model that has no heavy decoder.
     """
     options = (options or DecodeOptions()).for_task(task)
     options.check_search(int(batch.lengths.max()))  # before the search allocates anything
@@ -101,24 +103,40 @@ def decode(
     choose = chooser(options, batch.size, generator)
     batch = batch.to(next(model.parameters()).device)
     model = through_window(model, options.window, int(batch.lengths.max()))
-    if options.strategy == "multistart" and options.views > 1:
-        found = decode_multistart_views(
-            model, task, batch, options.views, options.constraints, rerank, return_probs
-        )
-    elif options.strategy == "multistart":
-        found = decode_multistart(model, task, batch, options.constraints, rerank, return_probs)
-    elif options.views > 1:
-        found = decode_views(model, task, batch, choose, options, rerank, return_probs)
-    else:
-        trace = search_batch(
-            model, task, batch, choose, options.constraints, options.width, return_probs
-        )
-        found = pick_rows(trace, batch, options.width, rerank)
-    tokens, log_prob, probs = found
+    tokens, log_prob, probs = search(model, task, batch, options, choose, rerank, return_probs)
     sequences = [from_tokens(t) for t in tokens.cpu().numpy()]
-    if options.strategy == "multistart":  # a tour from city s, written from city 0
+    if options.multistart:  # a tour from city s, written from city 0
         sequences = [task.at_label_start(seq) for seq in sequences]
     return DecodeResult(tokens=tokens, log_prob=log_prob, sequences=sequences, probs=probs)
+
+
+def search(
+    model: PointerModel,
+    task: Task,
+    batch: Batch,
+    options: DecodeOptions,
+    choose: Strategy,
+    rerank: Reranker | None,
+    keep_probs: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """The one dispatch of the view options (``options`` checked against ``task``): every search
+    reads ``averaged(model, options.average_views)``; multistart runs its greedy searches from
+    every start of ``options.multistart`` views, eight-view search its searches from every
+    symmetry, anything else one search of ``options.width`` rows per instance. Returns tokens
+    (B, T), scores (B,) and the masked distributions (B, T, n+1) with ``keep_probs`` (None
+    where the decoding has none: several multistart views, eight-view search)."""
+    reader = averaged(model, options.average_views)
+    constraints = options.constraints
+    if options.multistart > 1:
+        return decode_multistart_views(
+            reader, task, batch, options.multistart, constraints, rerank, keep_probs
+        )
+    if options.multistart:
+        return decode_multistart(reader, task, batch, constraints, rerank, keep_probs)
+    if options.search_views > 1:
+        return decode_eight_views(model, task, batch, choose, options, rerank, keep_probs)
+    trace = search_batch(reader, task, batch, choose, constraints, options.width, keep_probs)
+    return pick_rows(trace, batch, options.width, rerank)
 
 
 def score_sequences(model: EncoderDecoder, batch: Batch) -> torch.Tensor:

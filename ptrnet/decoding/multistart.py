@@ -15,9 +15,9 @@ import torch
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
+from ptrnet.decoding.interface import PointerModel
 from ptrnet.decoding.search import DecodingError, SearchTrace, batch_instances, search_batch
 from ptrnet.decoding.strategies import Greedy
-from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task
 
 
@@ -59,14 +59,15 @@ def unrotate_probs(probs: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
 
 
 def multistart_rows(
-    model: EncoderDecoder,
+    model: PointerModel,
     task: Task,
     batch: Batch,
     constraints: str,
     keep_probs: bool = False,
 ) -> tuple[SearchTrace, int]:
-    """Greedy runs from every start of every instance: a trace of B * S rows (instance-major)
-    whose tokens and distributions are over the original inputs, and S = the longest n."""
+    """Greedy runs of ``model`` (the network, or a view ensemble with ``average_views``) from
+    every start of every instance: a trace of B * S rows (instance-major) whose tokens and
+    distributions are over the original inputs, and S = the longest n."""
     width = batch.points.shape[1]
     order = rotations(batch.lengths, width)  # (B*S, N)
     try:
@@ -81,7 +82,7 @@ def multistart_rows(
 
 
 def decode_multistart(
-    model: EncoderDecoder,
+    model: PointerModel,
     task: Task,
     batch: Batch,
     constraints: str,

@@ -5,7 +5,19 @@ request, ``ptrnet reproduce`` from its plan, the training loop from its configur
 passed unchanged down to :func:`ptrnet.decoding.decode` and
 :func:`ptrnet.decoding.dataset.decode_all`. Invalid values and combinations are refused here and
 nowhere else: those that need no task when the options are built, those that depend on the task
-(views, the ``shortest`` pick) by :meth:`DecodeOptions.for_task`.
+(the view options, the ``shortest`` pick) by :meth:`DecodeOptions.for_task`.
+
+Three options read an instance through the symmetries of the unit square, each on its own and
+combinable (:func:`check_views` states which combinations and tasks fit):
+
+* ``average_views`` (1, 2, 4): every search reads that many rotations of the instance and
+  averages their step distributions (a product of experts,
+  :class:`~ptrnet.decoding.views.ViewEnsemble`);
+* ``search_views`` (1, 8): eight-view search, every symmetry of the square searched (rotations
+  an ensemble averages share one search) and the outputs ranked by their mean log-likelihood
+  over all eight views (:mod:`ptrnet.decoding.view_scores`);
+* ``multistart`` (0, 1, 2, 4, 8): greedy runs from every start of the instance (1) or of that
+  many symmetric copies of it (POMO's augmentation), each ranked in its own view.
 """
 
 from __future__ import annotations
@@ -15,25 +27,38 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ptrnet.compute.devices import check_device_name
-from ptrnet.io.errors import UsageError
+from ptrnet.decoding.checks import (
+    DecodeOptionError,
+    SearchSizeError,
+    at_least_one,
+    at_most,
+    check_views,
+    check_window,
+    choice,
+)
 from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_SAMPLES, MAX_SEARCH_POINTS, MAX_SEED
 from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS
-from ptrnet.tasks.symmetry import MIRRORED_VIEWS, VIEW_COUNTS
 
 if TYPE_CHECKING:
     from ptrnet.tasks.base import Task
+
+__all__ = [
+    "CONSTRAINTS", "DEFAULT_BEAM_WIDTH", "DEFAULT_DECODE_BATCH", "PAPER_BEAM_WIDTH", "PICKS",
+    "PROTOCOLS", "STRATEGIES", "DecodeOptionError", "DecodeOptions", "SearchSizeError",
+    "check_views", "check_window",
+]  # fmt: skip
 
 #: The defaults every front end shares (the CLI, the API, the page, the demo, the copy task).
 PAPER_BEAM_WIDTH = 5  # the paper's beam search (its Table 1 and 2 decoding)
 DEFAULT_BEAM_WIDTH = PAPER_BEAM_WIDTH
 DEFAULT_DECODE_BATCH = 256  # instances decoded together
 
-#: The strategies of the one search loop, for every model (:mod:`ptrnet.decoding.strategies`).
+#: The strategies of the one search loop, for every model (:mod:`ptrnet.decoding.strategies`);
+#: multi-start, a greedy search from every input, is an option of its own (``multistart``).
 SEARCH_STRATEGIES = ("greedy", "sample", "beam")
-#: Every strategy: the search's, and for point tasks ``multistart``, a greedy search from every
-#: input (:mod:`ptrnet.decoding.multistart`).
-STRATEGIES = (*SEARCH_STRATEGIES, "multistart")
+#: The strategies :class:`DecodeOptions` takes: the search's.
+STRATEGIES = SEARCH_STRATEGIES
 CONSTRAINTS = ("none", "task")
 # Which mask decodes when ``constraints`` is not given: ``valid``, the task's rules (every output
 # well formed: a closed convex hull, a tour, a permutation), what users get; ``paper``, the
@@ -46,32 +71,13 @@ PROTOCOLS = ("valid", "paper")
 PICKS = ("likely", "shortest")
 
 
-class DecodeOptionError(ValueError):
-    """An invalid decoding option; ``option`` names the field, so a front end can name its flag
-    (``--views 2: ...``) and ``str`` is the one-line reason."""
-
-    def __init__(self, option: str, problem: str) -> None:
-        super().__init__(problem)
-        self.option = option
-
-
-class SearchSizeError(DecodeOptionError, UsageError):
-    """A search too large for memory (:data:`~ptrnet.io.limits.MAX_SEARCH_POINTS`), found once
-    the instances are known: a :class:`DecodeOptionError` naming the option that widens the
-    search, and a :class:`~ptrnet.io.errors.UsageError`, so the command line prints its one
-    line."""
-
-
 @dataclass(frozen=True)
 class DecodeOptions:
     """Every choice of one decoding run.
 
     Attributes:
-        strategy: ``greedy``, ``sample`` (``temperature``, ``seed``, ``samples``), ``beam``
-            (``beam_width``) or ``multistart``: greedy decoding from every input of the
-            instance, each run reading the inputs rotated so that input comes first (TSP: a
-            tour from every city), the best kept by ``pick``
-            (:mod:`ptrnet.decoding.multistart`).
+        strategy: ``greedy``, ``sample`` (``temperature``, ``seed``, ``samples``) or ``beam``
+            (``beam_width``).
         beam_width: beams kept per instance (beam search only), 1 to
             :data:`~ptrnet.io.limits.MAX_BEAM_WIDTH`.
         samples: outputs sampled per instance (best-of-k sampling; sampling only), the best
@@ -83,11 +89,19 @@ class DecodeOptions:
             decoding), ``task`` (the task's legal-next rule, e.g. valid tours), or None for the
             mask ``protocol`` names, filled in by :meth:`for_task`. Given, it overrides the
             protocol's mask.
-        views: 1; 2 or 4 rotations of each instance decoded together (tasks with
-            ``rotation_invariant_labels``); 8: every square symmetry, picked by the eight-view
-            likelihood (``square_symmetric`` tasks). With multistart: every start of each
-            view searched separately and all of them picked from (POMO's augmentation). See
-            :mod:`ptrnet.decoding.views`.
+        average_views: 1 (the model alone), or 2 or 4: rotations of each instance read at
+            every step, their log-probabilities averaged (tasks with
+            ``rotation_invariant_labels``; :class:`ptrnet.decoding.views.ViewEnsemble`).
+        search_views: 1, or 8: eight-view search, each instance searched from every symmetry
+            of the square (``8 // average_views`` searches, each averaging ``average_views``
+            rotations) and the output the eight views find most likely on average kept
+            (``square_symmetric`` tasks; :func:`ptrnet.decoding.views.decode_eight_views`).
+        multistart: 0 (off), or 1: greedy decoding from every input of the instance, each run
+            reading the inputs rotated so that input comes first (TSP: a tour from every
+            city), the best kept by ``pick`` (:mod:`ptrnet.decoding.multistart`); 2, 4 or 8:
+            the same from every start of that many symmetric copies (rotations; 8: every
+            symmetry), each run scored in its own view (POMO's augmentation). Needs strategy
+            ``greedy``; True is 1.
         pick: with several candidates per instance (beam search, multistart, ``samples`` > 1),
             ``likely`` (the one the model scores highest) or ``shortest`` (the lowest
             ``Task.sequence_cost`` among the finished ones; tasks with ``objective_cost``),
@@ -107,7 +121,8 @@ class DecodeOptions:
     Raises:
         DecodeOptionError: on construction, for an unknown name or an out-of-range value, or
             ``pick="shortest"`` with one candidate per instance, ``samples`` > 1 without
-            sampling. How many instances fit one search is checked once they are known
+            sampling, a view option out of range or in a combination :func:`check_views`
+            refuses. How many instances fit one search is checked once they are known
             (:meth:`check_search`).
     """
 
@@ -116,7 +131,9 @@ class DecodeOptions:
     samples: int = 1
     constraints: str | None = None
     protocol: str = "valid"
-    views: int = 1
+    average_views: int = 1
+    search_views: int = 1
+    multistart: int = 0
     pick: str = "likely"
     window: int | None = None
     temperature: float = 1.0
@@ -125,21 +142,25 @@ class DecodeOptions:
     device: str | None = None
 
     def __post_init__(self) -> None:
-        _choice("strategy", self.strategy, STRATEGIES)
-        if self.constraints is not None:
-            _choice("constraints", self.constraints, CONSTRAINTS)
-        _choice("protocol", self.protocol, PROTOCOLS)
-        _choice("pick", self.pick, PICKS)
-        if self.views not in VIEW_COUNTS:
-            choices = ", ".join(map(str, VIEW_COUNTS))
+        if self.strategy == "multistart":
             raise DecodeOptionError(
-                "views", f"views must be one of {choices}, got {quote(self.views)}"
+                "strategy",
+                "multistart is not a strategy but an option of its own: multistart=1 "
+                "(--multistart) runs greedy decoding from every start",
             )
-        _at_least_one("beam_width", self.beam_width)
-        _at_least_one("batch_size", self.batch_size)
-        _at_least_one("samples", self.samples)
-        _at_most("beam_width", self.beam_width, MAX_BEAM_WIDTH)
-        _at_most("samples", self.samples, MAX_SAMPLES)
+        choice("strategy", self.strategy, STRATEGIES)
+        if self.constraints is not None:
+            choice("constraints", self.constraints, CONSTRAINTS)
+        choice("protocol", self.protocol, PROTOCOLS)
+        choice("pick", self.pick, PICKS)
+        check_views(self)
+        if self.multistart is True:
+            object.__setattr__(self, "multistart", 1)
+        at_least_one("beam_width", self.beam_width)
+        at_least_one("batch_size", self.batch_size)
+        at_least_one("samples", self.samples)
+        at_most("beam_width", self.beam_width, MAX_BEAM_WIDTH)
+        at_most("samples", self.samples, MAX_SAMPLES)
         if self.window is not None:
             check_window(self.window)
         if self.samples > 1 and self.strategy != "sample":
@@ -179,13 +200,34 @@ class DecodeOptions:
     @property
     def several(self) -> bool:
         """Whether decoding finds several candidates per instance for ``pick`` to choose from."""
-        return self.strategy in ("beam", "multistart") or self.samples > 1
+        return self.strategy == "beam" or bool(self.multistart) or self.samples > 1
+
+    @property
+    def searches(self) -> int:
+        """Separate searches per instance: one per multistart view, or per start of an
+        eight-view search (``8 // average_views``), else 1."""
+        if self.search_views > 1:
+            return self.search_views // self.average_views
+        return max(self.multistart, 1)
+
+    @property
+    def view_words(self) -> str:
+        """The view options in words, for tables and reports: ``1 view``, ``4 averaged views``,
+        ``eight-view search, 4 averaged views``, ``8 multistart views``."""
+        words = []
+        if self.search_views > 1:
+            words.append("eight-view search")
+        if self.multistart > 1:
+            words.append(f"{self.multistart} multistart views")
+        if self.average_views > 1:
+            words.append(f"{self.average_views} averaged views")
+        return ", ".join(words) or "1 view"
 
     def candidates(self, n: int) -> int:
-        """Decoder rows one instance of ``n`` inputs takes: width x views x starts (``n`` with
-        multistart, else 1)."""
-        starts = n if self.strategy == "multistart" else 1
-        return self.width * self.views * starts
+        """Decoder rows one instance of ``n`` inputs takes: width x averaged views x searches x
+        starts (``n`` with multistart, else 1)."""
+        starts = n if self.multistart else 1
+        return self.width * self.average_views * self.searches * starts
 
     def search_points(self, n: int) -> int:
         """Candidate points one instance of ``n`` inputs adds to a search: its candidates,
@@ -209,10 +251,10 @@ class DecodeOptions:
         ``task`` under the ``valid`` protocol, ``task.paper_constraints`` under ``paper``.
 
         Raises:
-            DecodeOptionError: a view count the task cannot use, or ``pick="shortest"`` on a
-                task without a cost.
+            DecodeOptionError: a view option the task cannot use (:func:`check_views`), or
+                ``pick="shortest"`` on a task without a cost.
         """
-        check_views(task, self.views)
+        check_views(self, task)
         if self.pick == "shortest" and not task.objective_cost:
             raise _shortest_error(task)
         default = task.paper_constraints if self.protocol == "paper" else "task"
@@ -229,33 +271,6 @@ class DecodeOptions:
         return task.sequence_cost if self.pick == "shortest" else None
 
 
-def check_window(window: object) -> None:
-    """Raises DecodeOptionError unless ``window`` is 0 (off) or an integer >= 2."""
-    if isinstance(window, bool) or not isinstance(window, int) or window < 0 or window == 1:
-        raise DecodeOptionError(
-            "window", f"window must be 0 (off) or an integer >= 2, got {quote(window)}"
-        )
-
-
-def check_views(task: Task, views: int) -> None:
-    """Raises DecodeOptionError unless ``task`` can be decoded with ``views`` views."""
-    if views not in VIEW_COUNTS:
-        choices = ", ".join(map(str, VIEW_COUNTS))
-        raise DecodeOptionError("views", f"views must be one of {choices}, got {quote(views)}")
-    if views == MIRRORED_VIEWS and not task.square_symmetric:
-        raise DecodeOptionError(
-            "views",
-            f"8 views need a task whose answers the square's symmetries keep; {task.name}'s "
-            "do not (a flip reverses a sorted order)",
-        )
-    if 1 < views < MIRRORED_VIEWS and not task.rotation_invariant_labels:
-        raise DecodeOptionError(
-            "views",
-            f"2 or 4 views need labels that rotations keep (convex_hull, tsp); "
-            f"{task.name}'s label order depends on the coordinates (8 views work)",
-        )
-
-
 def _shortest_error(task: Task) -> DecodeOptionError:
 
     costed = " or ".join(name for name, other in POINT_TASKS.items() if other.objective_cost)
@@ -263,13 +278,6 @@ def _shortest_error(task: Task) -> DecodeOptionError:
         "pick",
         f"pick 'shortest' ranks candidates by a cost, which {task.name} has not (only {costed})",
     )
-
-
-def _choice(option: str, value: object, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise DecodeOptionError(
-            option, f"unknown {option} {quote(value)}; choose from {', '.join(choices)}"
-        )
 
 
 def _search_size_error(options: DecodeOptions, n: int, points: int) -> SearchSizeError:
@@ -281,10 +289,16 @@ def _search_size_error(options: DecodeOptions, n: int, points: int) -> SearchSiz
     if options.strategy == "sample":
         factors.append(f"{options.width} samples")
         lower.append(("samples", "samples"))
-    if options.views > 1:
-        factors.append(f"{options.views} views")
-        lower.append(("views", "views"))
-    if options.strategy == "multistart":
+    if options.average_views > 1:
+        factors.append(f"{options.average_views} averaged views")
+        lower.append(("average views", "average_views"))
+    if options.multistart > 1:
+        factors.append(f"{options.multistart} views")
+        lower.append(("multistart views", "multistart"))
+    elif options.searches > 1:
+        factors.append(f"{options.searches} searches over the eight views")
+        lower.append(("search views", "search_views"))
+    if options.multistart:
         factors.append(f"{n} starts")
     advice = "lower the " + " or ".join(word for word, _ in lower)
     return SearchSizeError(
@@ -294,17 +308,3 @@ def _search_size_error(options: DecodeOptions, n: int, points: int) -> SearchSiz
         f"{MAX_SEARCH_POINTS:,} a search may hold in memory; "
         f"{advice if lower else 'decode instances this large with another strategy'}",
     )
-
-
-def _at_most(option: str, value: int, most: int) -> None:
-    if value > most:
-        raise DecodeOptionError(
-            option,
-            f"{option} must be at most {most:,} (a wider search does not fit memory), "
-            f"got {value:,}",
-        )
-
-
-def _at_least_one(option: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise DecodeOptionError(option, f"{option} must be an integer >= 1, got {quote(value)}")

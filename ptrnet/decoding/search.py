@@ -12,7 +12,7 @@ The loop owns the order of calls and the history.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, Protocol
+from typing import Generic, Protocol
 
 import numpy as np
 import torch
@@ -20,13 +20,10 @@ import torch
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
 from ptrnet.decoding.decoder import Decoder, S
+from ptrnet.decoding.interface import PointerModel
 from ptrnet.decoding.pointer_decoder import PointerDecoder
 from ptrnet.io.errors import UsageError
-from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task
-
-if TYPE_CHECKING:
-    from ptrnet.decoding.views import ViewEnsemble
 
 
 class DecodingError(UsageError, ValueError):
@@ -166,7 +163,7 @@ def step_limit(task: Task, lengths: torch.Tensor) -> int:
 
 
 def search_batch(
-    model: EncoderDecoder | ViewEnsemble,
+    model: PointerModel,
     task: Task,
     batch: Batch,
     strategy: Strategy,

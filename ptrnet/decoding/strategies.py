@@ -57,7 +57,7 @@ def strategy_named(
     generator: torch.Generator | None = None,
 ) -> Greedy | Sampling | BeamSearch:
     """The token chooser of strategy ``name`` (one of
-    :data:`~ptrnet.decoding.options.SEARCH_STRATEGIES`; multistart is greedy) for ``size``
+    :data:`~ptrnet.decoding.options.SEARCH_STRATEGIES`; multistart searches greedily) for ``size``
     instances: ``width`` beams each for ``beam``; ``temperature`` and ``generator`` for
     ``sample``.
 
@@ -68,6 +68,6 @@ def strategy_named(
         return BeamSearch(size, width)
     if name == "sample":
         return Sampling(temperature, generator)
-    if name in ("greedy", "multistart"):
+    if name == "greedy":
         return Greedy()
     raise ValueError(f"unknown strategy {quote(name)}; choose from {', '.join(SEARCH_STRATEGIES)}")

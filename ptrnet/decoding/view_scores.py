@@ -1,4 +1,4 @@
-"""Scoring finished outputs under all eight symmetries of the unit square (``views=8``).
+"""Scoring finished outputs under all eight symmetries of the unit square (``search_views=8``).
 
 A reflection turns a counter-clockwise hull or tour clockwise, so the model read through a
 mirrored instance cannot join the step-by-step product of

@@ -8,15 +8,16 @@ product is a sharper one (a product of experts, as in test-time augmentation):
     log p(token | prefix) = log_softmax(mean_v log p_v(token | prefix))
 
 :class:`ViewEnsemble` wraps a model so that its ``step`` returns that mean; the decoding loop
-renormalises it over the allowed tokens, so greedy, sampling and beam search (most likely or
-shortest beam) all run unchanged on the combined distribution. The cost is one encoder and one
-decoder pass per view. Reflections are left out: they turn a counter-clockwise label clockwise,
-so their step distributions are over a different sequence (``views=8`` brings them in after the
-search: :mod:`ptrnet.decoding.view_scores`, :func:`decode_views`). Multistart with views is
-POMO's augmentation instead: every start of every view searched on its own, one pick among all
-of them (:func:`decode_multistart_views`).
+renormalises it over the allowed tokens, so greedy, sampling, beam search and multistart (most
+likely or shortest output) all run unchanged on the combined distribution (``average_views``,
+:func:`averaged`). The cost is one encoder and one decoder pass per view. Reflections are left
+out: they turn a counter-clockwise label clockwise, so their step distributions are over a
+different sequence. Eight-view search (``search_views=8``) brings them in after the search
+(:func:`decode_eight_views`, :mod:`ptrnet.decoding.view_scores`). Multistart on several views
+(``multistart`` 2, 4, 8) is POMO's augmentation: every start of every view searched on its own,
+one pick among all of them (:func:`decode_multistart_views`).
 
-Which view counts a task can use is checked with the other options, by
+Which view options a task can use is checked with the other options, by
 :func:`ptrnet.decoding.options.check_views`.
 """
 
@@ -31,24 +32,22 @@ from torch import nn
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
+from ptrnet.decoding.interface import PointerModel
 from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.decoding.search import (
     SearchTrace,
     Strategy,
     batch_instances,
-    pick_rows,
     search_batch,
 )
 from ptrnet.decoding.view_scores import image_tokens, mean_view_log_likelihood
 from ptrnet.model.pointer import EncoderDecoder, Memory, State
 from ptrnet.tasks.base import Task
 from ptrnet.tasks.symmetry import (
-    MIRROR,
-    MIRRORED_VIEWS,
-    ROTATION_VIEWS,
-    SQUARE_SYMMETRIES,
+    search_starts,
     square_symmetry_tensor,
+    symmetric_views,
     view_symmetries,
 )
 
@@ -118,64 +117,43 @@ class ViewEnsemble(nn.Module):
         return torch.stack(logps).mean(dim=0), join_states(states)
 
 
-def decode_views(
-    model: EncoderDecoder,
+def averaged(model: PointerModel, views: int) -> PointerModel:
+    """What a search reads with ``average_views=views``: ``model`` itself for 1, else the
+    :class:`ViewEnsemble` of that many rotations."""
+    return model if views == 1 else ViewEnsemble(model, views)
+
+
+def decode_eight_views(
+    model: PointerModel,
     task: Task,
     batch: Batch,
     strategy: Strategy,
     options: DecodeOptions,
     rerank: Reranker | None,
     keep_probs: bool = False,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """Decode ``batch`` with ``options.views`` (2, 4 or 8) views of each instance; ``options``
-    already checked against ``task`` (:meth:`DecodeOptions.for_task`).
-
-    2 or 4 views search once with :class:`ViewEnsemble`; the score is the log-likelihood under
-    the product distribution. 8 views: :func:`_decode_eight_views`, scored by the eight-view
-    mean log-likelihood. Returns tokens (B, T), scores (B,) and, with ``keep_probs`` (2 or 4
-    views only), the combined distributions (B, T, n+1).
+) -> tuple[torch.Tensor, torch.Tensor, None]:
+    """``search_views=8``: search from every symmetry of the square, map each search's outputs
+    back into the instance's own label form, then pick among all of them, per instance, the one
+    with the highest mean log-likelihood over the eight symmetries
+    (:mod:`ptrnet.decoding.view_scores`), or with ``rerank`` the lowest cost. Each search
+    averages ``options.average_views`` rotations, so symmetries those rotations join share one
+    search (:func:`ptrnet.tasks.symmetry.search_starts`): with 4 (hull, TSP), two searches, on
+    the instance and on its mirror image; with 1 (Delaunay), eight. ``options`` already checked
+    against ``task``. Returns tokens (B, T), scores (B,) and None (no distributions).
 
     Raises:
-        ValueError: ``keep_probs`` with 8 views.
+        ValueError: ``keep_probs`` (the eight views' score has no step distributions).
     """
-    if options.views != MIRRORED_VIEWS:
-        ensemble = ViewEnsemble(model, options.views)
-        trace = search_batch(
-            ensemble, task, batch, strategy, options.constraints, options.width, keep_probs
-        )
-        return pick_rows(trace, batch, options.width, rerank)
     if keep_probs:
-        raise ValueError(f"return_probs needs views {', '.join(map(str, ROTATION_VIEWS))}")
-    tokens, scores = _decode_eight_views(
-        model, task, batch, strategy, options.constraints, options.width, rerank
-    )
-    return tokens, scores, None
-
-
-def _decode_eight_views(
-    model: EncoderDecoder,
-    task: Task,
-    batch: Batch,
-    strategy: Strategy,
-    constraints: str,
-    width: int,
-    rerank: Reranker | None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``views=8``: search, map each search's outputs back into the instance's own label form,
-    then pick among all of them, per instance, the one with the highest mean log-likelihood over
-    the eight symmetries (:mod:`ptrnet.decoding.view_scores`), or with ``rerank`` the lowest
-    cost. Rotation-invariant labels (hull, TSP): two four-rotation searches, on the instance and
-    on its mirror image. Others (Delaunay): one search in each of the eight views."""
-    if task.rotation_invariant_labels:
-        searches = [(0, ViewEnsemble(model, 4)), (MIRROR, ViewEnsemble(model, 4))]
-    else:
-        searches = [(which, model) for which in range(SQUARE_SYMMETRIES)]
+        raise ValueError("return_probs needs search_views 1")
+    reader = averaged(model, options.average_views)
+    symmetries = search_starts(options.average_views)
+    width, constraints = options.width, options.constraints
     instances = batch_instances(batch)
     traces = [
-        search_batch(member, task, _transformed(batch, which), strategy, constraints, width)
-        for which, member in searches
+        search_batch(reader, task, _transformed(batch, which), strategy, constraints, width)
+        for which in symmetries
     ]
-    symmetries = [which for which, _ in searches]
     tokens, done = _pool(task, instances, symmetries, traces, width)  # (B * S * w, T), (B*S*w,)
     found = _interleave([trace.scores.isfinite() for trace in traces], width)  # (B * S * w,)
     owner = torch.arange(batch.size, device=tokens.device).repeat_interleave(len(traces) * width)
@@ -190,11 +168,11 @@ def _decode_eight_views(
     )[inverse].masked_fill(~found, float("-inf"))  # fmt: skip
     keep = pick_beams(scores, tokens, done, len(traces) * width, instances if rerank else None,
                       rerank)  # fmt: skip
-    return tokens[keep], scores[keep]
+    return tokens[keep], scores[keep], None
 
 
 def decode_multistart_views(
-    model: EncoderDecoder,
+    model: PointerModel,
     task: Task,
     batch: Batch,
     views: int,
@@ -203,8 +181,9 @@ def decode_multistart_views(
     keep_probs: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, None]:
     """Multistart on ``views`` (2, 4 or 8) symmetric copies of each instance, POMO's
-    augmentation (Kwon et al. 2020): the greedy runs from every start of the rotations
-    (2 or 4) or of all eight symmetries of the square (8), each searched on its own, mapped back
+    augmentation (Kwon et al. 2020): the greedy runs of ``model`` (the network, or a
+    :class:`ViewEnsemble` with ``average_views``) from every start of the rotations (2 or 4) or
+    of all eight symmetries of the square (8), each searched on its own, mapped back
     into the instance's label form; per instance, the most likely of all views x starts runs
     (each scored in its own view) or, with ``rerank``, the lowest-cost finished one. Returns
     tokens (B, T), scores (B,) and None (no distributions).
@@ -213,8 +192,8 @@ def decode_multistart_views(
         ValueError: ``keep_probs`` (each view's distributions are over its own reading).
     """
     if keep_probs:
-        raise ValueError("return_probs needs multistart with one view")
-    symmetries = range(SQUARE_SYMMETRIES) if views == MIRRORED_VIEWS else view_symmetries(views)
+        raise ValueError("return_probs needs multistart 1 (one view)")
+    symmetries = symmetric_views(views)
     instances = batch_instances(batch)
     runs = [multistart_rows(model, task, _transformed(batch, which), constraints)
             for which in symmetries]  # fmt: skip

@@ -73,7 +73,7 @@ def predict_outputs(
             than its fixed output vocabulary (``max_n``).
         DecodeOptionError: options the task cannot use (a ValueError).
         ValueError: an instance of the wrong dimension, or ``return_probs`` with options whose
-            decoder cannot return them (8 views).
+            decoder cannot return them (eight-view search, multistart on several views).
     """
 
     task = check_task(loaded, task)

@@ -1,8 +1,9 @@
 """``ptrnet demo``: the bundled models on fresh instances, beside the exact solvers and the paper.
 
 For every task with a bundled model, fresh instances (a test stream no training run draws from)
-are labelled by the exact reference solver, decoded greedily and by beam search (with
-``views``, also by beam search over several views of each instance), and scored with the
+are labelled by the exact reference solver, decoded greedily and by beam search (with view
+options, ``average_views`` or ``search_views``, also by beam search over several views of each
+instance), and scored with the
 paper's metrics. Two tables come out. The first shows what a user gets (the ``valid``
 protocol: every output obeys the task's rules), beside the exact solver on the same instances
 (TSP: their optimal mean length; its time per instance excludes the solver's first, warm-up
@@ -22,7 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DecodeOptions, check_views
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DecodeOptions
 from ptrnet.evaluation.paper_numbers import paper_result
 from ptrnet.evaluation.score import area_text
 from ptrnet.inference import load_model, predict
@@ -77,19 +78,21 @@ def exact_summary(task_name: str, data: Instances) -> str:
     return f"exact ({per:.2f} ms/inst)"
 
 
-def decodings(task_name: str, beam_width: int, views: int) -> list[tuple[str, int, str]]:
-    """(strategy, views, row label) of each row: greedy, beam, and with ``views`` > 1 a beam
-    over that many views for the tasks that allow it (:func:`ptrnet.decoding.options.check_views`:
-    hull and TSP, and with 8 views Delaunay)."""
+def decodings(task_name: str, beam_width: int, views: dict[str, int]) -> list[tuple[dict, str]]:
+    """(DecodeOptions keywords, row label) of each row: greedy, beam, and with view options
+    ``views`` (``average_views``, ``search_views``; none: no such row) a beam over those views
+    for the tasks that can use them (:func:`ptrnet.decoding.checks.check_views`: averaging for
+    hull and TSP, eight-view search also for Delaunay)."""
 
-    rows = [("greedy", 1, "greedy"), ("beam", 1, f"beam {beam_width}")]
+    beam = {"strategy": "beam", "beam_width": beam_width}
+    rows = [({"strategy": "greedy"}, "greedy"), (beam, f"beam {beam_width}")]
+    if not any(count > 1 for count in views.values()):
+        return rows
     try:
-        check_views(get_point_task(task_name), views)
+        options = DecodeOptions(**beam, **views).for_task(get_point_task(task_name))
     except ValueError:
         return rows
-    if views > 1:
-        rows.append(("beam", views, f"beam {beam_width}, {views} views"))
-    return rows
+    return [*rows, ({**beam, **views}, f"beam {beam_width}, {options.view_words}")]
 
 
 def evaluate_rows(
@@ -98,7 +101,7 @@ def evaluate_rows(
     data: Instances,
     n: int,
     beam_width: int,
-    views: int = 1,
+    views: dict[str, int] | None = None,
     protocol: str = "valid",
 ) -> list[DemoRow]:
     """The rows of :func:`decodings` for one task at one n under ``protocol``."""
@@ -106,11 +109,9 @@ def evaluate_rows(
     task = get_point_task(task_name)
     paper = paper_result(task_name, task.paper_model, n) if task.paper_model else {}
     rows = []
-    for decode, count, name in decodings(task_name, beam_width, views):
+    for keywords, name in decodings(task_name, beam_width, views or {}):
         start = time.perf_counter()
-        options = DecodeOptions(
-            strategy=decode, beam_width=beam_width, views=count, protocol=protocol
-        )
+        options = DecodeOptions(**keywords, protocol=protocol)
         preds = predict(loaded, task, data.points, options)
         seconds = time.perf_counter() - start
         metrics = task.metrics(data.points, data.refs, preds)
@@ -140,10 +141,11 @@ def run_demo(
     beam_width: int = DEFAULT_BEAM_WIDTH,
     models: dict[str, str | None] | None = None,
     gallery: str | os.PathLike[str] | None = None,
-    views: int = 1,
+    views: dict[str, int] | None = None,
 ) -> list[DemoRow]:
     """Run the demo; ``models`` maps a task to a model path (None or absent: the bundled one);
-    ``views`` > 1 adds a multi-view beam row where the task allows it.
+    ``views`` (``average_views``, ``search_views`` above 1) adds a beam row over those views
+    where the task can use them.
 
     Returns the rows of both tables (:attr:`DemoRow.protocol` ``valid``, then ``paper``);
     writes the PNG gallery to ``gallery`` when given.
@@ -156,7 +158,7 @@ def run_demo(
         sizes = get_point_task(task_name).demo_sizes
         for n in sizes:
             data = label(task_name, n, count, seed)
-            decoding = {"beam_width": beam_width, "views": views}
+            decoding = {"beam_width": beam_width, "views": views or {}}
             valid = evaluate_rows(task_name, loaded, data, n, **decoding)
             rows += valid
             paper += paper_rows(task_name, loaded, data, n, valid, **decoding)

@@ -16,16 +16,32 @@ allowed entries never produces NaN.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 
 from ptrnet.quoting import quote
 
-if TYPE_CHECKING:
-    from ptrnet.tasks.base import Task
-
 MODES = ("none", "task")
+
+
+class Rules(Protocol):
+    """What a decoding state needs of its task: every :class:`ptrnet.tasks.base.Task` has it.
+
+    Stated here, beside :class:`DecodeState` that its ``allowed_next`` takes, so that this module
+    imports nothing of :mod:`ptrnet.tasks.base` and base imports this one without a cycle.
+    """
+
+    name: str
+
+    def max_steps(self, n: int) -> int:
+        """Upper bound on the output length (without the end symbol) for ``n`` inputs (also
+        elementwise on a (B,) tensor of sizes)."""
+        ...
+
+    def allowed_next(self, state: DecodeState) -> torch.Tensor:
+        """The task's legal-next-token mask, (B, n+1) bool, True = allowed."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -47,7 +63,7 @@ class DecodeState:
             where the inputs lie (the convex hull's left turns); None where none was given.
     """
 
-    task: Task
+    task: Rules
     mode: str
     lengths: torch.Tensor
     visited: torch.Tensor
@@ -62,7 +78,7 @@ class DecodeState:
     @classmethod
     def start(
         cls,
-        task: Task,
+        task: Rules,
         lengths: torch.Tensor,
         mode: str = "task",
         points: torch.Tensor | None = None,
@@ -190,7 +206,7 @@ class DecodeState:
 
 
 def replay_masks(
-    task: Task,
+    task: Rules,
     lengths: torch.Tensor,
     tokens: torch.Tensor,
     mode: str,
@@ -219,7 +235,7 @@ def replay_masks(
 
 
 def teacher_forcing_mask(
-    task: Task, lengths: torch.Tensor, targets: torch.Tensor, points: torch.Tensor | None = None
+    task: Rules, lengths: torch.Tensor, targets: torch.Tensor, points: torch.Tensor | None = None
 ) -> torch.Tensor:
     """The ``task``-mode allowed mask at every teacher-forced step: (B,), (B, T) -> (B, T, n+1);
     ``points`` (B, n, dim) for a task whose rule reads them.

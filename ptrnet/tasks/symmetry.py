@@ -23,12 +23,9 @@ SQUARE_SYMMETRIES = 8  # bit 0: flip x, bit 1: flip y, bit 2: swap the axes
 ROTATIONS: tuple[int, ...] = (0, 6, 3, 5)
 #: The reflection in the vertical centre line (x -> 1 - x), the mirror image of multi-view decoding.
 MIRROR = 1
-#: View counts of multi-view decoding: the identity, plus the half turn, plus both quarter turns
-#: (decoded as one product of experts); 8 = the four rotations of the instance and of its mirror
-#: image (two searches, outputs judged by all eight views).
+#: How many rotations a step-by-step ensemble averages (``average_views``): the identity, plus
+#: the half turn, plus both quarter turns.
 ROTATION_VIEWS: tuple[int, ...] = (1, 2, 4)
-MIRRORED_VIEWS = 8
-VIEW_COUNTS: tuple[int, ...] = (*ROTATION_VIEWS, MIRRORED_VIEWS)
 
 
 def view_symmetries(views: int) -> tuple[int, ...]:
@@ -37,6 +34,32 @@ def view_symmetries(views: int) -> tuple[int, ...]:
         choices = ", ".join(map(str, ROTATION_VIEWS))
         raise ValueError(f"a step-by-step ensemble has {choices} views (rotations), got {views}")
     return (0,) if views == 1 else (0, 3) if views == 2 else ROTATIONS
+
+
+def symmetric_views(views: int) -> tuple[int, ...]:
+    """Symmetry codes of ``views`` symmetric copies: 1, 2 or 4 rotations
+    (:func:`view_symmetries`), or 8: every symmetry of the square, 0..7."""
+    return tuple(range(SQUARE_SYMMETRIES)) if views == SQUARE_SYMMETRIES else view_symmetries(views)
+
+
+def search_starts(averaged: int) -> tuple[int, ...]:
+    """The symmetries an eight-view search searches from when each search averages ``averaged``
+    rotations (1, 2 or 4): one per set of symmetries those rotations join, in code order, since
+    a search from ``which`` reads the views ``rotation(which(x))`` for every averaged rotation.
+    1 -> all eight; 2 -> (0, 1, 4, 5); 4 -> (0, :data:`MIRROR`), the instance and its mirror."""
+    probe = np.array([[0.1, 0.2]])  # a point whose eight images all differ
+    images = [square_symmetry(probe, which) for which in range(SQUARE_SYMMETRIES)]
+
+    def code(points: np.ndarray) -> int:
+        return next(which for which, image in enumerate(images) if np.allclose(image, points))
+
+    covered: set[int] = set()
+    starts = []
+    for which in range(SQUARE_SYMMETRIES):
+        if which not in covered:
+            starts.append(which)
+            covered |= {code(square_symmetry(images[which], r)) for r in view_symmetries(averaged)}
+    return tuple(starts)
 
 
 def check_symmetry(which: int) -> None:
