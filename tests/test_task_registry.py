@@ -63,6 +63,25 @@ class ReverseTask(Task):
         return {"exact_match": hits / len(refs), "count": len(refs)}
 
 
+class PickTask(ReverseTask):
+    """Toy point task with a set answer: the points right of x = 1/2, in index order."""
+
+    name = "toy_pick"
+    dim = 2
+    drawing = "subset"
+
+    def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
+        self.check_solver(solver)
+        return np.flatnonzero(np.asarray(points)[:, 0] > 0.5)
+
+    def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
+        seq = np.asarray(seq)
+        return len(np.unique(seq)) == len(seq) and bool(np.all((seq >= 0) & (seq < len(points))))
+
+    def allowed_next(self, state):
+        return state.unvisited() | state.end_if(torch.ones_like(state.done))
+
+
 class EchoTask(SentenceTask):
     """Toy sentence task: the target is the source's first and last word."""
 
@@ -118,6 +137,38 @@ def test_registering_refuses_a_name_taken_and_an_unknown_kind():
     with pytest.raises(ValueError, match="unknown input kind 'graphs'"):
         register(Graphs())
     assert "toy_graphs" not in TASKS
+
+    class Spiral(ReverseTask):
+        name = "toy_spiral"
+        drawing = "spiral"
+
+    with pytest.raises(ValueError, match="unknown drawing 'spiral'; choose from hull, tour"):
+        register(Spiral())
+    assert "toy_spiral" not in TASKS
+
+
+def test_a_set_answer_registered_alone_is_drawn_and_served_as_a_subset(cli, tmp_path):
+    """A task with ``drawing = "subset"`` gets its picture from ``ptrnet plot`` and its kind
+    on the page's task list, with nothing but its card and its registration."""
+    from fastapi.testclient import TestClient
+
+    from ptrnet.web.app import create_app
+
+    task = register(PickTask())
+    try:
+        (tmp_path / "d.txt").write_text("0.3 0.1 0.9 0.5 0.7 0.2 0.2 0.8\n")
+        assert cli("plot", task.name, "d.txt", "--model", "none", "-o", "plot.png")[0] == 0
+        assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
+        client = TestClient(create_app({}), base_url="http://localhost")
+        entries = {t["name"]: t for t in client.get("/api/tasks").json()["tasks"]}
+        assert entries[task.name]["drawing"] == "subset"
+        answer = client.post(
+            "/api/predict", json={"task": task.name, "points": [[0.9, 0.2], [0.1, 0.3]]}
+        )
+        assert answer.status_code == 200 and answer.json()["reference"] == [0]
+    finally:
+        TASKS.pop(task.name)
+        POINT_TASKS.pop(task.name)
 
 
 def test_a_point_task_registered_alone_runs_end_to_end(registered, cli, tmp_path):

@@ -11,12 +11,8 @@ from ptrnet.tasks.tsp import canonical_tour
 
 torch.set_num_threads(1)
 ALL = sorted(POINT_TASKS)
-SIZES = {
-    "sort": SizeRange(1, 12),
-    "convex_hull": SizeRange(3, 12),
-    "delaunay": SizeRange(3, 12),
-    "tsp": SizeRange(2, 9),
-}
+# Every task from its smallest n to 12 (TSP to 9, where its exact solver is fast).
+SIZES = {name: SizeRange(get_task(name).min_n, 9 if name == "tsp" else 12) for name in ALL}
 
 
 def dataset(name, count=40, seed=7):

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from ptrnet.tasks.constraints import DecodeState
 
 END_TOKEN = 0
+#: The drawing kinds (``Task.drawing``) that :mod:`ptrnet.viz.draw` and the web page both draw.
+DRAWINGS = ("hull", "tour", "triangles", "bars", "subset")
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,8 @@ class Task(TaskCard, ABC):
     #: The instance sizes of ``ptrnet demo``'s table.
     demo_sizes: ClassVar[tuple[int, ...]]
     #: How an answer is drawn: ``hull`` (closed polygon of chosen points), ``tour`` (closed
-    #: path through all points), ``triangles`` or ``bars`` (values in output order).
+    #: path through all points), ``triangles``, ``bars`` (values in output order) or
+    #: ``subset`` (the chosen inputs marked, their order not drawn: a set answer).
     drawing: ClassVar[str]
     #: The metrics that are rates in [0, 1], printed as percentages in tables.
     rate_metrics: ClassVar[frozenset[str]] = frozenset()

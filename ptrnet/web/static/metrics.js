@@ -19,6 +19,7 @@ function exactRows(drawing, points, ref) {
   if (drawing === "hull") rows.push(["hull vertices", String(ref.length - 1)]);
   if (drawing === "tour") rows.push(["optimal tour length", num(tourLength(points, ref))]);
   if (drawing === "triangles") rows.push(["triangles", String(ref.length / 3)]);
+  if (drawing === "subset") rows.push(["inputs chosen", String(ref.length)]);
   if (drawing === "bars") rows.push(["smallest, largest", `${points[ref[0]][0]}, ${points[ref[ref.length - 1]][0]}`]);
   return rows;
 }
