@@ -82,6 +82,21 @@ class PickTask(ReverseTask):
         return state.unvisited() | state.end_if(torch.ones_like(state.done))
 
 
+class MostTask(PickTask):
+    """Toy task whose objective is a total to maximise: its cost (REINFORCE's, the ``shortest``
+    pick's) is the negated total, its answer cost the total itself."""
+
+    name = "toy_most"
+    has_cost = True
+    objective_cost = True
+
+    def sequence_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        return -float(np.asarray(points)[np.asarray(seq, dtype=np.int64), 0].sum())
+
+    def answer_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        return -self.sequence_cost(points, seq)
+
+
 class EchoTask(SentenceTask):
     """Toy sentence task: the target is the source's first and last word."""
 
@@ -262,3 +277,23 @@ def test_a_point_task_registered_alone_serves_every_command_api_and_endpoint(
     answer = client.post("/api/predict", json={"task": name, "points": [[0.3], [0.1], [0.7]]})
     assert answer.status_code == 200, answer.text
     assert answer.json()["reference"] == [2, 1, 0] and answer.json()["metrics"]["valid"]
+
+
+def test_the_reference_is_reported_by_its_answer_cost_not_its_training_cost():
+    """The page's ``optimal_cost`` and the demo's exact column give what a user reads
+    (:meth:`Task.answer_cost`: a total to maximise stays positive), not the negated cost that
+    REINFORCE minimises."""
+    from ptrnet.reproduce.demo import exact_summary, label
+    from ptrnet.web.answers import metrics_for
+
+    task = register(MostTask())
+    try:
+        points = np.array([[0.9, 0.2], [0.1, 0.3], [0.7, 0.5]])
+        ref = task.solve(points)
+        assert metrics_for(task, points, ref, ref)["optimal_cost"] == pytest.approx(1.6)
+        data = label(task.name, 5, 4, seed=1)
+        mean = np.mean([p[p[:, 0] > 0.5, 0].sum() for p in data.points])
+        assert exact_summary(task.name, data).startswith(f"optimal {mean:.3f} (")
+    finally:
+        TASKS.pop(task.name)
+        POINT_TASKS.pop(task.name)

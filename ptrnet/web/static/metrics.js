@@ -35,7 +35,7 @@ const ROWS = {
   tour: (m) => [
     ["valid tour?", ...yes(m.valid)],
     ["tour length", num(m.mean_length)],
-    ["optimal length", num(m.optimal_length)],
+    ["optimal length", num(m.optimal_cost)],
     ["gap to optimal", pct(m.mean_gap)],
   ],
   triangles: (m, result) => [
