@@ -169,7 +169,7 @@ def test_unknown_mode_and_task_raise():
     with pytest.raises(ValueError, match="constraint mode"):
         get_task("sort").decode_state(torch.tensor([3]), "strict")
     with pytest.raises(ValueError, match="choose from"):
-        get_task("knapsack")
+        get_task("no_such_task")
 
 
 def test_size_range_parsing():
