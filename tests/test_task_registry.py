@@ -69,6 +69,7 @@ class PickTask(ReverseTask):
     name = "toy_pick"
     dim = 2
     drawing = "subset"
+    shape_invariant = False  # x > 1/2 is no property of the shape
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         self.check_solver(solver)
@@ -294,6 +295,29 @@ def test_the_reference_is_reported_by_its_answer_cost_not_its_training_cost():
         data = label(task.name, 5, 4, seed=1)
         mean = np.mean([p[p[:, 0] > 0.5, 0].sum() for p in data.points])
         assert exact_summary(task.name, data).startswith(f"optimal {mean:.3f} (")
+    finally:
+        TASKS.pop(task.name)
+        POINT_TASKS.pop(task.name)
+
+
+def test_a_task_that_is_not_shape_invariant_is_solved_and_decoded_as_given(cli, tmp_path):
+    """Points outside the unit square are not mapped into it for such a task: the map would
+    change its answer (here: which points lie right of x = 1/2)."""
+    from ptrnet.io.unit_square import to_unit_square
+
+    task = register(PickTask())
+    try:
+        points = np.array([[2.0, 0.0], [0.3, 0.0], [0.7, 1.5]])
+        assert to_unit_square(points, task.shape_invariant) is points
+        assert to_unit_square(points).max() == 1.0  # a shape-invariant task's image
+        (tmp_path / "d.txt").write_text("2 0 0.3 0 0.7 1.5\n")
+        status, _, err = cli("solve", task.name, "d.txt", "-o", "s.txt")
+        assert status == 0 and "unit square" not in err
+        assert (tmp_path / "s.txt").read_text().split("output")[1].split() == ["1", "3"]
+        steps = ("--dry-run", "--workers", "0", "--threads", "1", "--out", "run")
+        assert cli("train", task.name, *steps)[0] == 0
+        status, _, err = cli("predict", task.name, "d.txt", "--model", "run", "-o", "p.txt")
+        assert status == 0 and "unit square" not in err
     finally:
         TASKS.pop(task.name)
         POINT_TASKS.pop(task.name)

@@ -115,7 +115,7 @@ def answer(
         "unit_square": None,
     }
     if loaded is not None:
-        mapping = fit_unit_square(points)
+        mapping = fit_unit_square(points, task.shape_invariant)
         unit = points if mapping is None else mapping.to_unit(points)
         out["unit_square"] = None if mapping is None else mapping.describe()
         out["model"] = model_answer(task, unit, loaded, decoding.to_options())
