@@ -99,7 +99,7 @@ def bad_point(value):
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        ({"task": "knapsack", "points": [[0, 0]] * 5}, "unknown task"),
+        ({"task": "no_such_task", "points": [[0, 0]] * 5}, "unknown task"),
         (body(n=MAX_POINTS + 1), "at most 300"),
         ({"task": "tsp", "points": [[0.1, 0.2, 0.3]] * 5}, "2 number(s) per point"),
         ({"task": "sort", "points": [[0.1, 0.2]]}, "1 number(s) per point"),
@@ -230,7 +230,7 @@ def test_serve_loads_command_line_models_then_bundled_defaults(tmp_path, monkeyp
     ("spec", "message"),
     [
         ("tsp", "expected TASK=PATH"),
-        ("knapsack=x", "unknown task"),
+        ("no_such_task=x", "unknown task"),
         ("tsp=/nonexistent/model", "no such model"),
     ],
 )
