@@ -233,7 +233,7 @@ def test_plot_refuses_a_copy_model_naming_what_it_draws(tmp_path, hull_file, cap
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "unknown checkpoint format" not in err
         assert "is a copy-task model" in err
-        assert "point tasks only (sort, convex_hull, delaunay, tsp)" in err
+        assert f"point tasks only ({', '.join(POINT_TASKS)})" in err
         assert err.rstrip().endswith(f"ptrnet predict copy SENTENCE --model {model} --explain")
     assert not (tmp_path / "x.png").exists()
 
