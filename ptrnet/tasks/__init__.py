@@ -23,6 +23,7 @@ from ptrnet.tasks.card import INPUT_KINDS, TaskCard
 from ptrnet.tasks.convex_hull import ConvexHullTask
 from ptrnet.tasks.copy import CopyTask
 from ptrnet.tasks.delaunay import DelaunayTask
+from ptrnet.tasks.knapsack import KnapsackTask
 from ptrnet.tasks.sentences import Pair, SentenceTask
 from ptrnet.tasks.sort import SortTask
 from ptrnet.tasks.tsp import TSPTask
@@ -55,6 +56,7 @@ def register(task: TaskCard) -> TaskCard:
 for _task in (SortTask(), ConvexHullTask(), DelaunayTask(), TSPTask(), CopyTask()):
     register(_task)
 del _task
+register(KnapsackTask())
 
 
 def get_task(name: str) -> TaskCard:
