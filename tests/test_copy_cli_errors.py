@@ -30,7 +30,7 @@ def _contents(directory) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in directory.iterdir()}
 
 
-# Defect 1: train copy wrote over any run directory, of copy or of another task.
+# Run folders: train copy wrote over any run directory, of copy or of another task.
 
 
 @pytest.mark.parametrize("name", RUN_FILES)
@@ -71,7 +71,7 @@ def test_train_copy_api_refuses_before_writing(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["last.safetensors"]
 
 
-# Defect 2: read_pairs opened files with plain open(): a UnicodeDecodeError traceback and no
+# Reading pairs: read_pairs opened files with plain open(): a UnicodeDecodeError traceback and no
 # line-length limit.
 
 
@@ -99,7 +99,7 @@ def test_non_utf8_file_is_a_one_line_error(cli, tmp_path, command):
     assert (status, out, err) == (1, "", "ptrnet: error: s1.txt:2: not UTF-8 text\n")
 
 
-# Defect 3: predict copy read any argument that is not a regular file as a sentence.
+# Sentences or files: predict copy read any argument that is not a regular file as a sentence.
 
 
 MISSING = "no such file (for a sentence, pass --text)"
@@ -209,3 +209,25 @@ def test_input_file(tmp_path, monkeypatch):
 def test_a_beam_width_without_beam_search_is_refused(cli):
     status, _, err = cli("predict", "copy", SENTENCE, "--beam-width", "3")
     assert status == 2 and "--beam-width 3: a beam width needs --decode beam" in err
+
+
+@pytest.mark.parametrize(
+    "flags, problem",
+    [
+        (
+            ["--decode", "multistart"],
+            "--decode multistart: task copy decodes greedy, sample or beam",
+        ),
+        (["--samples", "2"], "--samples 2: samples > 1 needs --decode sample"),
+        (["--decode", "sample", "--samples", "500"], "--samples 500: task copy takes at most"),
+    ],
+)
+def test_a_strategy_sentences_do_not_take_is_one_line(cli, flags, problem):
+    status, out, err = cli("predict", "copy", SENTENCE, *flags)
+    assert status == 2 and out == "" and problem in err and len(err.splitlines()) == 1
+
+
+def test_sampling_is_seeded(cli):
+    """``--decode sample`` draws from the bundled model's mixture: a seed gives the same words."""
+    runs = [cli("predict", "copy", SENTENCE, "--decode", "sample", "--seed", "5") for _ in "ab"]
+    assert runs[0][0] == 0 and runs[0] == runs[1] and runs[0][1].strip()

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptrnet.api.results import Result, output_cost
-from ptrnet.inference import BUNDLED, LoadedModel, load_model, model_directory
+from ptrnet.compute.devices import resolve_device
+from ptrnet.decoding.options import (
+    DEFAULT_BEAM_WIDTH,
+    DEFAULT_DECODE_BATCH,
+    DecodeOptionError,
+    DecodeOptions,
+)
+from ptrnet.inference import BUNDLED, LoadedModel, load_model, model_directory, predict_outputs
+from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_COORDINATE, check_seed
 from ptrnet.model.pointer import PointerNetwork as _PointerNetwork
 from ptrnet.tasks import POINT_TASKS, TASKS, Task, get_point_task, get_task
@@ -51,8 +59,6 @@ def load(
         ValueError: an unknown device, a CUDA device torch cannot see, or a task whose inputs
             are not points (the copy task's models load with ``ptrnet.text.evaluate.load``).
     """
-    from ptrnet.compute.devices import resolve_device
-    from ptrnet.io.errors import UsageError
 
     name = os.fspath(model)
     if name in TASKS:  # that task's bundled model (and its size routes)
@@ -62,8 +68,6 @@ def load(
             raise UsageError("load('bundled') needs task=, e.g. load('bundled', task='tsp')")
         name = None
     elif not os.path.exists(name) and os.sep not in name:  # a mistyped task name, perhaps
-        from ptrnet.io.errors import InputError
-
         raise InputError(
             name,
             None,
@@ -90,7 +94,6 @@ class PointerNetwork(_PointerNetwork):
         loaded = load(name, device="cpu").loaded
         if not isinstance(loaded.model, _PointerNetwork):
             raise ValueError(f"{name} holds a {type(loaded.model).__name__}, not a Ptr-Net")
-        from ptrnet.compute.devices import resolve_device
 
         network = cls(loaded.config.model)
         network.load_state_dict(loaded.model.state_dict())
@@ -158,7 +161,6 @@ class Solver:
                 output for (its scores overflow float32): each one line, naming the instance.
             TypeError: an option that is not one of the above, or complex points.
         """
-        from ptrnet.io.errors import UsageError
 
         instances, single = as_instances(self.task, points)
         try:
@@ -172,7 +174,6 @@ class Solver:
     ) -> list[Result]:
         """Decode ``instances`` once (on their unit-square images) and score each output in
         the input's units."""
-        from ptrnet.inference import predict_outputs
 
         found = predict_outputs(
             self.loaded, self.task, instances, options, return_probs=return_probs
@@ -193,14 +194,14 @@ def decode_options(
     task: Task,
     *,
     decode: str = "greedy",
-    beam_width: int = 5,
+    beam_width: int = DEFAULT_BEAM_WIDTH,
     views: int = 1,
     pick: str = "likely",
     window: int | None = None,
     protocol: str = "valid",
     constraints: str | None = None,
     seed: int = 0,
-    batch_size: int = 256,
+    batch_size: int = DEFAULT_DECODE_BATCH,
 ) -> DecodeOptions:
     """The :class:`ptrnet.decoding.options.DecodeOptions` these keywords (the names of the
     ``ptrnet eval`` options) describe, checked against ``task`` and with ``constraints``
@@ -215,7 +216,6 @@ def decode_options(
             TSP beam search, a view count the task cannot use, a seed that is not an integer
             from 0 to 2^64 - 1 as ``--seed`` takes), named in the message.
     """
-    from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 
     seed = check_seed(seed)  # whatever the strategy, as the command line checks --seed
     try:

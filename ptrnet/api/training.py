@@ -12,10 +12,18 @@ import os
 import tempfile
 from typing import Any
 
+from ptrnet.api.solver import as_instances
+from ptrnet.io.instances import read_instances
+from ptrnet.io.paper_format import write_examples
+from ptrnet.io.text import check_regular_file
+from ptrnet.model import ModelConfig
+from ptrnet.model.config import DEFAULT_HIDDEN
+from ptrnet.runs import holds_run
+from ptrnet.runs.config import DEFAULT_STEPS, RunConfig, TrainConfig
 from ptrnet.tasks import SizeRange, get_point_task
+from ptrnet.training.loop import RunDirError
+from ptrnet.training.loop import train as run_training
 
-DEFAULT_STEPS = 10_000
-DEFAULT_HIDDEN = 256
 DATA_FILES = {"data": "train-data.txt", "val_data": "val-data.txt"}
 
 
@@ -54,11 +62,6 @@ def train(
         RunDirError: ``out`` already holds a run (checked before anything is written there;
             ``ptrnet train --resume --out OUT`` continues it).
     """
-    from ptrnet.model import ModelConfig
-    from ptrnet.runs import holds_run
-    from ptrnet.runs.config import RunConfig, TrainConfig
-    from ptrnet.training.loop import RunDirError
-    from ptrnet.training.loop import train as run_training
 
     spec = get_point_task(task, "ptrnet.train (the copy task: ptrnet train copy)")
     out = os.fspath(out) if out is not None else tempfile.mkdtemp(prefix="ptrnet-run-")
@@ -88,8 +91,6 @@ def train(
 def data_file(task, data: Any, path: str) -> str | None:
     """The paper-format file holding ``data``: ``data`` itself if it is a path, else the
     instances written (unlabelled) to ``path``; None for None."""
-    from ptrnet.api.solver import as_instances
-    from ptrnet.io.paper_format import write_examples
 
     if data is None or isinstance(data, (str, os.PathLike)):
         return None if data is None else os.fspath(data)
@@ -107,8 +108,6 @@ def file_sizes(task, path: str | os.PathLike[str]) -> SizeRange:
     Raises:
         InputError: a missing or malformed file, or one that is not a regular file.
     """
-    from ptrnet.io.instances import read_instances
-    from ptrnet.io.text import check_regular_file
 
     check_regular_file(path)  # training reads it again: a pipe would block
     sizes = [len(instance.points) for instance in read_instances(path, task)]

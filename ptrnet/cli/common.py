@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH, STRATEGIES
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import (
     MAX_BEAM_WIDTH,
@@ -360,15 +361,15 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     )
     add(
         "--decode",
-        choices=("greedy", "sample", "beam", "multistart"),
+        choices=STRATEGIES,
         default="greedy",
         help="strategy; multistart: one greedy run from every input (tsp: every city), the best "
-        "kept by --pick",
+        "kept by --pick (point tasks; sentence tasks decode greedy, sample or beam)",
     )
     add(
         "--beam-width",
         type=beam_width_int,
-        default=5,
+        default=DEFAULT_BEAM_WIDTH,
         metavar="K",
         action=StoreGiven,
         help=f"beam width, with --decode beam: 1 to {MAX_BEAM_WIDTH:,} ({SEARCH_BOUND}; "
@@ -380,7 +381,8 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         default=1,
         metavar="K",
         help="with --decode sample: draw K outputs per instance, keep the best by --pick; 1 to "
-        f"{MAX_SAMPLES:,} ({SEARCH_BOUND})",
+        f"{MAX_SAMPLES:,} ({SEARCH_BOUND}; sentence tasks: the most likely, at most "
+        f"{MAX_SENTENCE_BEAM_WIDTH})",
     )
     add(
         "--pick",
@@ -443,7 +445,13 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         help="with --improve rrc: rounds of rebuilding per tour (default: %(default)s)",
     )
     add("--seed", type=seed_int, default=0, help="seed for --decode sample and --improve rrc")
-    add("--batch-size", type=positive_int, default=256, metavar="B", help="decoding batch")
+    add(
+        "--batch-size",
+        type=positive_int,
+        default=DEFAULT_DECODE_BATCH,
+        metavar="B",
+        help="decoding batch",
+    )
     add_threads_argument(parser)
     add_device_argument(parser)
 

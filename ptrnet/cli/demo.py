@@ -14,8 +14,10 @@ import sys
 import time
 
 from ptrnet.cli.common import add_threads_argument, positive_int, seed_int, set_threads
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH
 from ptrnet.io.atomic import atomic_write
 from ptrnet.tasks import POINT_TASKS
+from ptrnet.tasks.base import DEMO_SEED
 from ptrnet.tasks.symmetry import VIEW_COUNTS
 
 
@@ -38,8 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=100,
         help="fresh instances per task and n (default: %(default)s)",
     )
-    parser.add_argument("--seed", type=seed_int, default=2026, help="seed of the fresh instances")
-    parser.add_argument("--beam-width", type=positive_int, default=5, help="beam search width")
+    parser.add_argument(
+        "--seed", type=seed_int, default=DEMO_SEED, help="seed of the fresh instances"
+    )
+    parser.add_argument(
+        "--beam-width", type=positive_int, default=DEFAULT_BEAM_WIDTH, help="beam search width"
+    )
     parser.add_argument(
         "--views",
         type=int,

@@ -33,6 +33,7 @@ from ptrnet.cli.common import (
     positive_int,
 )
 from ptrnet.cli.inputs import add_input_arguments
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, Task
@@ -63,7 +64,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--decode", choices=("greedy", "beam"), default="greedy", help="decoding strategy"
     )
     parser.add_argument(
-        "--beam-width", type=positive_int, default=5, metavar="K", help="beam width"
+        "--beam-width",
+        type=positive_int,
+        default=DEFAULT_BEAM_WIDTH,
+        metavar="K",
+        help="beam width",
     )
     parser.add_argument(
         "--constraints",

@@ -44,11 +44,11 @@ from ptrnet.cli.common import (
 )
 from ptrnet.cli.interrupts import EXIT_SIGTERM, interrupted_note, sigterm_requests
 from ptrnet.cli.kinds import add_kind_arguments, finish
-from ptrnet.cli.train_config import DEFAULT_STEPS, fresh_config, resumed_config
+from ptrnet.cli.train_config import fresh_config, resumed_config
 from ptrnet.compute.precision import PRECISIONS
 from ptrnet.io.errors import UsageError
 from ptrnet.model.config import DECODERS, ENCODERS
-from ptrnet.runs.config import BASELINES
+from ptrnet.runs.config import BASELINES, DEFAULT_STEPS
 from ptrnet.tasks import TASKS, Task
 
 NAME = "train"

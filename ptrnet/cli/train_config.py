@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 
 from ptrnet.cli.kinds import flag
 from ptrnet.io.errors import UsageError
+from ptrnet.model.config import DEFAULT_HIDDEN
+from ptrnet.runs.config import DEFAULT_STEPS
 from ptrnet.tasks import get_point_task
 
 if TYPE_CHECKING:
     from ptrnet.runs.config import RunConfig
 
-DEFAULT_STEPS = 10_000
-DEFAULT_HIDDEN, DRY_RUN_HIDDEN = 256, 16
+DRY_RUN_HIDDEN = 16
 DRY_RUN = {
     "sizes": "5-6",
     "batch_size": 8,

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ptrnet.compute.devices import resolve_device
 from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import DecodeResult, decode
 from ptrnet.decoding.options import DecodeOptions
@@ -94,7 +95,6 @@ def decode_outputs(
         ValueError: ``return_probs`` with options whose decoder cannot return them (8 views,
             multistart over several views).
     """
-    from ptrnet.compute.devices import resolve_device
 
     options = (options or DecodeOptions()).for_task(task)
     if options.device is not None:

@@ -18,12 +18,22 @@ from ptrnet.compute.devices import check_device_name
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_SAMPLES, MAX_SEARCH_POINTS, MAX_SEED
 from ptrnet.quoting import quote
+from ptrnet.tasks import POINT_TASKS
 from ptrnet.tasks.symmetry import MIRRORED_VIEWS, VIEW_COUNTS
 
 if TYPE_CHECKING:
     from ptrnet.tasks.base import Task
 
-STRATEGIES = ("greedy", "sample", "beam", "multistart")
+#: The defaults every front end shares (the CLI, the API, the page, the demo, the copy task).
+PAPER_BEAM_WIDTH = 5  # the paper's beam search (its Table 1 and 2 decoding)
+DEFAULT_BEAM_WIDTH = PAPER_BEAM_WIDTH
+DEFAULT_DECODE_BATCH = 256  # instances decoded together
+
+#: The strategies of the one search loop, for every model (:mod:`ptrnet.decoding.strategies`).
+SEARCH_STRATEGIES = ("greedy", "sample", "beam")
+#: Every strategy: the search's, and for point tasks ``multistart``, a greedy search from every
+#: input (:mod:`ptrnet.decoding.multistart`).
+STRATEGIES = (*SEARCH_STRATEGIES, "multistart")
 CONSTRAINTS = ("none", "task")
 # Which mask decodes when ``constraints`` is not given: ``valid``, the task's rules (every output
 # well formed: a closed convex hull, a tour, a permutation), what users get; ``paper``, the
@@ -102,7 +112,7 @@ class DecodeOptions:
     """
 
     strategy: str = "greedy"
-    beam_width: int = 5
+    beam_width: int = DEFAULT_BEAM_WIDTH
     samples: int = 1
     constraints: str | None = None
     protocol: str = "valid"
@@ -111,7 +121,7 @@ class DecodeOptions:
     window: int | None = None
     temperature: float = 1.0
     seed: int = 0
-    batch_size: int = 256
+    batch_size: int = DEFAULT_DECODE_BATCH
     device: str | None = None
 
     def __post_init__(self) -> None:
@@ -247,7 +257,6 @@ def check_views(task: Task, views: int) -> None:
 
 
 def _shortest_error(task: Task) -> DecodeOptionError:
-    from ptrnet.tasks import POINT_TASKS
 
     costed = " or ".join(name for name, other in POINT_TASKS.items() if other.objective_cost)
     return DecodeOptionError(

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ptrnet.decoding.dataset import decode_all
+from ptrnet.evaluation.score import score_examples
+from ptrnet.io.paper_format import Example
 from ptrnet.tasks import Task
 
 if TYPE_CHECKING:
@@ -35,9 +38,6 @@ def evaluate(
     ``ptrnet score``, so the keys and value types are the same. ``options`` None decodes
     with the defaults (greedy, the task's rules).
     """
-    from ptrnet.decoding.dataset import decode_all
-    from ptrnet.evaluation.score import score_examples
-    from ptrnet.io.paper_format import Example
 
     preds = decode_all(model, task, points_list, options)
     lines = range(1, len(points_list) + 1)

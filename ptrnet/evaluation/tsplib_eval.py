@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ptrnet.inference import improve_tours_of, predict
 from ptrnet.io.errors import InputError
 from ptrnet.io.tsplib import read_tsplib, tsplib_distances
 from ptrnet.quoting import quote
@@ -61,7 +62,6 @@ def evaluate_tsplib(
     Raises:
         InputError: a file without an entry in ``optimal``, or a malformed file.
     """
-    from ptrnet.inference import improve_tours_of, predict
 
     results = []
     for path in paths:

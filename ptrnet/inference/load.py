@@ -21,10 +21,14 @@ import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ptrnet.compute.devices import resolve_device
+from ptrnet.decoding.options import check_window
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.json_file import read_json_file
+from ptrnet.model import build_model
 from ptrnet.quoting import quote
 from ptrnet.runs import CHECKPOINT_NAMES
+from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
 from ptrnet.tasks import SizeRange, Task, get_point_task
 
 if TYPE_CHECKING:
@@ -155,7 +159,6 @@ def load_model(
         InputError: missing path, an unreadable or inconsistent checkpoint, or a
             :data:`SIZES_JSON` that is malformed or routes to a model of another task.
     """
-    from ptrnet.compute.devices import resolve_device
 
     try:
         target = resolve_device(device)
@@ -186,8 +189,6 @@ def load_model(
 
 def _load_file(file: str, target: Any) -> LoadedModel:
     """The model of checkpoint ``file`` on the torch device ``target``, in eval mode."""
-    from ptrnet.model import build_model
-    from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
 
     ckpt = load_checkpoint(file)
     model = build_model(ckpt.config.model)
@@ -232,7 +233,6 @@ def read_size_routes(folder: str) -> list[tuple[SizeRange, str, int]]:
 
 def _size_route(folder: str, entry: dict[str, Any]) -> tuple[SizeRange, str, int]:
     """One entry of a :data:`SIZES_JSON`; raises ValueError, KeyError or TypeError."""
-    from ptrnet.decoding.options import check_window
 
     if not {"sizes", "dir"} <= set(entry) <= {"sizes", "dir", "window"}:
         raise ValueError(

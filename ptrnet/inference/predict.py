@@ -11,7 +11,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import torch
 
+from ptrnet.decoding.dataset import decode_outputs
+from ptrnet.decoding.options import DecodeOptions
+from ptrnet.decoding.reconstruct import improve_tours
+from ptrnet.decoding.search import DecodingError
 from ptrnet.inference.load import LoadedModel, check_task
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
@@ -70,8 +75,6 @@ def predict_outputs(
         ValueError: an instance of the wrong dimension, or ``return_probs`` with options whose
             decoder cannot return them (8 views).
     """
-    from ptrnet.decoding.dataset import decode_outputs
-    from ptrnet.decoding.search import DecodingError
 
     task = check_task(loaded, task)
     points_list = [to_unit_square(points, task.shape_invariant) for points in points_list]
@@ -100,7 +103,6 @@ def served_options(model: LoadedModel, options: DecodeOptions | None) -> DecodeO
     ``options`` (None = the defaults) with a ``window`` of None resolved to the model's own
     (:attr:`LoadedModel.window`). The one place that default is resolved, for every front end.
     """
-    from ptrnet.decoding.options import DecodeOptions
 
     return (options or DecodeOptions()).with_window(model.window)
 
@@ -196,9 +198,6 @@ def improve_tours_of(
         UsageError: no heavy-decoder model (:func:`heavy_for_size`).
         ValueError: a tour that is not a closed permutation of its instance.
     """
-    import torch
-
-    from ptrnet.decoding.reconstruct import improve_tours
 
     model_for = heavy_for_size(loaded)
     device = next(loaded.model.parameters()).device

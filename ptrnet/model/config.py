@@ -7,6 +7,7 @@ from typing import Any
 
 from ptrnet.quoting import quote
 
+DEFAULT_HIDDEN = 256  # LSTM units (the paper: 256 or 512)
 KINDS = ("pointer", "seq2seq", "attention")
 INITS = ("paper", "default")
 ENCODERS = ("lstm", "transformer")
@@ -58,7 +59,7 @@ class ModelConfig:
 
     kind: str = "pointer"
     input_dim: int = 2
-    hidden: int = 256
+    hidden: int = DEFAULT_HIDDEN
     layers: int = 1
     init: str = "paper"
     max_n: int | None = None

@@ -22,8 +22,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DecodeOptions, check_views
 from ptrnet.evaluation.paper_numbers import paper_result
+from ptrnet.evaluation.score import area_text
+from ptrnet.inference import load_model, predict
 from ptrnet.tasks import POINT_TASKS, SizeRange, Stream, get_point_task
+from ptrnet.tasks.base import DEMO_SEED
+from ptrnet.viz.draw import draw_solution
 
 
 @dataclass(frozen=True)
@@ -76,7 +81,6 @@ def decodings(task_name: str, beam_width: int, views: int) -> list[tuple[str, in
     """(strategy, views, row label) of each row: greedy, beam, and with ``views`` > 1 a beam
     over that many views for the tasks that allow it (:func:`ptrnet.decoding.options.check_views`:
     hull and TSP, and with 8 views Delaunay)."""
-    from ptrnet.decoding.options import check_views
 
     rows = [("greedy", 1, "greedy"), ("beam", 1, f"beam {beam_width}")]
     try:
@@ -98,8 +102,6 @@ def evaluate_rows(
     protocol: str = "valid",
 ) -> list[DemoRow]:
     """The rows of :func:`decodings` for one task at one n under ``protocol``."""
-    from ptrnet.decoding.options import DecodeOptions
-    from ptrnet.inference import predict
 
     task = get_point_task(task_name)
     paper = paper_result(task_name, task.paper_model, n) if task.paper_model else {}
@@ -122,7 +124,6 @@ def paper_rows(
 ) -> list[DemoRow]:
     """The paper-protocol rows of a task the paper reports (none for another): ``valid``'s
     rows again where the paper's mask is the task's rules (TSP), else decoded anew."""
-    from ptrnet.decoding.options import DecodeOptions
 
     task = get_point_task(task_name)
     if task.paper_model is None:
@@ -135,8 +136,8 @@ def paper_rows(
 def run_demo(
     tasks: Sequence[str] = tuple(POINT_TASKS),
     count: int = 100,
-    seed: int = 2026,
-    beam_width: int = 5,
+    seed: int = DEMO_SEED,
+    beam_width: int = DEFAULT_BEAM_WIDTH,
     models: dict[str, str | None] | None = None,
     gallery: str | os.PathLike[str] | None = None,
     views: int = 1,
@@ -147,7 +148,6 @@ def run_demo(
     Returns the rows of both tables (:attr:`DemoRow.protocol` ``valid``, then ``paper``);
     writes the PNG gallery to ``gallery`` when given.
     """
-    from ptrnet.inference import load_model
 
     models = models or {}
     rows, paper, shown = [], [], {}
@@ -170,9 +170,6 @@ def write_gallery(shown: dict, path: str | os.PathLike[str]) -> None:
     """A grid of instances: one row per task, the greedy answer drawn over the exact one."""
     from matplotlib.figure import Figure
 
-    from ptrnet.inference import predict
-    from ptrnet.viz.draw import draw_solution
-
     fig = Figure(figsize=(15, 4.6 * len(shown)), layout="constrained")
     axes = fig.subplots(len(shown), 3, squeeze=False)
     for row, (task_name, (loaded, data)) in enumerate(shown.items()):
@@ -185,7 +182,6 @@ def write_gallery(shown: dict, path: str | os.PathLike[str]) -> None:
 
 def _ours(task_name: str, key: str, metrics: dict[str, float]) -> str:
     """One metric of ours; hull area coverage as the paper reports it (FAIL when flagged)."""
-    from ptrnet.evaluation.score import area_text
 
     if key == "area_coverage":
         return area_text(metrics)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ptrnet.decoding.options import DecodeOptions
+from ptrnet.decoding.options import PAPER_BEAM_WIDTH, DecodeOptions
 from ptrnet.evaluation.paper_numbers import paper_result
 from ptrnet.model import ModelConfig
 from ptrnet.quoting import quote
@@ -213,7 +213,7 @@ TABLES: dict[str, TablePlan] = {
             "table1",
             "Table 1: planar convex hull (accuracy / area coverage)",
             "convex_hull",
-            DecodeOptions("beam", beam_width=5, protocol="paper"),
+            DecodeOptions("beam", beam_width=PAPER_BEAM_WIDTH, protocol="paper"),
             ("accuracy", "area_coverage"),
             (
                 ModelPlan(
@@ -233,7 +233,7 @@ TABLES: dict[str, TablePlan] = {
             "table2",
             "Table 2: planar TSP (mean closed-tour length)",
             "tsp",
-            DecodeOptions("beam", beam_width=5, protocol="paper"),
+            DecodeOptions("beam", beam_width=PAPER_BEAM_WIDTH, protocol="paper"),
             ("mean_length",),
             (
                 ModelPlan("tsp-ptr-5", "tsp", "pointer", "5", 20_000, ms_per_step=23),
@@ -256,7 +256,7 @@ TABLES: dict[str, TablePlan] = {
             "delaunay",
             "Delaunay triangulation (accuracy / triangle coverage)",
             "delaunay",
-            DecodeOptions("beam", beam_width=5, protocol="paper"),
+            DecodeOptions("beam", beam_width=PAPER_BEAM_WIDTH, protocol="paper"),
             ("accuracy", "triangle_coverage"),
             (
                 ModelPlan("delaunay-ptr-5", "delaunay", "pointer", "5", 20_000, ms_per_step=40),

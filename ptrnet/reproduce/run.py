@@ -34,8 +34,13 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+import torch
+
+from ptrnet.compute.devices import resolve_device
 from ptrnet.datasets.generation import default_workers, generate_dataset
+from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.evaluation.score import json_safe
+from ptrnet.inference import load_model
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import UsageError
 from ptrnet.io.json_file import read_json_file
@@ -55,14 +60,18 @@ from ptrnet.reproduce.plans import (
     run_config,
     total_steps,
 )
+from ptrnet.reproduce.tables import format_table
 from ptrnet.reproduce.testsets import (
     TestSet,
     generated_test_set,
     mean_tour_lengths,
     paper_test_set,
 )
+from ptrnet.runs.checkpoint import load_checkpoint
 from ptrnet.runs.config import RunConfig, resume_config
 from ptrnet.tasks import get_task
+from ptrnet.training.cpu import cpu_plan
+from ptrnet.training.loop import BEST, LAST, RunDirError, train
 
 COMPUTE_JSON = "compute.json"
 
@@ -107,10 +116,6 @@ class Reproduction:
 
     def run(self) -> dict[str, Any]:
         """Train or reuse every model, evaluate every row; write and return the JSON report."""
-        import torch
-
-        from ptrnet.reproduce.tables import format_table
-        from ptrnet.training.cpu import cpu_plan
 
         for row in self.plan.rows:  # a malformed released file fails before hours of training
             if row.paper_file is not None:
@@ -159,7 +164,6 @@ class Reproduction:
     def existing(self, model: ModelPlan) -> dict[str, Any] | None:
         """The compute record of ``model``'s run as it is now (``planned_steps`` added); None
         when there is no run with a best checkpoint yet. Trains nothing."""
-        from ptrnet.training.loop import BEST
 
         run_dir, _, step = self.locate(model)
         if step is None or not os.path.exists(os.path.join(run_dir, BEST)):
@@ -170,7 +174,6 @@ class Reproduction:
 
     def train(self, model: ModelPlan, config: RunConfig, run_dir: str, resume: bool) -> None:
         """Run the training loop, keeping ``compute.json`` current at every validation."""
-        from ptrnet.training.loop import RunDirError, train
 
         prior = read_compute(run_dir).get("train_wall_s", 0.0) if resume else 0.0
         start, total = time.perf_counter(), total_steps(model, self.scale)
@@ -219,9 +222,6 @@ class Reproduction:
         """Decode the row's test set with the table's decoding; the row of the JSON report.
         ``compute`` None (a partial report without this model's run): empty metrics, and no
         test set or comparators, which would cost labelling time for a row nobody evaluates."""
-        from ptrnet.compute.devices import resolve_device
-        from ptrnet.evaluation.evaluate import evaluate
-        from ptrnet.inference import load_model
 
         model, decoding = self.plan.model(row.model), self.plan.decoding
         if compute is None:
@@ -331,8 +331,6 @@ def saved_step(run_dir: str, config: RunConfig) -> int | None:
     Raises:
         UsageError: the run there has another configuration (beyond resumable fields).
     """
-    from ptrnet.runs.checkpoint import load_checkpoint
-    from ptrnet.training.loop import LAST
 
     last = os.path.join(run_dir, LAST)
     if not os.path.exists(last):
@@ -371,8 +369,6 @@ def write_compute(
     run_dir: str, model: ModelPlan, scale: Scale, config: RunConfig, step: int, wall_s: float
 ) -> None:
     """Record the compute a run has used after ``step`` steps and ``wall_s`` seconds."""
-    from ptrnet.compute.devices import resolve_device
-    from ptrnet.training.cpu import cpu_plan
 
     threads, workers = cpu_plan(config.train.threads, config.train.workers)
     record = {

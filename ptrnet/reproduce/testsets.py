@@ -25,6 +25,7 @@ from ptrnet.io.atomic import atomic_write
 from ptrnet.io.json_file import read_json_file
 from ptrnet.io.paper_format import iter_examples, write_examples
 from ptrnet.reproduce.plans import TEST_SEED, TEST_STREAM
+from ptrnet.solvers.tsp import solve_tour, tour_length
 from ptrnet.tasks import Task
 
 
@@ -78,7 +79,6 @@ def mean_tour_lengths(
     ``cache``: a JSON file keeping the means per test set, since the solvers are deterministic
     and slow at n = 50 (A2: about 70 ms per instance).
     """
-    from ptrnet.solvers.tsp import tour_length
 
     key = f"{test.source}, {len(test.points)} instances, n = {len(test.points[0])}"
     saved = _read_json(cache)
@@ -111,6 +111,5 @@ def solver_lengths(points: Sequence[np.ndarray], solver: str, workers: int = 1) 
 
 
 def _solver_length(solver: str, points: np.ndarray) -> float:
-    from ptrnet.solvers.tsp import solve_tour, tour_length
 
     return tour_length(points, solve_tour(points, solver))

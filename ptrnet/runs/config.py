@@ -21,14 +21,15 @@ from typing import Any
 
 from ptrnet.compute.devices import check_device_name
 from ptrnet.compute.precision import PRECISIONS
+from ptrnet.decoding.options import CONSTRAINTS
 from ptrnet.model.config import ModelConfig
 from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, SizeRange, get_point_task, get_task
 
+DEFAULT_STEPS = 10_000  # a run's length when neither steps nor epochs is given
 OPTIMIZERS = ("sgd", "adam")
 DEFAULT_LR = {"sgd": 1.0, "adam": 1e-3}
 DEFAULT_DECAY = {"sgd": 1.0, "adam": 0.96}
-CONSTRAINTS = ("none", "task")
 LABELS = ("solve", "file")
 OBJECTIVES = ("likelihood", "reinforce", "dagger")
 BASELINES = ("samples", "rollout", "ema", "pomo")

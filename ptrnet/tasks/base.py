@@ -91,6 +91,9 @@ class Stream(IntEnum):
     DAGGER = 11  #: the steps of the model's own outputs a DAgger step labels
 
 
+DEMO_SEED = 2026  #: ``ptrnet demo``'s default seed (its fresh instances: stream DEMO)
+
+
 def instance_rng(seed: int, index: int, stream: int = 0) -> np.random.Generator:
     """The generator for instance ``index`` of stream ``stream`` under ``seed``.
 

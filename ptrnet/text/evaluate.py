@@ -8,6 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
 from ptrnet.inference import resolve_checkpoint
 from ptrnet.io.errors import UsageError
 from ptrnet.text.checkpoint import CopyModel, load_copy_model
@@ -35,15 +36,22 @@ def evaluate_pairs(
     model: CopyModel | Any,
     pairs: Sequence[Pair],
     strategy: str = "greedy",
-    width: int = 5,
-    batch_size: int = 256,
+    width: int = DEFAULT_BEAM_WIDTH,
+    batch_size: int = DEFAULT_DECODE_BATCH,
     p_gen: float | None = None,
+    *,
+    samples: int = 1,
+    seed: int = 0,
 ) -> tuple[dict[str, Any], list[Decoded]]:
     """Decode every source of ``pairs`` with ``model`` (a :class:`CopyModel`, or anything with
-    ``model`` and ``vocab``) and score the outputs (:func:`ptrnet.text.metrics.copy_metrics`);
-    returns the metrics and the decoded outputs."""
+    ``model`` and ``vocab``; the options as :func:`ptrnet.text.decode.decode_sources`'s) and
+    score the outputs (:func:`ptrnet.text.metrics.copy_metrics`); returns the metrics and the
+    decoded outputs."""
     sources = [p.source for p in pairs]
-    decoded = decode_sources(model.model, model.vocab, sources, strategy, width, batch_size, p_gen)
+    decoded = decode_sources(
+        model.model, model.vocab, sources, strategy, width, batch_size, p_gen,
+        samples=samples, seed=seed,
+    )  # fmt: skip
     metrics = copy_metrics(
         pairs, [d.words for d in decoded], model.vocab, [d.p_gen for d in decoded]
     )

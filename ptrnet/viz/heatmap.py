@@ -15,9 +15,9 @@ from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 
 from ptrnet.tasks.base import END_TOKEN
+from ptrnet.viz.draw import WRONG
 
 RIGHT = "#1f77b4"
-WRONG = "#d62728"
 TICK_LIMIT = 30  # more columns or rows than this: thin the tick labels
 
 

@@ -12,10 +12,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import torch
 
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import LoadedModel, check_task, predict_outputs
 from ptrnet.io.unit_square import to_unit_square
 from ptrnet.tasks import Task, to_tokens
+from ptrnet.tasks.constraints import replay_masks
 
 if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
@@ -47,9 +50,6 @@ def allowed_masks(
 ) -> np.ndarray:
     """(T, n+1) bool: the decoding mask before each of ``tokens`` (T,) for ``points`` (n, dim),
     replayed from the start (:func:`ptrnet.tasks.constraints.replay_masks`)."""
-    import torch
-
-    from ptrnet.tasks.constraints import replay_masks
 
     rows = torch.as_tensor(np.asarray(tokens, dtype=np.int64))[None]  # (1, T)
     # float32, as a decoding batch holds them (:func:`ptrnet.datasets.batching.collate`)
@@ -74,7 +74,6 @@ def decode_trace(
         UsageError: the model was trained on another task.
         ValueError: a bad decoding option or an instance of the wrong dimension.
     """
-    from ptrnet.decoding.options import DecodeOptions
 
     task = check_task(loaded, task)
     options = (options or DecodeOptions()).for_task(task)

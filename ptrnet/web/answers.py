@@ -7,6 +7,7 @@ Everything returned is plain JSON: sequences are 0-based index lists (the page l
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,7 +45,6 @@ def metrics_for(task: Task, points: np.ndarray, ref: np.ndarray, pred: np.ndarra
 def model_name(path: str) -> str:
     """A model's name for the page: its run directory's name (``bundled/tsp`` for the bundled
     ones), never an absolute path, which would tell a remote page about the machine."""
-    from pathlib import Path
 
     folder = Path(path).parent
     return f"{folder.parent.name}/{folder.name}" if folder.parent.name == "bundled" else folder.name

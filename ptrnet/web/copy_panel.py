@@ -23,7 +23,11 @@ from typing import Any
 from pydantic import Field, FiniteFloat
 
 from ptrnet.inference import bundled_model_dir
+from ptrnet.tasks.copy import sample_pair
 from ptrnet.text.config import arch_of
+from ptrnet.text.decode import explain
+from ptrnet.text.evaluate import load
+from ptrnet.text.format import tokenize
 from ptrnet.web.answers import model_name
 from ptrnet.web.schemas import Strict
 
@@ -43,10 +47,6 @@ class CopyRequest(Strict):
 
 def load_bundled_copy() -> tuple[Any, str]:
     """The bundled copy model and ``""``, or None and why it is missing."""
-    try:
-        from ptrnet.text.evaluate import load
-    except ImportError:
-        return None, "copy model not installed: this ptrnet has no copy task (ptrnet.text)"
     folder = bundled_model_dir("copy")
     if not os.path.isfile(os.path.join(folder, "best.safetensors")):
         return None, "copy model not installed: no ptrnet/bundled/copy/best.safetensors"
@@ -71,8 +71,6 @@ def source_of(request: CopyRequest) -> tuple[tuple[str, ...], tuple[str, ...] | 
     Raises:
         ValueError: a sentence with no word or more than :data:`MAX_WORDS` tokens.
     """
-    from ptrnet.tasks.copy import sample_pair
-    from ptrnet.text.format import tokenize
 
     if request.sentence is None:
         pair = sample_pair(request.seed, 0, COPY_STREAM)
@@ -119,7 +117,6 @@ def copy_answer(model: Any, request: CopyRequest) -> dict[str, Any]:
     Raises:
         ValueError: a sentence with no word or too many.
     """
-    from ptrnet.text.decode import explain
 
     source, target = source_of(request)
     explanation = explain(model.model, model.vocab, source, p_gen=request.p_gen)

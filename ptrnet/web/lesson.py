@@ -29,7 +29,7 @@ from typing import Any, Literal
 from fastapi import FastAPI, HTTPException
 from pydantic import Field, model_validator
 
-from ptrnet.inference import LoadedModel
+from ptrnet.inference import LoadedModel, load_model
 from ptrnet.inference.load import BUNDLED_DIR
 from ptrnet.tasks import TASKS
 from ptrnet.web.answers import model_info
@@ -57,7 +57,6 @@ class Lessons:
 
 def bundled_lessons() -> Lessons:
     """The bundled seq2seq baseline (``ptrnet/bundled/convex_hull_seq2seq/``) and copy model."""
-    from ptrnet.inference import load_model
 
     seq2seq = None
     if os.path.isfile(os.path.join(SEQ2SEQ_DIR, "best.safetensors")):

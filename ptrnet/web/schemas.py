@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
 
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.tasks import TASKS, get_point_task
 
 if TYPE_CHECKING:
@@ -49,7 +50,6 @@ class DecodingRequest(Strict):
 
     def to_options(self) -> DecodeOptions:
         """The decoding options of this request (built once, passed down unchanged)."""
-        from ptrnet.decoding.options import DecodeOptions
 
         return DecodeOptions(
             strategy=self.strategy, beam_width=self.beam_width, constraints=self.constraints
