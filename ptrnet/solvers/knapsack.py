@@ -62,7 +62,7 @@ def ratio_order(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
     exact comparisons where rounding misordered a pair)."""
     weights = np.asarray(weights, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = np.where(weights > 0, values / weights, np.inf)
     order = np.lexsort((np.arange(len(weights)), -ratio))
     w, v = integer_units(weights)[0], integer_units(values)[0]
