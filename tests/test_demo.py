@@ -102,7 +102,8 @@ def test_demo_table_says_which_instances_each_column_is_on(tmp_path, monkeypatch
     assert main(["demo", "--dry-run", "--tasks", "convex_hull", "--out", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "exact solver, same instances" in lines[2]
-    assert any("paper's Ptr-Net, its test sets" in line for line in lines)
+    assert any("published Ptr-Net, its test sets" in line for line in lines)
+    assert any("Published figures: " in line for line in lines)
     written = (tmp_path / "demo.md").read_text()
     assert VALID_NOTE in written and PAPER_NOTE in written
 

@@ -162,6 +162,8 @@ class Task(TaskCard, ABC):
     #: The paper's model (a ``model`` of ``paper_results``) that the bundled model compares
     #: with in ``ptrnet demo``; None: no comparison.
     paper_model: ClassVar[str | None] = None
+    #: Who reported ``paper_results`` (named under the demo's paper table).
+    paper_source: ClassVar[str] = "Vinyals et al. 2015"
     #: The decoding mask of the paper's protocol for the task (Sec. 4, Inference; decoding
     #: option ``protocol="paper"``): ``none`` (any real input or the end symbol) or ``task``
     #: (:meth:`allowed_next`). Users get ``task`` by default, whatever this says.

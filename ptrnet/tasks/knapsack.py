@@ -101,6 +101,7 @@ class KnapsackTask(Task):
         }
     )
     paper_model = "rl greedy"
+    paper_source = "Bello et al. 2016, Table 5: their RL-trained Ptr-Net, greedy"
     paper_constraints = "task"  # Bello et al. never decode an overflowing set (module docstring)
     solvers = ("exact", "greedy")
     has_cost = True
