@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("text",),  # the sentence tasks (copy): format, pointer-generator training and decoding
     ("viz",),
     ("web", "reproduce"),  # the page; the paper's tables and the demo table
+    ("lessons",),  # the student's exercises and the traps' experiments
     ("api",),  # ptrnet.load, Solver, Result, ptrnet.train
     ("cli",),
     ("__main__",),  # `python -m ptrnet` (and torchrun -m ptrnet) runs the cli

@@ -19,6 +19,7 @@ from ptrnet import __version__
 from ptrnet.cli import (
     demo,
     eval,
+    exercises,
     generate,
     plot,
     predict,
@@ -31,7 +32,7 @@ from ptrnet.cli import (
 from ptrnet.cli.common import Parser
 from ptrnet.io.errors import InputError, UsageError
 
-COMMANDS = (demo, generate, solve, score, train, eval, predict, plot, serve, reproduce)
+COMMANDS = (demo, generate, solve, score, train, eval, predict, plot, serve, reproduce, exercises)
 
 EXIT_INPUT_ERROR = 1
 EXIT_USAGE_ERROR = 2  # argparse's own status for bad arguments
