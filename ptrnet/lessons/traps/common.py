@@ -36,26 +36,42 @@ def train_model(
     labeler: Labeler | None = None,
     mask_loss: bool = True,
     lr: float = 3e-3,
+    pool: int | None = None,
 ) -> torch.nn.Module:
     """Teacher-force ``model`` on fresh instances of ``task`` (each batch one n drawn from
     ``sizes``, inclusive) for ``size.steps`` Adam steps; labels from ``labeler(points, rng)``
     (default: the task's solver). With ``mask_loss`` each step's softmax runs over the tokens
-    the task allows (``ptrnet train``'s ``--train-constraints task``). Returns the model in
-    eval mode."""
+    the task allows (``ptrnet train``'s ``--train-constraints task``). With ``pool``, batches
+    are drawn from ``pool`` instances per size labelled once (for labels slow to compute).
+    Returns the model in eval mode."""
     rng = np.random.default_rng(seed)
+    pools: dict[int, tuple[list, list]] = {}
+    pool = min(pool, size.steps * size.batch) if pool else None  # never more than training reads
     torch.manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     model.train()
     for _ in range(size.steps):
         n = int(rng.integers(sizes[0], sizes[1] + 1))
-        points = [task.sample_points(rng, n) for _ in range(size.batch)]
-        labels = [task.solve(x) if labeler is None else labeler(x, rng) for x in points]
+        if pool:
+            if n not in pools:
+                pools[n] = _instances(task, n, pool, rng, labeler)
+            rows = rng.integers(pool, size=size.batch)
+            points, labels = ([items[i] for i in rows] for items in pools[n])
+        else:
+            points, labels = _instances(task, n, size.batch, rng, labeler)
         batch = collate(points, labels)
         loss = teacher_forced_loss(model, batch, mask_task=task if mask_loss else None)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
     return model.eval()
+
+
+def _instances(
+    task: Task, n: int, count: int, rng: np.random.Generator, labeler: Labeler | None
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    points = [task.sample_points(rng, n) for _ in range(count)]
+    return points, [task.solve(x) if labeler is None else labeler(x, rng) for x in points]
 
 
 def fresh_instances(task: Task, n: int, count: int, seed: int) -> tuple[list[np.ndarray], list]:
