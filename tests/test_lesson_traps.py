@@ -30,7 +30,11 @@ def test_every_trap_runs_and_reports(tiny, name):
     record = run_trap(name, quick=True, seed=1)
     assert record["steps"] == TINY.steps and record["figures"]
     text = report(record)
-    assert text.startswith(f"{name} (quick: 3 steps of 8") and len(text.splitlines()) > 2
+    assert (
+        text.startswith(f"{name} (quick: 3 steps of 8")
+        and "s of CPU" in text
+        and len(text.splitlines()) > 2
+    )
 
 
 def test_the_command_prints_and_writes_the_figures(tiny, cli, tmp_path):
@@ -78,10 +82,13 @@ def test_decoding_without_the_mask_repeats_inputs():
 
 
 @pytest.mark.slow
-def test_random_label_order_learns_worse_than_canonical():
+def test_random_label_order_spreads_the_probability_of_an_answer():
+    """A hull of h vertices has 2h random-order labels: the model trained on them can give
+    its answer at most 1/(2h) (h >= 3 at n = 5), the canonical one far more. (Accuracy does
+    not separate the two reliably at this size: docs/traps.md.)"""
     figures = run_trap("label-order", quick=True)["figures"]
     canonical, scrambled = figures["canonical"], figures["random start and direction"]
-    assert canonical["accuracy (task mask)"] > scrambled["accuracy (task mask)"] + 0.1
+    assert scrambled["p(own answer)"] < 1 / 6 < canonical["p(own answer)"]
 
 
 @pytest.mark.slow

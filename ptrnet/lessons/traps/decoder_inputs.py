@@ -22,8 +22,8 @@ from ptrnet.tasks import TASKS
 
 TRAIN_N = 8
 POOL = 4096  # training instances, labelled once (exact tours take ~1.5 ms each)
-SIZES = {"quick": Size(steps=600, batch=64, hidden=64, tests=200),
-         "full": Size(steps=1500, batch=64, hidden=64, tests=1000)}  # fmt: skip
+SIZES = {"quick": Size(steps=300, batch=64, hidden=64, tests=200),
+         "full": Size(steps=1000, batch=64, hidden=64, tests=1000)}  # fmt: skip
 
 
 class IndexInputs(PointerNetwork):

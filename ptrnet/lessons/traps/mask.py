@@ -16,7 +16,7 @@ from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import TASKS
 
 TRAIN_SIZES, TEST_SIZES = (5, 8), (8, 12)
-SIZES = {"quick": Size(steps=600, batch=64, hidden=64, tests=200),
+SIZES = {"quick": Size(steps=300, batch=64, hidden=64, tests=200),
          "full": Size(steps=1500, batch=64, hidden=64, tests=1000)}  # fmt: skip
 
 

@@ -19,13 +19,14 @@ def run_trap(name: str, quick: bool = False, seed: int = DEFAULT_SEED) -> dict[s
     """Run trap ``name`` (a key of :data:`TRAPS`) at its ``quick`` or ``full`` size.
 
     Returns the record: trap, size (its steps, batch, hidden units, test instances), seed,
-    figures (per model or setting, its measured numbers), CPU, threads and wall seconds.
+    figures (per model or setting, its measured numbers), CPU, threads, wall seconds and the
+    process's CPU seconds (the wall time on an idle core, where other work shares the CPU).
     Raises KeyError for an unknown trap.
     """
     module = TRAPS[name]
     size_name = "quick" if quick else "full"
     size = module.SIZES[size_name]
-    began = time.perf_counter()
+    began, cpu_began = time.perf_counter(), time.process_time()
     figures = module.run(size, seed)
     return {
         "trap": name,
@@ -39,6 +40,7 @@ def run_trap(name: str, quick: bool = False, seed: int = DEFAULT_SEED) -> dict[s
         "cpu": processor(),
         "threads": torch.get_num_threads(),
         "wall_s": round(time.perf_counter() - began, 1),
+        "cpu_s": round(time.process_time() - cpu_began, 1),
     }
 
 
@@ -47,7 +49,8 @@ def report(record: dict[str, Any]) -> str:
     head = (
         f"{record['trap']} ({record['size']}: {record['steps']} steps of {record['batch']}, "
         f"hidden {record['hidden']}, {record['tests']} test instances, seed {record['seed']}; "
-        f"{record['wall_s']} s on {record['threads']} thread(s) of {record['cpu']})"
+        f"{record['wall_s']} s ({record['cpu_s']} s of CPU) on {record['threads']} thread(s) "
+        f"of {record['cpu']})"
     )
     lines = [head]
     for setting, numbers in record["figures"].items():
