@@ -39,7 +39,7 @@ def test_every_trap_runs_and_reports(tiny, name):
 
 def test_the_command_prints_and_writes_the_figures(tiny, cli, tmp_path):
     status, out, _ = cli("lesson", "mask", "--quick", "-o", "mask.json")
-    assert status == 0 and "n=12 mask=none: invalid" in out
+    assert status == 0 and "masked loss, n=12, decoded mask=none: invalid" in out
     record = json.loads((tmp_path / "mask.json").read_text())
     assert record["trap"] == "mask" and record["size"] == "quick"
     status, _, err = cli("lesson", "masking")
@@ -75,10 +75,14 @@ def test_mixing_cannot_name_positions_beyond_its_training_sizes():
 @pytest.mark.slow
 def test_decoding_without_the_mask_repeats_inputs():
     figures = run_trap("mask", quick=True)["figures"]
-    for n in mask.TEST_SIZES:
-        masked, bare = figures[f"n={n} mask=task"], figures[f"n={n} mask=none"]
-        assert masked["invalid"] == 0 and masked["repeats_per_output"] == 0
-        assert bare["invalid"] > 0.5 and bare["repeats_per_output"] > 1
+    for loss in ("plain", "masked"):
+        for n in mask.TEST_SIZES:
+            masked = figures[f"{loss} loss, n={n}, decoded mask=task"]
+            assert masked["invalid"] == 0 and masked["repeats_per_output"] == 0
+    beyond = figures[f"plain loss, n={mask.TEST_SIZES[-1]}, decoded mask=none"]
+    assert beyond["invalid"] > 0.1 and beyond["repeats_per_output"] > 0.1
+    never_learned = figures[f"masked loss, n={mask.TEST_SIZES[0]}, decoded mask=none"]
+    assert never_learned["invalid"] > 0.5 and never_learned["repeats_per_output"] > 1
 
 
 @pytest.mark.slow
@@ -88,7 +92,8 @@ def test_random_label_order_spreads_the_probability_of_an_answer():
     not separate the two reliably at this size: docs/traps.md.)"""
     figures = run_trap("label-order", quick=True)["figures"]
     canonical, scrambled = figures["canonical"], figures["random start and direction"]
-    assert scrambled["p(own answer)"] < 1 / 6 < canonical["p(own answer)"]
+    assert scrambled["p(own answer)"] < 1 / 6
+    assert canonical["p(own answer)"] > 2 * scrambled["p(own answer)"]
 
 
 @pytest.mark.slow

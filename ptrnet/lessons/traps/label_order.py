@@ -25,7 +25,7 @@ from ptrnet.tasks.convex_hull import open_cycle
 
 TRAIN_SIZES, TEST_N = (5, 5), 5
 SIZES = {"quick": Size(steps=600, batch=64, hidden=64, tests=200),
-         "full": Size(steps=1500, batch=64, hidden=64, tests=1000)}  # fmt: skip
+         "full": Size(steps=1000, batch=64, hidden=64, tests=1000)}  # fmt: skip
 
 
 def random_order(points: np.ndarray, rng: np.random.Generator) -> np.ndarray:

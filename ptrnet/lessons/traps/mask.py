@@ -2,9 +2,11 @@
 
 A pointer network can point at any input at any step; nothing in the network stops it from
 naming an input twice or ending early. The mask (-inf on the inputs already output, on the end
-symbol before the last) is what makes every output a permutation. A sorter is trained here on
-lists of ``TRAIN_SIZES`` numbers and decoded greedily on lists of each ``TEST_SIZES``, with the
-sort task's mask and without any.
+symbol before the last) is what makes every output a permutation. Two sorters are trained here
+on lists of ``TRAIN_SIZES`` numbers: one as the paper trains (the loss's softmax over every
+token, so the model itself must learn not to repeat), one with the mask in the loss too
+(``--train-constraints task``: it never learns to avoid a repeat). Each is decoded greedily on
+lists of each ``TEST_SIZES``, with the sort task's mask and without any.
 """
 
 from __future__ import annotations
@@ -21,18 +23,27 @@ SIZES = {"quick": Size(steps=300, batch=64, hidden=64, tests=200),
 
 
 def run(size: Size, seed: int) -> dict[str, dict[str, float]]:
-    """Per test size and mask (``task`` or ``none``): the share of outputs that are not
-    permutations, the mean count of repeated indices per output, and exact matches."""
+    """Per training loss (``plain``, ``masked``), test size and decoding mask (``task`` or
+    ``none``): the share of outputs that are not permutations, the mean count of repeated
+    indices per output, and exact matches."""
     sort = TASKS["sort"]
     config = ModelConfig(input_dim=1, hidden=size.hidden, init="default")
-    model = train_model(build_model(config), sort, TRAIN_SIZES, size, seed)
+    figures = {}
+    for loss, mask_loss in (("plain", False), ("masked", True)):
+        model = train_model(build_model(config), sort, TRAIN_SIZES, size, seed, None, mask_loss)
+        figures.update(_decoded(model, f"{loss} loss", size, seed))
+    return figures
+
+
+def _decoded(model, name: str, size: Size, seed: int) -> dict[str, dict[str, float]]:
+    sort = TASKS["sort"]
     figures = {}
     for n in TEST_SIZES:
         points, refs = fresh_instances(sort, n, size.tests, seed)
         for constraints in ("task", "none"):
             preds = greedy_outputs(model, sort, points, constraints)
             metrics = sort.dataset_metrics(points, refs, preds)
-            figures[f"n={n} mask={constraints}"] = {
+            figures[f"{name}, n={n}, decoded mask={constraints}"] = {
                 "invalid": round(1 - metrics["valid_rate"], 4),
                 "repeats_per_output": round(float(np.mean([repeats(p) for p in preds])), 4),
                 "exact_match": round(metrics["exact_match"], 4),
