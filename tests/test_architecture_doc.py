@@ -74,11 +74,20 @@ DECODING_PATH = (
         "cuts the instances into batches that fit one search",
     ),
     ("ptrnet.decoding.decode", "decode", "chooses views / multi-start / one search"),
-    ("ptrnet.decoding.search", "search_batch", "encodes once, builds the task's decoding state"),
+    (
+        "ptrnet.decoding.search",
+        "search_batch",
+        "encodes once, builds the task's decoding state and the model's `PointerDecoder`",
+    ),
     (
         "ptrnet.decoding.search",
         "run_search",
-        "the loop: model step, task mask, masked log-softmax, the strategy's choice",
+        "the loop every model shares: decoder step, the strategy's choice, reorder, advance",
+    ),
+    (
+        "ptrnet.decoding.pointer_decoder",
+        "PointerDecoder",
+        "a step: the model's logits, the task mask, the masked log-softmax",
     ),
     ("ptrnet.tasks.constraints", "DecodeState", "which inputs may come next (visited, end)"),
     ("ptrnet.decoding.strategies", "chooser", "greedy, sampling or beam (`decoding/beam.py`)"),

@@ -209,3 +209,25 @@ def test_input_file(tmp_path, monkeypatch):
 def test_a_beam_width_without_beam_search_is_refused(cli):
     status, _, err = cli("predict", "copy", SENTENCE, "--beam-width", "3")
     assert status == 2 and "--beam-width 3: a beam width needs --decode beam" in err
+
+
+@pytest.mark.parametrize(
+    "flags, problem",
+    [
+        (
+            ["--decode", "multistart"],
+            "--decode multistart: task copy decodes greedy, sample or beam",
+        ),
+        (["--samples", "2"], "--samples 2: samples > 1 needs --decode sample"),
+        (["--decode", "sample", "--samples", "500"], "--samples 500: task copy takes at most"),
+    ],
+)
+def test_a_strategy_sentences_do_not_take_is_one_line(cli, flags, problem):
+    status, out, err = cli("predict", "copy", SENTENCE, *flags)
+    assert status == 2 and out == "" and problem in err and len(err.splitlines()) == 1
+
+
+def test_sampling_is_seeded(cli):
+    """``--decode sample`` draws from the bundled model's mixture: a seed gives the same words."""
+    runs = [cli("predict", "copy", SENTENCE, "--decode", "sample", "--seed", "5") for _ in "ab"]
+    assert runs[0][0] == 0 and runs[0] == runs[1] and runs[0][1].strip()

@@ -4,6 +4,7 @@ pure pointer, padding, and decoding (beam width 1 == greedy, explain, p_gen over
 import pytest
 import torch
 
+from ptrnet.decoding.search import DecodingError
 from ptrnet.model.pointer_generator import (
     EPS,
     Memory,
@@ -14,8 +15,8 @@ from ptrnet.model.pointer_generator import (
 )
 from ptrnet.text.batch import make_batch
 from ptrnet.text.config import FIXED_P_GEN, CopyTrainConfig
-from ptrnet.text.decode import beam_search, decode_sources, explain, greedy
-from ptrnet.text.vocab import END, SPECIALS, Vocabulary
+from ptrnet.text.decode import MAX_STEPS, decode_batch, decode_sources, explain
+from ptrnet.text.vocab import END, END_ID, SPECIALS, START_ID, Vocabulary
 
 torch.set_num_threads(1)
 
@@ -115,14 +116,14 @@ def test_padding_changes_nothing_and_gets_no_attention():
 def test_beam_width_one_is_greedy():
     model = _model(seed=3)
     batch = make_batch(VOCAB, SOURCES)
-    first, beam = greedy(model, batch), beam_search(model, batch, 1)
+    first, beam = decode_batch(model, batch), decode_batch(model, batch, "beam", 1)
     for a, b in zip(first, beam, strict=True):
         assert a.ids == b.ids and a.words == b.words
         assert a.log_prob == pytest.approx(b.log_prob, abs=1e-5)
         assert a.p_gen == pytest.approx(b.p_gen)
         assert len(a.p_gen) == len(a.words)
     with pytest.raises(ValueError, match="width"):
-        beam_search(model, batch, 0)
+        decode_batch(model, batch, "beam", 0)
 
 
 def test_beam_search_finds_the_best_sequence_of_a_known_model():
@@ -146,8 +147,8 @@ def test_beam_search_finds_the_best_sequence_of_a_known_model():
             return Step(probs.log(), probs, probs, probs, gate, state)
 
     batch = make_batch(Vocabulary([*SPECIALS, "the", "record", "x", "y"]), [("the", "record")])
-    assert greedy(Table(), batch)[0].words == ("the",)
-    best = beam_search(Table(), batch, 2)[0]
+    assert decode_batch(Table(), batch)[0].words == ("the",)
+    best = decode_batch(Table(), batch, "beam", 2)[0]
     assert best.words == ("record",)
     assert best.log_prob == pytest.approx(float(torch.tensor(0.4 * 0.9).log()))
 
@@ -157,7 +158,30 @@ def test_decoded_words_are_vocabulary_or_source_words():
     for source, out in zip(SOURCES, decoded, strict=True):
         assert set(out.words) <= set(VOCAB.words) | set(source)
     with pytest.raises(ValueError, match="strategy"):
-        decode_sources(_model(), VOCAB, SOURCES, "sample")
+        decode_sources(_model(), VOCAB, SOURCES, "multistart")
+
+
+def _teacher_forced(model, source, ids):
+    """log P(ids, then END unless the decode ran out of steps) by one teacher-forced pass."""
+    targets = [*ids, *([END_ID] if len(ids) < MAX_STEPS else [])]
+    batch = make_batch(VOCAB, [source])
+    previous = torch.tensor([[START_ID, *targets[:-1]]])
+    with torch.no_grad():
+        step = model(batch.ids, batch.extended, batch.lengths, previous, batch.extra)
+    return float(step.log_probs[0].gather(1, torch.tensor(targets)[:, None]).sum())
+
+
+def test_sampling_is_seeded_and_scores_its_draws():
+    model, sources = _model(seed=4), SOURCES * 4
+    first = decode_sources(model, VOCAB, sources, "sample", seed=1)
+    again = decode_sources(model, VOCAB, sources, "sample", seed=1)
+    other = decode_sources(model, VOCAB, sources, "sample", seed=2)
+    assert [d.ids for d in first] == [d.ids for d in again]
+    assert [d.ids for d in first] != [d.ids for d in other]
+    best = decode_sources(model, VOCAB, sources, "sample", samples=4, seed=1)
+    for source, out in zip(sources * 2, first + best, strict=True):
+        assert set(out.words) <= set(VOCAB.words) | set(source)
+        assert out.log_prob == pytest.approx(_teacher_forced(model, source, out.ids), abs=1e-4)
 
 
 def test_explain_reports_each_step_and_follows_the_override():
@@ -170,8 +194,8 @@ def test_explain_reports_each_step_and_follows_the_override():
     assert shown.p_vocab.shape == (steps, 7) and shown.attention.shape == (steps, 8)
     assert shown.mixture.shape == (steps, 11) and shown.p_gen.shape == (steps,)
     assert torch.allclose(shown.mixture.sum(-1), torch.ones(steps), atol=1e-6)
-    assert shown.output[: len(greedy(model, make_batch(VOCAB, [source]))[0].words)] == tuple(
-        greedy(model, make_batch(VOCAB, [source]))[0].words
+    assert shown.output[: len(decode_batch(model, make_batch(VOCAB, [source]))[0].words)] == tuple(
+        decode_batch(model, make_batch(VOCAB, [source]))[0].words
     )
     copy_only = explain(model, VOCAB, source, p_gen=0.0)
     assert set(copy_only.output) <= set(shown.source)
@@ -213,3 +237,12 @@ def test_arch_of_names_every_fixed_p_gen():
 
     assert [arch_of(p) for p in (None, 1.0, 0.0)] == ["pointer_generator", "seq2seq", "pointer"]
     assert arch_of(0.5) == "pointer_generator (p_gen fixed at 0.5)"
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "beam"])
+def test_a_model_with_non_finite_scores_is_refused(strategy):
+    model = _model(seed=2)
+    with torch.no_grad():
+        model.switch.bias.fill_(float("nan"))
+    with pytest.raises(DecodingError, match="^instance 1: the model's scores are not finite"):
+        decode_sources(model, VOCAB, SOURCES, strategy, width=3)

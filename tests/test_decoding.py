@@ -10,7 +10,7 @@ from tiny_models import TRANSFORMER
 from ptrnet.datasets.batching import IGNORE_INDEX, Batch, collate
 from ptrnet.decoding.decode import decode, score_sequences
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.decoding.search import masked_log_probs
+from ptrnet.decoding.pointer_decoder import masked_log_probs
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import POINT_TASKS, get_task
 from ptrnet.tasks.constraints import DecodeState

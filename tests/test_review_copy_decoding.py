@@ -7,7 +7,7 @@ import torch
 
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
 from ptrnet.text.batch import make_batch
-from ptrnet.text.decode import beam_search, decode_sources, explain, greedy
+from ptrnet.text.decode import decode_batch, decode_sources, explain
 from ptrnet.text.vocab import PAD_ID, SPECIALS, START_ID, Vocabulary
 
 torch.set_num_threads(1)
@@ -36,8 +36,8 @@ def _check(decoded, batch):
 @pytest.mark.parametrize("p_gen", [None, 1.0])
 def test_untrained_outputs_are_words_of_the_row(seed, p_gen):
     model, batch = _model(seed, p_gen), make_batch(VOCAB, SOURCES)
-    _check(greedy(model, batch), batch)
-    _check(beam_search(model, batch, 3), batch)
+    _check(decode_batch(model, batch), batch)
+    _check(decode_batch(model, batch, "beam", 3), batch)
     shown = explain(model, VOCAB, SOURCES[1])
     assert "<pad>" not in shown.output and "<s>" not in shown.output
 

@@ -9,7 +9,7 @@ from ptrnet.cli.main import main
 from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions, check_views
-from ptrnet.decoding.search import masked_log_probs
+from ptrnet.decoding.pointer_decoder import masked_log_probs
 from ptrnet.decoding.view_scores import mean_view_log_likelihood, mirror_sequence, mirror_tokens
 from ptrnet.decoding.views import ViewEnsemble
 from ptrnet.model import ModelConfig, build_model

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptrnet.tasks import Task
+from ptrnet.tasks import Task, to_tokens
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,6 @@ class Result:
     def tokens(self) -> np.ndarray:
         """(T,) the output as the pointer emitted it, one token per row of ``probs``: input
         ``j`` is token ``j + 1``, then the end symbol 0."""
-        from ptrnet.tasks import to_tokens
-
         return to_tokens(self.sequence)
 
 

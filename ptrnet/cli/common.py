@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH, STRATEGIES
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import (
     MAX_BEAM_WIDTH,
@@ -361,10 +361,10 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     )
     add(
         "--decode",
-        choices=("greedy", "sample", "beam", "multistart"),
+        choices=STRATEGIES,
         default="greedy",
         help="strategy; multistart: one greedy run from every input (tsp: every city), the best "
-        "kept by --pick",
+        "kept by --pick (point tasks; sentence tasks decode greedy, sample or beam)",
     )
     add(
         "--beam-width",
@@ -381,7 +381,8 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         default=1,
         metavar="K",
         help="with --decode sample: draw K outputs per instance, keep the best by --pick; 1 to "
-        f"{MAX_SAMPLES:,} ({SEARCH_BOUND})",
+        f"{MAX_SAMPLES:,} ({SEARCH_BOUND}; sentence tasks: the most likely, at most "
+        f"{MAX_SENTENCE_BEAM_WIDTH})",
     )
     add(
         "--pick",

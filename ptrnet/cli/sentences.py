@@ -37,6 +37,7 @@ from ptrnet.cli.common import (
     positive_int,
     set_threads,
 )
+from ptrnet.decoding.options import SEARCH_STRATEGIES
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.limits import MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
 from ptrnet.quoting import quote
@@ -48,7 +49,9 @@ if TYPE_CHECKING:
 
 DRY_RUN = {"steps": 4, "val_every": 2, "val_count": 8, "hidden": 8, "embed": 4}
 TRAIN_OPTIONS = ("steps", "batch_size", "lr", "embed", "hidden", "seed", "val_every", "val_count")
-DECODE_OPTIONS = ("model", "decode", "beam_width", "p_gen", "batch_size", "threads", "device")
+DECODE_OPTIONS = (
+    "model", "decode", "beam_width", "samples", "seed", "p_gen", "batch_size", "threads", "device",
+)  # fmt: skip
 #: A data file's extension after a name: a dot and 2 to 5 letters of one case (.txt, .tsv,
 #: .json, .text, .TXT). Not ``e.g``, ``U.S``, ``v1.2`` or ``Mr.Smith``: words, not files.
 EXTENSION = re.compile(r"[^./]\.([a-z]{2,5}|[A-Z]{2,5})$")
@@ -150,21 +153,27 @@ def train(args: argparse.Namespace, task: SentenceTask) -> int:
 
 def _load(args: argparse.Namespace, task: SentenceTask) -> CopyModel:
     """The model of ``--model`` on the CPU, with ``--threads`` set; refuses what the sentence
-    decoder does not do (another device, sampling or multi-start, a beam wider than
-    :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`)."""
-    from ptrnet.text.decode import STRATEGIES
+    decoder does not do (another device, multi-start, ``--samples`` without sampling, a beam
+    wider or more samples than :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`)."""
     from ptrnet.text.evaluate import load
 
     check_beam_width(args)
     if args.device not in ("auto", "cpu"):
         raise UsageError(f"--device {args.device}: task {task.name} decodes on the CPU only")
-    if args.decode not in STRATEGIES:
-        raise UsageError(f"--decode {args.decode}: task {task.name} decodes greedy or beam")
-    if args.decode == "beam" and args.beam_width > MAX_SENTENCE_BEAM_WIDTH:
+    if args.decode not in SEARCH_STRATEGIES:
         raise UsageError(
-            f"--beam-width {args.beam_width}: task {task.name} takes at most "
-            f"{MAX_SENTENCE_BEAM_WIDTH} beams (a line of {MAX_LINE_TOKENS:,} tokens with them "
-            "fills one decoding batch)"
+            f"--decode {args.decode}: task {task.name} decodes "
+            f"{', '.join(SEARCH_STRATEGIES[:-1])} or {SEARCH_STRATEGIES[-1]}"
+        )
+    if args.samples > 1 and args.decode != "sample":
+        raise UsageError(f"--samples {args.samples}: samples > 1 needs --decode sample")
+    rows = {"beam": ("--beam-width", args.beam_width, "beams"),
+            "sample": ("--samples", args.samples, "samples")}.get(args.decode)  # fmt: skip
+    if rows is not None and rows[1] > MAX_SENTENCE_BEAM_WIDTH:
+        flag, value, what = rows
+        raise UsageError(
+            f"{flag} {value}: task {task.name} takes at most {MAX_SENTENCE_BEAM_WIDTH} {what} "
+            f"(a line of {MAX_LINE_TOKENS:,} tokens with them fills one decoding batch)"
         )
     set_threads(args.threads)
     return load(args.model, task.name)
@@ -179,8 +188,9 @@ def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
     loaded = _load(args, task)
     pairs = read_pairs(args.data[0])[: DRY_RUN_COUNT if args.dry_run else None]
     metrics, _ = evaluate_pairs(
-        loaded, pairs, args.decode, args.beam_width, args.batch_size, args.p_gen
-    )
+        loaded, pairs, args.decode, args.beam_width, args.batch_size, args.p_gen,
+        samples=args.samples, seed=args.seed,
+    )  # fmt: skip
     if args.json:
         print(json.dumps(metrics))
         return 0
@@ -214,6 +224,8 @@ def predict(args: argparse.Namespace, task: SentenceTask) -> int:
         args.beam_width,
         args.batch_size,
         args.p_gen,
+        samples=args.samples,
+        seed=args.seed,
     )
     if args.output:
         written = write_pairs(

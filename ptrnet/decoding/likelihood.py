@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from ptrnet.decoding.search import masked_log_probs
+from ptrnet.decoding.pointer_decoder import masked_log_probs
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task
 from ptrnet.tasks.constraints import replay_masks
@@ -34,7 +34,8 @@ def masked_sequence_log_likelihood(
             then allowed) or negative pads (:data:`ptrnet.datasets.batching.IGNORE_INDEX`): both
             add 0.
             So do the tokens past a row's step limit, ``task.max_steps(n) + 1``, where the
-            decoder stops a row that has not ended (:func:`ptrnet.decoding.search.run_search`):
+            decoder stops a row that has not ended
+            (:class:`ptrnet.decoding.pointer_decoder.PointerDecoder`):
             they are a batch's padding, not the row's choice.
         constraints: ``none`` or ``task``.
     """

@@ -29,7 +29,11 @@ PAPER_BEAM_WIDTH = 5  # the paper's beam search (its Table 1 and 2 decoding)
 DEFAULT_BEAM_WIDTH = PAPER_BEAM_WIDTH
 DEFAULT_DECODE_BATCH = 256  # instances decoded together
 
-STRATEGIES = ("greedy", "sample", "beam", "multistart")
+#: The strategies of the one search loop, for every model (:mod:`ptrnet.decoding.strategies`).
+SEARCH_STRATEGIES = ("greedy", "sample", "beam")
+#: Every strategy: the search's, and for point tasks ``multistart``, a greedy search from every
+#: input (:mod:`ptrnet.decoding.multistart`).
+STRATEGIES = (*SEARCH_STRATEGIES, "multistart")
 CONSTRAINTS = ("none", "task")
 # Which mask decodes when ``constraints`` is not given: ``valid``, the task's rules (every output
 # well formed: a closed convex hull, a tour, a permutation), what users get; ``paper``, the

@@ -1,24 +1,29 @@
-"""The one autoregressive loop every decoding strategy shares, and the masked step distribution.
+"""The one autoregressive loop every model and decoding strategy shares (:func:`run_search`),
+and the pointer models' batch search through it (:func:`search_batch`).
 
-A strategy only chooses tokens: given the masked log-probabilities of every live row it returns
-the next tokens, the row each continues (its parent; None = the same row) and the running
-scores. The loop owns the model calls, the task's :class:`DecodeState` and the history.
+A model takes part through a :class:`~ptrnet.decoding.decoder.Decoder` (the pointer models'
+is :class:`~ptrnet.decoding.pointer_decoder.PointerDecoder`, the pointer-generator's
+:class:`ptrnet.text.decoder.SentenceDecoder`): state in, log-probabilities of the next outputs
+out. A strategy only chooses tokens: given those log-probabilities of every row it returns the
+next tokens, the row each continues (its parent; None = the same row) and the running scores.
+The loop owns the order of calls and the history.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Generic, Protocol
 
 import numpy as np
 import torch
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
+from ptrnet.decoding.decoder import Decoder, S
+from ptrnet.decoding.pointer_decoder import PointerDecoder
 from ptrnet.io.errors import UsageError
-from ptrnet.model.pointer import EncoderDecoder, Memory
+from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task
-from ptrnet.tasks.constraints import DecodeState
 
 if TYPE_CHECKING:
     from ptrnet.decoding.views import ViewEnsemble
@@ -43,33 +48,6 @@ class DecodingError(UsageError, ValueError):
         return DecodingError(instance, self.problem)
 
 
-def fit_mask(allowed: torch.Tensor, width: int) -> torch.Tensor:
-    """Widen a (..., w) allowed mask to (..., width) with False columns (w <= width).
-
-    The decoding state is as wide as the longest row + 1; the model's output can be wider
-    (extra padding columns, or a baseline's fixed vocabulary). Those columns are never allowed.
-    """
-    extra = width - allowed.shape[-1]
-    if extra < 0:
-        raise ValueError(f"allowed mask has {allowed.shape[-1]} columns, logits only {width}")
-    if extra == 0:  # the usual Ptr-Net case: no copy at every step
-        return allowed
-    return torch.nn.functional.pad(allowed, (0, extra), value=False)
-
-
-def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-    """log-softmax over the allowed tokens: (..., V) logits, (..., <=V) bool -> (..., V) float32.
-
-    Disallowed entries are -inf. A new tensor is built every call; ``allowed`` is never
-    modified (masks mutated in place across steps are a known bug of public implementations).
-    Every row of a DecodeState mask has an allowed entry, so a row is NaN only when the model's
-    logits are not finite numbers where they are allowed (weights that overflow float32):
-    :func:`run_search` refuses such rows (:func:`check_finite`).
-    """
-    keep = fit_mask(allowed, logits.shape[-1])
-    return torch.log_softmax(logits.float().masked_fill(~keep, float("-inf")), dim=-1)
-
-
 class Strategy(Protocol):
     """Chooses tokens from masked log-probabilities."""
 
@@ -86,13 +64,13 @@ class Strategy(Protocol):
 
 @dataclass(frozen=True)
 class SearchTrace:
-    """What one decoding run produced, per row (R rows).
+    """What one pointer-model search (:func:`search_batch`) produced, per row (R rows).
 
     Attributes:
         tokens: (R, T) long, the end token repeated after a row has finished.
         scores: (R,) float32, the strategy's running score (total log-likelihood of ``tokens``).
         probs: (R, T, V) float32 masked distribution at every step, or None.
-        done: (R,) bool, whether the row emitted the end token.
+        done: (R,) bool, whether the row emitted the end token (not cut off at its limit).
     """
 
     tokens: torch.Tensor
@@ -101,53 +79,53 @@ class SearchTrace:
     done: torch.Tensor
 
 
-def run_search(
-    model: EncoderDecoder,
-    memory: Memory,
-    dstate: DecodeState,
-    max_steps: int,
-    strategy: Strategy,
-    keep_probs: bool = False,
-) -> SearchTrace:
-    """Decode at most ``max_steps`` tokens for every row of ``memory``, stopping early when all
-    rows are done. ``dstate`` must have the same rows as ``memory``.
+@dataclass(frozen=True)
+class SearchResult(Generic[S]):
+    """What :func:`run_search` found for R rows.
 
-    Each row also stops after its own limit, ``task.max_steps(n_b) + 1`` tokens: past it the
-    row may only repeat the end token, at no cost, and counts as not done (cut off). So a row's
-    output and score never depend on how long its batch mates are (without the task's budget,
-    constraints ``none``, a short row beside a long one would otherwise run on).
-
-    When the strategy reorders rows (beam search), the decoder state and the decoding state are
-    gathered by parent; the memory is not, because a strategy only picks parents among rows that
-    share one instance's memory. Histories are rebuilt at the end by following parent pointers.
+    Attributes:
+        tokens: (R, T) long, each row's outputs (a finished row's filler repeated after it).
+        scores: (R,) float32, the strategy's running score (total log-probability of ``tokens``).
+        probs: (R, T, V) float32, ``exp`` of every step's log-probabilities, or None.
+        state: the decoder's state after the last step, rows in the order of ``tokens``.
     """
-    rows = dstate.done.shape[0]
-    device = dstate.done.device
-    prev = torch.zeros(rows, dtype=torch.long, device=device)  # token 0 -> start symbol input
-    state = memory.state
+
+    tokens: torch.Tensor
+    scores: torch.Tensor
+    probs: torch.Tensor | None
+    state: S
+
+
+def run_search(
+    decoder: Decoder[S], max_steps: int, strategy: Strategy, keep_probs: bool = False
+) -> SearchResult[S]:
+    """Decode at most ``max_steps`` outputs for every row of ``decoder``, stopping early when
+    all rows are finished: the one loop of every model and strategy.
+
+    When the strategy reorders rows (beam search) the decoder re-selects its state by parent
+    (:meth:`Decoder.reorder`); histories are rebuilt at the end by following parent pointers.
+
+    Raises:
+        DecodingError: a row whose log-probabilities hold NaN (:func:`check_finite`), naming
+            the row as ``instance``.
+    """
+    state = decoder.start()
+    first = decoder.finished(state)  # (R,)
+    rows, device = first.shape[0], first.device
     scores = strategy.initial_scores(rows, device)
-    # Beams only reorder rows of one instance, which share its limit: no re-indexing needed.
-    limits = dstate.task.max_steps(dstate.lengths) + 1  # (R,)
-    ended = dstate.done  # (R,) emitted the end token before its limit
     history = []  # per step: (tokens (R,), parents (R,) or None, log-probs (R, V) or None)
     for step in range(max_steps):
-        if bool(dstate.done.all()):
+        if bool(decoder.finished(state).all()):
             break
-        logits, state = model.step(memory, prev, state)  # (R, V)
-        cut = limits <= step  # (R,)
-        logp = masked_log_probs(logits, _end_only(dstate.allowed(), cut))  # (R, V)
+        logp, state = decoder.step(state)  # (R, V)
         check_finite(logp, step)
         token, parent, scores = strategy.select(logp, scores)
         if parent is not None:
-            state = tuple(s[:, parent] for s in state)
-            dstate = dstate.index(parent)
-            ended = ended[parent]
+            state = decoder.reorder(state, parent)
         history.append((token, parent, logp if keep_probs else None))
-        ended = ended | ((token == 0) & ~cut)
-        dstate = dstate.update(token)
-        prev = token
+        state = decoder.advance(state, token)
     tokens, probs = _backtrack(history, rows, device)
-    return SearchTrace(tokens=tokens, scores=scores, probs=probs, done=ended)
+    return SearchResult(tokens=tokens, scores=scores, probs=probs, state=state)
 
 
 def check_finite(logp: torch.Tensor, step: int) -> None:
@@ -162,15 +140,6 @@ def check_finite(logp: torch.Tensor, step: int) -> None:
             f"the model's scores are not finite numbers (NaN or infinity) at output step "
             f"{step + 1}: its weights overflow float32 on this input, so it has no output",
         )
-
-
-def _end_only(allowed: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """(R, n+1) allowed mask with only the end token allowed in ``rows`` (R,) bool."""
-    if not bool(rows.any()):
-        return allowed
-    end = torch.zeros_like(allowed)
-    end[:, 0] = True
-    return torch.where(rows[:, None], end, allowed)
 
 
 def _backtrack(
@@ -216,12 +185,13 @@ def search_batch(
     memory = model.encode(batch.points, batch.lengths)
     if width > 1:
         memory = memory.index(rows)
-    dstate = task.decode_state(batch.lengths[rows], constraints, batch.points[rows])
+    rules = task.decode_state(batch.lengths[rows], constraints, batch.points[rows])
     limit = step_limit(task, batch.lengths)
     try:
-        return run_search(model, memory, dstate, limit, strategy, keep_probs=keep_probs)
+        found = run_search(PointerDecoder(model, memory, rules), limit, strategy, keep_probs)
     except DecodingError as err:  # beams reorder rows within an instance only
         raise err.renumbered(err.instance // width) from None
+    return SearchTrace(found.tokens, found.scores, found.probs, found.state.ended)
 
 
 def pick_rows(

@@ -9,7 +9,8 @@ from __future__ import annotations
 import torch
 
 from ptrnet.decoding.beam import BeamSearch
-from ptrnet.decoding.options import DecodeOptions
+from ptrnet.decoding.options import SEARCH_STRATEGIES, DecodeOptions
+from ptrnet.quoting import quote
 
 
 class Greedy:
@@ -45,8 +46,28 @@ def chooser(
     options: DecodeOptions, size: int, generator: torch.Generator | None
 ) -> Greedy | Sampling | BeamSearch:
     """The token chooser of ``options.strategy`` for a batch of ``size`` instances."""
-    if options.strategy == "beam":
-        return BeamSearch(size, options.beam_width)
-    if options.strategy == "sample":
-        return Sampling(options.temperature, generator)
-    return Greedy()
+    return strategy_named(options.strategy, size, options.width, options.temperature, generator)
+
+
+def strategy_named(
+    name: str,
+    size: int,
+    width: int,
+    temperature: float = 1.0,
+    generator: torch.Generator | None = None,
+) -> Greedy | Sampling | BeamSearch:
+    """The token chooser of strategy ``name`` (one of
+    :data:`~ptrnet.decoding.options.SEARCH_STRATEGIES`; multistart is greedy) for ``size``
+    instances: ``width`` beams each for ``beam``; ``temperature`` and ``generator`` for
+    ``sample``.
+
+    Raises:
+        ValueError: an unknown name, a width below 1, a temperature not above 0.
+    """
+    if name == "beam":
+        return BeamSearch(size, width)
+    if name == "sample":
+        return Sampling(temperature, generator)
+    if name in ("greedy", "multistart"):
+        return Greedy()
+    raise ValueError(f"unknown strategy {quote(name)}; choose from {', '.join(SEARCH_STRATEGIES)}")

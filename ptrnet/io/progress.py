@@ -98,7 +98,7 @@ class Progress:
         self.losses: list[float] = []
         self.bar = None
         if enabled and self.stream.isatty():
-            from tqdm import tqdm
+            from tqdm import tqdm  # only a terminal shows a bar: pipes and CI never load it
 
             self.bar = tqdm(
                 total=total, initial=done, unit=unit, desc=label, file=self.stream,

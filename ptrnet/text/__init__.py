@@ -6,7 +6,8 @@ Modules, in import order: :mod:`~ptrnet.text.format` (the one-line text format),
 :mod:`~ptrnet.text.vocab` (vocabulary and extended ids), :mod:`~ptrnet.text.metrics` and
 :mod:`~ptrnet.text.config` — all free of torch — then, over the model
 :mod:`ptrnet.model.pointer_generator`, :mod:`~ptrnet.text.batch` (tensors),
-:mod:`~ptrnet.text.decode` (greedy, beam, explain), :mod:`~ptrnet.text.checkpoint`,
+:mod:`~ptrnet.text.decoder` (the model's side of the shared search),
+:mod:`~ptrnet.text.decode` (greedy, sampling, beam, explain), :mod:`~ptrnet.text.checkpoint`,
 :mod:`~ptrnet.text.evaluate` (load and score) and :mod:`~ptrnet.text.train`. Every function
 takes the task from its configuration or arguments, so a new sentence task needs none of them
 changed. The commands are the generic ones (``ptrnet generate|train|eval|predict TASK``), which

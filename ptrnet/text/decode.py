@@ -1,9 +1,12 @@
-"""Decoding the pointer-generator: greedy, beam search, and :func:`explain`, which returns every
+"""Decoding the pointer-generator through the search every model shares
+(:func:`ptrnet.decoding.search.run_search`, greedy, sampling and beam search, the strategies of
+:data:`~ptrnet.decoding.options.SEARCH_STRATEGIES`), and :func:`explain`, which returns every
 quantity of the mixture for one sentence (what a teaching panel draws), optionally with p_gen
 overridden to show what each path alone would output.
 
-Both decoders choose among the ids a row can output (:func:`_output_ids`): never ``<pad>`` or
-``<s>``, nor a batch mate's out-of-vocabulary ids, so a row decodes alike alone and in a batch.
+What is the copy task's own is its decoder (:class:`ptrnet.text.decoder.SentenceDecoder`: the
+mixture over a sentence's extended vocabulary, the ids a row may output) and the words
+(:class:`Decoded`).
 
 Every function takes ``p_gen``: None uses the model's own switch (or its config's fixed value); a
 number in [0, 1] replaces it at every step (1 = vocabulary only, 0 = copy only).
@@ -17,15 +20,18 @@ from typing import Any
 
 import torch
 
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
+from ptrnet.decoding.beam import pick_beams
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH, SEARCH_STRATEGIES
+from ptrnet.decoding.search import DecodingError, run_search
+from ptrnet.decoding.strategies import Greedy, strategy_named
 from ptrnet.io.limits import MAX_DECODE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
-from ptrnet.model.pointer_generator import Memory, PointerGenerator, Step
+from ptrnet.model.pointer_generator import PointerGenerator
 from ptrnet.quoting import quote
 from ptrnet.text.batch import Batch, make_batch
-from ptrnet.text.vocab import END_ID, PAD_ID, START_ID, Vocabulary
+from ptrnet.text.decoder import SentenceDecoder
+from ptrnet.text.vocab import END_ID, START_ID, Vocabulary
 
 MAX_STEPS = 30  # headlines of the copy task have at most 9 words + END
-STRATEGIES = ("greedy", "beam")
 
 
 @dataclass(frozen=True)
@@ -40,96 +46,46 @@ class Decoded:
 
 
 @torch.no_grad()
-def greedy(
-    model: PointerGenerator, batch: Batch, max_steps: int = MAX_STEPS, p_gen: float | None = None
-) -> list[Decoded]:
-    """The most likely word at each step, for every source of ``batch``."""
-    tokens, gates, log_prob, _ = _greedy_steps(model, batch, max_steps, p_gen, keep=False)
-    return _results(batch, tokens, gates, log_prob)
-
-
-def _output_ids(batch: Batch) -> torch.Tensor:
-    """(B, V + X) True where a row may output the id: every fixed word except ``<pad>`` and
-    ``<s>`` (never a target, so only an untrained model gives them weight, and ``<pad>`` would
-    end the words early), and the row's own out-of-vocabulary words, not those past them that
-    only a batch mate has."""
-    size = len(batch.vocab)
-    own = torch.tensor([size + len(e.oovs) for e in batch.encoded])  # (B,)
-    allowed = torch.arange(size + batch.extra) < own.unsqueeze(1)  # (B, V + X)
-    allowed[:, [PAD_ID, START_ID]] = False
-    return allowed
-
-
-def _greedy_steps(
-    model: PointerGenerator, batch: Batch, max_steps: int, p_gen: float | None, keep: bool
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[Step]]:
-    """Greedy loop -> tokens (B, T), p_gen (B, T), log-probabilities (B,), and each Step when
-    ``keep``. Rows that emitted END continue with PAD at no cost."""
-    memory, state = model.encode(batch.ids, batch.extended, batch.lengths)
-    rows = batch.ids.shape[0]
-    allowed = _output_ids(batch)  # (B, V + X)
-    previous = torch.full((rows, 1), START_ID, dtype=torch.long)
-    done = torch.zeros(rows, dtype=torch.bool)
-    log_prob = torch.zeros(rows)
-    tokens, gates, steps = [], [], []
-    for _ in range(max_steps):
-        step = model.decode(memory, previous, state, batch.extra, p_gen)
-        state = step.state
-        scores = step.log_probs[:, 0].masked_fill(~allowed, float("-inf"))  # (B, V + X)
-        token = scores.argmax(-1).masked_fill(done, PAD_ID)  # (B,)
-        log_prob += scores.gather(1, token[:, None]).squeeze(1).masked_fill(done, 0.0)
-        tokens.append(token)
-        gates.append(step.p_gen[:, 0])
-        steps.extend([step] if keep else [])
-        done |= token == END_ID
-        if done.all():
-            break
-        previous = token[:, None]
-    return torch.stack(tokens, 1), torch.stack(gates, 1), log_prob, steps
-
-
-@torch.no_grad()
-def beam_search(
+def decode_batch(
     model: PointerGenerator,
     batch: Batch,
-    width: int,
-    max_steps: int = MAX_STEPS,
+    strategy: str = "greedy",
+    width: int = DEFAULT_BEAM_WIDTH,
     p_gen: float | None = None,
+    max_steps: int = MAX_STEPS,
+    generator: torch.Generator | None = None,
 ) -> list[Decoded]:
-    """The most likely of ``width`` beams per source (sum of log-probabilities, no length
-    normalisation); width 1 is :func:`greedy`."""
+    """Decode every source of ``batch`` with ``strategy``: ``greedy`` (``width`` ignored),
+    ``beam`` (``width`` beams) or ``sample`` (``width`` samples drawn with ``generator``); of
+    several outputs per source the most likely is kept (sum of log-probabilities, no length
+    normalisation), so beam width 1 is greedy.
+
+    Raises:
+        ValueError: a strategy not in :data:`~ptrnet.decoding.options.SEARCH_STRATEGIES`, or a
+            width below 1.
+        DecodingError: a source whose model scores are not finite numbers, named by its index
+            in ``batch``.
+    """
+    _check_strategy(strategy)
     if width < 1:
         raise ValueError(f"beam width must be >= 1, got {width}")
-    memory, state = model.encode(batch.ids, batch.extended, batch.lengths)
-    rows, k = batch.ids.shape[0], width
-    memory = Memory(*(t.repeat_interleave(k, 0) for t in memory))  # (B*K, ...)
-    allowed = _output_ids(batch).repeat_interleave(k, 0)  # (B*K, V + X)
-    state = tuple(s.repeat_interleave(k, 1) for s in state)
-    scores = torch.zeros(rows, k).index_fill_(1, torch.arange(1, k), float("-inf")).flatten()
-    previous = torch.full((rows * k, 1), START_ID, dtype=torch.long)
-    done = torch.zeros(rows * k, dtype=torch.bool)
-    history = torch.zeros(rows * k, 0, dtype=torch.long)
-    gates = torch.zeros(rows * k, 0)
-    offsets = torch.arange(rows).unsqueeze(1) * k  # (B, 1)
-    for _ in range(max_steps):
-        step = model.decode(memory, previous, state, batch.extra, p_gen)
-        logp = step.log_probs[:, 0].masked_fill(~allowed, float("-inf"))  # (B*K, W)
-        finished = torch.full_like(logp, float("-inf"))
-        finished[:, PAD_ID] = 0.0  # a finished beam continues with PAD only, at no cost
-        logp = torch.where(done.unsqueeze(1), finished, logp)
-        width_w = logp.shape[1]
-        top, index = (scores.unsqueeze(1) + logp).view(rows, k * width_w).topk(k, dim=1)  # (B, K)
-        parent = (index // width_w + offsets).flatten()  # (B*K,)
-        token = (index % width_w).flatten()
-        history = torch.cat([history[parent], token.unsqueeze(1)], 1)
-        gates = torch.cat([gates[parent], step.p_gen[parent, :1]], 1)
-        done = done[parent] | (token == END_ID)
-        state = tuple(s[:, parent] for s in step.state)
-        scores, previous = top.flatten(), token.unsqueeze(1)
-        if done.all():
-            break
-    best = scores.view(rows, k).argmax(1) + offsets.squeeze(1)  # (B,)
-    return _results(batch, history[best], gates[best], scores[best])
+    width = 1 if strategy == "greedy" else width
+    choose = strategy_named(strategy, len(batch.encoded), width, generator=generator)
+    try:
+        found = run_search(SentenceDecoder(model, batch, width, p_gen), max_steps, choose)
+    except DecodingError as err:  # rows of one source are consecutive
+        raise err.renumbered(err.instance // width) from None
+    keep = pick_beams(found.scores, found.tokens, found.state.done, width)  # (B,)
+    return _results(batch, found.tokens[keep], found.state.gates[keep], found.scores[keep])
+
+
+def _check_strategy(strategy: str) -> None:
+    """Raises ValueError unless ``strategy`` is one of the search's (multi-start is not)."""
+    if strategy not in SEARCH_STRATEGIES:
+        raise ValueError(
+            f"unknown strategy {quote(strategy)} for sentences; expected one of "
+            f"{', '.join(SEARCH_STRATEGIES)}"
+        )
 
 
 def _results(
@@ -154,30 +110,37 @@ def decode_sources(
     width: int = DEFAULT_BEAM_WIDTH,
     batch_size: int = DEFAULT_DECODE_BATCH,
     p_gen: float | None = None,
+    *,
+    samples: int = 1,
+    seed: int = 0,
 ) -> list[Decoded]:
     """Decode every source (token sequences) in batches of at most ``batch_size`` sources and
-    :data:`~ptrnet.io.limits.MAX_DECODE_TOKENS` tokens x beams (:func:`token_batches`), so
-    memory follows the batch, not the number of sources.
+    :data:`~ptrnet.io.limits.MAX_DECODE_TOKENS` tokens x rows (:func:`token_batches`), so
+    memory follows the batch, not the number of sources. ``width`` is the beam width of
+    ``beam``; ``sample`` draws ``samples`` outputs per source (the most likely kept) from a
+    generator seeded with ``seed``, so a seed gives the same outputs for the same batches.
 
     Raises:
-        ValueError: an unknown strategy, a beam width outside 1 to
+        ValueError: an unknown strategy, a beam width or a number of samples outside 1 to
             :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`, or a source that does not fit a
             batch alone (longer than :data:`~ptrnet.io.limits.MAX_LINE_TOKENS`, which the
             readers refuse).
+        DecodingError: a source whose model scores are not finite numbers, named by its index
+            in ``sources``.
     """
-    if strategy not in STRATEGIES:
-        raise ValueError(
-            f"unknown strategy {quote(strategy)}; expected one of {', '.join(STRATEGIES)}"
-        )
-    if strategy == "beam" and not 1 <= width <= MAX_SENTENCE_BEAM_WIDTH:
-        raise ValueError(f"beam width must be 1 to {MAX_SENTENCE_BEAM_WIDTH}, got {quote(width)}")
+    _check_strategy(strategy)
+    rows = {"beam": width, "sample": samples}.get(strategy, 1)
+    if not 1 <= rows <= MAX_SENTENCE_BEAM_WIDTH:
+        what = "beam width" if strategy == "beam" else "samples"
+        raise ValueError(f"{what} must be 1 to {MAX_SENTENCE_BEAM_WIDTH}, got {quote(rows)}")
+    generator = torch.Generator().manual_seed(seed) if strategy == "sample" else None
     out: list[Decoded] = []
-    for start, stop in token_batches(sources, batch_size, width if strategy == "beam" else 1):
+    for start, stop in token_batches(sources, batch_size, rows):
         batch = make_batch(vocab, sources[start:stop])
-        if strategy == "greedy":
-            out.extend(greedy(model, batch, p_gen=p_gen))
-        else:
-            out.extend(beam_search(model, batch, width, p_gen=p_gen))
+        try:
+            out.extend(decode_batch(model, batch, strategy, rows, p_gen, generator=generator))
+        except DecodingError as err:
+            raise err.renumbered(start + err.instance) from None
     return out
 
 
@@ -254,18 +217,23 @@ def explain(
     max_steps: int = MAX_STEPS,
 ) -> Explanation:
     """Greedy-decode one sentence and keep, for each output word, P_vocab, the attention,
-    p_gen and the mixture; with ``p_gen`` set, the decode re-runs with that value at every
+    p_gen and the mixture (read off one teacher-forced pass over the output, the computation
+    each decoding step ran); with ``p_gen`` set, the decode re-runs with that value at every
     step (1: what the vocabulary path alone outputs, 0: what copying alone outputs)."""
     batch = make_batch(vocab, [source])
-    tokens, _, _, steps = _greedy_steps(model, batch, max_steps, p_gen, keep=True)
+    found = run_search(SentenceDecoder(model, batch, 1, p_gen), max_steps, Greedy())
+    tokens = found.tokens  # (1, T)
+    start = torch.full((1, 1), START_ID, dtype=torch.long)
+    previous = torch.cat([start, tokens[:, :-1]], 1)  # (1, T)
+    steps = model(batch.ids, batch.extended, batch.lengths, previous, batch.extra, p_gen)
     encoded = batch.encoded[0]
     extended = (*vocab.words, *encoded.oovs)
     return Explanation(
         source=encoded.words,
         vocabulary=extended,
         output=tuple(extended[i] for i in tokens[0].tolist()),
-        p_vocab=torch.cat([s.p_vocab[0] for s in steps]),
-        attention=torch.cat([s.attention[0] for s in steps]),
-        p_gen=torch.cat([s.p_gen[0] for s in steps]),
-        mixture=torch.cat([s.probs[0] for s in steps]),
+        p_vocab=steps.p_vocab[0],
+        attention=steps.attention[0],
+        p_gen=steps.p_gen[0],
+        mixture=steps.probs[0],
     )

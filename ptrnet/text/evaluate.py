@@ -39,12 +39,19 @@ def evaluate_pairs(
     width: int = DEFAULT_BEAM_WIDTH,
     batch_size: int = DEFAULT_DECODE_BATCH,
     p_gen: float | None = None,
+    *,
+    samples: int = 1,
+    seed: int = 0,
 ) -> tuple[dict[str, Any], list[Decoded]]:
     """Decode every source of ``pairs`` with ``model`` (a :class:`CopyModel`, or anything with
-    ``model`` and ``vocab``) and score the outputs (:func:`ptrnet.text.metrics.copy_metrics`);
-    returns the metrics and the decoded outputs."""
+    ``model`` and ``vocab``; the options as :func:`ptrnet.text.decode.decode_sources`'s) and
+    score the outputs (:func:`ptrnet.text.metrics.copy_metrics`); returns the metrics and the
+    decoded outputs."""
     sources = [p.source for p in pairs]
-    decoded = decode_sources(model.model, model.vocab, sources, strategy, width, batch_size, p_gen)
+    decoded = decode_sources(
+        model.model, model.vocab, sources, strategy, width, batch_size, p_gen,
+        samples=samples, seed=seed,
+    )  # fmt: skip
     metrics = copy_metrics(
         pairs, [d.words for d in decoded], model.vocab, [d.p_gen for d in decoded]
     )

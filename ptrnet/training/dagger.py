@@ -39,6 +39,7 @@ import torch
 from torch import nn
 
 from ptrnet.datasets.batching import IGNORE_INDEX, Batch
+from ptrnet.decoding.pointer_decoder import PointerDecoder
 from ptrnet.decoding.search import run_search, step_limit
 from ptrnet.decoding.strategies import Greedy
 from ptrnet.runs.config import TrainConfig
@@ -90,8 +91,9 @@ def greedy_outputs(model: nn.Module, task: Task, batch: Batch) -> torch.Tensor:
     model.eval()
     with torch.no_grad():
         memory = model.encode(batch.points, batch.lengths)
-        state = task.decode_state(batch.lengths, "task", batch.points)
-        trace = run_search(model, memory, state, step_limit(task, batch.lengths), Greedy())
+        rules = task.decode_state(batch.lengths, "task", batch.points)
+        decoder = PointerDecoder(model, memory, rules)
+        trace = run_search(decoder, step_limit(task, batch.lengths), Greedy())
     model.train(was_training)
     return trace.tokens
 

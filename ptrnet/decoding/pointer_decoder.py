@@ -1,0 +1,122 @@
+"""The pointer models' :class:`~ptrnet.decoding.decoder.Decoder`: a model's logits over the end
+symbol and the inputs, masked by the task's rules and normalised over what they allow.
+
+Any object with the models' ``step(memory, previous_token, state) -> (logits, state)`` decodes
+here: a Ptr-Net or a baseline (:mod:`ptrnet.model`), several views of one
+(:class:`ptrnet.decoding.views.ViewEnsemble`), a heavy decoder through a window
+(:class:`ptrnet.decoding.window.LocalWindow`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+
+from ptrnet.model.pointer import State
+from ptrnet.tasks.constraints import DecodeState
+
+
+def fit_mask(allowed: torch.Tensor, width: int) -> torch.Tensor:
+    """Widen a (..., w) allowed mask to (..., width) with False columns (w <= width).
+
+    The decoding state is as wide as the longest row + 1; the model's output can be wider
+    (extra padding columns, or a baseline's fixed vocabulary). Those columns are never allowed.
+    """
+    extra = width - allowed.shape[-1]
+    if extra < 0:
+        raise ValueError(f"allowed mask has {allowed.shape[-1]} columns, logits only {width}")
+    if extra == 0:  # the usual Ptr-Net case: no copy at every step
+        return allowed
+    return torch.nn.functional.pad(allowed, (0, extra), value=False)
+
+
+def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """log-softmax over the allowed tokens: (..., V) logits, (..., <=V) bool -> (..., V) float32.
+
+    Disallowed entries are -inf. A new tensor is built every call; ``allowed`` is never
+    modified (masks mutated in place across steps are a known bug of public implementations).
+    Every row of a DecodeState mask has an allowed entry, so a row is NaN only when the model's
+    logits are not finite numbers where they are allowed (weights that overflow float32):
+    :func:`~ptrnet.decoding.search.run_search` refuses such rows
+    (:func:`~ptrnet.decoding.search.check_finite`).
+    """
+    keep = fit_mask(allowed, logits.shape[-1])
+    return torch.log_softmax(logits.float().masked_fill(~keep, float("-inf")), dim=-1)
+
+
+@dataclass(frozen=True)
+class PointerState:
+    """Where the decoding of R rows stands.
+
+    Attributes:
+        hidden: the model's decoder state (every member has the rows on dim 1).
+        previous: (R,) long, the last output (0, the end token, before the first: the model
+            reads it as the start symbol).
+        rules: the task's :class:`~ptrnet.tasks.constraints.DecodeState` (what may come next).
+        steps: outputs given so far.
+        ended: (R,) bool, rows that gave the end token before their limit.
+    """
+
+    hidden: State
+    previous: torch.Tensor
+    rules: DecodeState
+    steps: int
+    ended: torch.Tensor
+
+
+class PointerDecoder:
+    """A pointer model's decoding of the rows of ``memory`` under the task rules of ``rules``
+    (same rows), both from the model's ``encode`` (done once, by the caller).
+
+    Each row stops after its own limit, ``task.max_steps(n_b) + 1`` outputs: past it the row may
+    only repeat the end token, at no cost, and does not count as ended (cut off). So a row's
+    output and score never depend on how long its batch mates are (without the task's budget,
+    constraints ``none``, a short row beside a long one would otherwise run on). Beams only
+    reorder rows of one instance, which share its limit and memory: neither is re-indexed.
+    """
+
+    def __init__(self, model: Any, memory: Any, rules: DecodeState) -> None:
+        self.model, self.memory, self.rules = model, memory, rules
+        self.limits = rules.task.max_steps(rules.lengths) + 1  # (R,)
+
+    def start(self) -> PointerState:
+        previous = torch.zeros_like(self.rules.lengths)  # token 0 -> start symbol input
+        return PointerState(self.memory.state, previous, self.rules, 0, self.rules.done)
+
+    def step(self, state: PointerState) -> tuple[torch.Tensor, PointerState]:
+        logits, hidden = self.model.step(self.memory, state.previous, state.hidden)  # (R, V)
+        allowed = end_only(state.rules.allowed(), self.limits <= state.steps)
+        return masked_log_probs(logits, allowed), replace(state, hidden=hidden)  # (R, V)
+
+    def reorder(self, state: PointerState, rows: torch.Tensor) -> PointerState:
+        return replace(
+            state,
+            hidden=tuple(s[:, rows] for s in state.hidden),
+            previous=state.previous[rows],
+            rules=state.rules.index(rows),
+            ended=state.ended[rows],
+        )
+
+    def advance(self, state: PointerState, token: torch.Tensor) -> PointerState:
+        cut = self.limits <= state.steps  # (R,)
+        return replace(
+            state,
+            previous=token,
+            rules=state.rules.update(token),
+            steps=state.steps + 1,
+            ended=state.ended | ((token == 0) & ~cut),
+        )
+
+    def finished(self, state: PointerState) -> torch.Tensor:
+        return state.rules.done
+
+
+def end_only(allowed: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """(R, n+1) allowed mask with only the end token allowed in ``rows`` (R,) bool."""
+    if not bool(rows.any()):
+        return allowed
+    end = torch.zeros_like(allowed)
+    end[:, 0] = True
+    return torch.where(rows[:, None], end, allowed)
