@@ -15,7 +15,7 @@ import torch
 from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.decoding.search import masked_log_probs
+from ptrnet.decoding.pointer_decoder import masked_log_probs
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.attention import additive_scores
 from ptrnet.solvers.tsp import tour_length
