@@ -7,7 +7,7 @@ free loopback port, then fires ``--requests`` requests from ``--clients`` thread
 a third invalid bodies, a third heavy (beam 16 on 60 points), a third ``GET /api/tasks``.
 Prints the status codes per kind, the light requests' latency (median, 99th percentile, max),
 the heavy throughput and the server's peak resident memory (recorded in docs/reliability.md).
-``tests/test_hardening_web.py`` runs a small version of the same mix and asserts outcomes only.
+``tests/test_web_guard.py`` runs a small version of the same mix and asserts outcomes only.
 """
 
 from __future__ import annotations

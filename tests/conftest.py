@@ -10,6 +10,7 @@ pytest.register_assert_rewrite("tests.browser")
 
 from ptrnet.cli.main import main  # noqa: E402
 from tests.fuzzing import PROFILE  # noqa: E402
+from tests.tiny_models import bundle_tiny_models  # noqa: E402
 
 settings.load_profile(PROFILE)
 
@@ -25,3 +26,12 @@ def cli(capsys, monkeypatch, tmp_path):
         return status, out, err
 
     return run
+
+
+@pytest.fixture
+def models(tmp_path, monkeypatch):
+    """Tiny random models in place of the bundled ones."""
+    root = tmp_path / "bundled"
+    bundle_tiny_models(root, ("sort", "convex_hull", "tsp"))
+    monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(root))
+    return root

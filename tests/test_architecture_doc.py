@@ -48,6 +48,8 @@ HOLDS = {
     "evaluation": "metrics of decoded datasets, `ptrnet score`, TSPLIB gaps, the paper's numbers",
     "training": "losses, the training loop, data streams, REINFORCE baselines, DAgger",
     "text": "the sentence tasks: text format, vocabulary, pointer-generator training and decoding",
+    "induction": "the induction-head lesson: a two-layer attention-only Transformer, its "
+    "repeated sequences, training and run directory, losses and attention-stripe scores",
     "viz": "figures and the per-step decoding trace",
     "web": "the local page (`ptrnet serve`) and its JSON API",
     "reproduce": "the paper's tables (`ptrnet reproduce`) and the demo table",

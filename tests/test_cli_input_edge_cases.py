@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import stat
 import subprocess
@@ -56,7 +57,7 @@ def piped() -> Iterator:
         os.close(fd)
 
 
-# Defect 1: detection must not consume a pipe.
+# Pipes: detection must not consume a pipe.
 
 
 @pytest.mark.parametrize(
@@ -94,7 +95,7 @@ def test_pipe_over_the_file_limit_is_refused(piped, monkeypatch) -> None:
 
 
 def test_solve_from_stdin_matches_the_file(tmp_path: Path) -> None:
-    """The reviewer's command: ``cat FILE | ptrnet solve tsp /dev/stdin -o -``."""
+    """A pipe on standard input: ``cat FILE | ptrnet solve tsp /dev/stdin -o -``."""
     data = _paper_lines(1000)
     (tmp_path / "b.txt").write_bytes(data)
     command = [sys.executable, "-m", "ptrnet.cli.main", "solve", "tsp"]
@@ -105,7 +106,56 @@ def test_solve_from_stdin_matches_the_file(tmp_path: Path) -> None:
     assert piped.stdout == direct.stdout and piped.stdout.count(b"\n") == 1000
 
 
-# Defect 2: a CSV first row is a header only when none of its cells is a number.
+def piped_eil51(*argv: str) -> subprocess.CompletedProcess:
+    """``cat eil51.tsp | ptrnet ARGV`` (the bundled TSPLIB file on standard input)."""
+    from ptrnet.data import TSPLIB_DIR
+
+    return subprocess.run(
+        [sys.executable, "-m", "ptrnet", *argv],
+        input=(TSPLIB_DIR / "eil51.tsp").read_bytes(),
+        capture_output=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["solve", "tsp", "--solver", "a2"], ["predict", "tsp"]],  # a2: no time budget, same tour
+    ids=["solve", "predict"],
+)
+def test_tsplib_through_a_pipe_reads_as_the_file_does(cli, command: list[str]) -> None:
+    """``cat eil51.tsp | ptrnet COMMAND tsp /dev/stdin``: no ``.tsp`` in the name, so TSPLIB is
+    told by the first line (was: ``/dev/stdin:1: coordinate 1 is 'NAME', not a number``)."""
+    from ptrnet.data import TSPLIB_DIR
+
+    piped = piped_eil51(*command, "/dev/stdin", "-o", "-", "-q")
+    assert (piped.returncode, piped.stderr) == (0, b"")
+    status, out, _ = cli(*command, TSPLIB_DIR / "eil51.tsp", "-o", "-", "-q")
+    assert status == 0 and piped.stdout.decode() == out and " output " in out
+
+
+def test_eval_and_solve_take_tsplib_through_a_pipe(cli) -> None:
+    """``eval`` read the pipe as the paper's format (``coordinate 1 is 'NAME'``); ``solve``
+    left out its TSPLIB tour-length note, sniffing the unread name instead of the held bytes."""
+    from ptrnet.data import TSPLIB_DIR
+
+    piped = piped_eil51("eval", "tsp", "/dev/stdin", "--json", "--threads", "1")
+    status, out, _ = cli("eval", "tsp", TSPLIB_DIR / "eil51.tsp", "--json", "--threads", "1")
+    assert piped.returncode == 0 and status == 0
+    assert json.loads(piped.stdout)["instances"][0]["gap"] == json.loads(out)["instances"][0]["gap"]
+    solved = piped_eil51("solve", "tsp", "/dev/stdin", "--solver", "a2", "-o", "-")
+    assert solved.returncode == 0 and b"eil51: tour length" in solved.stderr
+
+
+def test_an_explicit_format_wins_over_a_tsplib_first_line() -> None:
+    paper = piped_eil51("solve", "tsp", "/dev/stdin", "--format", "paper", "-o", "-")
+    assert paper.returncode == 1
+    assert paper.stderr == b"ptrnet: error: /dev/stdin:1: coordinate 1 is 'NAME', not a number\n"
+
+
+# CSV headers: a CSV first row is a header only when none of its cells is a number.
 
 
 def test_csv_first_row_with_a_typo_is_an_error_at_line_1(cli, tmp_path: Path) -> None:
@@ -121,7 +171,7 @@ def test_csv_header_without_numbers_is_still_skipped(tmp_path: Path) -> None:
     assert instance.line == 2 and instance.points.shape == (3, 2)
 
 
-# Defect 3: output paths checked before any work, errors naming the path given.
+# Outputs: output paths checked before any work, errors naming the path given.
 
 OUTPUT_COMMANDS = {
     "generate": ["generate", "tsp", "-n", "20", "--count", "30", "--workers", "1"],
@@ -181,7 +231,21 @@ def test_a_fifo_output_is_written_not_replaced(tmp_path: Path) -> None:
     assert received == [b"0.5\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
-# Defect 4: generate refuses sizes whose lines the readers cannot take back.
+def test_dash_writes_standard_output_for_every_command(cli, tmp_path: Path) -> None:
+    status, out, _ = cli("generate", "sort", "-n", "3", "--count", "2", "--seed", 0, "-o", "-")
+    assert status == 0 and out.count(" output ") == 2 and not os.path.exists(tmp_path / "-")
+    (tmp_path / "d.txt").write_text(out)
+    plot = subprocess.run(
+        [sys.executable, "-m", "ptrnet.cli.main", "plot", "sort", "d.txt", "-o", "-"],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+    )
+    assert plot.returncode == 0 and plot.stdout.startswith(b"\x89PNG")
+    assert not os.path.exists(tmp_path / "-")
+
+
+# Sizes: generate refuses sizes whose lines the readers cannot take back.
 
 
 @pytest.mark.parametrize("sizes", ["30000", "10-10000000"])
@@ -221,7 +285,7 @@ def test_size_bound_covers_the_widest_line(name: str) -> None:
     assert len(format_line(widest, seq)) <= line_bytes_bound(task, 40)
 
 
-# Defect 5: every --seed and --stream is checked as it is parsed, naming the flag.
+# Seeds: every --seed and --stream is checked as it is parsed, naming the flag.
 
 
 @pytest.mark.parametrize(

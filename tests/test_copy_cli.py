@@ -117,8 +117,8 @@ def test_checkpoint_round_trip_and_errors(tiny_run, tmp_path):
 
 
 def test_bundled_model_meets_its_targets_on_fresh_data():
-    """The issue's bar (exact_match >= 90%, oov_recall >= 98%) on 300 sentences of a seed and
-    stream the training never saw."""
+    """The copy task's targets (exact_match >= 90%, oov_recall >= 98%) on 300 sentences of a
+    seed and stream the training never saw."""
     model = load(None)
     assert model.train["arch"] == "pointer_generator" and model.model.config.p_gen is None
     metrics, _ = evaluate_pairs(model, list(generate_pairs(300, seed=2027, stream=7)))

@@ -30,7 +30,7 @@ def _contents(directory) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in directory.iterdir()}
 
 
-# Defect 1: train copy wrote over any run directory, of copy or of another task.
+# Run folders: train copy wrote over any run directory, of copy or of another task.
 
 
 @pytest.mark.parametrize("name", RUN_FILES)
@@ -71,7 +71,7 @@ def test_train_copy_api_refuses_before_writing(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["last.safetensors"]
 
 
-# Defect 2: read_pairs opened files with plain open(): a UnicodeDecodeError traceback and no
+# Reading pairs: read_pairs opened files with plain open(): a UnicodeDecodeError traceback and no
 # line-length limit.
 
 
@@ -99,7 +99,7 @@ def test_non_utf8_file_is_a_one_line_error(cli, tmp_path, command):
     assert (status, out, err) == (1, "", "ptrnet: error: s1.txt:2: not UTF-8 text\n")
 
 
-# Defect 3: predict copy read any argument that is not a regular file as a sentence.
+# Sentences or files: predict copy read any argument that is not a regular file as a sentence.
 
 
 MISSING = "no such file (for a sentence, pass --text)"

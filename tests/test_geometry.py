@@ -1,5 +1,7 @@
 """Oracle tests for the geometric reference solvers and the hull / Delaunay targets."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -142,3 +144,40 @@ def test_bow_tie_is_not_simple():
     assert simple_polygon_area(square, np.array([0, 1, 2, 3, 0])) == pytest.approx(1.0)
     assert simple_polygon_area(square, np.array([0, 2, 1, 3, 0])) is None
     assert simple_polygon_area(square, np.array([0, 1, 0])) is None
+
+
+def exact_hull(points: np.ndarray) -> list[int]:
+    """Andrew's monotone chain in exact rational arithmetic; duplicates as the lowest index."""
+    exact = [(Fraction(float(x)), Fraction(float(y))) for x, y in points]
+    first: dict[tuple, int] = {}
+    for i, p in enumerate(exact):
+        first.setdefault(p, i)
+    order = sorted(first.values(), key=lambda i: exact[i])
+
+    def cross(o: int, a: int, b: int) -> Fraction:
+        (ox, oy), (ax, ay), (bx, by) = exact[o], exact[a], exact[b]
+        return (ax - ox) * (by - oy) - (ay - oy) * (bx - ox)
+
+    def chain(indices: list[int]) -> list[int]:
+        out: list[int] = []
+        for i in indices:
+            while len(out) >= 2 and cross(out[-2], out[-1], i) <= 0:
+                out.pop()
+            out.append(i)
+        return out[:-1]
+
+    return chain(order) + chain(order[::-1])
+
+
+def test_hull_matches_exact_arithmetic_on_duplicates_and_boundary_points():
+    rng = np.random.default_rng(2)
+    grid = np.linspace(0, 1, 5)
+    for _ in range(100):
+        points = rng.choice(grid, size=(int(rng.integers(4, 25)), 2))  # many collinear, twins
+        if len(np.unique(points, axis=0)) < 3 or np.linalg.matrix_rank(points - points[0]) < 2:
+            continue
+        cycle = exact_hull(points)
+        start = cycle.index(min(cycle))
+        want = [*cycle[start:], *cycle[:start], min(cycle)]
+        assert HULL.solve(points).tolist() == want
+        assert sorted(convex_hull(points).tolist()) == sorted(cycle)

@@ -28,8 +28,8 @@ from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
 from ptrnet.runs.config import TrainConfig, train_from_dict
 from ptrnet.tasks import POINT_TASKS, TASKS, get_task
 from tests.fuzzing import PROFILE, cases
-from tests.test_hardening_checkpoints import join, split, tiny_checkpoint
 from tests.test_quoting import deeply_nested
+from tests.test_untrusted_checkpoints import join, split, tiny_checkpoint
 
 NUMBERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(repr),

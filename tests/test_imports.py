@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("evaluation",),
     ("training",),
     ("text",),  # the sentence tasks (copy): format, pointer-generator training and decoding
+    ("induction",),  # the induction-head lesson: attention-only model, training, measurements
     ("viz",),
     ("web", "reproduce"),  # the page; the paper's tables and the demo table
     ("lessons",),  # the student's exercises and the traps' experiments

@@ -16,8 +16,8 @@ from ptrnet.io.errors import InputError
 from ptrnet.io.json_file import MAX_JSON_DEPTH, JsonError, nesting_depth, parse_json, read_json_file
 from ptrnet.runs.checkpoint import CheckpointError, load_checkpoint
 from ptrnet.text.checkpoint import load_copy_model
-from tests.test_hardening_checkpoints import edit_meta, join, split, tiny_checkpoint
 from tests.test_training import tiny_run
+from tests.test_untrusted_checkpoints import edit_meta, join, split, tiny_checkpoint
 
 DEEP = "[" * 100_000
 

@@ -11,6 +11,7 @@ from ptrnet.tasks.tsp import canonical_tour
 
 torch.set_num_threads(1)
 ALL = sorted(POINT_TASKS)
+TSP = get_task("tsp")
 SIZES = {
     "sort": SizeRange(1, 12),
     "convex_hull": SizeRange(3, 12),
@@ -262,3 +263,18 @@ def test_metrics_refuse_an_empty_or_ragged_dataset(name):
     with pytest.raises(ValueError, match="one ref and one pred per instance"):
         task.metrics(points, refs, refs[:-1])
     assert task.metrics(points[:1], refs[:1], refs[:1])["count"] == 1
+
+
+def test_canonical_tour_does_not_depend_on_the_direction_given():
+    """On collinear cities the shoelace area is float noise of either sign; the label form must
+    still be one per undirected cycle (a reversed tour once kept its own direction)."""
+    rng = np.random.default_rng(0)
+    for _ in range(1000):
+        n = int(rng.integers(3, 9))
+        a, b = rng.random(2), rng.random(2)
+        points = a + rng.random(n)[:, None] * (b - a)  # on one line, up to rounding
+        tour = np.r_[0, rng.permutation(np.arange(1, n))]
+        want = canonical_tour(points, tour)
+        assert canonical_tour(points, tour[::-1]).tolist() == want.tolist()
+        assert canonical_tour(points, np.roll(tour, 3)).tolist() == want.tolist()
+        assert TSP.canonical(points, want).tolist() == want.tolist()

@@ -1,5 +1,6 @@
-"""The map into the unit square (ptrnet.io.unit_square): which instances it moves, and that a
-model decodes a tiny cluster as the same shape at full size."""
+"""The map into the unit square (ptrnet.io.unit_square): which instances it moves, that a model
+decodes a tiny cluster as the same shape at full size, and that the command line answers scaled
+inputs in their own units."""
 
 import numpy as np
 import pytest
@@ -7,6 +8,7 @@ import torch
 
 import ptrnet
 from ptrnet.io.unit_square import MIN_EXTENT, UnitMap, fit_unit_square, to_unit_square
+from ptrnet.tasks import get_task
 
 torch.set_num_threads(1)
 RNG = np.random.default_rng(3)
@@ -44,3 +46,32 @@ def test_mapping_an_image_again_changes_nothing(points):
     image = to_unit_square(points)
     assert image.min() == 0 and image.max() == 1
     np.testing.assert_array_equal(to_unit_square(image), image)
+
+
+def test_scaled_inputs_give_the_same_sequence_in_their_own_units(cli, tmp_path, models) -> None:
+    raw = np.random.default_rng(3).random((10, 2))
+    points = UnitMap.fit(raw).to_unit(raw)  # the unit-square image of any scaled copy
+    np.savetxt(tmp_path / "unit.txt", points)
+    np.savetxt(tmp_path / "big.txt", points * 1000 + 500)
+    for command in ("solve", "predict"):
+        _, unit, _ = cli(command, "tsp", "unit.txt", "-o", "-", "-q")
+        status, big, err = cli(command, "tsp", "big.txt", "-o", "-")
+        assert status == 0 and unit.split(" output ")[1] == big.split(" output ")[1]
+        assert "mapped 1 instance(s) into the unit square" in err
+        coords = np.array(big.split(" output ")[0].split(), dtype=float).reshape(-1, 2)
+        assert np.allclose(coords, points * 1000 + 500)  # written in the input's units
+
+
+def test_eval_reports_lengths_in_the_input_units(cli, tmp_path, models) -> None:
+    points = np.random.default_rng(4).random((6, 2))
+    tsp = get_task("tsp")
+    seq = " ".join(str(i + 1) for i in tsp.solve(points))
+    for name, scale in (("unit.txt", 1.0), ("big.txt", 1000.0)):
+        coords = " ".join(map(repr, (points * scale).ravel().tolist()))
+        (tmp_path / name).write_text(f"{coords} output {seq}\n")
+    lengths = []
+    for name in ("unit.txt", "big.txt"):
+        status, out, _ = cli("eval", "tsp", name, "--json")
+        assert status == 0
+        lengths.append(float(out.split('"mean_length": ')[1].split(",")[0]))
+    assert lengths[1] == pytest.approx(1000 * lengths[0])

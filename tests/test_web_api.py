@@ -248,3 +248,24 @@ def test_serve_refuses_a_port_that_does_not_exist(port, message, capsys):
 
     assert main(["serve", "--port", port]) == 2
     assert message in capsys.readouterr().err
+
+
+def points(n: int = 8, seed: int = 0) -> list[list[float]]:
+    return np.random.default_rng(seed).random((n, 2)).round(6).tolist()
+
+
+@pytest.mark.parametrize("width", ["5", True, 5.0])
+def test_a_beam_width_that_is_not_a_json_integer_is_422(client, width) -> None:
+    body = {"task": "convex_hull", "points": points(), "decoding": {"beam_width": width}}
+    assert client.post("/api/predict", json=body).status_code == 422
+
+
+def test_points_outside_the_unit_square_decode_on_its_image(client) -> None:
+    unit = points(10, seed=3)
+    a = client.post("/api/predict", json={"task": "convex_hull", "points": unit}).json()
+    big = (np.array(unit) * 1e5 + 3).tolist()
+    b = client.post("/api/predict", json={"task": "convex_hull", "points": big}).json()
+    assert a["reference"] == b["reference"] and b["unit_square"].startswith("x' = ")
+    degenerate = [[0.1 * k, 0.1 * k] for k in range(5)]
+    response = client.post("/api/predict", json={"task": "convex_hull", "points": degenerate})
+    assert response.status_code == 422 and "collinear" in response.json()["detail"]

@@ -142,7 +142,7 @@ def test_light_requests_answer_while_64_idle_and_64_trickling_connections_are_op
 
 
 def test_idle_connections_from_the_same_address_make_room_for_its_next_request() -> None:
-    """The issue's reproducer: 64 idle and 64 trickling connections from 127.0.0.1 itself."""
+    """64 idle and 64 trickling connections from 127.0.0.1 itself, the next request's address."""
     limits = ConnectionLimits(head_timeout_s=30.0)  # only the per-client limit acts here
     with (
         guarded_server(limits) as (address, _),

@@ -119,12 +119,12 @@ def test_large_text_is_20_px_everywhere_and_every_panel_explains_itself(page):
     page.check("#cl-large")
     assert page.evaluate(SMALL_TEXT) == []
     panels = page.locator("section.panel")
-    assert panels.count() == 4
+    assert panels.count() == 5  # playground, vocabulary, copy, induction, training
     for k in range(panels.count()):
         explain = panels.nth(k).locator(":scope > .explain")
         assert explain.count() == 1 and explain.is_visible() and len(explain.inner_text()) > 80
     page.uncheck("#cl-explain")
-    assert not any(panels.nth(k).locator(".explain").is_visible() for k in range(4))
+    assert not any(panels.nth(k).locator(".explain").is_visible() for k in range(5))
 
 
 def test_hiding_the_answer_hides_it_in_every_panel(page):
@@ -233,6 +233,25 @@ def test_copy_panel_or_its_missing_model(page, shots):
     steps = response.value.json()["steps"]
     assert all(s["generate"] == 0 and s["p_gen"] == 0 for s in steps)
     assert "fixed at 0" in page.inner_text("#cp-status")
+
+
+def test_induction_panel_draws_the_stripe_of_a_typed_sequence(page):
+    page.locator("#induction-panel").scroll_into_view_if_needed()
+    if LESSONS.induction is None:
+        assert "induction model not installed" in page.inner_text("#ih-missing")
+        return
+    page.wait_for_selector("#ih-map rect.ih-cell")
+    page.fill("#ih-sequence", "5 9 2 7 1")
+    with page.expect_response("**/api/lesson/induction") as response:
+        page.click("#ih-run")
+    data = response.value.json()
+    assert data["tokens"] == [LESSONS.induction.config.bos, *[5, 9, 2, 7, 1] * 2]
+    # BOS A A, |A| = 5: 66 causal cells, the stripe on queries 6..9, 11 tokens under the map
+    page.wait_for_function("document.querySelectorAll('#ih-map rect.ih-cell').length === 66")
+    assert page.locator("#ih-map rect.ih-stripe").count() == 4
+    assert page.locator("#ih-tokens .word").count() == 11
+    page.select_option("#ih-layer", "1")  # the previous-token head: stripe on queries 1..10
+    assert page.locator("#ih-map rect.ih-stripe").count() == 10
 
 
 def test_convex_hull_trains_live_then_is_tested_on_longer_inputs(page):

@@ -23,13 +23,15 @@ from collections.abc import Callable
 from functools import partial
 from types import ModuleType
 
-from ptrnet.cli import sentences
+from ptrnet.cli import induction, sentences
 from ptrnet.cli.common import task_named
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import Task, TaskCard
 
 #: The front end of each input kind other than points (whose code is the command's own).
-FRONT_ENDS: dict[str, ModuleType] = {"sentences": sentences}
+FRONT_ENDS: dict[str, ModuleType] = {"sentences": sentences, "sequences": induction}
+#: Names the generic commands take besides the registry's tasks: lessons, with their cards.
+LESSONS: dict[str, TaskCard] = {induction.NAME: induction.CARD}
 
 
 def add_kind_arguments(command: str, parser: argparse.ArgumentParser) -> None:
@@ -74,9 +76,12 @@ def command_task(args: argparse.Namespace, command: str) -> TaskCard:
     """The task ``args.task`` names, once every option given is one its kind takes.
 
     Raises:
-        UsageError: an unknown task, or an option its kind does not take.
+        UsageError: an unknown task, a lesson the command does not serve, or an option its
+            kind does not take.
     """
-    task = task_named(args.task)
+    task = LESSONS.get(args.task) or task_named(args.task)
+    if task.name in LESSONS and command not in task.commands:  # before its options
+        raise UsageError(task.refusal(command))
     for dest in given_options(args):
         if not _takes(task.input_kind, dest, command):
             raise UsageError(

@@ -1,9 +1,10 @@
 """``ptrnet plot``: pictures of one instance (with a model's pointer heatmap) or of training curves.
 
-Two forms::
+Three forms::
 
     ptrnet plot MODEL_OR_TASK INPUT [--index I] [--model MODEL] -o FILE.png
     ptrnet plot curves RUN_DIR -o FILE.png
+    ptrnet plot induction RUN_DIR [--index I] -o FILE.png
 
 The first draws instance ``I`` (0-based) of ``INPUT``, read as ``ptrnet predict`` reads it (paper
 format, one point per line, CSV with ``--columns``, .npy, TSPLIB), with its exact solution, a
@@ -17,6 +18,10 @@ reference is the instance's own label when it has one, else the task's solver's.
 The second form draws loss, decoded validation metrics and throughput from
 ``RUN_DIR/log.csv``; ``curves`` is therefore a reserved word in the first position (write
 ``./curves`` for a model directory of that name).
+
+The third draws an induction run (``ptrnet train induction``, docs/induction.md): both halves'
+loss curves, and the layer-1 and layer-2 attention maps on fresh sequence ``I``; RUN_DIR
+``bundled`` is the bundled model. ``induction`` is reserved in the first position too.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, Task
 
 CURVES = "curves"
+INDUCTION = "induction"
 NO_MODEL = "none"
 
 
@@ -53,10 +59,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "source",
         metavar="MODEL_OR_TASK",
         help="a point task's model (run directory or checkpoint), a point task "
-        f"({', '.join(POINT_TASKS)}), or 'curves'",
+        f"({', '.join(POINT_TASKS)}), 'curves' or 'induction'",
     )
     parser.add_argument(
-        "input", metavar="INPUT", help="instances (any layout predict reads), or RUN_DIR for curves"
+        "input",
+        metavar="INPUT",
+        help="instances (any layout predict reads), or RUN_DIR for curves and induction",
     )
     add_input_arguments(parser)
     parser.add_argument("--index", type=int, default=0, metavar="I", help="instance (default 0)")
@@ -89,7 +97,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ptrnet.viz.figures import save_png
 
-    fig = curves_figure_for(args.input) if args.source == CURVES else instance_figure(args)
+    if args.source == INDUCTION:
+        from ptrnet.cli.induction import induction_figure_for
+
+        fig = induction_figure_for(args.input, args.index)
+    else:
+        fig = curves_figure_for(args.input) if args.source == CURVES else instance_figure(args)
     save_png(fig, sys.stdout.buffer if args.output == "-" else args.output)
     return 0
 

@@ -26,6 +26,13 @@ examples drawn fresh from the task. It takes only ``--arch``, ``--out``, ``--ste
 ``--val-count``, ``--threads`` and ``--dry-run``, with its own defaults (3000 steps of 64
 examples, Adam lr 0.002, embed 64, hidden 128, seed 1, 500 validation examples every 250 steps,
 one thread); the run directory gets ``best.safetensors``, ``best.json`` and ``log.csv``.
+
+``induction`` is not a task but the induction-head lesson (docs/induction.md): a two-layer
+attention-only Transformer trained on sequences whose second half repeats the first. It takes
+only ``--out``, ``--steps``, ``--seed``, ``--vocab``, ``--length``, ``--threads``,
+``--dry-run`` and ``--quiet`` (defaults: 2000 steps, V 256, L 16, seed 0, one thread); the
+run directory gets ``config.json``, ``log.csv``, ``weights.safetensors`` and
+``measurements.json``.
 """
 
 from __future__ import annotations

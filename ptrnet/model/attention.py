@@ -1,8 +1,11 @@
-"""Additive attention scores u_ij = v^T tanh(W1 e_j + W2 d_i) (Sec. 2.2), the Ptr-Net pointer.
+"""The fused kernel behind :func:`ptrnet.model.pointer.pointer_scores`: the same
+u_ij = v^T tanh(W1 e_j + W2 d_i) (Sec. 2.2) as its plain line, computed faster on CPU.
 
-This is the one elementwise-heavy part of the model: B * T * m * d tanh values per batch, as
-many as the encoder LSTM has multiply-adds at n = 50. How it is computed, and why (measured
-with torch 2.13 on a 2-core AVX-512 CPU, B = 128, d = 256, n = 50, T = 12; docs/speed.md):
+The plain line ``tanh(W1e[:, None] + W2d[:, :, None]) @ v`` builds a (B, T, m, d) tensor: as
+many tanh values per batch as the encoder LSTM has multiply-adds at n = 50, and autograd keeps
+them for backward. This kernel gives the same values and gradients (to 1e-6 in float64,
+tests/test_model_pointer.py) another way (first measured with torch 2.13 on a 2-core AVX-512
+CPU, B = 128, d = 256, n = 50, T = 12; docs/speed.md; plain vs fused now: docs/model.md):
 
 * ``tanh(x) = 2 sigmoid(2x) - 1``: ``torch.tanh`` ran 10x slower than ``torch.sigmoid`` on the
   same float32 tensor (2.1 vs 0.21 ms for 1.7M values), so u = 2 sigmoid(2x)^T v - sum(v).
@@ -12,7 +15,7 @@ with torch 2.13 on a 2-core AVX-512 CPU, B = 128, d = 256, n = 50, T = 12; docs/
 * A custom autograd function that keeps no (B, T, m, d) activation: backward recomputes each
   step's slab (two cheap passes) instead of storing T slabs (80 MB at the sizes above). Forward
   plus backward: 80 ms (autograd through per-step tanh) -> 25 ms on one thread.
-* Always float32, also under bf16 autocast: CPUs without native bf16 vector math run bf16
+* At least float32, also under bf16 autocast: CPUs without native bf16 vector math run bf16
   elementwise ops slower than float32, and the logits are float32 anyway.
 """
 
@@ -21,20 +24,31 @@ from __future__ import annotations
 import torch
 
 
+def score_dtype(*tensors: torch.Tensor) -> torch.dtype:
+    """The dtype pointer scores are computed in: float32, or float64 if an input is float64."""
+    dtype = torch.float32
+    for tensor in tensors:
+        dtype = torch.promote_types(dtype, tensor.dtype)
+    return dtype
+
+
 def additive_scores(
     enc_proj: torch.Tensor, dec_proj: torch.Tensor, v: torch.Tensor
 ) -> torch.Tensor:
-    """u_ij = v^T tanh(W1 e_j + W2 d_i): (B, m, d), (B, T, d), (d,) -> (B, T, m) float32.
+    """u_ij = v^T tanh(W1 e_j + W2 d_i): W1 e (B, m, d), W2 d (B, T, d), v (d,) -> u (B, T, m),
+    float32 (float64 for float64 inputs; :func:`score_dtype`), autocast off.
 
     Differentiable in all three arguments (gradients in their own dtypes).
     """
+    dtype = score_dtype(enc_proj, dec_proj, v)
     with torch.autocast(enc_proj.device.type, enabled=False):
-        scores = _AdditiveScores.apply(enc_proj.float(), dec_proj.float(), v.float())
+        scores = _AdditiveScores.apply(enc_proj.to(dtype), dec_proj.to(dtype), v.to(dtype))
     return scores
 
 
 class _AdditiveScores(torch.autograd.Function):
-    """Forward and backward of :func:`additive_scores` on float32 inputs, one step at a time."""
+    """Forward and backward of :func:`additive_scores` on float32 (or float64) inputs, one step
+    at a time."""
 
     @staticmethod
     def forward(ctx, enc_proj: torch.Tensor, dec_proj: torch.Tensor, v: torch.Tensor):
@@ -51,7 +65,7 @@ class _AdditiveScores(torch.autograd.Function):
     def backward(ctx, grad: torch.Tensor):
         enc_proj, dec_proj, v = ctx.saved_tensors
         with torch.autocast(grad.device.type, enabled=False):
-            return _backward(enc_proj, dec_proj, v, grad.float().contiguous())
+            return _backward(enc_proj, dec_proj, v, grad.to(enc_proj.dtype).contiguous())
 
 
 def _sigmoid_slab(enc_proj: torch.Tensor, dec_t: torch.Tensor, slab: torch.Tensor) -> None:

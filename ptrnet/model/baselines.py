@@ -1,5 +1,5 @@
 """The Table 1 baselines: LSTM sequence-to-sequence (Sec. 2.1) and the same with content-based
-input attention (Sec. 2.2, Eq. 3).
+input attention (Sec. 2.2).
 
 Both predict over a fixed output vocabulary of ``max_n + 1`` classes (class 0 = end, class j =
 input j), so they only work at the sizes they were trained on -- the point of the comparison.
@@ -16,10 +16,17 @@ from dataclasses import replace
 import torch
 from torch import nn
 
-from ptrnet.model.attention import additive_scores
+from ptrnet.model.attention import score_dtype
 from ptrnet.model.config import ModelConfig
 from ptrnet.model.lstm import run_lstm
-from ptrnet.model.pointer import EncoderDecoder, Memory, State, column_mask, previous_tokens
+from ptrnet.model.pointer import (
+    EncoderDecoder,
+    Memory,
+    State,
+    column_mask,
+    pointer_scores,
+    previous_tokens,
+)
 
 
 class _FixedVocabulary(EncoderDecoder):
@@ -58,8 +65,9 @@ class _FixedVocabulary(EncoderDecoder):
         return None
 
     def mask(self, memory: Memory, logits: torch.Tensor) -> torch.Tensor:
-        """(B, T, V) -> float32, -inf on classes this row does not have."""
-        return logits.float().masked_fill(~memory.out_valid[:, None], float("-inf"))
+        """(B, T, V) -> float32 (float64 for a float64 model), -inf on classes this row does not
+        have."""
+        return logits.to(score_dtype(logits)).masked_fill(~memory.out_valid[:, None], float("-inf"))
 
 
 class Seq2Seq(_FixedVocabulary):
@@ -77,7 +85,7 @@ class Seq2Seq(_FixedVocabulary):
 
 
 class AttentionSeq2Seq(_FixedVocabulary):
-    """LSTM encoder-decoder with content-based input attention (Sec. 2.2, Eq. 3).
+    """LSTM encoder-decoder with content-based input attention (Sec. 2.2).
 
     a^i = softmax_j(v^T tanh(W1 e_j + W2 d_i)) over the real inputs, d'_i = sum_j a^i_j e_j, and
     logits = W_out [d_i; d'_i]. The paper also feeds the concatenation [d_i; d'_i] to the next
@@ -101,7 +109,7 @@ class AttentionSeq2Seq(_FixedVocabulary):
         self.reset_parameters()
 
     def project(self, enc: torch.Tensor) -> torch.Tensor:
-        return self.w1(enc).float()  # (B, n, d), float32 once rather than at every step
+        return self.w1(enc).to(score_dtype(enc))  # (B, n, d), float32 once, not every step
 
     def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> Memory:
         """As the baseline's, with the initial context d'_0 = 0 added to the decoder state."""
@@ -133,8 +141,8 @@ class AttentionSeq2Seq(_FixedVocabulary):
         h, c, context = state
         fed = torch.cat([x, context.transpose(0, 1).to(x.dtype)], dim=-1)  # (B, 1, dim+d)
         dec, (h, c) = run_lstm(self.decoder, fed, (h, c))  # (B, 1, d)
-        u = additive_scores(memory.enc_proj, self.w2(dec), self.v)  # (B, 1, n)
-        u = u.float().masked_fill(~memory.att_valid[:, None], float("-inf"))
+        u = pointer_scores(memory.enc_proj, self.w2(dec), self.v, self.fused)  # (B, 1, n)
+        u = u.masked_fill(~memory.att_valid[:, None], float("-inf"))
         a = torch.softmax(u, dim=-1)  # (B, 1, n); every row has >= 1 real input
         context = a.to(memory.enc.dtype) @ memory.enc  # (B, 1, d): d'_i
         logits = self.out(torch.cat([dec, context.to(dec.dtype)], dim=-1))  # (B, 1, V)

@@ -1,25 +1,33 @@
-"""Pointer Network (Vinyals, Fortunato & Jaitly 2015, Sec. 2.3), plus the encoder-decoder core
-that the Table 1 baselines in :mod:`ptrnet.model.baselines` share.
+"""The Pointer Network (Vinyals, Fortunato & Jaitly 2015), in one file to read beside the paper.
 
-Read top to bottom: the decoder-side memory, shared helpers, the recurrent encoder-decoder core,
-then the Ptr-Net head. The model is pure: tensors in, float32 logits out. No softmax, sampling or
-task rules live here (the loss applies the only softmax; a second one, a known bug elsewhere,
-flattens the gradients).
+Paper -> code (docs/model.md has the same map with every shape and mask):
+
+* Sec. 2.1, the sequence-to-sequence model, p(C^P | P) = prod_i p(C_i | C_1..C_{i-1}, P):
+  an encoder LSTM reads P_1..P_n into e_1..e_n (:meth:`EncoderDecoder.run_encoder`), a decoder
+  LSTM reads the previous output's coordinates P_{C_{i-1}} into d_i
+  (:meth:`EncoderDecoder.forward` for all i at once, :meth:`EncoderDecoder.step` for one).
+* Sec. 2.2, content-based input attention, u^i_j = v^T tanh(W1 e_j + W2 d_i):
+  :func:`pointer_scores`, written as that equation in plain torch.
+* Sec. 2.3, the Ptr-Net: p(C_i | C_1..C_{i-1}, P) = softmax_j(u^i_j) over the inputs, with no
+  context vector and no output vocabulary (:meth:`PointerNetwork.head`).
+* Beyond the paper: glimpses (Bello et al. 2016, after the process block of Vinyals, Bengio &
+  Kudlur 2016, "Order Matters"; :meth:`PointerNetwork.glimpse`), logit clipping, and a
+  Transformer encoder (:mod:`ptrnet.model.transformer`). The defaults are the paper's model.
+
+The model returns float32 logits u with -inf on columns a row does not have; the softmax is
+applied once, by the loss (``F.cross_entropy``, :mod:`ptrnet.training.losses`) or by the
+decoder (``log_softmax``, :func:`ptrnet.decoding.pointer_decoder.masked_log_probs`).
 
 Choices the paper leaves open, made here:
 
-* End symbol: an extra learned encoder vector at memory position 0, so the pointer attends over
-  n+1 positions and token 0 (pointing at it) ends the output.
-* Start symbol: a learned ``input_dim`` vector fed to the decoder at step 0. The same vector is the
-  decoder input after the end token: a row that has ended is forced to repeat the end token by the
-  decoding state and its teacher-forced steps are ignored by the loss, so that input only needs to
-  be well defined, and "token 0 -> start symbol" is one rule for both cases.
-* Beyond the paper (``ModelConfig``): a Transformer encoder in place of the LSTM
-  (:mod:`ptrnet.model.transformer`), glimpses that refine the pointer's query, and logit
-  clipping (Bello et al. 2016). The defaults are the paper's model.
+* End symbol: an extra learned encoder vector e_0 at memory position 0, so the pointer attends
+  over n+1 positions and token 0 (pointing at e_0) ends the output.
+* Start symbol: a learned ``input_dim`` vector fed to the decoder at step 0. It is also the
+  decoder input after the end token: a row that has ended repeats the end token and its
+  teacher-forced steps are ignored by the loss, so "token 0 -> start symbol" is one rule.
 * Padding: instances are right-padded; the encoder runs each row over its real length only
-  (:mod:`ptrnet.model.ragged`), so pads never enter it and the decoder starts from each row's
-  state at its real last element. Pad columns get logit -inf (in float32, so no bf16 overflow).
+  (:mod:`ptrnet.model.ragged`, the same as a packed sequence), so the decoder starts from each
+  row's state at its real last element; pad columns get u = -inf.
 """
 
 from __future__ import annotations
@@ -30,11 +38,39 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ptrnet.model.attention import additive_scores
+from ptrnet.model.attention import additive_scores, score_dtype
 from ptrnet.model.config import ModelConfig
 from ptrnet.model.lstm import run_lstm
 from ptrnet.model.ragged import ragged_lstm
 from ptrnet.model.transformer import SetEncoder
+
+
+def pointer_scores(
+    w1e: torch.Tensor, w2d: torch.Tensor, v: torch.Tensor, fused: bool = True
+) -> torch.Tensor:
+    """u^i_j = v^T tanh(W1 e_j + W2 d_i) (Sec. 2.2; the Ptr-Net's pointer, Sec. 2.3).
+
+    Args:
+        w1e: (B, m, d) W1 e_j for the m encoder states, computed once per batch.
+        w2d: (B, T, d) W2 d_i for T decoder steps.
+        v: (d,).
+        fused: compute it with :func:`ptrnet.model.attention.additive_scores`, a kernel that
+            gives the same u and gradients (to 1e-6 in float64, tests/test_model_pointer.py)
+            without building the (B, T, m, d) tensor; it measured 1.5-2.2x faster on CPU for a
+            whole training step and 1.1-1.35x for greedy decoding (docs/model.md), so it is the
+            default. False: the plain line below.
+
+    Returns:
+        u: (B, T, m), in float32 (float64 for float64 inputs), with autocast off: bf16 tanh is
+        slower than float32 on CPUs without bf16 vector math, and the logits are float32 anyway.
+    """
+    if fused:
+        return additive_scores(w1e, w2d, v)
+    dtype = score_dtype(w1e, w2d, v)
+    with torch.autocast(w1e.device.type, enabled=False):
+        w1e, w2d, v = w1e.to(dtype), w2d.to(dtype), v.to(dtype)
+        return torch.tanh(w1e[:, None] + w2d[:, :, None]) @ v  # (B, T, m, d) @ (d,) -> (B, T, m)
+
 
 # Decoder state: the LSTM's (h, c), each (layers, B, d), and for the attention baseline also its
 # context d' (1, B, d). Every member has the batch on dim 1, so beams re-select rows uniformly.
@@ -46,10 +82,10 @@ class Memory:
     """What the decoder reads at every step, computed once per batch by ``encode``.
 
     Attributes:
-        enc: (B, m, d) encoder states the decoder attends over (Ptr-Net: m = n+1, end vector
-            first; attention baseline: m = n).
-        enc_proj: (B, m, d) W1 enc, precomputed for additive attention; None without attention.
-        glimpse_proj: (B, m, d) the glimpse's projection of enc; None without glimpses.
+        enc: (B, m, d) encoder states e_j the decoder attends over (Ptr-Net: m = n+1, the end
+            vector e_0 first; attention baseline: m = n).
+        enc_proj: (B, m, d) W1 e_j, precomputed for the pointer; None without attention.
+        glimpse_proj: (B, m, d) the glimpse's W_ref e_j; None without glimpses.
         att_valid: (B, m) bool, True = a real attention position (not padding).
         out_valid: (B, V) bool, True = an output column that exists for this row (end or a real
             input); V = n+1 for the Ptr-Net, max_n+1 for the baselines.
@@ -96,15 +132,20 @@ def previous_tokens(targets: torch.Tensor) -> torch.Tensor:
 
 
 class EncoderDecoder(nn.Module):
-    """LSTM encoder (or, for the Ptr-Net, a Transformer one) and LSTM decoder (Sec. 2.1) shared
-    by the Ptr-Net and the baselines.
+    """The LSTM encoder and LSTM decoder of Sec. 2.1, shared by the Ptr-Net and the Table 1
+    baselines (:mod:`ptrnet.model.baselines`); for the Ptr-Net the encoder may instead be a
+    Transformer (:mod:`ptrnet.model.transformer`).
 
-    Subclasses define ``encode`` (building a :class:`Memory`) and ``head`` (decoder outputs to
-    masked logits). ``forward`` (teacher forcing) and ``step`` (one autoregressive step) are
-    shared so that both paths run the exact same computation. A subclass whose recurrence reads
-    its own previous attention (the attention baseline's input feeding) overrides both instead,
-    each through one per-step function.
+    Subclasses define ``encode`` (building a :class:`Memory`) and ``head`` (decoder outputs d_i
+    to masked logits). ``forward`` (teacher forcing) and ``step`` (one decoding step) run the
+    same computation. A subclass whose recurrence reads its own previous attention (the
+    attention baseline's input feeding) overrides both instead.
+
+    ``fused`` (an attribute, not saved): compute :func:`pointer_scores` with the fused kernel
+    (the default) or as the plain equation.
     """
+
+    fused: bool = True
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
@@ -134,10 +175,11 @@ class EncoderDecoder(nn.Module):
     def run_encoder(
         self, points: torch.Tensor, lengths: torch.Tensor
     ) -> tuple[torch.Tensor, State]:
-        """Encode right-padded inputs: (B, n, dim), (B,) -> states (B, n, d), final (h, c)
+        """Sec. 2.1 encoder: e_1..e_n = LSTM(P_1..P_n). Right-padded (B, n, dim), (B,) ->
+        states (B, n, d), zero at pads, and each row's final (h, c) at its real last element
         (a Transformer encoder: the mean state as h, zero c; :mod:`ptrnet.model.transformer`).
 
-        Pad positions of the returned states are zero. Raises ValueError on bad lengths.
+        Raises ValueError on bad shapes or lengths.
         """
         batch, n, dim = points.shape
         if dim != self.config.input_dim or lengths.shape != (batch,):
@@ -150,9 +192,9 @@ class EncoderDecoder(nn.Module):
             raise ValueError(f"lengths must lie in 1..{n}")
         if self.config.encoder == "transformer":
             return self.encoder(points, lengths)
-        if bool((lengths_cpu == n).all()):  # no padding: one fused LSTM call
+        if bool((lengths_cpu == n).all()):  # no padding: self.encoder(points), one fused call
             return run_lstm(self.encoder, points)
-        return ragged_lstm(self.encoder, points, lengths_cpu)  # each row's own final (h, c)
+        return ragged_lstm(self.encoder, points, lengths_cpu)  # = the LSTM over a packed batch
 
     def input_table(self, points: torch.Tensor) -> torch.Tensor:
         """(B, n, dim) -> (B, n+1, dim): decoder input per previous token (start symbol first)."""
@@ -174,40 +216,41 @@ class EncoderDecoder(nn.Module):
     def forward(
         self, points: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
     ) -> torch.Tensor:
-        """Teacher-forced logits (Sec. 4, maximum likelihood).
+        """Teacher-forced logits, the terms of log p(C^P | P) (Sec. 2.1; trained by maximum
+        likelihood, Sec. 4).
 
         Args:
             points: (B, n, dim) float, right-padded. lengths: (B,) long in 1..n.
             targets: (B, T) long tokens; negative entries (ignored pads) are allowed.
 
         Returns:
-            (B, T, V) float32 logits; logits[:, i] scores step i given targets[:, :i].
+            (B, T, V) float32 logits (float64 for a float64 model); logits[:, i] scores step i
+            given targets[:, :i].
         """
         memory = self.encode(points, lengths)
-        x = self.decoder_inputs(memory, previous_tokens(targets))  # (B, T, dim)
-        dec, _ = run_lstm(self.decoder, x, memory.state)  # (B, T, d): all T steps in one LSTM call
+        x = self.decoder_inputs(memory, previous_tokens(targets))  # (B, T, dim): P_{C_{i-1}}
+        dec, _ = run_lstm(self.decoder, x, memory.state)  # (B, T, d): d_1..d_T, one LSTM call
         return self.head(memory, dec)
 
     def step(
         self, memory: Memory, prev_token: torch.Tensor, state: State
     ) -> tuple[torch.Tensor, State]:
-        """One decoding step: previous token (B,) and decoder state -> logits (B, V), new state.
-
-        Start with ``prev_token`` all 0 and ``state = memory.state``.
+        """One decoding step (Sec. 2.1): previous token (B,) and decoder state -> logits (B, V)
+        of p(C_i | C_1..C_{i-1}, P), new state. Start with ``prev_token`` all 0 and
+        ``state = memory.state``.
         """
-        x = self.decoder_inputs(memory, prev_token[:, None])  # (B, 1, dim)
-        dec, state = run_lstm(self.decoder, x, state)  # (B, 1, d)
+        x = self.decoder_inputs(memory, prev_token[:, None])  # (B, 1, dim): P_{C_{i-1}}
+        dec, state = run_lstm(self.decoder, x, state)  # (B, 1, d): d_i
         return self.head(memory, dec)[:, 0], state
 
 
 class PointerNetwork(EncoderDecoder):
-    """Ptr-Net (Sec. 2.3): p(C_i | C_<i, P) = softmax(u^i), u^i_j = v^T tanh(W1 e_j + W2 d_i),
-    over j = 0 (end symbol) and the n inputs. Output width V = n+1 follows the input size.
+    """Ptr-Net (Sec. 2.3): p(C_i | C_1..C_{i-1}, P) = softmax(u^i), u^i_j = v^T tanh(W1 e_j +
+    W2 d_i), over j = 0 (end symbol) and the n inputs. Output width V = n+1 follows the input.
 
-    With ``glimpses`` = G > 0 the query d_i is first replaced G times by a glimpse (Bello et al.
-    2016): g = sum_j softmax_j(v_g^T tanh(r_j + W_q q)) r_j over the real positions, with
-    r_j = W_r e_j; the pointer then scores with W2 g. With ``logit_clip`` = C > 0 the logits
-    are C tanh(u^i).
+    With ``glimpses`` = G > 0 the query d_i is first replaced G times by a glimpse
+    (:meth:`glimpse`). With ``logit_clip`` = C > 0 the logits are C tanh(u^i) (Bello et al.
+    2016, App. A.2).
     """
 
     def __init__(self, config: ModelConfig) -> None:
@@ -215,29 +258,29 @@ class PointerNetwork(EncoderDecoder):
             raise ValueError(f"PointerNetwork needs kind 'pointer', got {config.kind!r}")
         super().__init__(config)
         d = config.hidden
-        self.end = nn.Parameter(torch.empty(d))  # encoder vector standing for the end symbol
-        self.w1 = nn.Linear(d, d, bias=False)
-        self.w2 = nn.Linear(d, d, bias=False)
-        self.v = nn.Parameter(torch.empty(d))
+        self.end = nn.Parameter(torch.empty(d))  # e_0: the encoder vector of the end symbol
+        self.w1 = nn.Linear(d, d, bias=False)  # W1
+        self.w2 = nn.Linear(d, d, bias=False)  # W2
+        self.v = nn.Parameter(torch.empty(d))  # v
         extra = [self.end, self.v]
         if config.glimpses:
-            self.g_ref = nn.Linear(d, d, bias=False)  # r_j = W_r e_j
-            self.g_w2 = nn.Linear(d, d, bias=False)
-            self.g_v = nn.Parameter(torch.empty(d))
+            self.g_ref = nn.Linear(d, d, bias=False)  # W_ref: r_j = W_ref e_j
+            self.g_w2 = nn.Linear(d, d, bias=False)  # W_q
+            self.g_v = nn.Parameter(torch.empty(d))  # v_g
             extra.append(self.g_v)
         for p in extra:
             nn.init.uniform_(p, -1 / math.sqrt(d), 1 / math.sqrt(d))
         self.reset_parameters()
 
     def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> Memory:
-        """Encode a batch: (B, n, dim), (B,) -> Memory with m = V = n+1."""
-        out, state = self.run_encoder(points, lengths)  # (B, n, d)
-        end = self.end.to(out.dtype).expand(out.shape[0], 1, -1)  # (B, 1, d)
+        """Encode a batch: (B, n, dim), (B,) -> Memory with m = V = n+1 (e_0, e_1..e_n)."""
+        out, state = self.run_encoder(points, lengths)  # (B, n, d): e_1..e_n
+        end = self.end.to(out.dtype).expand(out.shape[0], 1, -1)  # (B, 1, d): e_0
         enc = torch.cat([end, out], dim=1)  # (B, n+1, d)
         valid = column_mask(lengths, enc.shape[1], offset=1)  # (B, n+1): end and real inputs
         return Memory(
             enc=enc,
-            enc_proj=self.w1(enc),
+            enc_proj=self.w1(enc),  # (B, n+1, d): W1 e_j, once per batch
             att_valid=valid,
             out_valid=valid,
             inputs=self.input_table(points),
@@ -246,18 +289,24 @@ class PointerNetwork(EncoderDecoder):
         )
 
     def head(self, memory: Memory, dec: torch.Tensor) -> torch.Tensor:
+        """Sec. 2.3: decoder outputs d_i (B, T, d) -> u^i (B, T, n+1) float32, -inf on pads."""
         query = dec  # (B, T, d)
         for _ in range(self.config.glimpses):
             query = self.glimpse(memory, query)
-        u = additive_scores(memory.enc_proj, self.w2(query), self.v)  # (B, T, n+1)
+        u = pointer_scores(memory.enc_proj, self.w2(query), self.v, self.fused)  # (B, T, n+1)
         if self.config.logit_clip:
             u = self.config.logit_clip * torch.tanh(u)
-        return u.float().masked_fill(~memory.out_valid[:, None], float("-inf"))
+        return u.masked_fill(~memory.out_valid[:, None], float("-inf"))  # u is >= float32
 
     def glimpse(self, memory: Memory, query: torch.Tensor) -> torch.Tensor:
-        """One glimpse: query (B, T, d) -> attention-weighted sum of r_j over real positions."""
-        ref = memory.glimpse_proj  # (B, m, d)
-        scores = additive_scores(ref, self.g_w2(query), self.g_v)  # (B, T, m)
+        """One glimpse (Bello et al. 2016, App. A.1): the attention read of the process block
+        of "Order Matters" (Vinyals, Bengio & Kudlur 2016, Sec. 4), without its LSTM.
+
+        g = sum_j softmax_j(v_g^T tanh(r_j + W_q q)) r_j over the real positions, r_j = W_ref e_j:
+        query q (B, T, d) -> g (B, T, d).
+        """
+        ref = memory.glimpse_proj  # (B, m, d): r_j
+        scores = pointer_scores(ref, self.g_w2(query), self.g_v, self.fused)  # (B, T, m)
         scores = scores.masked_fill(~memory.att_valid[:, None], float("-inf"))
         weights = torch.softmax(scores, dim=-1).to(ref.dtype)  # (B, T, m)
         return torch.bmm(weights, ref)  # (B, T, d)

@@ -8,4 +8,5 @@ by the Agg canvas, so no display is needed.
 * :mod:`ptrnet.viz.heatmap` -- the pointer distribution at every decoding step.
 * :mod:`ptrnet.viz.curves` -- training curves from a run directory's ``log.csv``.
 * :mod:`ptrnet.viz.figures` -- the composed figures that ``ptrnet plot`` saves.
+* :mod:`ptrnet.viz.induction` -- the induction lesson's loss curves and attention maps.
 """

@@ -11,6 +11,9 @@ Routes:
 * ``POST /api/lesson/copy`` -- "generate or copy": one sentence of the copy task through the
   pointer-generator, every step's P_vocab, attention, p_gen and mixture, p_gen optionally
   overridden (:class:`CopyRequest`, :mod:`ptrnet.web.copy_panel`).
+* ``POST /api/lesson/induction`` -- "a pointer grown by itself": the bundled induction model's
+  attention on a sequence A A, A typed or drawn at random (:class:`InductionRequest`,
+  :mod:`ptrnet.web.induction_panel`).
 * ``POST /api/lesson/train`` -- live training of sort or convex hull
   (:class:`LessonTrainRequest`); its events, cancel and length test are the ``/api/train/*``
   routes of the app.
@@ -34,6 +37,12 @@ from ptrnet.inference.load import BUNDLED_DIR
 from ptrnet.tasks import TASKS
 from ptrnet.web.answers import model_info
 from ptrnet.web.copy_panel import CopyRequest, copy_answer, copy_info, load_bundled_copy
+from ptrnet.web.induction_panel import (
+    InductionRequest,
+    induction_answer,
+    induction_info,
+    load_bundled_induction,
+)
 from ptrnet.web.live_train import LIVE_DEFAULTS, JobBusy, LiveTrainer
 from ptrnet.web.schemas import Strict, TrainRequest
 from ptrnet.web.vocabulary import check_baseline, lesson_instance, vocabulary_answer
@@ -49,6 +58,8 @@ class Lessons:
     seq2seq: LoadedModel | None = None
     copy: Any = None  # a ptrnet.text.checkpoint.CopyModel
     copy_missing: str = "copy model not installed"
+    induction: Any = None  # a ptrnet.induction.model.AttentionOnly
+    induction_missing: str = "induction model not installed"
 
     def __post_init__(self) -> None:
         if self.seq2seq is not None:
@@ -56,13 +67,21 @@ class Lessons:
 
 
 def bundled_lessons() -> Lessons:
-    """The bundled seq2seq baseline (``ptrnet/bundled/convex_hull_seq2seq/``) and copy model."""
+    """The bundled seq2seq baseline (``ptrnet/bundled/convex_hull_seq2seq/``), copy model and
+    induction model."""
 
     seq2seq = None
     if os.path.isfile(os.path.join(SEQ2SEQ_DIR, "best.safetensors")):
         seq2seq = load_model(SEQ2SEQ_DIR, HULL)
     copy, missing = load_bundled_copy()
-    return Lessons(seq2seq=seq2seq, copy=copy, copy_missing=missing)
+    induction, induction_missing = load_bundled_induction()
+    return Lessons(
+        seq2seq=seq2seq,
+        copy=copy,
+        copy_missing=missing,
+        induction=induction,
+        induction_missing=induction_missing,
+    )
 
 
 class VocabularyRequest(Strict):
@@ -98,6 +117,8 @@ def add_lesson_routes(
             "pointer": None if HULL.name not in models else model_info(models[HULL.name]),
             "copy": None if lessons.copy is None else copy_info(lessons.copy),
             "copy_missing": None if lessons.copy else lessons.copy_missing,
+            "induction": None if lessons.induction is None else induction_info(lessons.induction),
+            "induction_missing": None if lessons.induction else lessons.induction_missing,
             "train_defaults": LIVE_DEFAULTS,
         }
 
@@ -118,6 +139,15 @@ def add_lesson_routes(
             return copy_answer(lessons.copy, request)
         except ValueError as err:
             raise HTTPException(422, f"sentence: {err}") from None
+
+    @app.post("/api/lesson/induction")
+    def induction(request: InductionRequest) -> dict[str, Any]:
+        if lessons.induction is None:
+            raise HTTPException(404, lessons.induction_missing)
+        try:
+            return induction_answer(lessons.induction, request)
+        except ValueError as err:
+            raise HTTPException(422, f"tokens: {err}") from None
 
     @app.post("/api/lesson/train", status_code=202)
     def train(request: LessonTrainRequest) -> dict[str, str]:

@@ -4,6 +4,7 @@
 
 import { initClassroom } from "./classroom.js";
 import { initCopy } from "./copy.js";
+import { initInduction } from "./induction.js";
 import { initTraining } from "./train.js";
 import { initVocabulary } from "./vocab.js";
 
@@ -13,6 +14,7 @@ async function start() {
   const info = await response.json();
   initVocabulary(info);
   initCopy(info);
+  initInduction(info);
   initTraining(info.train_defaults);
   document.body.dataset.lessonReady = "true"; // every panel is wired (the browser tests wait)
 }

@@ -1,6 +1,6 @@
-"""Review of the pointer-generator's decoders: every output id is a word the row can say (never
-padding or the start symbol), words and ids agree, and a row decodes alike alone and in a padded
-batch."""
+"""The pointer-generator's decoders (ptrnet/text/decode.py): every output id is a word the row
+can say (never padding or the start symbol), words and ids agree, and a row decodes alike alone
+and in a padded batch."""
 
 import pytest
 import torch

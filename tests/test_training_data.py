@@ -1,4 +1,6 @@
-"""Review of the training data and losses: defects found by independent checks."""
+"""Training and validation data (ptrnet/training/data.py): file labels read in the label form
+whatever form the file holds, and a validation file of the run's own training instances
+refused."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,6 @@
-"""Hostile checkpoints (items 6 and 7 of the hardening issue) and ``--resume`` with the
-original command line (item 9): every bad file is one clear line before any model is built."""
+"""Checkpoints that cannot be trusted: truncated, hostile or damaged files and another task's
+model are each one clear line before any model is built, and every bundled model carries a
+checksum that catches a flipped bit."""
 
 from __future__ import annotations
 
@@ -129,25 +130,6 @@ def test_checksum_is_recorded_and_old_files_without_it_still_load(tmp_path: Path
     assert meta["checksum"].startswith("sha256:") and len(meta["checksum"]) == 71
     path.write_bytes(edit_meta(data, lambda m: {k: m[k] for k in m if k != "checksum"}))
     assert load_checkpoint(path).step == 3
-
-
-def test_resume_accepts_the_original_command_line(tmp_path: Path, capsys) -> None:
-    run = str(tmp_path / "R")
-    argv = ["train", "sort", "--dry-run", "--out", run, "--steps", "4", "--hidden", "16"]
-    argv += ["-n", "5", "--init", "paper", "-q"]
-    assert main(argv) == 0
-    assert main([*argv, "--resume", "--steps", "6"]) == 0
-    assert load_checkpoint(Path(run) / "last.safetensors").step == 6
-    capsys.readouterr()
-    changed = [*argv, "--resume"]
-    changed[changed.index("16")] = "32"
-    assert main(changed) == 2
-    err = capsys.readouterr().err
-    assert err == "ptrnet: error: cannot change --hidden from 16 to 32 when resuming\n"
-    changed = [*argv, "--resume"]
-    changed[changed.index("5")] = "6"
-    assert main(changed) == 2
-    assert "cannot change sizes from 5 to 6 when resuming" in capsys.readouterr().err
 
 
 BUNDLED_ROOT = Path(__file__).parents[1] / "ptrnet" / "bundled"

@@ -1,5 +1,6 @@
-"""Review of the copy-task checkpoint's format checks: a file whose metadata or tensors do not fit
-is refused with one line (a CheckpointError), never a traceback or a model built from bad values."""
+"""The copy-task checkpoint (ptrnet/text/checkpoint.py): a round trip keeps everything, and a
+file whose metadata or tensors do not fit is refused with one line (a CheckpointError), never a
+traceback or a model built from bad values."""
 
 import pytest
 import torch
@@ -41,7 +42,7 @@ def _write(path, model, change=None, drop=(), extra_tensors=None):
     return path
 
 
-def test_round_trip(model, tmp_path):
+def test_a_saved_copy_model_loads_with_its_weights_vocabulary_step_and_info(model, tmp_path):
     path = tmp_path / "m.safetensors"
     save_copy_model(path, model, VOCAB, {"task": "copy"}, 5, {"exact_match": 0.5})
     loaded = load_copy_model(path)

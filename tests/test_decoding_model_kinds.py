@@ -1,5 +1,6 @@
-"""Review oracles for decoding across every model kind: a row's output does not depend on its
-batch mates, beam search against exhaustive enumeration, and the strategies' agreements."""
+"""Decoding across every model kind (LSTM, transformer, heavy decoder, seq2seq, attention): a
+row's output does not depend on its batch mates, beam search against exhaustive enumeration,
+and the strategies' agreements."""
 
 import itertools
 

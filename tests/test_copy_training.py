@@ -1,7 +1,7 @@
-"""Review of the pointer-generator's training side against values computed by hand: the loss is
--log of the mixture at each target word (padding excluded), out-of-vocabulary targets are
-copies when the source has them and <unk> when it does not, and a previous word with an
-extended id enters the decoder as <unk>."""
+"""The pointer-generator's training side (batches, loss, metrics) against values computed by
+hand: the loss is -log of the mixture at each target word (padding excluded), out-of-vocabulary
+targets are copies when the source has them and <unk> when it does not, and a previous word
+with an extended id enters the decoder as <unk>."""
 
 import math
 
