@@ -54,6 +54,8 @@ HOLDS = {
     "viz": "figures and the per-step decoding trace",
     "web": "the local page (`ptrnet serve`) and its JSON API",
     "reproduce": "the paper's tables (`ptrnet reproduce`) and the demo table",
+    "lessons": "teaching: exercise stubs and their checker (`ptrnet exercises`), the traps' "
+    "experiments (`ptrnet lesson`)",
     "api": "the Python API: `Solver`, `Result`, `load`, `train`",
     "cli": "the `ptrnet` command: thin shells that build the objects above from flags",
     "__main__": "`python -m ptrnet`",

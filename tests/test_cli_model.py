@@ -9,7 +9,10 @@ from ptrnet.cli.main import main
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.io.paper_format import read_examples
 from ptrnet.runs.csvlog import read_log
-from ptrnet.tasks import get_task
+from ptrnet.tasks import POINT_TASKS, get_task
+
+# The tasks whose cost is their objective, which a pick may rank by (the error lists them).
+COSTED = " or ".join(n for n, task in POINT_TASKS.items() if task.objective_cost)
 
 torch.set_num_threads(1)
 
@@ -202,13 +205,13 @@ def test_errors_are_one_line(runs, data, tmp_path, capsys):
         (
             ["eval", "sort", str(data["sort"]), "--decode", "beam", "--pick", "shortest"],
             "--pick shortest: pick 'shortest' ranks candidates by a cost, which sort has not "
-            "(only tsp)",
+            f"(only {COSTED})",
         ),
         (
             ["train", "sort", "-n", "5", "--lr", "-1", "--out", str(tmp_path / "r")],
             "lr must be a positive number",
         ),
-        (["train", "knapsack", "-n", "5", "--out", str(tmp_path / "r")], "unknown task"),
+        (["train", "no_such_task", "-n", "5", "--out", str(tmp_path / "r")], "unknown task"),
         (
             ["eval", "tsp", str(data["tsp"]), "--samples", "3"],
             "--samples 3: samples > 1 needs sampling, not greedy decoding",
@@ -285,9 +288,8 @@ def test_train_reinforce_fine_tunes_tsp_and_refuses_other_tasks(runs, tmp_path, 
     assert all(2.0 < float(row[1]) < 10.0 for row in rows)  # mean sampled tour length, n 5-6
     capsys.readouterr()
     delaunay = ["train", "delaunay", "--dry-run", "-q", "--objective", "reinforce"]
-    assert "needs a task with a cost (sort, convex_hull, tsp); delaunay has none" in error_of(
-        delaunay, capsys
-    )
+    costed = ", ".join(name for name, task in POINT_TASKS.items() if task.has_cost)
+    assert f"needs a task with a cost ({costed}); delaunay has none" in error_of(delaunay, capsys)
     few = [*args[:-1], str(tmp_path / "x"), "--objective", "reinforce", "--rl-samples", "1"]
     assert "rl_samples must be at least 2" in error_of(few, capsys)
 

@@ -11,7 +11,7 @@ from ptrnet.decoding.options import DecodeOptions
 from ptrnet.io.errors import UsageError
 from ptrnet.reproduce import demo
 from ptrnet.reproduce.demo import PAPER_NOTE, VALID_NOTE, DemoRow, format_paper_table, format_report
-from ptrnet.tasks import get_task
+from ptrnet.tasks import POINT_TASKS, get_task
 
 torch.set_num_threads(1)
 
@@ -30,17 +30,20 @@ def test_missing_model_falls_back_to_the_bundled_one(tmp_path, monkeypatch):
 
 
 def test_demo_writes_table_and_gallery(tmp_path, monkeypatch, capsys):
-    bundle_tiny_models(tmp_path / "bundled", ["sort", "convex_hull", "delaunay", "tsp"])
+    bundle_tiny_models(tmp_path / "bundled", list(POINT_TASKS))
     monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(tmp_path / "bundled"))
     out = tmp_path / "out"
     assert main(["demo", "--dry-run", "--out", str(out)]) == 0
     table = (out / "demo.md").read_text()
     assert table == capsys.readouterr().out
     yours, paper = table.split("## Against the paper")
+    sizes = {name: len(task.demo_sizes) for name, task in POINT_TASKS.items()}
+    reported = [name for name, task in POINT_TASKS.items() if task.paper_model]  # no sort
+    assert sizes["convex_hull"] == 3 and "sort" not in reported
     rows = [line for line in yours.splitlines() if line.startswith("| ") and "---" not in line]
-    assert len(rows) == 1 + 2 * (3 + 3 + 2 + 3)  # header + greedy/beam per task and n
+    assert len(rows) == 1 + 2 * sum(sizes.values())  # header + greedy/beam per task and n
     rows = [line for line in paper.splitlines() if line.startswith("| ") and "---" not in line]
-    assert len(rows) == 1 + 2 * (3 + 2 + 3)  # the tasks the paper reports: no sort
+    assert len(rows) == 1 + 2 * sum(sizes[name] for name in reported)
     assert "| convex_hull | 5 | greedy |" in paper and "92.0% / 99.6%" in paper
     assert (out / "gallery.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -99,7 +102,8 @@ def test_demo_table_says_which_instances_each_column_is_on(tmp_path, monkeypatch
     assert main(["demo", "--dry-run", "--tasks", "convex_hull", "--out", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "exact solver, same instances" in lines[2]
-    assert any("paper's Ptr-Net, its test sets" in line for line in lines)
+    assert any("published Ptr-Net, its test sets" in line for line in lines)
+    assert any("Published figures: " in line for line in lines)
     written = (tmp_path / "demo.md").read_text()
     assert VALID_NOTE in written and PAPER_NOTE in written
 

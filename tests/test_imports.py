@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("induction",),  # the induction-head lesson: attention-only model, training, measurements
     ("viz",),
     ("web", "reproduce"),  # the page; the paper's tables and the demo table
+    ("lessons",),  # the student's exercises and the traps' experiments
     ("api",),  # ptrnet.load, Solver, Result, ptrnet.train
     ("cli",),
     ("__main__",),  # `python -m ptrnet` (and torchrun -m ptrnet) runs the cli

@@ -63,6 +63,41 @@ class ReverseTask(Task):
         return {"exact_match": hits / len(refs), "count": len(refs)}
 
 
+class PickTask(ReverseTask):
+    """Toy point task with a set answer: the points right of x = 1/2, in index order."""
+
+    name = "toy_pick"
+    dim = 2
+    drawing = "subset"
+    shape_invariant = False  # x > 1/2 is no property of the shape
+
+    def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
+        self.check_solver(solver)
+        return np.flatnonzero(np.asarray(points)[:, 0] > 0.5)
+
+    def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
+        seq = np.asarray(seq)
+        return len(np.unique(seq)) == len(seq) and bool(np.all((seq >= 0) & (seq < len(points))))
+
+    def allowed_next(self, state):
+        return state.unvisited() | state.end_if(torch.ones_like(state.done))
+
+
+class MostTask(PickTask):
+    """Toy task whose objective is a total to maximise: its cost (REINFORCE's, the ``shortest``
+    pick's) is the negated total, its answer cost the total itself."""
+
+    name = "toy_most"
+    has_cost = True
+    objective_cost = True
+
+    def sequence_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        return -float(np.asarray(points)[np.asarray(seq, dtype=np.int64), 0].sum())
+
+    def answer_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        return -self.sequence_cost(points, seq)
+
+
 class EchoTask(SentenceTask):
     """Toy sentence task: the target is the source's first and last word."""
 
@@ -118,6 +153,38 @@ def test_registering_refuses_a_name_taken_and_an_unknown_kind():
     with pytest.raises(ValueError, match="unknown input kind 'graphs'"):
         register(Graphs())
     assert "toy_graphs" not in TASKS
+
+    class Spiral(ReverseTask):
+        name = "toy_spiral"
+        drawing = "spiral"
+
+    with pytest.raises(ValueError, match="unknown drawing 'spiral'; choose from hull, tour"):
+        register(Spiral())
+    assert "toy_spiral" not in TASKS
+
+
+def test_a_set_answer_registered_alone_is_drawn_and_served_as_a_subset(cli, tmp_path):
+    """A task with ``drawing = "subset"`` gets its picture from ``ptrnet plot`` and its kind
+    on the page's task list, with nothing but its card and its registration."""
+    from fastapi.testclient import TestClient
+
+    from ptrnet.web.app import create_app
+
+    task = register(PickTask())
+    try:
+        (tmp_path / "d.txt").write_text("0.3 0.1 0.9 0.5 0.7 0.2 0.2 0.8\n")
+        assert cli("plot", task.name, "d.txt", "--model", "none", "-o", "plot.png")[0] == 0
+        assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
+        client = TestClient(create_app({}), base_url="http://localhost")
+        entries = {t["name"]: t for t in client.get("/api/tasks").json()["tasks"]}
+        assert entries[task.name]["drawing"] == "subset"
+        answer = client.post(
+            "/api/predict", json={"task": task.name, "points": [[0.9, 0.2], [0.1, 0.3]]}
+        )
+        assert answer.status_code == 200 and answer.json()["reference"] == [0]
+    finally:
+        TASKS.pop(task.name)
+        POINT_TASKS.pop(task.name)
 
 
 def test_a_point_task_registered_alone_runs_end_to_end(registered, cli, tmp_path):
@@ -211,3 +278,46 @@ def test_a_point_task_registered_alone_serves_every_command_api_and_endpoint(
     answer = client.post("/api/predict", json={"task": name, "points": [[0.3], [0.1], [0.7]]})
     assert answer.status_code == 200, answer.text
     assert answer.json()["reference"] == [2, 1, 0] and answer.json()["metrics"]["valid"]
+
+
+def test_the_reference_is_reported_by_its_answer_cost_not_its_training_cost():
+    """The page's ``optimal_cost`` and the demo's exact column give what a user reads
+    (:meth:`Task.answer_cost`: a total to maximise stays positive), not the negated cost that
+    REINFORCE minimises."""
+    from ptrnet.reproduce.demo import exact_summary, label
+    from ptrnet.web.answers import metrics_for
+
+    task = register(MostTask())
+    try:
+        points = np.array([[0.9, 0.2], [0.1, 0.3], [0.7, 0.5]])
+        ref = task.solve(points)
+        assert metrics_for(task, points, ref, ref)["optimal_cost"] == pytest.approx(1.6)
+        data = label(task.name, 5, 4, seed=1)
+        mean = np.mean([p[p[:, 0] > 0.5, 0].sum() for p in data.points])
+        assert exact_summary(task.name, data).startswith(f"optimal {mean:.3f} (")
+    finally:
+        TASKS.pop(task.name)
+        POINT_TASKS.pop(task.name)
+
+
+def test_a_task_that_is_not_shape_invariant_is_solved_and_decoded_as_given(cli, tmp_path):
+    """Points outside the unit square are not mapped into it for such a task: the map would
+    change its answer (here: which points lie right of x = 1/2)."""
+    from ptrnet.io.unit_square import to_unit_square
+
+    task = register(PickTask())
+    try:
+        points = np.array([[2.0, 0.0], [0.3, 0.0], [0.7, 1.5]])
+        assert to_unit_square(points, task.shape_invariant) is points
+        assert to_unit_square(points).max() == 1.0  # a shape-invariant task's image
+        (tmp_path / "d.txt").write_text("2 0 0.3 0 0.7 1.5\n")
+        status, _, err = cli("solve", task.name, "d.txt", "-o", "s.txt")
+        assert status == 0 and "unit square" not in err
+        assert (tmp_path / "s.txt").read_text().split("output")[1].split() == ["1", "3"]
+        steps = ("--dry-run", "--workers", "0", "--threads", "1", "--out", "run")
+        assert cli("train", task.name, *steps)[0] == 0
+        status, _, err = cli("predict", task.name, "d.txt", "--model", "run", "-o", "p.txt")
+        assert status == 0 and "unit square" not in err
+    finally:
+        TASKS.pop(task.name)
+        POINT_TASKS.pop(task.name)

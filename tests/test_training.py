@@ -57,7 +57,7 @@ def test_unknown_keys_are_errors():
         ({"clip_norm": 0}, "clip_norm"),
         ({"decay": 1.5}, "decay must be in"),
         ({"optimizer": "rmsprop"}, "unknown optimizer"),
-        ({"task": "knapsack"}, "unknown task"),
+        ({"task": "no_such_task"}, "unknown task"),
         ({"task": "convex_hull", "sizes": "2-10"}, "needs n >= 3"),
         ({"sizes": "10-5"}, "invalid size range"),
         ({"steps": None}, "exactly one of steps and epochs"),

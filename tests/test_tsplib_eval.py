@@ -8,8 +8,8 @@ import torch
 from shared_data import TSPLIB
 from tiny_models import bundle_tiny_models
 
-from ptrnet import inference
 from ptrnet.cli.main import main
+from ptrnet.evaluation import tsplib_eval
 from ptrnet.evaluation.tsplib_eval import evaluate_tsplib
 from ptrnet.io.paper_format import read_examples
 from ptrnet.tasks import get_task
@@ -105,7 +105,7 @@ def test_two_opt_never_lengthens_the_rounded_tour(tmp_path, monkeypatch):
     a move that is shorter in floats and 16 when rounded (as ch130's optimum became 6111)."""
     path = tmp_path / "tiny5.tsp"
     path.write_text(TINY5)
-    monkeypatch.setattr(inference, "predict", lambda *args: [np.array([0, 1, 2, 3, 4, 0])])
+    monkeypatch.setattr(tsplib_eval, "predict", lambda *args: [np.array([0, 1, 2, 3, 4, 0])])
     (plain,) = evaluate_tsplib(None, [path], {"tiny5": 15})
     (improved,) = evaluate_tsplib(None, [path], {"tiny5": 15}, improve=True)
     assert plain.length == 15 and improved.length <= 15

@@ -233,6 +233,36 @@ def test_plot_refuses_a_copy_model_naming_what_it_draws(tmp_path, hull_file, cap
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "unknown checkpoint format" not in err
         assert "is a copy-task model" in err
-        assert "point tasks only (sort, convex_hull, delaunay, tsp)" in err
+        assert f"point tasks only ({', '.join(POINT_TASKS)})" in err
         assert err.rstrip().endswith(f"ptrnet predict copy SENTENCE --model {model} --explain")
     assert not (tmp_path / "x.png").exists()
+
+
+def test_every_drawing_kind_has_a_drawer():
+    from ptrnet.tasks import DRAWINGS
+    from ptrnet.viz.draw import DRAWERS
+
+    assert set(DRAWERS) == set(DRAWINGS)
+
+
+def test_a_subset_is_drawn_as_rings_and_dots_without_lines():
+    """The exact choice ringed, the output's choices dotted (blue where exact also chose the
+    input, red where not), and no line: a set has no order to draw."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from ptrnet.viz.draw import EXACT_GID, MODEL, MODEL_GID, WRONG, draw_subset
+
+    points = np.array([[0.1, 0.9], [0.5, 0.5], [0.9, 0.1], [0.3, 0.3]])
+    fig, ax = plt.subplots()
+    draw_subset(ax, points, np.array([0, 1]), np.array([1, 2]))
+    by_gid = {c.get_gid(): c for c in ax.collections}
+    assert not ax.lines
+    assert by_gid[EXACT_GID].get_offsets().tolist() == [[0.1, 0.9], [0.5, 0.5]]
+    model = by_gid[MODEL_GID]
+    assert model.get_offsets().tolist() == [[0.5, 0.5], [0.9, 0.1]]
+    assert [to_hex(c) for c in model.get_facecolors()] == [MODEL, WRONG]
+    plt.close(fig)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ptrnet.tasks import TASKS
+from ptrnet.tasks import DRAWINGS, TASKS
 
 STATIC = Path(__file__).parents[1] / "ptrnet" / "web" / "static"
 NAMES = "|".join(sorted(map(re.escape, TASKS)))
@@ -39,3 +39,9 @@ def test_the_check_finds_task_names_in_conditions_and_tables() -> None:
     assert task_names_in(source) == ["1: sort", "3: convex_hull"]
     assert task_names_in('values.sort((a, b) => a - b); const d = { drawing: "bars" };') == []
     assert task_names_in('document.createElement("span"); if (t === "span") x();') == ["1: span"]
+
+
+@pytest.mark.parametrize("kind", DRAWINGS)
+def test_the_board_draws_every_drawing_kind(kind: str) -> None:
+    """Each kind a task may declare (``Task.drawing``) has its branch in the board's code."""
+    assert f'drawing === "{kind}"' in (STATIC / "board.js").read_text(encoding="utf-8")

@@ -82,9 +82,10 @@ class Prepared(NamedTuple):
     labelled: bool = False
 
 
-def prepare(instance: Instance) -> Prepared:
-    """One instance with its unit-square form."""
-    mapping = fit_unit_square(instance.points)
+def prepare(instance: Instance, task: Task) -> Prepared:
+    """One instance with its unit-square form (itself for a task that is not
+    ``shape_invariant``)."""
+    mapping = fit_unit_square(instance.points, task.shape_invariant)
     unit = instance.points if mapping is None else mapping.to_unit(instance.points)
     return Prepared(
         instance.points,
@@ -114,7 +115,7 @@ def read_prepared(
         InputError: a malformed file, or an instance over ``max_n`` points (at its line).
     """
     read = read_instances(path, task, fmt, columns=columns, labels=labels)
-    instances = [prepare(instance) for instance in read]
+    instances = [prepare(instance, task) for instance in read]
     check_size(path, instances, max_n, "the model")
     return instances
 
@@ -187,7 +188,7 @@ def report(
             "input's units",
             file=sys.stderr,
         )
-    if task.dim != 2 or not degenerate:
+    if task.dim != 2 or not task.shape_invariant or not degenerate:
         return
     for inst in instances:
         reason = planar_degeneracy(inst.unit)
@@ -212,7 +213,8 @@ def located(path: str, task: Task, instances: Sequence[Prepared]) -> Iterator[No
         yield
     except DecodingError as err:
         instance = instances[err.instance]
-        reason = planar_degeneracy(instance.unit) if task.dim == 2 else None
+        planar = task.dim == 2 and task.shape_invariant
+        reason = planar_degeneracy(instance.unit) if planar else None
         problem = err.problem
         if reason:
             problem = (

@@ -19,7 +19,9 @@ from ptrnet import __version__
 from ptrnet.cli import (
     demo,
     eval,
+    exercises,
     generate,
+    lesson,
     plot,
     predict,
     reproduce,
@@ -31,7 +33,20 @@ from ptrnet.cli import (
 from ptrnet.cli.common import Parser
 from ptrnet.io.errors import InputError, UsageError
 
-COMMANDS = (demo, generate, solve, score, train, eval, predict, plot, serve, reproduce)
+COMMANDS = (
+    demo,
+    generate,
+    solve,
+    score,
+    train,
+    eval,
+    predict,
+    plot,
+    serve,
+    reproduce,
+    exercises,
+    lesson,
+)
 
 EXIT_INPUT_ERROR = 1
 EXIT_USAGE_ERROR = 2  # argparse's own status for bad arguments

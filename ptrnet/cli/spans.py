@@ -25,13 +25,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import DRY_RUN_COUNT, note, output_name
-from ptrnet.cli.sentences import (
-    TRAIN_OPTIONS,
-    check_decoding,
-    generate,
-    input_file,
-    sentence_tokens,
-)
+from ptrnet.cli.sentence_train import TRAIN_OPTIONS
+from ptrnet.cli.sentences import check_decoding, generate, input_file, sentence_tokens
 from ptrnet.io.errors import UsageError
 
 if TYPE_CHECKING:

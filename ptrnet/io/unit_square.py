@@ -8,6 +8,10 @@ task's answer is invariant under this map (hulls, triangulations, tours and orde
 on shape), so the same sequence is right for both; a length in unit coordinates times ``scale``
 is the length in the input's units, and an area times ``scale ** 2``.
 
+A task whose answer is not invariant under the map (``Task.shape_invariant`` false: knapsack's
+weights are measured against a fixed capacity) passes ``shape_invariant=False``, and its
+instances are never mapped.
+
 Instances already inside the unit square are left alone (:func:`fit_unit_square` returns None),
 so the paper's files decode exactly as before, unless they are far smaller than it: an
 instance whose extent is below :data:`MIN_EXTENT` (a cluster of points a millionth apart, say)
@@ -64,9 +68,12 @@ MIN_EXTENT = 1e-2
 probability under 1e-14, so test sets decode as given."""
 
 
-def fit_unit_square(points: np.ndarray) -> UnitMap | None:
+def fit_unit_square(points: np.ndarray, shape_invariant: bool = True) -> UnitMap | None:
     """None if ``points`` are already in the unit square and not tiny in it (largest extent
-    at least :data:`MIN_EXTENT`, or zero: all at one place), else their :meth:`UnitMap.fit`."""
+    at least :data:`MIN_EXTENT`, or zero: all at one place), or belong to a task that is not
+    ``shape_invariant``; else their :meth:`UnitMap.fit`."""
+    if not shape_invariant:
+        return None
     if not inside_unit_square(points):
         return UnitMap.fit(points)
     points = np.asarray(points, dtype=np.float64)
@@ -74,11 +81,11 @@ def fit_unit_square(points: np.ndarray) -> UnitMap | None:
     return UnitMap.fit(points) if 0 < extent < MIN_EXTENT else None
 
 
-def to_unit_square(points: np.ndarray) -> np.ndarray:
+def to_unit_square(points: np.ndarray, shape_invariant: bool = True) -> np.ndarray:
     """``points`` (n, dim) as a model decodes them: their image under :func:`fit_unit_square`'s
     map, or themselves when it leaves them alone. Every decoding entry
     (:func:`ptrnet.inference.predict`, :func:`ptrnet.viz.trace.decode_trace`) calls this, so
     each front end decodes the same sequence for the same instance. Mapping twice changes
     nothing (an image spans [0, 1] on its longer side)."""
-    mapping = fit_unit_square(points)
+    mapping = fit_unit_square(points, shape_invariant)
     return np.asarray(points) if mapping is None else mapping.to_unit(points)

@@ -67,13 +67,13 @@ def label(task_name: str, n: int, count: int, seed: int) -> Instances:
 
 
 def exact_summary(task_name: str, data: Instances) -> str:
-    """What the exact solver produced: the mean optimal cost of a task with a cost (TSP's tour
-    length), otherwise its speed."""
+    """What the exact solver produced: for a task whose cost is its objective, the mean of the
+    references' :meth:`Task.answer_cost` (TSP's optimal tour length), otherwise its speed."""
     per = 1e3 * data.seconds / len(data.points)
     task = get_point_task(task_name)
     if task.objective_cost:
         pairs = zip(data.points, data.refs, strict=True)
-        mean = np.mean([task.sequence_cost(p, r) for p, r in pairs])
+        mean = np.mean([task.answer_cost(p, r) for p, r in pairs])
         return f"optimal {mean:.3f} ({per:.1f} ms/inst)"
     return f"exact ({per:.2f} ms/inst)"
 
@@ -206,8 +206,8 @@ VALID_NOTE = (
 )
 PAPER_NOTE = (
     "The paper's protocol (`--protocol paper`, `ptrnet eval`'s default): hull and Delaunay "
-    "decoded unconstrained, as the paper did. paper's Ptr-Net: the paper's model on its own "
-    "test sets, other instances of the same kind and size. FAIL is the paper's verdict on hull "
+    "decoded unconstrained, as the paper did. published Ptr-Net: the published model on its "
+    "own test sets, other instances of the same kind and size. FAIL is the paper's verdict on hull "
     "area coverage when more than 1% of the predicted polygons are not simple."
 )
 
@@ -235,7 +235,7 @@ def format_paper_table(rows: Sequence[DemoRow]) -> str:
     """The paper-protocol rows as a Markdown table: ours beside the paper's Ptr-Net on its own
     test sets (:data:`PAPER_NOTE`)."""
     lines = [
-        "| task | n | decoding | ours, paper's protocol | paper's Ptr-Net, its test sets |",
+        "| task | n | decoding | ours, paper's protocol | published Ptr-Net, its test sets |",
         "|---|---|---|---|---|",
     ]
     for r in rows:
@@ -245,6 +245,13 @@ def format_paper_table(rows: Sequence[DemoRow]) -> str:
     return "\n".join(lines)
 
 
+def _sources(rows: Sequence[DemoRow]) -> str:
+    """ " Published figures: TASK from SOURCE; ..." for the tasks of ``rows`` (in row order)."""
+    tasks = dict.fromkeys(r.task for r in rows)
+    named = [f"{t} from {get_point_task(t).paper_source}" for t in tasks]
+    return f" Published figures: {'; '.join(named)}." if named else ""
+
+
 def format_report(rows: Sequence[DemoRow]) -> str:
     """Both tables with their headings and notes: what a user gets first, the paper's
     protocol second (that one left out when no row has it)."""
@@ -252,5 +259,5 @@ def format_report(rows: Sequence[DemoRow]) -> str:
     paper = [r for r in rows if r.protocol == "paper"]
     parts = ["## What you get", format_valid_table(valid), VALID_NOTE]
     if paper:
-        parts += ["## Against the paper", format_paper_table(paper), PAPER_NOTE]
+        parts += ["## Against the paper", format_paper_table(paper), PAPER_NOTE + _sources(paper)]
     return "\n\n".join(parts)

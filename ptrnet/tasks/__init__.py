@@ -10,6 +10,7 @@ from __future__ import annotations
 from ptrnet.quoting import quote
 from ptrnet.solvers.errors import DegenerateInstanceError
 from ptrnet.tasks.base import (
+    DRAWINGS,
     END_TOKEN,
     SizeRange,
     Task,
@@ -21,6 +22,7 @@ from ptrnet.tasks.card import INPUT_KINDS, TaskCard
 from ptrnet.tasks.convex_hull import ConvexHullTask
 from ptrnet.tasks.copy import CopyTask
 from ptrnet.tasks.delaunay import DelaunayTask
+from ptrnet.tasks.knapsack import KnapsackTask
 from ptrnet.tasks.sentences import Pair, SentenceTask
 from ptrnet.tasks.sort import SortTask
 from ptrnet.tasks.span import SpanTask
@@ -35,12 +37,17 @@ def register(task: TaskCard) -> TaskCard:
     """Add ``task`` to the registry (to :data:`POINT_TASKS` too if its inputs are points).
 
     Raises:
-        ValueError: a name already registered, or an input kind not in :data:`INPUT_KINDS`.
+        ValueError: a name already registered, an input kind not in :data:`INPUT_KINDS`, or a
+            point task whose drawing kind is not in :data:`DRAWINGS`.
     """
     if task.name in TASKS:
         raise ValueError(f"task {task.name!r} is already registered")
     if task.input_kind not in INPUT_KINDS:
         raise ValueError(f"task {task.name}: unknown input kind {task.input_kind!r}")
+    if isinstance(task, Task) and task.drawing not in DRAWINGS:
+        raise ValueError(
+            f"task {task.name}: unknown drawing {task.drawing!r}; choose from {', '.join(DRAWINGS)}"
+        )
     TASKS[task.name] = task
     if isinstance(task, Task):
         POINT_TASKS[task.name] = task
@@ -50,6 +57,7 @@ def register(task: TaskCard) -> TaskCard:
 for _task in (SortTask(), ConvexHullTask(), DelaunayTask(), TSPTask(), CopyTask(), SpanTask()):
     register(_task)
 del _task
+register(KnapsackTask())
 
 
 def get_task(name: str) -> TaskCard:
@@ -77,6 +85,7 @@ def get_point_task(name: str, purpose: str = "this") -> Task:
 
 
 __all__ = [
+    "DRAWINGS",
     "END_TOKEN",
     "INPUT_KINDS",
     "POINT_TASKS",

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from ptrnet.tasks.constraints import DecodeState
 
 END_TOKEN = 0
+#: The drawing kinds (``Task.drawing``) that :mod:`ptrnet.viz.draw` and the web page both draw.
+DRAWINGS = ("hull", "tour", "triangles", "bars", "subset")
 
 
 @dataclass(frozen=True)
@@ -120,9 +122,9 @@ class Task(TaskCard, ABC):
     ``solvers``, ``lower_is_better`` and ``validity_metric`` (checkpoint
     selection), ``paper_constraints`` (the paper's decoding mask for it), the symmetry flags
     (multi-view decoding, augmentation; both false suit a non-geometric task),
-    ``permutation_output`` (the heavy decoder), ``has_cost`` with
-    :meth:`sequence_cost` and optionally a batched :meth:`batch_cost` (REINFORCE) and
-    ``objective_cost`` (the ``shortest`` pick),
+    ``permutation_output`` (the heavy decoder), ``shape_invariant`` (the unit-square map),
+    ``has_cost`` with :meth:`sequence_cost` and optionally a batched :meth:`batch_cost`
+    (REINFORCE) and ``objective_cost`` (the ``shortest`` pick),
     :meth:`sample_points` (default: uniform in [0, 1)^dim) and :meth:`label_shape_problem`
     (the length checks a reference label must pass before :meth:`is_valid`).
     """
@@ -148,7 +150,8 @@ class Task(TaskCard, ABC):
     #: The instance sizes of ``ptrnet demo``'s table.
     demo_sizes: ClassVar[tuple[int, ...]]
     #: How an answer is drawn: ``hull`` (closed polygon of chosen points), ``tour`` (closed
-    #: path through all points), ``triangles`` or ``bars`` (values in output order).
+    #: path through all points), ``triangles``, ``bars`` (values in output order) or
+    #: ``subset`` (the chosen inputs marked, their order not drawn: a set answer).
     drawing: ClassVar[str]
     #: The metrics that are rates in [0, 1], printed as percentages in tables.
     rate_metrics: ClassVar[frozenset[str]] = frozenset()
@@ -159,10 +162,19 @@ class Task(TaskCard, ABC):
     #: The paper's model (a ``model`` of ``paper_results``) that the bundled model compares
     #: with in ``ptrnet demo``; None: no comparison.
     paper_model: ClassVar[str | None] = None
+    #: Who reported ``paper_results`` (named under the demo's paper table).
+    paper_source: ClassVar[str] = "Vinyals et al. 2015"
     #: The decoding mask of the paper's protocol for the task (Sec. 4, Inference; decoding
     #: option ``protocol="paper"``): ``none`` (any real input or the end symbol) or ``task``
     #: (:meth:`allowed_next`). Users get ``task`` by default, whatever this says.
     paper_constraints: ClassVar[str] = "none"
+    #: Whether an instance's answer depends only on its shape, so that translating it and
+    #: scaling it uniformly keeps the answer: true for the geometric tasks and sort, whose
+    #: instances in other units are decoded on their image in the unit square
+    #: (:mod:`ptrnet.io.unit_square`) and get the planar degeneracy notes; false for a task
+    #: whose numbers mean themselves (knapsack's weights against a fixed capacity), decoded as
+    #: given.
+    shape_invariant: ClassVar[bool] = True
     #: Whether the symmetries of the unit square (axis flips and swaps, all isometries of
     #: [0, 1]^dim) keep an instance's solution: true for the planar geometric tasks; false for
     #: sort, whose ascending order a flip reverses.

@@ -7,6 +7,9 @@ One drawer per kind of drawing, chosen by :func:`draw_solution` from the task's 
 * ``triangles`` (delaunay) -- the true triangles; output triangles that are Delaunay in one
   colour, the others dashed in a second.
 * ``bars`` (sort) -- the sorted values, and the values in the order the model emitted them.
+* ``subset`` (a task whose answer is a set of chosen inputs) -- the exact choice as large pale
+  rings, the output's as small dots, red where the exact answer does not choose it; no lines,
+  since the order of a set means nothing.
 
 Sequences are 0-based index arrays (see :mod:`ptrnet.tasks.base`); a prediction is drawn as
 emitted, so an open hull or a tour with repeats shows as such. Point labels are 1-based, the
@@ -70,6 +73,8 @@ def _optional(seq: np.ndarray | None) -> np.ndarray | None:
 
 
 def _legend(kind: str, with_model: bool) -> list:
+    if kind == "subset":
+        return _subset_legend(with_model)
     if kind == "bars":
         handles = [Patch(color=EXACT, alpha=0.35, label="exact (sorted)")]
         if with_model:
@@ -85,6 +90,18 @@ def _legend(kind: str, with_model: bool) -> list:
             handles.append(
                 Line2D([], [], color=WRONG, lw=1.2, ls="--", label="model, not Delaunay")
             )
+    return handles
+
+
+def _subset_legend(with_model: bool) -> list:
+    ring = {"ls": "", "marker": "o", "mfc": "none", "ms": 12, "mew": 3, "alpha": 0.6}
+    handles = [Line2D([], [], color=EXACT, label="exact choice", **ring)]
+    if with_model:
+        dot = {"ls": "", "marker": "o", "ms": 6}
+        handles += [
+            Line2D([], [], color=MODEL, label="model, also exact", **dot),
+            Line2D([], [], color=WRONG, label="model, not exact", **dot),
+        ]
     return handles
 
 
@@ -164,9 +181,23 @@ def draw_sort(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | 
     ax.set_ylabel("value")
 
 
+def draw_subset(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | None) -> None:
+    """The exact choice as pale rings; the output's choices as dots over them, blue where the
+    exact answer chooses the same input and red where it does not. Inputs are drawn as the
+    points they are (their first two numbers); the order of a choice is not drawn."""
+    ring = {"marker": "o", "facecolors": "none", "s": 160, "linewidths": 3, "alpha": 0.6}
+    if len(ref):
+        ax.scatter(points[ref, 0], points[ref, 1], edgecolors=EXACT, gid=EXACT_GID, **ring)
+    if pred is not None and len(pred):
+        chosen = np.isin(pred, ref)
+        colors = [MODEL if ok else WRONG for ok in chosen]
+        ax.scatter(points[pred, 0], points[pred, 1], s=40, c=colors, zorder=6, gid=MODEL_GID)
+
+
 DRAWERS: dict[str, Callable[[Axes, np.ndarray, np.ndarray, np.ndarray | None], None]] = {
     "hull": draw_hull,
     "tour": draw_tour,
     "triangles": draw_triangles,
     "bars": draw_sort,
+    "subset": draw_subset,
 }

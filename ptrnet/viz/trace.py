@@ -85,7 +85,9 @@ def decode_trace(
         sequence=found.sequence,
         tokens=tokens,
         probs=found.probs,
-        allowed=allowed_masks(task, to_unit_square(points), tokens, options.constraints),
+        allowed=allowed_masks(
+            task, to_unit_square(points, task.shape_invariant), tokens, options.constraints
+        ),
         log_prob=found.log_prob,
         constraints=options.constraints,
     )

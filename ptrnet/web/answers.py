@@ -32,13 +32,13 @@ def json_number(value: float | bool) -> float | bool | None:
 
 def metrics_for(task: Task, points: np.ndarray, ref: np.ndarray, pred: np.ndarray) -> dict:
     """The task's metrics for one prediction (``count`` dropped), plus ``valid``; for a task
-    with a cost (TSP) also the reference's cost as ``optimal_length`` (``mean_length`` is then
-    the predicted tour's length)."""
+    whose cost is its objective also the reference's measure (:meth:`Task.answer_cost`, what
+    a user reads: TSP's optimal tour length) as ``optimal_cost``."""
     values = task.metrics([points], [ref], [pred])
     out = {key: json_number(values[key]) for key in task.metric_keys}
     out["valid"] = bool(task.is_valid(points, pred))
     if task.objective_cost:
-        out["optimal_length"] = json_number(task.sequence_cost(points, ref))
+        out["optimal_cost"] = json_number(task.answer_cost(points, ref))
     return out
 
 
@@ -115,7 +115,7 @@ def answer(
         "unit_square": None,
     }
     if loaded is not None:
-        mapping = fit_unit_square(points)
+        mapping = fit_unit_square(points, task.shape_invariant)
         unit = points if mapping is None else mapping.to_unit(points)
         out["unit_square"] = None if mapping is None else mapping.describe()
         out["model"] = model_answer(task, unit, loaded, decoding.to_options())

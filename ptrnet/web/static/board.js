@@ -2,8 +2,9 @@
 // Sequences from the server are 0-based; labels on the page are 1-based, like the paper's files.
 // Model tokens: 0 = end symbol, j = input j-1 (ptrnet/tasks/base.py).
 // What is drawn follows the task's drawing kind (Task.drawing, sent by GET /api/tasks): "hull"
-// (closed polygon of chosen points), "tour" (path through the points), "triangles" or "bars"
-// (values in output order); never the task's name.
+// (closed polygon of chosen points), "tour" (path through the points), "triangles", "bars"
+// (values in output order) or "subset" (chosen points ringed, no lines: a set has no order);
+// never the task's name.
 
 export const SIZE = 600;
 const PAD = 30;
@@ -60,10 +61,28 @@ function drawReference(g, drawing, points, ref) {
     for (const key of triangleKeys(ref)) {
       add(g, "path", { d: pathData(points, key.split(",").map(Number)) + " Z", class: "ref tri" });
     }
+  } else if (drawing === "subset") {
+    for (const i of ref) ring(g, points[i], 13, "ref subset");
   }
 }
 
+/** A circle of radius r (pixels) around a unit-square point. */
+function ring(g, point, r, cls) {
+  const [cx, cy] = toPx(point);
+  add(g, "circle", { cx, cy, r, class: cls });
+}
+
+/** A set's choices: rings, red and dashed where the exact answer does not choose the point. */
+function drawChoices(g, points, seq, ref) {
+  const truth = new Set(ref);
+  for (const i of seq) ring(g, points[i], 9, truth.has(i) ? "model subset" : "model subset wrong");
+}
+
 function drawModel(g, drawing, points, seq, ref) {
+  if (drawing === "subset") {
+    drawChoices(g, points, seq, ref);
+    return;
+  }
   if (drawing !== "triangles") {
     if (seq.length) add(g, "path", { d: pathData(points, seq), class: "model model-path" });
     return;

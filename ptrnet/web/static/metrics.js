@@ -19,6 +19,7 @@ function exactRows(drawing, points, ref) {
   if (drawing === "hull") rows.push(["hull vertices", String(ref.length - 1)]);
   if (drawing === "tour") rows.push(["optimal tour length", num(tourLength(points, ref))]);
   if (drawing === "triangles") rows.push(["triangles", String(ref.length / 3)]);
+  if (drawing === "subset") rows.push(["inputs chosen", String(ref.length)]);
   if (drawing === "bars") rows.push(["smallest, largest", `${points[ref[0]][0]}, ${points[ref[ref.length - 1]][0]}`]);
   return rows;
 }
@@ -34,7 +35,7 @@ const ROWS = {
   tour: (m) => [
     ["valid tour?", ...yes(m.valid)],
     ["tour length", num(m.mean_length)],
-    ["optimal length", num(m.optimal_length)],
+    ["optimal length", num(m.optimal_cost)],
     ["gap to optimal", pct(m.mean_gap)],
   ],
   triangles: (m, result) => [

@@ -1,0 +1,70 @@
+"""Run one trap's experiment and report its figures with the conditions they were measured in."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import torch
+
+from ptrnet.io.atomic import atomic_write
+from ptrnet.lessons.traps import DEFAULT_SEED, TRAP_NAMES, decoder_inputs, label_order, mask, mixing
+from ptrnet.reproduce.run import processor
+
+TRAPS = dict(zip(TRAP_NAMES, (mixing, mask, label_order, decoder_inputs), strict=True))
+
+
+def run_trap(name: str, quick: bool = False, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+    """Run trap ``name`` (a key of :data:`TRAPS`) at its ``quick`` or ``full`` size.
+
+    Returns the record: trap, size (its steps, batch, hidden units, test instances), seed,
+    figures (per model or setting, its measured numbers), CPU, threads, wall seconds and the
+    process's CPU seconds (the wall time on an idle core, where other work shares the CPU).
+    Raises KeyError for an unknown trap.
+    """
+    module = TRAPS[name]
+    size_name = "quick" if quick else "full"
+    size = module.SIZES[size_name]
+    began, cpu_began = time.perf_counter(), time.process_time()
+    figures = module.run(size, seed)
+    return {
+        "trap": name,
+        "size": size_name,
+        "steps": size.steps,
+        "batch": size.batch,
+        "hidden": size.hidden,
+        "tests": size.tests,
+        "seed": seed,
+        "figures": figures,
+        "cpu": processor(),
+        "threads": torch.get_num_threads(),
+        "wall_s": round(time.perf_counter() - began, 1),
+        "cpu_s": round(time.process_time() - cpu_began, 1),
+    }
+
+
+def report(record: dict[str, Any]) -> str:
+    """The record as text: a heading line, then one line per model or setting."""
+    head = (
+        f"{record['trap']} ({record['size']}: {record['steps']} steps of {record['batch']}, "
+        f"hidden {record['hidden']}, {record['tests']} test instances, seed {record['seed']}; "
+        f"{record['wall_s']} s ({record['cpu_s']} s of CPU) on {record['threads']} thread(s) "
+        f"of {record['cpu']})"
+    )
+    lines = [head]
+    for setting, numbers in record["figures"].items():
+        shown = ", ".join(f"{key} {_number(value)}" for key, value in numbers.items())
+        lines.append(f"  {setting}: {shown}")
+    return "\n".join(lines)
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def save(record: dict[str, Any], path: str) -> None:
+    """Write ``record`` as JSON to ``path`` (atomically)."""
+    with atomic_write(path) as stream:
+        json.dump(record, stream, indent=2)
+        stream.write("\n")
