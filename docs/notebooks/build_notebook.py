@@ -3,9 +3,10 @@
     python docs/notebooks/build_notebook.py
 
 The notebook is the tutorial, block for block (its prose as markdown cells, its code as code
-cells), then a closing cell that shows the heatmap inline. It is stored without outputs;
-tests/test_notebook.py checks it equals this script's output and runs it top to bottom with a
-Jupyter kernel (nbclient), the training shortened as the tutorial's own test does.
+cells), a cell that shows the heatmap inline, then the exercises' solutions written out by
+``ptrnet.lessons.exercises`` and checked against ptrnet's own functions. It is stored without
+outputs; tests/test_notebook.py checks it equals this script's output and runs it top to
+bottom with a Jupyter kernel (nbclient), the training shortened as the tutorial's test does.
 """
 
 from __future__ import annotations
@@ -28,10 +29,31 @@ This notebook is [the tutorial](../tutorial.md) to run cell by cell: pointer att
 masking, convex-hull labels, tour cost, greedy decoding, then a small sorter trained and its
 pointer heatmap read. Every cell ends in `assert`s, so a wrong answer stops you. Install first,
 from the repository's folder: `pip install torch==2.13.0 -e .` (and `pip install jupyter` for the
-notebook itself). To write each piece yourself, run `ptrnet exercises DIR` in a terminal: it
-writes the same five pieces as stubs with their contracts, and `ptrnet exercises check DIR`
-says what is wrong in one line.
+notebook itself). The last section writes the same five pieces as the exercises' solutions
+(`ptrnet exercises DIR` writes them as stubs for you to fill in) and checks them.
 """
+
+EXERCISES_INTRO = """\
+## 8. The same pieces, written by you
+
+`ptrnet exercises DIR` writes the five pieces above as stubs (each docstring states the
+contract: shapes, dtypes, errors) and `ptrnet exercises check DIR` compares them with ptrnet's
+own on random cases, naming a mistake in one line. Here the worked solutions are written and
+checked instead; print one to read it, then try the stubs in a folder of your own."""
+
+EXERCISES = """\
+import tempfile
+from pathlib import Path
+
+from ptrnet.lessons.exercises.check import check_folder
+from ptrnet.lessons.exercises.write import write_exercises
+
+folder = tempfile.mkdtemp(prefix="ptrnet-exercises-")
+write_exercises(folder, solutions=True)  # solutions=False: the stubs, for you to fill in
+for exercise, problem in check_folder(folder):
+    print(f"{exercise.number}. {exercise.title}: {problem or 'correct'}")
+assert all(problem is None for _, problem in check_folder(folder))
+print(Path(folder, "ex5_greedy_decoding.py").read_text())"""
 
 SHOW_HEATMAP = """\
 from IPython.display import Image
@@ -55,6 +77,8 @@ def cells() -> list[nbformat.NotebookNode]:
     prose = text[position:].strip()
     if prose:
         out.append(nbformat.v4.new_markdown_cell(prose))
+    out.append(nbformat.v4.new_markdown_cell(EXERCISES_INTRO))
+    out.append(nbformat.v4.new_code_cell(EXERCISES))
     return out
 
 
