@@ -101,7 +101,7 @@ class SpanPointer(nn.Module):
     second step), so training sees the plain distributions.
     """
 
-    def __init__(self, vocab_size: int, embed: int = 64, hidden: int = 64) -> None:
+    def __init__(self, vocab_size: int, embed: int, hidden: int) -> None:
         super().__init__()
         self.reader = Reader(vocab_size, embed, hidden)
         self.cell = nn.LSTMCell(2 * hidden, 2 * hidden)
@@ -143,7 +143,7 @@ class AnswerClassifier(nn.Module):
     """The reader, its passage max-pooled beside the question summary, then a softmax over
     ``answers`` classes (index 0: an answer outside the training answers)."""
 
-    def __init__(self, vocab_size: int, answers: int, embed: int = 64, hidden: int = 64) -> None:
+    def __init__(self, vocab_size: int, answers: int, embed: int, hidden: int) -> None:
         super().__init__()
         self.reader = Reader(vocab_size, embed, hidden)
         self.out = nn.Sequential(

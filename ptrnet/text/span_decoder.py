@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH
 from ptrnet.decoding.search import run_search
 from ptrnet.decoding.strategies import strategy_named
 from ptrnet.model.span import SpanInputs, SpanMemory, SpanPointer
@@ -38,7 +39,7 @@ class SpanDecoder:
         self,
         model: SpanPointer,
         inputs: SpanInputs,
-        width: int = 1,
+        width: int,
         max_length: int = MAX_ANSWER_TOKENS,
     ) -> None:
         memory = model.encode(inputs)
@@ -79,7 +80,7 @@ def decode_spans(
     model: SpanPointer,
     inputs: SpanInputs,
     strategy: str = "greedy",
-    width: int = 1,
+    width: int = DEFAULT_BEAM_WIDTH,
     generator: torch.Generator | None = None,
     max_length: int = MAX_ANSWER_TOKENS,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -115,7 +115,7 @@ def explain_span(loaded: SpanModel, source: Sequence[str], top: int = 3) -> Span
                       for v, i in zip(values, ids, strict=True))  # fmt: skip
         answer = answer_sources(loaded, [source])[0]
         return SpanExplanation(source, answer, (("answer", named),))
-    decoder = SpanDecoder(loaded.model, inputs)
+    decoder = SpanDecoder(loaded.model, inputs, width=1)
     rows, state, chosen = [], decoder.start(), []
     for label in ("start", "end"):
         log_probs, state = decoder.step(state)
