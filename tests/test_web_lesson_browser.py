@@ -119,12 +119,12 @@ def test_large_text_is_20_px_everywhere_and_every_panel_explains_itself(page):
     page.check("#cl-large")
     assert page.evaluate(SMALL_TEXT) == []
     panels = page.locator("section.panel")
-    assert panels.count() == 5  # playground, vocabulary, copy, induction, training
+    assert panels.count() == 6  # playground, vocabulary, copy, induction, span, training
     for k in range(panels.count()):
         explain = panels.nth(k).locator(":scope > .explain")
         assert explain.count() == 1 and explain.is_visible() and len(explain.inner_text()) > 80
     page.uncheck("#cl-explain")
-    assert not any(panels.nth(k).locator(".explain").is_visible() for k in range(5))
+    assert not any(panels.nth(k).locator(".explain").is_visible() for k in range(6))
 
 
 def test_hiding_the_answer_hides_it_in_every_panel(page):
@@ -252,6 +252,29 @@ def test_induction_panel_draws_the_stripe_of_a_typed_sequence(page):
     assert page.locator("#ih-tokens .word").count() == 11
     page.select_option("#ih-layer", "1")  # the previous-token head: stripe on queries 1..10
     assert page.locator("#ih-map rect.ih-stripe").count() == 10
+
+
+def test_span_panel_shades_the_passage_and_outlines_the_span_of_a_typed_question(page):
+    page.locator("#span-panel").scroll_into_view_if_needed()
+    if LESSONS.span is None:
+        assert "span model not installed" in page.inner_text("#sp-missing")
+        return
+    page.wait_for_selector("#sp-passage-words .sp-token")
+    page.fill("#sp-passage", "Kanori Sato founded Mivel Labs in Dabeno in 1987 .")
+    page.fill("#sp-question", "who founded mivel labs ?")
+    with page.expect_response("**/api/lesson/span") as response:
+        page.click("#sp-run")
+    data = response.value.json()
+    assert data["passage"][:2] == ["kanori", "sato"] and data["typed"]
+    page.wait_for_function("document.querySelectorAll('#sp-passage-words .sp-token').length === 10")
+    picked = page.locator("#sp-passage-words .sp-pick")
+    assert picked.count() == data["end"] - data["start"] + 1
+    assert " ".join(picked.all_inner_texts()) == data["answer"]
+    assert f"“{data['answer']}”" in page.inner_text("#sp-status")
+    with page.expect_response("**/api/lesson/span") as response:
+        page.click("#sp-random")
+    drawn = response.value.json()
+    assert not drawn["typed"] and page.input_value("#sp-question") == " ".join(drawn["question"])
 
 
 def test_convex_hull_trains_live_then_is_tested_on_longer_inputs(page):

@@ -14,6 +14,9 @@ Routes:
 * ``POST /api/lesson/induction`` -- "a pointer grown by itself": the bundled induction model's
   attention on a sequence A A, A typed or drawn at random (:class:`InductionRequest`,
   :mod:`ptrnet.web.induction_panel`).
+* ``POST /api/lesson/span`` -- "point at the answer": the bundled span pointer's start and end
+  distributions over a passage, typed or drawn from the test stream (:class:`SpanRequest`,
+  :mod:`ptrnet.web.span_panel`).
 * ``POST /api/lesson/train`` -- live training of sort or convex hull
   (:class:`LessonTrainRequest`); its events, cancel and length test are the ``/api/train/*``
   routes of the app.
@@ -45,6 +48,7 @@ from ptrnet.web.induction_panel import (
 )
 from ptrnet.web.live_train import LIVE_DEFAULTS, JobBusy, LiveTrainer
 from ptrnet.web.schemas import Strict, TrainRequest
+from ptrnet.web.span_panel import SpanRequest, load_bundled_span, span_answer, span_info
 from ptrnet.web.vocabulary import check_baseline, lesson_instance, vocabulary_answer
 
 HULL = TASKS["convex_hull"]
@@ -60,6 +64,8 @@ class Lessons:
     copy_missing: str = "copy model not installed"
     induction: Any = None  # a ptrnet.induction.model.AttentionOnly
     induction_missing: str = "induction model not installed"
+    span: Any = None  # a ptrnet.text.span_checkpoint.SpanModel (a span pointer)
+    span_missing: str = "span model not installed"
 
     def __post_init__(self) -> None:
         if self.seq2seq is not None:
@@ -68,19 +74,22 @@ class Lessons:
 
 def bundled_lessons() -> Lessons:
     """The bundled seq2seq baseline (``ptrnet/bundled/convex_hull_seq2seq/``), copy model and
-    induction model."""
+    induction model and span pointer."""
 
     seq2seq = None
     if os.path.isfile(os.path.join(SEQ2SEQ_DIR, "best.safetensors")):
         seq2seq = load_model(SEQ2SEQ_DIR, HULL)
     copy, missing = load_bundled_copy()
     induction, induction_missing = load_bundled_induction()
+    span, span_missing = load_bundled_span()
     return Lessons(
         seq2seq=seq2seq,
         copy=copy,
         copy_missing=missing,
         induction=induction,
         induction_missing=induction_missing,
+        span=span,
+        span_missing=span_missing,
     )
 
 
@@ -119,6 +128,8 @@ def add_lesson_routes(
             "copy_missing": None if lessons.copy else lessons.copy_missing,
             "induction": None if lessons.induction is None else induction_info(lessons.induction),
             "induction_missing": None if lessons.induction else lessons.induction_missing,
+            "span": None if lessons.span is None else span_info(lessons.span),
+            "span_missing": None if lessons.span else lessons.span_missing,
             "train_defaults": LIVE_DEFAULTS,
         }
 
@@ -148,6 +159,15 @@ def add_lesson_routes(
             return induction_answer(lessons.induction, request)
         except ValueError as err:
             raise HTTPException(422, f"tokens: {err}") from None
+
+    @app.post("/api/lesson/span")
+    def span(request: SpanRequest) -> dict[str, Any]:
+        if lessons.span is None:
+            raise HTTPException(404, lessons.span_missing)
+        try:
+            return span_answer(lessons.span, request)
+        except ValueError as err:
+            raise HTTPException(422, f"text: {err}") from None
 
     @app.post("/api/lesson/train", status_code=202)
     def train(request: LessonTrainRequest) -> dict[str, str]:

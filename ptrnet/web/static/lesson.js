@@ -5,6 +5,7 @@
 import { initClassroom } from "./classroom.js";
 import { initCopy } from "./copy.js";
 import { initInduction } from "./induction.js";
+import { initSpan } from "./span.js";
 import { initTraining } from "./train.js";
 import { initVocabulary } from "./vocab.js";
 
@@ -15,6 +16,7 @@ async function start() {
   initVocabulary(info);
   initCopy(info);
   initInduction(info);
+  initSpan(info);
   initTraining(info.train_defaults);
   document.body.dataset.lessonReady = "true"; // every panel is wired (the browser tests wait)
 }
