@@ -33,9 +33,9 @@ Method:
   its heavy decoder with every label step teacher-forced, in one-thread days at the rate the
   bundled TSP model's runs reached and in GPU hours at the assumed rate.
 
-The copy task's model is left out: it is a sentence task, trained by ``ptrnet.text``'s own
-loss on vocabulary batches, not by ``teacher_forced_loss`` on point batches (its whole
-training, 1,000 steps of 64 sentences in 288 s, is in its COMMAND.md).
+The sentence tasks' models (copy, span) are left out: they are trained by ``ptrnet.text``'s own
+losses on vocabulary batches, not by ``teacher_forced_loss`` on point batches (each whole
+training is in its COMMAND.md: copy 1,000 steps of 64 sentences in 288 s).
 """
 
 from __future__ import annotations
@@ -92,6 +92,7 @@ MODELS = (
     Bundled("sort", ("sort/1-constrained", "sort/2-fp32", "sort/3-fp32-low-lr")),
     Bundled("convex_hull", ("convex_hull",)),
     Bundled("convex_hull_seq2seq", ()),
+    Bundled("knapsack", ("knapsack",)),
     Bundled(
         "delaunay",
         ("delaunay/1-first", "delaunay/2-warm-restart", "delaunay/3-warm-restart"),
