@@ -180,17 +180,24 @@ def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
     return 0
 
 
+def predict_sources(args: argparse.Namespace) -> tuple[str | None, list[tuple[str, ...]]]:
+    """``predict``'s input: the file's sources (the first :data:`DRY_RUN_COUNT` with
+    ``--dry-run``) and its path, or with ``--text`` the one sentence typed (path None)."""
+    from ptrnet.text.format import read_pairs
+
+    path = None if args.text else input_file(args.input)
+    if path is None:
+        return None, [sentence_tokens(args.input)]
+    pairs = read_pairs(path, need_target=False)[: DRY_RUN_COUNT if args.dry_run else None]
+    return path, [p.source for p in pairs]
+
+
 def predict(args: argparse.Namespace, task: SentenceTask) -> int:
     from ptrnet.text.decode import decode_sources, explain
-    from ptrnet.text.format import Pair, printable, read_pairs, write_pairs
+    from ptrnet.text.format import Pair, printable, write_pairs
 
     loaded = _load(args, task)
-    path = None if args.text else input_file(args.input)
-    if path is not None:
-        pairs = read_pairs(path, need_target=False)[: DRY_RUN_COUNT if args.dry_run else None]
-        sources = [p.source for p in pairs]
-    else:
-        sources = [sentence_tokens(args.input)]
+    path, sources = predict_sources(args)
     if args.explain:
         for source in sources:
             print(_explained(explain(loaded.model, loaded.vocab, source, args.p_gen)))

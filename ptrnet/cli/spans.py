@@ -26,7 +26,11 @@ from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import DRY_RUN_COUNT, note, output_name
 from ptrnet.cli.sentence_train import TRAIN_OPTIONS
-from ptrnet.cli.sentences import check_decoding, generate, input_file, sentence_tokens
+from ptrnet.cli.sentences import (
+    check_decoding,
+    generate,
+    predict_sources,
+)
 from ptrnet.io.errors import UsageError
 
 if TYPE_CHECKING:
@@ -152,16 +156,11 @@ def _check_sources(where: str | None, sources: list[tuple[str, ...]]) -> None:
 
 
 def predict(args: argparse.Namespace, task: SentenceTask) -> int:
-    from ptrnet.text.format import Pair, printable, read_pairs, write_pairs
+    from ptrnet.text.format import Pair, printable, write_pairs
     from ptrnet.text.span_eval import answer_sources, explain_span
 
     loaded = _load(args, task)
-    path = None if args.text else input_file(args.input)
-    if path is not None:
-        pairs = read_pairs(path, need_target=False)[: DRY_RUN_COUNT if args.dry_run else None]
-        sources = [p.source for p in pairs]
-    else:
-        sources = [sentence_tokens(args.input)]
+    path, sources = predict_sources(args)
     _check_sources(path, sources)
     if args.explain:
         for source in sources:
