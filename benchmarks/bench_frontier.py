@@ -1,0 +1,270 @@
+"""The TSP time-quality frontier: ptrnet's bundled TSP folder under every decoding and RRC
+budget beside Kool et al.'s public models, classic heuristics, fast-tsp and LKH-3, one thread.
+
+    python benchmarks/bench_frontier.py --kool /tmp/attention-learn-to-route --out frontier/
+    python benchmarks/bench_frontier.py --quick --out /tmp/frontier-quick   # < 2 min smoke test
+    python benchmarks/bench_frontier.py --report frontier/rows.jsonl --out frontier/   # redraw
+
+Test sets: uniform instances of each ``--n`` (seed 4242, stream 7, never a training stream;
+the first ``--count`` of them, default 20 up to n = 200 and 5 beyond) and, with ``--tsplib``,
+the 29 TSPLIB instances in ``ptrnet/data/tsplib`` (51-200 cities, against their proven optima,
+TSPLIB's rounded EUC_2D lengths). Uniform references: per instance the shorter of LKH-3's
+(elkai, ``--lkh-runs``) and fast-tsp's (``near_exact``) tours; the rows say how often each won.
+
+Every method (benchmarks/frontier_methods.py) gives the mean gap (percent) and two CPU times
+(``time.process_time``, one torch thread; wall time rides along in the JSON): seconds per
+instance decoded alone (batch of 1; the first ``--single`` instances for the models, every
+instance for the one-at-a-time solvers) and instances per second with the whole set decoded
+together (the throughput of a file). RRC rows include the greedy decoding they start from.
+Kool rows need their checkout (``--kool`` or ``$KOOL_CHECKOUT``); without it they are left out
+with a note on stderr. Output: one JSON line per row on stdout and in ``OUT/rows.jsonl``, then
+``OUT/table.md`` (the Markdown table and the below-left check of frontier_report.py) and one
+plot per test set, ``OUT/frontier_n{N}.png`` / ``OUT/frontier_tsplib.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+try:
+    from benchmarks import frontier_methods as fm
+    from benchmarks.bench_kool import TestSet, cpu_model, load_test
+    from benchmarks.frontier_report import (
+        best_reference,
+        dominance_lines,
+        gaps_pct,
+        markdown_table,
+        plot_set,
+    )
+    from benchmarks.kool_models import BenchError, model_dir
+except ModuleNotFoundError:  # run as a script: benchmarks/ itself is on sys.path
+    import frontier_methods as fm
+    from bench_kool import TestSet, cpu_model, load_test
+    from frontier_report import best_reference, dominance_lines, gaps_pct, markdown_table, plot_set
+    from kool_models import BenchError, model_dir
+
+
+def uniform_set(n: int, count: int) -> TestSet:
+    """``count`` uniform instances of ``n`` cities (seed 4242, stream 7); references later."""
+    from ptrnet.tasks import SizeRange, get_task
+
+    points = get_task("tsp").generate(SizeRange(n, n), count, seed=4242, stream=7)
+    return TestSet(f"n = {n}", points, points, np.ones(count))
+
+
+def distances(test: TestSet) -> list[np.ndarray]:
+    """The matrix each classic solver optimises: TSPLIB's rounded one, else Euclidean."""
+    from ptrnet.io.tsplib import tsplib_distances
+    from ptrnet.solvers.tsp import distance_matrix
+
+    measure = tsplib_distances if test.rounded else distance_matrix
+    return [measure(c) for c in test.coords]
+
+
+def clocked(function: Callable, *args) -> tuple[object, float, float]:
+    """(result, CPU seconds, wall seconds) of one call."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    out = function(*args)
+    return out, time.process_time() - cpu, time.perf_counter() - wall
+
+
+class Runner:
+    """Runs the methods on one test set, keeping ptrnet's greedy tours for RRC."""
+
+    def __init__(self, test: TestSet, args: argparse.Namespace, loaded) -> None:
+        self.test, self.args, self.loaded = test, args, loaded
+        self.size = max(len(p) for p in test.points)
+        self.greedy: tuple[list, float, float, float, float] | None = None
+
+    def solve_each(self, solve: Callable[[np.ndarray], np.ndarray], inputs: list) -> dict:
+        """One instance at a time: batch time = the sum of the single ones."""
+        tours, cpu, wall = [], 0.0, 0.0
+        for item in inputs:
+            tour, c, w = clocked(solve, item)
+            tours.append(fm.open_tour(tour))
+            cpu, wall = cpu + c, wall + w
+        n = len(inputs)
+        return dict(tours=tours, cpu_single=cpu / n, cpu_batch=cpu / n, wall_batch=wall / n)
+
+    def batched(self, decode: Callable[[list], list]) -> dict:
+        """All instances together, then the first ``--single`` alone."""
+        points = list(self.test.points)
+        tours, cpu, wall = clocked(decode, points)
+        alone = [clocked(decode, [p])[1] for p in points[: self.args.single]]
+        return dict(tours=tours, cpu_single=float(np.mean(alone)), cpu_batch=cpu / len(points),
+                    wall_batch=wall / len(points))  # fmt: skip
+
+    def run(self, method: fm.Method) -> dict:
+        """Tours and CPU seconds per instance (alone, in the batch) of ``method``."""
+        if method.family in ("classic", "fast-tsp", "lkh"):
+            runs = self.args.lkh_runs or (10 if self.size <= 200 else 1)
+            return self.solve_each(fm.classic_solver(method.name, runs), distances(self.test))
+        if method.family == "kool":
+            decode = fm.kool_decoder(self.args.kool, self.size, method.name.split()[-1])
+            if method.name.endswith("greedy"):
+                return self.batched(decode)
+            torch.manual_seed(0)
+            return self.solve_each(lambda p: decode([p])[0], list(self.test.points))
+        if method.rrc:
+            return self.rrc(method.rrc)
+        found = self.batched(lambda pts: fm.ptrnet_decoder(method.name)(self.loaded, pts))
+        if method.name == "greedy":
+            self.greedy = found
+        found["tours"] = [fm.open_tour(t) for t in found["tours"]]
+        return found
+
+    def rrc(self, rounds: int) -> dict:
+        """RRC after the greedy row's tours; its times include the greedy decoding's."""
+        greedy = self.greedy
+        if greedy is None:
+            raise BenchError("RRC rows need the ptrnet greedy row first")
+        points = list(self.test.points)
+        closed = [np.append(t, t[0]) for t in greedy["tours"]]  # open tours, closed again
+        tours, cpu, wall = clocked(fm.rrc_tours, self.loaded, points, closed, rounds)
+        alone = [
+            clocked(fm.rrc_tours, self.loaded, [p], [t], rounds)[1]
+            for p, t in zip(points[: self.args.single], closed, strict=False)
+        ]
+        return dict(
+            tours=[fm.open_tour(t) for t in tours],
+            cpu_single=greedy["cpu_single"] + float(np.mean(alone)),
+            cpu_batch=greedy["cpu_batch"] + cpu / len(points),
+            wall_batch=greedy["wall_batch"] + wall / len(points),
+        )
+
+
+def chosen(methods: list[fm.Method], size: int, args: argparse.Namespace) -> list[fm.Method]:
+    """The methods that run at ``size`` (each one's ``max_n``, unless ``--all-methods``): Kool
+    rows only with a checkout, LKH-3 only with elkai."""
+    picked = [m for m in methods if args.all_methods or m.max_n is None or size <= m.max_n]
+    if not args.kool_ok:
+        picked = [m for m in picked if m.family != "kool"]
+    if not args.lkh_ok:
+        picked = [m for m in picked if m.family != "lkh"]
+    return picked
+
+
+def measure_set(test: TestSet, args: argparse.Namespace, loaded, methods: list) -> list[dict]:
+    """Every chosen method's row on ``test``, printed as each finishes (the reference solvers
+    first: on uniform sets the per-instance shorter of their tours is the reference)."""
+    runner = Runner(test, args, loaded)
+    picked = chosen(methods, runner.size, args)
+    found = {m.name: runner.run(m) for m in picked if m.family in ("fast-tsp", "lkh")}
+    refs, note = test.refs, "proven optima, TSPLIB EUC_2D lengths"
+    if not test.rounded:
+        refs, wins = best_reference({k: test.lengths(v["tours"]) for k, v in found.items()})
+        shares = ", ".join(f"{k} {v}/{len(refs)}" for k, v in wins.items())
+        note = f"per-instance shortest of the solvers (instances at it: {shares})"
+    rows = []
+    for method in picked:
+        result = found.get(method.name) or runner.run(method)
+        row = make_row(test, method, result, refs, args)
+        row["reference"] = note
+        emit(row, args)
+        rows.append(row)
+    return rows
+
+
+def make_row(test: TestSet, method, result: dict, refs: np.ndarray, args) -> dict:
+    """The JSON row of one method on one test set."""
+    count = len(result["tours"])
+    alone = count if not method.batched else min(args.single, count)
+    return dict(
+        set=test.name, family=method.family, method=method.name, count=count, single=alone,
+        gap=round(float(gaps_pct(test.lengths(result["tours"]), refs).mean()), 4),
+        s_single=round(result["cpu_single"], 6), per_s_batch=round(1 / result["cpu_batch"], 4),
+        wall_s_batch=round(result["wall_batch"], 6), threads=torch.get_num_threads(),
+        cpu=cpu_model(), load_avg=round(os.getloadavg()[0], 1),
+    )  # fmt: skip
+
+
+def emit(row: dict, args: argparse.Namespace) -> None:
+    """Print ``row`` as a JSON line and append it to ``OUT/rows.jsonl``."""
+    line = json.dumps(row)
+    print(line, flush=True)
+    with open(Path(args.out) / "rows.jsonl", "a") as out:
+        out.write(line + "\n")
+
+
+def report(rows: list[dict], out: Path) -> None:
+    """``OUT/table.md`` (table and below-left check) and one plot per test set."""
+    text = markdown_table(rows) + "\n\n" + "\n".join(f"- {x}" for x in dominance_lines(rows))
+    (out / "table.md").write_text(text + "\n")
+    print("\n" + text)
+    for name in dict.fromkeys(r["set"] for r in rows):
+        slug = "tsplib" if name == "tsplib" else "n" + name.split("=")[-1].strip()
+        plot_set(rows, name, out / f"frontier_{slug}.png")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line (see the module docstring)."""
+    from ptrnet.cli.common import positive_int
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add = parser.add_argument
+    add("--n", type=positive_int, nargs="+", default=[20, 50, 100, 200, 500, 1000])
+    add("--count", type=positive_int, help="instances per size (default 20 to n = 200, 5 beyond)")
+    add("--single", type=positive_int, default=3, help="instances decoded alone per model row")
+    add("--rrc", type=positive_int, nargs="+", default=[10, 30, 100], help="RRC rounds")
+    add("--tsplib", action="store_true", help="also the 29 bundled TSPLIB instances")
+    add("--lkh-runs", type=positive_int, help="elkai runs (default 10 to n = 200, 1 beyond)")
+    add("--kool", default=os.environ.get("KOOL_CHECKOUT"), metavar="PATH")
+    add("--all-methods", action="store_true", help="run every method at every size")
+    add("--quick", action="store_true", help="smoke test: n 20 50, 2 instances, 1 alone")
+    add("--out", required=True, metavar="DIR", help="rows.jsonl, table.md, the plots")
+    add("--report", metavar="ROWS.jsonl", help="only redraw table and plots from saved rows")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.n, args.count, args.single, args.rrc, args.lkh_runs = [20, 50], 2, 1, [10], 1
+    return args
+
+
+def check_optional(args: argparse.Namespace) -> None:
+    """Sets ``kool_ok`` and ``lkh_ok``, with a note on stderr for what is left out."""
+    try:
+        model_dir(args.kool, 20)
+        args.kool_ok = True
+    except BenchError as err:
+        args.kool_ok = False
+        print(f"bench_frontier: Kool rows left out: {err}", file=sys.stderr)
+    try:
+        import elkai  # noqa: F401
+
+        args.lkh_ok = True
+    except ImportError:
+        args.lkh_ok = False
+        print("bench_frontier: LKH-3 rows left out: pip install elkai", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.report:
+        report([json.loads(x) for x in Path(args.report).read_text().splitlines() if x], out)
+        return
+    torch.set_num_threads(1)
+    check_optional(args)
+    from ptrnet.inference import load_model, predict
+
+    loaded, methods, rows = load_model(None, "tsp"), fm.methods(args.rrc), []
+    (out / "rows.jsonl").write_text("")
+    warm = uniform_set(20, 1).points
+    predict(loaded, "tsp", warm)  # the first call's one-off costs stay out of every row
+    tests = [uniform_set(n, args.count or (20 if n <= 200 else 5)) for n in args.n]
+    for test in tests + ([load_test("tsplib")] if args.tsplib else []):
+        rows += measure_set(test, args, loaded, methods)
+    report(rows, out)
+
+
+if __name__ == "__main__":
+    main()

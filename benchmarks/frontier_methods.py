@@ -1,0 +1,158 @@
+"""The methods of benchmarks/bench_frontier.py: each turns a list of instances (one size, or
+TSPLIB's mixed sizes) into one open tour per instance.
+
+* ptrnet (the bundled TSP folder through the public inference API): greedy, beam search of
+  width 5, the shortest of 128 samples, four averaged views (``--average-views 4``), greedy from
+  every city keeping the shortest (``--multistart 1 --pick shortest``) and Random Re-Construct
+  after greedy (``--improve rrc --iterations K``);
+* Kool et al.'s public TSP models (greedy; the shortest of 1,280 samples), the model trained on
+  the size nearest n (benchmarks/kool_models.py);
+* nearest neighbour from city 0, farthest insertion, nearest neighbour + 2-opt to a local
+  optimum, fast-tsp's time-budgeted search (``near_exact``), LKH-3 through elkai.
+
+Classic heuristics and solvers see each instance's distance matrix (TSPLIB's rounded EUC_2D
+one for TSPLIB instances, so they optimise what is measured); the models see the unit-square
+points, as they were trained.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+Tours = list[np.ndarray]
+
+
+@dataclass(frozen=True)
+class Method:
+    """One row of the benchmark: ``family`` (ptrnet, kool, classic, fast-tsp, lkh), a ``name``,
+    the largest n it runs at (None: every n; TSPLIB counts as its largest instance), and
+    whether it decodes many instances together (``batched``; otherwise instances are solved
+    one at a time and the batch time is the sum of the single ones). ``rrc``: rounds of RRC
+    after ptrnet's greedy tours (0: none)."""
+
+    family: str
+    name: str
+    max_n: int | None = None
+    batched: bool = False
+    rrc: int = 0
+
+
+def nearest_neighbour(dist: np.ndarray) -> np.ndarray:
+    """The nearest-neighbour tour from city 0 (ties: the lowest index), O(n^2)."""
+    n = len(dist)
+    tour, free = [0], np.ones(n, dtype=bool)
+    free[0] = False
+    for _ in range(n - 1):
+        city = int(np.argmin(np.where(free, dist[tour[-1]], np.inf)))
+        tour.append(city)
+        free[city] = False
+    return np.array(tour, dtype=np.int64)
+
+
+def farthest_insertion(dist: np.ndarray) -> np.ndarray:
+    """Farthest insertion: start from the two cities farthest apart, then repeatedly take the
+    city farthest from the tour and insert it where it lengthens the tour least; O(n^2)."""
+    n = len(dist)
+    if n <= 3:
+        return np.arange(n, dtype=np.int64)
+    a, b = np.unravel_index(int(np.argmax(dist)), dist.shape)
+    tour = [int(a), int(b)]
+    free = np.ones(n, dtype=bool)
+    free[tour] = False
+    to_tour = np.minimum(dist[a], dist[b])  # (n,) each city's distance to the tour
+    for _ in range(n - 2):
+        city = int(np.argmax(np.where(free, to_tour, -np.inf)))
+        here = np.array(tour)
+        after = np.roll(here, -1)
+        cost = dist[here, city] + dist[city, after] - dist[here, after]  # (len(tour),)
+        tour.insert(int(np.argmin(cost)) + 1, city)
+        free[city] = False
+        to_tour = np.minimum(to_tour, dist[city])
+    return np.array(tour, dtype=np.int64)
+
+
+def classic_solver(name: str, lkh_runs: int) -> Callable[[np.ndarray], np.ndarray]:
+    """The function from a distance matrix to a tour for a classic ``name``."""
+    from ptrnet.solvers.tsp_exact import fast_tsp_near_exact
+    from ptrnet.solvers.tsp_heuristics import lkh_tour, two_opt
+
+    return {
+        "nearest neighbour": nearest_neighbour,
+        "farthest insertion": farthest_insertion,
+        "nn + 2-opt": lambda d: two_opt(d, nearest_neighbour(d)),
+        "fast-tsp": fast_tsp_near_exact,
+        "lkh-3": lambda d: lkh_tour(d, runs=lkh_runs),
+    }[name]
+
+
+def open_tour(seq: np.ndarray) -> np.ndarray:
+    """``seq`` without a closing index (``[a, b, c, a]`` -> ``[a, b, c]``)."""
+    seq = np.asarray(seq, dtype=np.int64)
+    return seq[:-1] if len(seq) > 1 and seq[0] == seq[-1] else seq
+
+
+def ptrnet_decoder(name: str) -> Callable[[object, Sequence[np.ndarray]], Tours]:
+    """``(loaded, points) -> closed tours`` for a ptrnet decoding ``name`` (bench_kool's
+    names: greedy, beamK, sampleK, views4, multistart-shortest)."""
+    try:
+        from benchmarks.bench_kool import ptrnet_options
+    except ModuleNotFoundError:  # run as a script
+        from bench_kool import ptrnet_options
+    from ptrnet.inference import predict
+
+    options = ptrnet_options(name)
+    return lambda loaded, points: predict(loaded, "tsp", list(points), options)
+
+
+def rrc_tours(loaded, points: Sequence[np.ndarray], closed: Tours, rounds: int) -> Tours:
+    """RRC from closed greedy tours, batch size as ``ptrnet eval`` (seed 0)."""
+    from ptrnet.inference import improve_tours_of
+
+    return improve_tours_of(loaded, list(points), closed, rounds, 0)
+
+
+def kool_size(n: int) -> int:
+    """The size of Kool et al.'s pretrained model nearest ``n`` (20, 50 or 100)."""
+    return min((20, 50, 100), key=lambda size: (abs(size - n), size))
+
+
+def kool_decoder(checkout: str, n: int, decode: str) -> Callable[[Sequence[np.ndarray]], Tours]:
+    """``points -> open tours`` with Kool's model nearest ``n`` (greedy or ``sampleK``), the
+    instances grouped by size as their model needs."""
+    try:
+        from benchmarks.bench_kool import by_size
+        from benchmarks.kool_models import kool_tours, load_kool
+    except ModuleNotFoundError:
+        from bench_kool import by_size
+        from kool_models import kool_tours, load_kool
+
+    model = load_kool(checkout, kool_size(n))
+    samples = int(re.sub(r"\D", "", decode) or 0)
+    return lambda points: by_size(lambda pts: kool_tours(model, pts, samples), list(points))
+
+
+def methods(rrc_rounds: Sequence[int]) -> list[Method]:
+    """Every row, cheapest first within a family, with the sizes each runs at by default (the
+    costly searches stop where one size would take more than about ten minutes on one core)."""
+    ptrnet = [
+        Method("ptrnet", "greedy", batched=True),
+        Method("ptrnet", "beam5", 200, batched=True),
+        Method("ptrnet", "views4", 200, batched=True),
+        Method("ptrnet", "sample128", 100, batched=True),
+        Method("ptrnet", "multistart-shortest", 50, batched=True),
+    ]
+    ptrnet += [Method("ptrnet", f"rrc{k}", 200 if k > 30 else None, True, k) for k in rrc_rounds]
+    return [
+        *ptrnet,
+        Method("kool", "kool greedy", batched=True),
+        Method("kool", "kool sample1280", 200),
+        Method("classic", "nearest neighbour"),
+        Method("classic", "farthest insertion"),
+        Method("classic", "nn + 2-opt"),
+        Method("fast-tsp", "fast-tsp"),
+        Method("lkh", "lkh-3"),
+    ]
