@@ -1,0 +1,166 @@
+"""The pure parts of benchmarks/bench_frontier.py (gaps, references, ptrnet's frontier, the
+below-left check, the table, the redraw from saved rows) and its heuristics, on small synthetic
+inputs against independent oracles; no model, no Kool checkout, elkai only where installed."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks.bench_frontier import main
+from benchmarks.frontier_methods import (
+    classic_solver,
+    farthest_insertion,
+    kool_size,
+    nearest_neighbour,
+)
+from benchmarks.frontier_report import (
+    below_left,
+    best_reference,
+    dominance,
+    frontier,
+    gap_text,
+    gaps_pct,
+    markdown_table,
+)
+from ptrnet.solvers.tsp import distance_matrix, tour_length
+from ptrnet.solvers.tsp_heuristics import nearest_neighbour_tours
+
+
+def test_gaps_are_percent_above_the_reference():
+    np.testing.assert_allclose(gaps_pct([4.0, 5.0, 3.0], [4.0, 4.0, 2.0]), [0.0, 25.0, 50.0])
+    with pytest.raises(ValueError, match="positive references"):
+        gaps_pct([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError, match="positive references"):
+        gaps_pct([1.0], [0.0])
+
+
+def test_the_reference_is_the_shorter_tour_and_ties_count_for_both():
+    refs, at_best = best_reference({"lkh": [10.0, 7.0, 5.0], "fast": [9.0, 7.0, 6.0]})
+    np.testing.assert_allclose(refs, [9.0, 7.0, 5.0])
+    assert at_best == {"lkh": 2, "fast": 2}
+
+
+def brute_frontier(points):
+    """The points no other beats on both axes (one strictly), by pairwise comparison."""
+    beaten = [any(u <= t and h <= g and (u, h) != (t, g) for u, h in points) for t, g in points]
+    return sorted({p for p, b in zip(points, beaten, strict=True) if not b})
+
+
+def sampled_curve_max(curve, t, per_segment=4000):
+    """The largest gap of the curve at times >= t, sampling every segment in log time."""
+    samples = list(curve)
+    for (t0, g0), (t1, g1) in zip(curve, curve[1:], strict=False):
+        for s in np.linspace(0, 1, per_segment):
+            samples.append((math.exp(math.log(t0) + s * math.log(t1 / t0)), g0 + s * (g1 - g0)))
+    later = [g for u, g in samples if u >= t]
+    return max(later, default=-math.inf)
+
+
+def test_frontier_keeps_exactly_the_undominated_points():
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        points = [(float(t), float(g)) for t, g in rng.integers(1, 8, size=(7, 2))]
+        assert sorted(frontier(points)) == brute_frontier(points)
+
+
+def test_below_left_matches_a_sampled_curve():
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(300):
+        raw = [(float(10 ** rng.uniform(-3, 1)), float(rng.uniform(0, 10))) for _ in range(5)]
+        curve = frontier(raw)
+        point = (float(10 ** rng.uniform(-3.5, 1.5)), float(rng.uniform(-1, 11)))
+        top = sampled_curve_max(curve, point[0])
+        if abs(point[1] - top) < 0.05:  # too close to the curve for a sampled oracle
+            continue
+        assert below_left(point, raw) == (point[1] < top), (point, curve)
+        checked += 1
+    assert checked > 250
+
+
+def test_below_left_by_hand():
+    curve = [(1.0, 10.0), (100.0, 1.0), (50.0, 20.0)]  # (50, 20) is beaten by (1, 10)
+    assert below_left((10.0, 4.0), curve)  # under the segment: 5.5 at t = 10
+    assert not below_left((10.0, 6.0), curve)
+    assert below_left((0.001, 9.0), curve)  # faster than the curve, and better than its start
+    assert not below_left((0.001, 10.0), curve)  # a tie is not below
+    assert not below_left((1000.0, 0.5), curve)  # better, but slower than all of it
+
+
+def test_dominance_names_the_rows_below_left_of_ptrnet():
+    rows = [
+        dict(family="ptrnet", method="greedy", s_single=1.0, gap=5.0),
+        dict(family="ptrnet", method="rrc", s_single=10.0, gap=1.0),
+        dict(family="kool", method="fast", s_single=0.1, gap=4.0),
+        dict(family="kool", method="slow", s_single=20.0, gap=0.5),
+        dict(family="lkh", method="lkh-3", s_single=2.0, gap=0.0),
+    ]
+    assert dominance(rows, "kool") == ["fast"]
+    assert dominance(rows, "lkh") == ["lkh-3"]
+
+
+def test_table_has_a_header_and_one_line_per_row():
+    row = dict(set="n = 50", method="beam5", count=20, single=3, gap=1.2345,
+               s_single=0.123456, per_s_batch=12.3456)  # fmt: skip
+    lines = markdown_table([row, dict(row, gap=-1e-15)]).splitlines()
+    assert lines[0].startswith("| instances | method |") and len(lines) == 4
+    assert lines[2] == "| n = 50 | beam5 | 20 / 3 | 1.23% | 0.1235 | 12.35 |"
+    assert "| 0.00% |" in lines[3] and gap_text(-0.004) == "0.00%"
+
+
+def test_nearest_neighbour_is_ptrnets_from_city_zero():
+    rng = np.random.default_rng(7)
+    for n in (2, 5, 30):
+        dist = distance_matrix(rng.random((n, 2)))
+        np.testing.assert_array_equal(nearest_neighbour(dist), nearest_neighbour_tours(dist)[0])
+
+
+def circle(n: int, seed: int) -> tuple[np.ndarray, float]:
+    """``n`` shuffled points on a circle (convex position) and their optimal tour's length,
+    the polygon's perimeter."""
+    angles = np.sort(np.random.default_rng(seed).uniform(0, 2 * np.pi, n))
+    ring = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    perimeter = tour_length(ring, np.arange(n))
+    return ring[np.random.default_rng(seed + 1).permutation(n)], perimeter
+
+
+@pytest.mark.parametrize("n", [3, 4, 9, 40])
+def test_farthest_insertion_solves_points_in_convex_position(n):
+    points, perimeter = circle(n, n)
+    tour = farthest_insertion(distance_matrix(points))
+    assert sorted(tour.tolist()) == list(range(n))
+    assert tour_length(points, tour) == pytest.approx(perimeter, rel=1e-12)
+
+
+def test_two_opt_and_lkh_solve_points_in_convex_position():
+    points, perimeter = circle(30, 1)
+    dist = distance_matrix(points)
+    assert tour_length(points, classic_solver("nn + 2-opt", 1)(dist)) == pytest.approx(perimeter)
+    pytest.importorskip("elkai")
+    assert tour_length(points, classic_solver("lkh-3", 1)(dist)) == pytest.approx(perimeter)
+
+
+def test_kool_model_is_the_nearest_size():
+    assert [kool_size(n) for n in (5, 20, 34, 35, 50, 76, 100, 1000)] == [
+        20, 20, 20, 20, 50, 100, 100, 100
+    ]  # fmt: skip
+
+
+def test_report_redraws_table_and_plots_from_saved_rows(tmp_path):
+    rows = [
+        dict(set="n = 20", family="ptrnet", method="greedy", count=2, single=1, gap=1.0,
+             s_single=0.1, per_s_batch=20.0),
+        dict(set="n = 20", family="kool", method="kool greedy", count=2, single=1, gap=0.5,
+             s_single=0.01, per_s_batch=100.0),
+    ]  # fmt: skip
+    saved = tmp_path / "rows.jsonl"
+    saved.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    main(["--report", str(saved), "--out", str(tmp_path)])
+    table = (tmp_path / "table.md").read_text()
+    assert "| n = 20 | kool greedy | 2 / 1 | 0.50% |" in table
+    assert "kool below-left (batch of 1): kool greedy" in table
+    assert (tmp_path / "frontier_n20.png").stat().st_size > 1000
