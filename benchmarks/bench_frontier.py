@@ -1,15 +1,17 @@
 """The TSP time-quality frontier: ptrnet's bundled TSP folder under every decoding and RRC
 budget beside Kool et al.'s public models, classic heuristics, fast-tsp and LKH-3, one thread.
 
-    python benchmarks/bench_frontier.py --kool /tmp/attention-learn-to-route --out frontier/
+    python benchmarks/bench_frontier.py --kool /tmp/attention-learn-to-route --tsplib --out f/
     python benchmarks/bench_frontier.py --quick --out /tmp/frontier-quick   # < 2 min smoke test
-    python benchmarks/bench_frontier.py --report frontier/rows.jsonl --out frontier/   # redraw
+    python benchmarks/bench_frontier.py --report f/rows.jsonl --out f/   # redraw from rows
 
 Test sets: uniform instances of each ``--n`` (seed 4242, stream 7, never a training stream;
-the first ``--count`` of them, default 20 up to n = 200 and 5 beyond) and, with ``--tsplib``,
-the 29 TSPLIB instances in ``ptrnet/data/tsplib`` (51-200 cities, against their proven optima,
-TSPLIB's rounded EUC_2D lengths). Uniform references: per instance the shorter of LKH-3's
-(elkai, ``--lkh-runs``) and fast-tsp's (``near_exact``) tours; the rows say how often each won.
+the first ``--count`` of them, :func:`default_count` without it) and, with ``--tsplib``, the 29
+TSPLIB instances in ``ptrnet/data/tsplib`` (51-200 cities, against their proven optima, in
+TSPLIB's rounded EUC_2D lengths). Uniform references: per instance the shortest of LKH-3's
+(elkai, ``--lkh-runs``) and fast-tsp's (``near_exact``) tours; the rows say how often each
+reached it. Costly methods stop at the sizes :func:`frontier_methods.methods` states
+(``--all-methods`` runs every one everywhere).
 
 Every method (benchmarks/frontier_methods.py) gives the mean gap (percent) and two CPU times
 (``time.process_time``, one torch thread; wall time rides along in the JSON): seconds per
@@ -59,6 +61,11 @@ def uniform_set(n: int, count: int) -> TestSet:
 
     points = get_task("tsp").generate(SizeRange(n, n), count, seed=4242, stream=7)
     return TestSet(f"n = {n}", points, points, np.ones(count))
+
+
+def default_count(n: int) -> int:
+    """Instances at size ``n`` without ``--count``: 20 up to 100 cities, 10 to 200, 5 beyond."""
+    return 20 if n <= 100 else 10 if n <= 200 else 5
 
 
 def distances(test: TestSet) -> list[np.ndarray]:
@@ -212,8 +219,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add = parser.add_argument
     add("--n", type=positive_int, nargs="+", default=[20, 50, 100, 200, 500, 1000])
-    add("--count", type=positive_int, help="instances per size (default 20 to n = 200, 5 beyond)")
-    add("--single", type=positive_int, default=3, help="instances decoded alone per model row")
+    add("--count", type=positive_int, help="instances per size (default: default_count)")
+    add("--single", type=positive_int, default=2, help="instances decoded alone per model row")
     add("--rrc", type=positive_int, nargs="+", default=[10, 30, 100], help="RRC rounds")
     add("--tsplib", action="store_true", help="also the 29 bundled TSPLIB instances")
     add("--lkh-runs", type=positive_int, help="elkai runs (default 10 to n = 200, 1 beyond)")
@@ -260,7 +267,7 @@ def main(argv: list[str] | None = None) -> None:
     (out / "rows.jsonl").write_text("")
     warm = uniform_set(20, 1).points
     predict(loaded, "tsp", warm)  # the first call's one-off costs stay out of every row
-    tests = [uniform_set(n, args.count or (20 if n <= 200 else 5)) for n in args.n]
+    tests = [uniform_set(n, args.count or default_count(n)) for n in args.n]
     for test in tests + ([load_test("tsplib")] if args.tsplib else []):
         rows += measure_set(test, args, loaded, methods)
     report(rows, out)

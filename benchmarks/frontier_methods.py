@@ -136,20 +136,22 @@ def kool_decoder(checkout: str, n: int, decode: str) -> Callable[[Sequence[np.nd
 
 
 def methods(rrc_rounds: Sequence[int]) -> list[Method]:
-    """Every row, cheapest first within a family, with the sizes each runs at by default (the
-    costly searches stop where one size would take more than about ten minutes on one core)."""
+    """Every row, cheapest first within a family, with the largest n each runs at by default:
+    the costly searches stop where they would take minutes per size on one core (sampling 128
+    and multi-start beyond n = 50, RRC of more than 30 rounds beyond n = 100), Kool's sampling
+    at n = 100, the largest size of their models."""
     ptrnet = [
         Method("ptrnet", "greedy", batched=True),
         Method("ptrnet", "beam5", 200, batched=True),
         Method("ptrnet", "views4", 200, batched=True),
-        Method("ptrnet", "sample128", 100, batched=True),
+        Method("ptrnet", "sample128", 50, batched=True),
         Method("ptrnet", "multistart-shortest", 50, batched=True),
     ]
-    ptrnet += [Method("ptrnet", f"rrc{k}", 200 if k > 30 else None, True, k) for k in rrc_rounds]
+    ptrnet += [Method("ptrnet", f"rrc{k}", 100 if k > 30 else None, True, k) for k in rrc_rounds]
     return [
         *ptrnet,
         Method("kool", "kool greedy", batched=True),
-        Method("kool", "kool sample1280", 200),
+        Method("kool", "kool sample1280", 100),
         Method("classic", "nearest neighbour"),
         Method("classic", "farthest insertion"),
         Method("classic", "nn + 2-opt"),
