@@ -105,17 +105,17 @@ def gap_text(gap: float) -> str:
 
 
 def dominance_lines(rows: Sequence[dict]) -> list[str]:
-    """Per test set, which Kool and which LKH-3 rows lie below-left of ptrnet's curve, both at
-    batch-of-1 time and at batch time (1 / throughput)."""
+    """Per test set and per family other than ptrnet (Kool, LKH-3, fast-tsp, the classic
+    heuristics), the rows that lie below-left of ptrnet's curve, at batch-of-1 time and at
+    batch time (1 / throughput)."""
     out = []
     for name in dict.fromkeys(r["set"] for r in rows):
         group = [dict(r, s_batch=1 / r["per_s_batch"]) for r in rows if r["set"] == name]
         parts = []
-        for family in ("kool", "lkh"):
+        for family in dict.fromkeys(r["family"] for r in group if r["family"] != "ptrnet"):
             for key, label in (("s_single", "batch of 1"), ("s_batch", "batch")):
                 found = dominance(group, family, key)
-                if any(r["family"] == family for r in group):
-                    parts.append(f"{family} below-left ({label}): {', '.join(found) or 'none'}")
+                parts.append(f"{family} below-left ({label}): {', '.join(found) or 'none'}")
         out.append(f"{name}: " + "; ".join(parts))
     return out
 
