@@ -392,7 +392,8 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         choices=("likely", "shortest"),
         default="likely",
         help="with several candidates (--decode beam, --multistart, --samples K > 1): the most "
-        "likely (default, the paper's), or for tsp the shortest tour among them",
+        "likely (default, the paper's), or the best by the task's objective (tsp: the shortest "
+        "tour; knapsack: the most valuable load)",
     )
     add_view_arguments(parser)
     add(

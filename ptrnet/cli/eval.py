@@ -85,9 +85,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     finish(parser, NAME, run)
 
 
-def describe_decoding(options: DecodeOptions) -> str:
-    """The decoding ``options`` (resolved for the task by :func:`decode_options`) in words."""
-    best = "shortest tour" if options.pick == "shortest" else "most likely"
+def describe_decoding(options: DecodeOptions, task: Task) -> str:
+    """The decoding ``options`` (resolved for ``task`` by :func:`decode_options`) in words."""
+    best = task.best_pick if options.pick == "shortest" else "most likely"
     how = {
         "greedy": "greedy",
         "sample": f"sampling (seed {options.seed})",
@@ -113,6 +113,7 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
     import sys
 
     device = next(loaded.model.parameters()).device
+    task = get_task(loaded.task)
     polish = ""
     if getattr(args, "improve", "none") == "rrc":
         polish += (
@@ -122,7 +123,7 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
         polish += "; then 2-opt on TSPLIB lengths"
     rows = [
         ("model", f"{loaded.path} (step {loaded.step:,}, {device}){routes_text(loaded)}"),
-        ("decoding", describe_decoding(decode_options(args, get_task(loaded.task))) + polish),
+        ("decoding", describe_decoding(decode_options(args, task), task) + polish),
         ("time", f"{count:,} instance{'s' if count != 1 else ''} in {seconds:.2f} s"),
     ]
     print(text)
