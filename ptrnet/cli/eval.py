@@ -33,16 +33,14 @@ from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import (
     DRY_RUN_COUNT,
-    add_model_arguments,
     add_quiet_argument,
     add_task_argument,
-    decode_options,
     decode_progress,
     load_model_on,
     routes_text,
-    rrc_iterations,
     set_threads,
 )
+from ptrnet.cli.decode_args import add_model_arguments, decode_options, rrc_iterations
 from ptrnet.cli.inputs import add_input_arguments
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.score import format_table
