@@ -80,7 +80,7 @@ def _resumed_config(args: argparse.Namespace, task: SentenceTask) -> CopyTrainCo
     """The configuration saved in ``--out``'s ``last`` with the options given: UsageError if
     there is none or it is another task's; ValueError for a change that is not resumable."""
     from ptrnet.runs import LAST
-    from ptrnet.runs.config import resumed_train
+    from ptrnet.runs.resume import resumed_train
     from ptrnet.text.checkpoint import load_copy_model
     from ptrnet.text.config import CopyTrainConfig
 

@@ -94,7 +94,7 @@ def _fresh_config(args: argparse.Namespace, task: SentenceTask) -> SpanTrainConf
 def _resumed_config(args: argparse.Namespace, task: SentenceTask) -> SpanTrainConfig:
     """The configuration saved in ``--out``'s ``last`` with the options given."""
     from ptrnet.runs import LAST
-    from ptrnet.runs.config import resumed_train
+    from ptrnet.runs.resume import resumed_train
     from ptrnet.text.span_checkpoint import load_span_model
     from ptrnet.text.span_config import SpanTrainConfig
 

@@ -34,9 +34,9 @@ from torch import nn
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
 from ptrnet.runs import BEST, LAST, RunDirError
 from ptrnet.runs.checkpoint import CheckpointError
-from ptrnet.runs.config import resumed_train
 from ptrnet.runs.config_file import check_config_file, write_config_file
 from ptrnet.runs.lock import claim_run_dir
+from ptrnet.runs.resume import resumed_train
 from ptrnet.tasks import SentenceTask, Stream
 from ptrnet.text.batch import Batch, make_batch
 from ptrnet.text.checkpoint import CopyModel, load_copy_model, save_copy_model
