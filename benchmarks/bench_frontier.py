@@ -21,7 +21,8 @@ together (the throughput of a file). RRC rows include the greedy decoding they s
 Kool rows need their checkout (``--kool`` or ``$KOOL_CHECKOUT``); without it they are left out
 with a note on stderr. Output: one JSON line per row on stdout and in ``OUT/rows.jsonl``, then
 ``OUT/table.md`` (the Markdown table and the below-left check of frontier_report.py) and one
-plot per test set, ``OUT/frontier_n{N}.png`` / ``OUT/frontier_tsplib.png``.
+plot per test set, ``frontier_n{N}.png`` / ``frontier_tsplib.png`` in ``--plots`` (default
+``OUT``). TSPLIB runs after the sizes up to 200, before the larger ones.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -202,14 +203,14 @@ def emit(row: dict, args: argparse.Namespace) -> None:
         out.write(line + "\n")
 
 
-def report(rows: list[dict], out: Path) -> None:
-    """``OUT/table.md`` (table and below-left check) and one plot per test set."""
+def report(rows: list[dict], out: Path, plots: Path) -> None:
+    """``OUT/table.md`` (table and below-left check) and one plot per test set in ``plots``."""
     text = markdown_table(rows) + "\n\n" + "\n".join(f"- {x}" for x in dominance_lines(rows))
     (out / "table.md").write_text(text + "\n")
     print("\n" + text)
     for name in dict.fromkeys(r["set"] for r in rows):
         slug = "tsplib" if name == "tsplib" else "n" + name.split("=")[-1].strip()
-        plot_set(rows, name, out / f"frontier_{slug}.png")
+        plot_set(rows, name, plots / f"frontier_{slug}.png")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -228,6 +229,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--all-methods", action="store_true", help="run every method at every size")
     add("--quick", action="store_true", help="smoke test: n 20 50, 2 instances, 1 alone")
     add("--out", required=True, metavar="DIR", help="rows.jsonl, table.md, the plots")
+    add("--plots", metavar="DIR", help="where the plots go (default: --out)")
     add("--report", metavar="ROWS.jsonl", help="only redraw table and plots from saved rows")
     args = parser.parse_args(argv)
     if args.quick:
@@ -254,10 +256,12 @@ def check_optional(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    out = Path(args.out)
+    out, plots = Path(args.out), Path(args.plots or args.out)
     out.mkdir(parents=True, exist_ok=True)
+    plots.mkdir(parents=True, exist_ok=True)
     if args.report:
-        report([json.loads(x) for x in Path(args.report).read_text().splitlines() if x], out)
+        saved = Path(args.report).read_text().splitlines()
+        report([json.loads(x) for x in saved if x], out, plots)
         return
     torch.set_num_threads(1)
     check_optional(args)
@@ -267,10 +271,22 @@ def main(argv: list[str] | None = None) -> None:
     (out / "rows.jsonl").write_text("")
     warm = uniform_set(20, 1).points
     predict(loaded, "tsp", warm)  # the first call's one-off costs stay out of every row
-    tests = [uniform_set(n, args.count or default_count(n)) for n in args.n]
-    for test in tests + ([load_test("tsplib")] if args.tsplib else []):
+    for test in test_sets(args):
         rows += measure_set(test, args, loaded, methods)
-    report(rows, out)
+    report(rows, out, plots)
+
+
+def test_sets(args: argparse.Namespace) -> Iterator[TestSet]:
+    """The uniform sets in ``--n`` order, TSPLIB (51-200 cities) after the last one of at
+    most 200 cities, so that a run stopped during the large sizes has it."""
+    sizes = list(args.n)
+    cut = sum(1 for n in sizes if n <= 200) if sizes == sorted(sizes) else len(sizes)
+    for i, n in enumerate(sizes):
+        if i == cut and args.tsplib:
+            yield load_test("tsplib")
+        yield uniform_set(n, args.count or default_count(n))
+    if args.tsplib and cut == len(sizes):
+        yield load_test("tsplib")
 
 
 if __name__ == "__main__":
