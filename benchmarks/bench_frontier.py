@@ -46,13 +46,21 @@ try:
         dominance_lines,
         gaps_pct,
         markdown_table,
+        pivot_table,
         plot_set,
     )
     from benchmarks.kool_models import BenchError, model_dir
-except ModuleNotFoundError:  # run as a script: benchmarks/ itself is on sys.path
+except ImportError:  # run as a script: benchmarks/ itself is on sys.path
     import frontier_methods as fm
     from bench_kool import TestSet, cpu_model, load_test
-    from frontier_report import best_reference, dominance_lines, gaps_pct, markdown_table, plot_set
+    from frontier_report import (
+        best_reference,
+        dominance_lines,
+        gaps_pct,
+        markdown_table,
+        pivot_table,
+        plot_set,
+    )
     from kool_models import BenchError, model_dir
 
 
@@ -205,7 +213,8 @@ def emit(row: dict, args: argparse.Namespace) -> None:
 
 def report(rows: list[dict], out: Path, plots: Path) -> None:
     """``OUT/table.md`` (table and below-left check) and one plot per test set in ``plots``."""
-    text = markdown_table(rows) + "\n\n" + "\n".join(f"- {x}" for x in dominance_lines(rows))
+    checks = "\n".join(f"- {x}" for x in dominance_lines(rows))
+    text = f"{pivot_table(rows)}\n\n{markdown_table(rows)}\n\n{checks}"
     (out / "table.md").write_text(text + "\n")
     print("\n" + text)
     for name in dict.fromkeys(r["set"] for r in rows):

@@ -100,7 +100,7 @@ def ptrnet_decoder(name: str) -> Callable[[object, Sequence[np.ndarray]], Tours]
     names: greedy, beamK, sampleK, views4, multistart-shortest)."""
     try:
         from benchmarks.bench_kool import ptrnet_options
-    except ModuleNotFoundError:  # run as a script
+    except ImportError:  # run as a script
         from bench_kool import ptrnet_options
     from ptrnet.inference import predict
 
@@ -126,7 +126,7 @@ def kool_decoder(checkout: str, n: int, decode: str) -> Callable[[Sequence[np.nd
     try:
         from benchmarks.bench_kool import by_size
         from benchmarks.kool_models import kool_tours, load_kool
-    except ModuleNotFoundError:
+    except ImportError:
         from bench_kool import by_size
         from kool_models import kool_tours, load_kool
 

@@ -99,6 +99,34 @@ def markdown_table(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
+def pivot_table(rows: Sequence[dict]) -> str:
+    """One line per method, one column per test set, each cell ``gap; s alone; per s batch``
+    (blank where the method did not run); the instance counts in the column heads."""
+    sets = list(dict.fromkeys(r["set"] for r in rows))
+    counts = {r["set"]: r["count"] for r in rows if r["family"] == "ptrnet"}
+    cells = {(r["method"], r["set"]): r for r in rows}
+    heads = [f"{s} ({counts[s]})" if s in counts else s for s in sets]
+    lines = ["| method | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(sets)]
+    for method in dict.fromkeys(r["method"] for r in rows):
+        found = [cells.get((method, s)) for s in sets]
+        text = [cell(r) if r else "" for r in found]
+        lines.append(f"| {method} | " + " | ".join(text) + " |")
+    return "\n".join(lines)
+
+
+def cell(row: dict) -> str:
+    """``gap; seconds alone; instances per second in the batch`` of one row."""
+    return f"{gap_text(row['gap'])}; {short(row['s_single'])} s; {short(row['per_s_batch'])}/s"
+
+
+def short(x: float) -> str:
+    """Three significant digits, no exponent: ``0.000123`` -> ``0.000123``, ``4321.5`` ->
+    ``4,322``, ``12.345`` -> ``12.3``."""
+    if x >= 100:
+        return f"{x:,.0f}"
+    return f"{float(f'{x:.3g}'):g}" if x >= 1e-4 else f"{x:.6f}"
+
+
 def gap_text(gap: float) -> str:
     """``1.234`` -> ``1.23%``; a gap that rounds to zero prints ``0.00%``, never ``-0.00%``."""
     return f"{round(gap, 2) + 0.0:.2f}%"

@@ -25,6 +25,8 @@ from benchmarks.frontier_report import (
     gap_text,
     gaps_pct,
     markdown_table,
+    pivot_table,
+    short,
 )
 from ptrnet.solvers.tsp import distance_matrix, tour_length
 from ptrnet.solvers.tsp_heuristics import nearest_neighbour_tours
@@ -110,6 +112,22 @@ def test_table_has_a_header_and_one_line_per_row():
     assert lines[0].startswith("| instances | method |") and len(lines) == 4
     assert lines[2] == "| n = 50 | beam5 | 20 / 3 | 1.23% | 0.1235 | 12.35 |"
     assert "| 0.00% |" in lines[3] and gap_text(-0.004) == "0.00%"
+
+
+def test_pivot_has_a_column_per_set_and_blanks_where_a_method_did_not_run():
+    common = dict(family="ptrnet", single=1, s_single=0.5, per_s_batch=4.0)
+    rows = [
+        dict(common, set="n = 20", method="greedy", count=20, gap=1.0),
+        dict(common, set="n = 50", method="greedy", count=20, gap=2.0),
+        dict(common, set="n = 20", method="sample128", count=20, gap=0.25),
+    ]
+    lines = pivot_table(rows).splitlines()
+    assert lines[0] == "| method | n = 20 (20) | n = 50 (20) |"
+    assert lines[2] == "| greedy | 1.00%; 0.5 s; 4/s | 2.00%; 0.5 s; 4/s |"
+    assert lines[3] == "| sample128 | 0.25%; 0.5 s; 4/s |  |"
+    assert [short(x) for x in (4321.5, 12.345, 0.0012345, 0.00001)] == [
+        "4,322", "12.3", "0.00123", "0.000010"
+    ]  # fmt: skip
 
 
 def test_nearest_neighbour_is_ptrnets_from_city_zero():
