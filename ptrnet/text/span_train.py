@@ -12,8 +12,9 @@ Losses (teacher forcing, mean over the batch):
 Data is drawn on the fly from the task: step ``s`` trains on the examples ``s*B .. (s+1)*B-1``
 of the task's training stream under the seed (:meth:`ptrnet.tasks.span.SpanTask.stream`:
 training names only); the vocabulary is built from the first ``vocab_pairs`` of that stream,
-the classifier's answers from the first ``answer_pairs``, and the validation set is the first
-``val_count`` of the validation stream (validation names). Data depend on the step alone, so a
+the classifier's answers from the first ``answer_pairs`` (their words join its vocabulary),
+and the validation set is the first ``val_count`` of the validation stream (validation
+names). Data depend on the step alone, so a
 resumed run continues exactly. The run directory is every task's (:mod:`ptrnet.runs`).
 """
 
@@ -126,10 +127,13 @@ class SpanTrainer(RunLoop):
         if cfg.arch == "classifier":
             answer_pairs = list(self._pairs(cfg.answer_pairs))
             self.answers = AnswerVocabulary(answer_pairs, cfg.answer_min_count)
+            self.vocab = self.answers.with_answer_words(self.vocab)  # class vectors: word sums
         classes = len(self.answers) if self.answers else 0
         model = SpanModelConfig(cfg.arch, len(self.vocab), cfg.embed, cfg.hidden, classes)
         self.config = SpanRunConfig(model, cfg)
         self.model = model.build()
+        if self.answers is not None:
+            self.model.set_answer_words(self.answers.word_ids(self.vocab))
         self.optimizer = build_optimizer(self.model, cfg)
         valid = task.generate_pairs(cfg.val_count, cfg.seed, task.stream(Stream.VALIDATION))
         self.valid: list[Pair] = list(valid)
