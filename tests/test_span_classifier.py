@@ -14,8 +14,8 @@ from ptrnet.text.span_train import train_span
 torch.set_num_threads(1)
 
 SMALL = SpanTrainConfig(
-    arch="classifier", embed=16, hidden=16, steps=150, batch_size=32, lr=5e-3,
-    vocab_pairs=1000, min_count=5, answer_pairs=4800, val_count=8, val_every=150,
+    arch="classifier", embed=32, hidden=24, steps=200, batch_size=32, lr=5e-3,
+    vocab_pairs=1000, min_count=5, answer_pairs=6400, val_count=8, val_every=200,
 )  # fmt: skip
 
 
@@ -33,6 +33,6 @@ def test_the_classifier_answers_seen_answers_only_and_the_pointer_both(tmp_path)
     test = list(get_task("span").generate_pairs(200, 7, Stream.TEST))
     assert not {p.target for p in test} & set(classifier.answers.answers)
     pointer = load_span(None)
-    assert exact_match(classifier, seen) >= 0.6
+    assert exact_match(classifier, seen) >= 0.7
     assert exact_match(classifier, test) == 0.0  # no test answer is a class
     assert exact_match(pointer, seen) >= 0.95 and exact_match(pointer, test) >= 0.95
