@@ -99,10 +99,16 @@ class SentenceTrainer(RunLoop):
     """A sentence task's run in the shared loop; ``cfg`` is the task's training configuration
     (the fields of :mod:`ptrnet.runs.shared` and ``seed``, ``val_count``, ``vocab_pairs``).
 
-    A subclass implements :meth:`build_run` (which sets ``vocab``), :meth:`make_batch`,
-    :meth:`batch_loss`, :meth:`validation_metrics`, :meth:`save_file` and :meth:`load_file`,
-    and may add checks on a resumed checkpoint (:meth:`check_restored`)."""
+    A subclass sets ``run_config_class`` and ``load_file``, implements :meth:`build_run`
+    (which sets ``vocab``), :meth:`make_batch`, :meth:`batch_loss`, :meth:`validation_metrics`
+    and :meth:`save_file`, and may add checks on a resumed checkpoint (:meth:`check_restored`)
+    and say more as it starts (:meth:`describe`)."""
 
+    #: The task's run configuration class (its ``train_class``: the training configuration).
+    run_config_class: ClassVar[type[SentenceRunConfig]]
+    #: Reads the task's checkpoint file (a :class:`CheckpointRecord` with ``model``, ``config``
+    #: and ``vocab``); CheckpointError for a bad one. A staticmethod.
+    load_file: ClassVar[Callable[[str], CheckpointRecord]]
     vocab: Vocabulary
     config: SentenceRunConfig
 
@@ -147,11 +153,6 @@ class SentenceTrainer(RunLoop):
         self, path: str, model: nn.Module, info: dict[str, Any], optimizer: Any | None
     ) -> None:
         """Write the task's checkpoint of ``model`` (with ``optimizer``: resumable)."""
-
-    @abstractmethod
-    def load_file(self, path: str) -> CheckpointRecord:
-        """Read the task's checkpoint (with ``model``, ``config`` and ``vocab``); raises
-        CheckpointError."""
 
     def check_restored(self, path: str, loaded: Any) -> None:
         """Raise RunDirError if the checkpoint ``loaded`` (from ``path``) holds something else
@@ -208,9 +209,9 @@ class SentenceTrainer(RunLoop):
         loaded: Any = self.load_file(path)
         if loaded.optimizer_state is None or loaded.rng_state is None:
             raise CheckpointError(path, "not a resumable checkpoint (no optimiser state)")
-        run_config: Any = type(self.config)
+        run_config: Any = self.run_config_class
         try:
-            saved = run_config(loaded.config, type(self.cfg).from_dict(loaded.train))
+            saved = run_config(loaded.config, run_config.train_class.from_dict(loaded.train))
         except (TypeError, ValueError) as err:
             raise CheckpointError(path, f"invalid training configuration: {err}") from None
         try:

@@ -99,6 +99,9 @@ class SpanTrainer(SentenceTrainer):
     """A span run in the shared loop; ``answers``: the classifier's classes (None for the span
     pointer)."""
 
+    run_config_class = SpanRunConfig
+    load_file = staticmethod(load_span_model)
+
     def build_run(self) -> tuple[SpanRunConfig, nn.Module]:
         cfg = self.cfg
         self.vocab = Vocabulary.build(self.pairs(cfg.vocab_pairs), cfg.min_count)
@@ -136,9 +139,6 @@ class SpanTrainer(SentenceTrainer):
             path, model, self.config.model, self.vocab, self.answers, self.cfg.to_dict(),
             self.step, info, optimizer,
         )  # fmt: skip
-
-    def load_file(self, path: str) -> SpanModel:
-        return load_span_model(path)
 
     def check_restored(self, path: str, loaded: SpanModel) -> None:
         """Raise RunDirError if the checkpoint's answer vocabulary is not this run's."""

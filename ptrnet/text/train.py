@@ -80,6 +80,9 @@ def train_copy(
 class CopyTrainer(SentenceTrainer):
     """A sentence task's run in the shared loop."""
 
+    run_config_class = CopyRunConfig
+    load_file = staticmethod(load_copy_model)
+
     def build_run(self) -> tuple[CopyRunConfig, nn.Module]:
         cfg = self.cfg
         self.vocab = Vocabulary.build(self.pairs(cfg.vocab_pairs), cfg.min_count)
@@ -102,6 +105,3 @@ class CopyTrainer(SentenceTrainer):
         self, path: str, model: nn.Module, info: dict[str, Any], optimizer: Any | None
     ) -> None:
         save_copy_model(path, model, self.vocab, self.cfg.to_dict(), self.step, info, optimizer)
-
-    def load_file(self, path: str) -> CopyModel:
-        return load_copy_model(path)
