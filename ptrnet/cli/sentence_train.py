@@ -72,7 +72,6 @@ def train(args: argparse.Namespace, task: SentenceTask, kind: TrainKind = COPY) 
     import torch
 
     from ptrnet.cli.interrupts import run_stoppable
-    from ptrnet.text.sentence_run import train_sentence_task
 
     if args.out is None and (args.resume or not args.dry_run):
         raise UsageError("--out RUN_DIR is required")
@@ -90,9 +89,7 @@ def train(args: argparse.Namespace, task: SentenceTask, kind: TrainKind = COPY) 
 
     def run(stop: Callable[[], bool]) -> TrainResult:
         log, progress = (lambda line: note(args, line)), not args.quiet
-        return train_sentence_task(
-            trainer, config, out, log, progress, resume=args.resume, should_stop=stop
-        )
+        return trainer.train_run(config, out, log, progress, resume=args.resume, should_stop=stop)
 
     result = run_stoppable(run, task.name, out)
     if isinstance(result, int):

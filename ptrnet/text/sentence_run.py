@@ -1,7 +1,7 @@
 """The base every sentence task's training plugs into (copy: :mod:`ptrnet.text.train`, span:
 :mod:`ptrnet.text.span_train`): its run configuration (:class:`SentenceRunConfig`), its trainer
 in the shared loop (:class:`SentenceTrainer`, over :class:`ptrnet.training.runloop.RunLoop`)
-and the function that trains one (:func:`train_sentence_task`).
+and how one is trained (:meth:`SentenceTrainer.train_run`).
 
 What the base does for every sentence task: data drawn on the fly from the task
 (:meth:`ptrnet.tasks.sentences.SentenceTask.generate_pairs`): step ``s`` (0-based) trains on the
@@ -65,36 +65,6 @@ class SentenceRunConfig:
         return cls(model, cls.train_class.from_dict(data["train"]))  # type: ignore[call-arg]
 
 
-def train_sentence_task(
-    trainer_class: type[SentenceTrainer],
-    config: Any,
-    out_dir: str | os.PathLike[str],
-    log: Callable[[str], None] = print,
-    progress: bool = False,
-    *,
-    resume: bool = False,
-    should_stop: StopRequest | None = None,
-) -> TrainResult:
-    """Train a model as ``config`` says into ``out_dir`` (created if missing) with a
-    ``trainer_class``, or continue the run there (``resume``: ``config`` may differ from the
-    saved one only in :data:`~ptrnet.runs.shared.RESUMABLE` fields). ``log`` receives the one
-    line of :meth:`SentenceTrainer.describe`; ``progress`` shows the run's progress on stderr;
-    ``should_stop`` as in :func:`ptrnet.training.loop.train`. Runs on the CPU, in the torch
-    threads set.
-
-    Raises:
-        RunDirError: ``out_dir`` already holds a run (without ``resume``), has none to resume
-            or one of another configuration, or another training holds it (checked before
-            anything is written).
-        TrainingStopped: ``should_stop`` returned True; ``last`` is that of the last validation.
-        InputError: a damaged checkpoint, or a hand-edited ``config.json``, when resuming.
-    """
-    with claim_run_dir(out_dir):
-        trainer = trainer_class(config, os.fspath(out_dir), resume)
-        log(trainer.describe())
-        return trainer.run(progress, should_stop=should_stop)
-
-
 class SentenceTrainer(RunLoop):
     """A sentence task's run in the shared loop; ``cfg`` is the task's training configuration
     (the fields of :mod:`ptrnet.runs.shared` and ``seed``, ``val_count``, ``vocab_pairs``).
@@ -127,6 +97,37 @@ class SentenceTrainer(RunLoop):
             self._restore(os.path.join(run_dir, LAST))
         self.check_resumed_length(resume)
         self.open_log(resume)
+
+    @classmethod
+    def train_run(
+        cls,
+        config: Any,
+        out_dir: str | os.PathLike[str],
+        log: Callable[[str], None] = print,
+        progress: bool = False,
+        *,
+        resume: bool = False,
+        should_stop: StopRequest | None = None,
+    ) -> TrainResult:
+        """Train a model as ``config`` (the task's training configuration) says into
+        ``out_dir`` (created if missing), or continue the run there (``resume``: ``config`` may
+        differ from the saved one only in :data:`~ptrnet.runs.shared.RESUMABLE` fields).
+        ``log`` receives the one line of :meth:`describe`; ``progress`` shows the run's
+        progress on stderr; ``should_stop`` as in :func:`ptrnet.training.loop.train`. Runs on
+        the CPU, in the torch threads set.
+
+        Raises:
+            RunDirError: ``out_dir`` already holds a run (without ``resume``), has none to
+                resume or one of another configuration, or another training holds it (checked
+                before anything is written).
+            TrainingStopped: ``should_stop`` returned True; ``last`` is that of the last
+                validation.
+            InputError: a damaged checkpoint, or a hand-edited ``config.json``, when resuming.
+        """
+        with claim_run_dir(out_dir):
+            trainer = cls(config, os.fspath(out_dir), resume)
+            log(trainer.describe())
+            return trainer.run(progress, should_stop=should_stop)
 
     # What a task plugs in.
 

@@ -18,8 +18,6 @@ The task's training stream draws training names only, its validation stream vali
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +26,7 @@ from torch import nn
 
 from ptrnet.runs import RunDirError
 from ptrnet.tasks.sentences import Pair
-from ptrnet.text.sentence_run import SentenceRunConfig, SentenceTrainer, train_sentence_task
+from ptrnet.text.sentence_run import SentenceRunConfig, SentenceTrainer
 from ptrnet.text.span import AnswerVocabulary, gold_spans, span_inputs
 from ptrnet.text.span_checkpoint import (
     SpanModel,
@@ -39,7 +37,6 @@ from ptrnet.text.span_checkpoint import (
 from ptrnet.text.span_config import SpanTrainConfig
 from ptrnet.text.span_eval import evaluate_spans
 from ptrnet.text.vocab import Vocabulary
-from ptrnet.training.runloop import StopRequest, TrainResult
 
 
 @dataclass(frozen=True)
@@ -75,24 +72,6 @@ def span_loss(model: nn.Module, batch: SpanBatch) -> torch.Tensor:
     start_lp, end_lp = model(inputs, starts)  # (B, P) each
     rows = torch.arange(len(starts))
     return -(start_lp[rows, starts] + end_lp[rows, ends]).mean()
-
-
-def train_span(
-    config: SpanTrainConfig,
-    out_dir: str | os.PathLike[str],
-    log: Callable[[str], None] = print,
-    progress: bool = False,
-    *,
-    resume: bool = False,
-    should_stop: StopRequest | None = None,
-) -> TrainResult:
-    """Train a span model as ``config`` says into ``out_dir``, or continue the run there
-    (``resume``); arguments, errors and run files as
-    :func:`ptrnet.text.sentence_run.train_sentence_task`'s (the line logged: the vocabulary's
-    words, the classifier's answer classes and the parameters)."""
-    return train_sentence_task(
-        SpanTrainer, config, out_dir, log, progress, resume=resume, should_stop=should_stop
-    )
 
 
 class SpanTrainer(SentenceTrainer):
@@ -145,3 +124,10 @@ class SpanTrainer(SentenceTrainer):
         saved = loaded.answers.answers if loaded.answers else None
         if saved != (self.answers.answers if self.answers else None):
             raise RunDirError(f"{path}: its answer vocabulary is not this configuration's")
+
+
+#: ``train_span(config, out_dir, log=print, progress=False, *, resume=False, should_stop=None)``:
+#: train into ``out_dir`` or resume the run there, as
+#: :meth:`~ptrnet.text.sentence_run.SentenceTrainer.train_run` (the line logged:
+#: the vocabulary's words, the classifier's answer classes and the parameters).
+train_span = SpanTrainer.train_run

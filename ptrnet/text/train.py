@@ -18,8 +18,6 @@ to the later step) and ``run.lock`` while it runs.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,9 +30,8 @@ from ptrnet.text.checkpoint import CopyModel, load_copy_model, save_copy_model
 from ptrnet.text.config import FIXED_P_GEN, CopyTrainConfig
 from ptrnet.text.evaluate import evaluate_pairs
 from ptrnet.text.format import Pair
-from ptrnet.text.sentence_run import SentenceRunConfig, SentenceTrainer, train_sentence_task
+from ptrnet.text.sentence_run import SentenceRunConfig, SentenceTrainer
 from ptrnet.text.vocab import PAD_ID, Vocabulary
-from ptrnet.training.runloop import StopRequest, TrainResult
 
 
 @dataclass(frozen=True)
@@ -57,24 +54,6 @@ def loss_of(model: nn.Module, batch: Batch) -> torch.Tensor:
     keep = batch.targets != PAD_ID  # (B, T)
     nll = -step.log_probs.gather(2, batch.targets.unsqueeze(-1)).squeeze(-1)  # (B, T)
     return nll[keep].mean()
-
-
-def train_copy(
-    config: CopyTrainConfig,
-    out_dir: str | os.PathLike[str],
-    log: Callable[[str], None] = print,
-    progress: bool = False,
-    *,
-    resume: bool = False,
-    should_stop: StopRequest | None = None,
-) -> TrainResult:
-    """Train a model as ``config`` says into ``out_dir``, or continue the run there
-    (``resume``); arguments, errors and run files as
-    :func:`ptrnet.text.sentence_run.train_sentence_task`'s (the line logged: the vocabulary's
-    words and the parameters)."""
-    return train_sentence_task(
-        CopyTrainer, config, out_dir, log, progress, resume=resume, should_stop=should_stop
-    )
 
 
 class CopyTrainer(SentenceTrainer):
@@ -105,3 +84,10 @@ class CopyTrainer(SentenceTrainer):
         self, path: str, model: nn.Module, info: dict[str, Any], optimizer: Any | None
     ) -> None:
         save_copy_model(path, model, self.vocab, self.cfg.to_dict(), self.step, info, optimizer)
+
+
+#: ``train_copy(config, out_dir, log=print, progress=False, *, resume=False, should_stop=None)``:
+#: train into ``out_dir`` or resume the run there, as
+#: :meth:`~ptrnet.text.sentence_run.SentenceTrainer.train_run` (the line logged:
+#: the vocabulary's words and the parameters).
+train_copy = CopyTrainer.train_run
