@@ -121,7 +121,7 @@ def _resumed_config(
     """The configuration saved in ``--out``'s ``last`` with the options given: UsageError if
     there is none or it is another task's; ValueError for a change that is not resumable."""
     from ptrnet.runs import LAST
-    from ptrnet.runs.config import resumed_train
+    from ptrnet.runs.resume import resumed_train
 
     path = os.path.join(args.out, LAST)
     if not os.path.exists(path):

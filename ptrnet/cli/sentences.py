@@ -29,14 +29,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ptrnet.cli.common import (
-    DRY_RUN_COUNT,
-    check_beam_width,
-    note,
-    output_name,
-    positive_int,
-    set_threads,
-)
+from ptrnet.cli.common import DRY_RUN_COUNT, note, output_name, positive_int, set_threads
+from ptrnet.cli.decode_args import check_beam_width
 from ptrnet.cli.sentence_train import TRAIN_OPTIONS, train
 from ptrnet.decoding.options import SEARCH_STRATEGIES
 from ptrnet.io.errors import InputError, UsageError

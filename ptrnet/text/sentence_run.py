@@ -29,7 +29,7 @@ from torch import nn
 
 from ptrnet.runs import BEST, LAST, RunDirError
 from ptrnet.runs.checkpoint import CheckpointError
-from ptrnet.runs.config import resumed_train
+from ptrnet.runs.resume import resumed_train
 from ptrnet.runs.config_file import check_config_file, write_config_file
 from ptrnet.runs.lock import claim_run_dir
 from ptrnet.tasks import SentenceTask, Stream
