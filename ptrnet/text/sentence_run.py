@@ -29,9 +29,9 @@ from torch import nn
 
 from ptrnet.runs import BEST, LAST, RunDirError
 from ptrnet.runs.checkpoint import CheckpointError
-from ptrnet.runs.resume import resumed_train
 from ptrnet.runs.config_file import check_config_file, write_config_file
 from ptrnet.runs.lock import claim_run_dir
+from ptrnet.runs.resume import resumed_train
 from ptrnet.tasks import SentenceTask, Stream
 from ptrnet.tasks.sentences import Pair
 from ptrnet.text.sentence_checkpoint import CheckpointRecord
