@@ -12,7 +12,14 @@ inputs cached per batch). Both decode through the same loop. Times are the proce
 they do wall time; the wall time is printed beside it. Instances: fresh uniform ones (seed
 4242, stream 7). RRC (``--improve rrc``) starts from the folder's greedy tours and runs rounds
 of two until the next would pass ``--rrc-seconds`` of CPU per instance; gaps are to fast-tsp's
-near-exact tours. Prints one JSON line per row, then a Markdown table.
+near-exact tours.
+
+FLOPs per tour are the fast path's greedy decoding of one instance, counted by
+``FlopCounterMode`` (2 per multiply-add: the linear layers and the attention's two products;
+the reference path adds the first layer's projections the fast path caches, about 8%). The
+peak is the best rate of one thread on large single matrix products (``torch.addmm``), measured
+in the same run; GFLOP/s = FLOPs per tour x instances/s. Prints one JSON line per row, then
+Markdown tables.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import time
 
 import numpy as np
 import torch
+from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 
 from ptrnet.cli.common import positive_int
 from ptrnet.decoding.options import DecodeOptions
@@ -33,6 +41,33 @@ from ptrnet.tasks import SizeRange, get_task
 
 TSP = get_task("tsp")
 PATHS = ("reference", "fast")
+# FlopCounterMode has no formula for the CPU's fused attention kernel: the same as on a GPU.
+SDPA_CPU = {
+    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: (
+        lambda q, k, v, *args, **kwargs: sdpa_flop_count(q, k, v)
+    )
+}
+
+
+def flops_per_tour(loaded, n: int) -> int:
+    """FLOPs of the fast path's greedy decoding of one instance of n cities."""
+    use_path(loaded, "fast")
+    points = TSP.generate(SizeRange(n, n), 1, seed=4242, stream=7)
+    with FlopCounterMode(display=False, custom_mapping=SDPA_CPU) as counter:
+        predict(loaded, TSP, points)
+    return counter.get_total_flops()
+
+
+def matmul_peak(repeats: int = 5) -> float:
+    """GFLOP/s: the best CPU-time rate of one thread on (2048, 1024) @ (1024, 1024) products."""
+    a, b, c = torch.randn(2048, 1024), torch.randn(1024, 1024), torch.randn(1024)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.process_time()
+        for _ in range(4):
+            torch.addmm(c, a, b)
+        best = min(best, (time.process_time() - start) / 4)
+    return 2 * 2048 * 1024 * 1024 / best / 1e9
 
 
 def use_path(loaded, path: str) -> None:
@@ -58,11 +93,16 @@ def greedy_rows(loaded, n: int, count: int, batch: int) -> list[dict]:
         cpu, wall = time.process_time(), time.perf_counter()
         found[path] = predict(loaded, TSP, points, options)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        rows.append(dict(n=n, path=path, instances=count, per_s_cpu=count / cpu, per_s=count / wall))
-    same = sum(np.array_equal(a, b) for a, b in zip(found["reference"], found["fast"], strict=True))
+        rows.append(dict(n=n, path=path, instances=count, per_s_cpu=count / cpu))
+        rows[-1].update(per_s_wall=count / wall)
+    pairs = zip(found["reference"], found["fast"], strict=True)
+    same = sum(np.array_equal(a, b) for a, b in pairs)
     old, new = (lengths_of(points, found[p]).mean() for p in PATHS)
     rows[1].update(speedup=rows[1]["per_s_cpu"] / rows[0]["per_s_cpu"], same_tours=int(same))
     rows[1].update(mean_length_change=float(new / old - 1))
+    flops = flops_per_tour(loaded, n)
+    for row in rows:
+        row.update(gflop_per_tour=flops / 1e9, gflop_s=flops / 1e9 * row["per_s_cpu"])
     return rows
 
 
@@ -103,6 +143,8 @@ def main() -> None:
         parser.error("--count needs one count per --n")
     torch.set_num_threads(1)
     loaded = load_model(None, TSP)
+    peak = matmul_peak()
+    print(json.dumps(dict(matmul_peak_gflop_s=peak)), flush=True)
     greedy = []
     for n, count in zip(args.n, args.count, strict=True):
         for row in greedy_rows(loaded, n, count, args.batch):
@@ -111,15 +153,19 @@ def main() -> None:
     rrc = rrc_rows(loaded, args.rrc_n, args.rrc_count, args.rrc_seconds) if args.rrc_n else []
     for row in rrc:
         print(json.dumps(row), flush=True)
+    print(f"\nsingle-thread matmul peak: {peak:.1f} GFLOP/s")
     print("\n| n | instances | reference inst/s | fast inst/s | speedup | same tours |", end="")
-    print(" mean length change |\n|---|---:|---:|---:|---:|---:|---:|")
+    print(" mean length change | GFLOP/tour | fast GFLOP/s (of peak) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for old, new in zip(greedy[::2], greedy[1::2], strict=True):
         print(
             f"| {new['n']} | {new['instances']} | {old['per_s_cpu']:.2f} | {new['per_s_cpu']:.2f} "
-            f"| {new['speedup']:.2f}x | {new['same_tours']} | {new['mean_length_change']:+.4%} |"
+            f"| {new['speedup']:.2f}x | {new['same_tours']} | {new['mean_length_change']:+.4%} "
+            f"| {new['gflop_per_tour']:.2f} | {new['gflop_s']:.1f} ({new['gflop_s'] / peak:.0%}) |"
         )
     if rrc:
-        print("\n| n | path | RRC rounds in budget | greedy gap | RRC gap |\n|---|---|---:|---:|---:|")
+        print("\n| n | path | RRC rounds in budget | greedy gap | RRC gap |")
+        print("|---|---|---:|---:|---:|")
         for r in rrc:
             print(
                 f"| {r['n']} | {r['path']} | {r['rrc_rounds']} | {r['greedy_gap']:.2f}% "
