@@ -74,7 +74,7 @@ def test_eval_names_each_decoding_strategy() -> None:
     tsp = get_task("tsp")
 
     def words(**kwargs) -> str:
-        return describe_decoding(DecodeOptions(**kwargs).for_task(tsp))
+        return describe_decoding(DecodeOptions(**kwargs).for_task(tsp), tsp)
 
     assert words(multistart=1, pick="shortest").startswith(
         "multi-start greedy (a run from every input), shortest tour;"
@@ -84,3 +84,8 @@ def test_eval_names_each_decoding_strategy() -> None:
     )
     assert words(strategy="beam", beam_width=4).startswith("beam search, width 4, most likely;")
     assert words(strategy="greedy").startswith("greedy;")
+    knapsack = get_task("knapsack")
+    picked = DecodeOptions(strategy="beam", beam_width=4, pick="shortest").for_task(knapsack)
+    assert describe_decoding(picked, knapsack).startswith(
+        "beam search, width 4, most valuable load;"
+    )

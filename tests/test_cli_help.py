@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from ptrnet.cli.common import HelpFormatter, plain_text
 from ptrnet.cli.main import build_parser
+from ptrnet.cli.parser import HelpFormatter, plain_text
 
 COMMANDS = build_parser()._subparsers._group_actions[0].choices
 MARKUP = re.compile(r"``|:(func|mod|class|meth|data|attr):`|\*\*")

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from ptrnet.compute.devices import check_device_name, resolve_device
-from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
+from ptrnet.runs.config import RunConfig, TrainConfig
+from ptrnet.runs.resume import resume_config
 
 
 @pytest.mark.parametrize("name", ["auto", "cpu", "cuda", "cuda:1"])

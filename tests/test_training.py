@@ -12,8 +12,9 @@ from ptrnet.datasets.batching import collate
 from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import write_examples
 from ptrnet.model import ModelConfig, build_model
-from ptrnet.runs.config import RunConfig, TrainConfig, resume_config, train_from_dict
+from ptrnet.runs.config import RunConfig, TrainConfig, train_from_dict
 from ptrnet.runs.csvlog import CsvLog, read_log
+from ptrnet.runs.resume import resume_config
 from ptrnet.tasks import get_task
 from ptrnet.tasks.constraints import teacher_forcing_mask
 from ptrnet.training.data import TrainingData, validation_set

@@ -174,7 +174,7 @@ def test_the_replaced_flags_are_refused_with_their_translation(flags, says, caps
 
 
 def test_the_multistart_flag_alone_is_one_view_and_takes_a_view_count():
-    from ptrnet.cli.common import decode_options
+    from ptrnet.cli.decode_args import decode_options
     from ptrnet.cli.main import build_parser
 
     tsp = get_task("tsp")

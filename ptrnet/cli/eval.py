@@ -33,16 +33,14 @@ from typing import TYPE_CHECKING
 
 from ptrnet.cli.common import (
     DRY_RUN_COUNT,
-    add_model_arguments,
     add_quiet_argument,
     add_task_argument,
-    decode_options,
     decode_progress,
     load_model_on,
     routes_text,
-    rrc_iterations,
     set_threads,
 )
+from ptrnet.cli.decode_args import add_model_arguments, decode_options, rrc_iterations
 from ptrnet.cli.inputs import add_input_arguments
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.score import format_table
@@ -85,9 +83,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     finish(parser, NAME, run)
 
 
-def describe_decoding(options: DecodeOptions) -> str:
-    """The decoding ``options`` (resolved for the task by :func:`decode_options`) in words."""
-    best = "shortest tour" if options.pick == "shortest" else "most likely"
+def describe_decoding(options: DecodeOptions, task: Task) -> str:
+    """The decoding ``options`` (resolved for ``task`` by :func:`decode_options`) in words."""
+    best = task.best_pick if options.pick == "shortest" else "most likely"
     how = {
         "greedy": "greedy",
         "sample": f"sampling (seed {options.seed})",
@@ -113,6 +111,7 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
     import sys
 
     device = next(loaded.model.parameters()).device
+    task = get_task(loaded.task)
     polish = ""
     if getattr(args, "improve", "none") == "rrc":
         polish += (
@@ -122,7 +121,7 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
         polish += "; then 2-opt on TSPLIB lengths"
     rows = [
         ("model", f"{loaded.path} (step {loaded.step:,}, {device}){routes_text(loaded)}"),
-        ("decoding", describe_decoding(decode_options(args, get_task(loaded.task))) + polish),
+        ("decoding", describe_decoding(decode_options(args, task), task) + polish),
         ("time", f"{count:,} instance{'s' if count != 1 else ''} in {seconds:.2f} s"),
     ]
     print(text)

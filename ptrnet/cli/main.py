@@ -30,7 +30,7 @@ from ptrnet.cli import (
     solve,
     train,
 )
-from ptrnet.cli.common import Parser
+from ptrnet.cli.parser import Parser
 from ptrnet.io.errors import InputError, UsageError
 
 COMMANDS = (

@@ -33,18 +33,16 @@ import argparse
 
 from ptrnet.cli.common import (
     DRY_RUN_COUNT,
-    add_model_arguments,
     add_quiet_argument,
     add_task_argument,
-    decode_options,
     decode_progress,
     load_model_on,
     note,
     output_file,
     output_name,
-    rrc_iterations,
     set_threads,
 )
+from ptrnet.cli.decode_args import add_model_arguments, decode_options, rrc_iterations
 from ptrnet.cli.inputs import add_input_arguments
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.outputs import add_output_format_argument

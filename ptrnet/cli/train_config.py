@@ -182,7 +182,7 @@ def resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
     options repeated with their saved values are no change."""
     from ptrnet.inference import resolve_checkpoint
     from ptrnet.runs.checkpoint import load_checkpoint
-    from ptrnet.runs.config import resume_config
+    from ptrnet.runs.resume import resume_config
     from ptrnet.training.loop import LAST
 
     path = os.path.join(out, LAST)

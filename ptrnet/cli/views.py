@@ -3,9 +3,10 @@ square's symmetries, one flag per option of :class:`ptrnet.decoding.options.Deco
 ``--average-views``, ``--search-views``, ``--multistart``.
 
 They are parsed as integers only; their values and combinations are checked once, by the
-options (:func:`ptrnet.decoding.checks.check_views`), and :func:`ptrnet.cli.common.decode_options`
-names the flag in the one-line error. The flags they replace, ``--views`` and ``--decode
-multistart``, are refused with the spelling that now says the same.
+options (:func:`ptrnet.decoding.checks.check_views`), and
+:func:`ptrnet.cli.decode_args.decode_options` names the flag in the one-line error. The flags
+they replace, ``--views`` and ``--decode multistart``, are refused with the spelling that now
+says the same.
 """
 
 from __future__ import annotations

@@ -68,7 +68,8 @@ from ptrnet.reproduce.testsets import (
     paper_test_set,
 )
 from ptrnet.runs.checkpoint import load_checkpoint
-from ptrnet.runs.config import RunConfig, resume_config
+from ptrnet.runs.config import RunConfig
+from ptrnet.runs.resume import resume_config
 from ptrnet.tasks import get_task
 from ptrnet.training.cpu import cpu_plan
 from ptrnet.training.loop import BEST, LAST, RunDirError, train

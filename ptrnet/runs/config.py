@@ -15,7 +15,7 @@ Both clip the global gradient L2 norm at 2.0 and use batch 128 unless set.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ptrnet.compute.devices import check_device_name
@@ -26,7 +26,6 @@ from ptrnet.quoting import quote
 from ptrnet.runs.shared import (
     DEFAULTS,
     MAX_THREADS,
-    RESUMABLE,
     check_shared,
     is_int,
     is_number,
@@ -346,33 +345,6 @@ def train_from_dict(d: dict[str, Any]) -> TrainConfig:
             f"unknown training config keys: {quote(unknown)}; known: {', '.join(sorted(known))}"
         )
     return TrainConfig(**d)
-
-
-def resume_config(saved: RunConfig, changes: dict[str, Any]) -> RunConfig:
-    """``saved`` with ``changes`` to its training config (:func:`resumed_train`)."""
-    return RunConfig(saved.model, resumed_train(saved.train, changes))
-
-
-def resumed_train(saved: Any, changes: dict[str, Any]) -> Any:
-    """The training config ``saved`` (a frozen dataclass: TrainConfig, CopyTrainConfig) with
-    ``changes``, all of which must be in RESUMABLE; a change to ``steps`` clears ``epochs`` and
-    the reverse, where the config has both.
-
-    Raises ValueError naming the fields that would make the resumed run a different run.
-    """
-    changed = {k: v for k, v in changes.items() if getattr(saved, k, object()) != v}
-    fixed = sorted(set(changed) - RESUMABLE)
-    if fixed:
-        what = "; ".join(f"{k} from {getattr(saved, k, None)} to {changed[k]}" for k in fixed)
-        raise ValueError(
-            f"cannot change {what} when resuming; only {', '.join(sorted(RESUMABLE))} may change"
-        )
-    if hasattr(saved, "epochs"):
-        if "steps" in changed and "epochs" not in changed:
-            changed["epochs"] = None
-        if "epochs" in changed and "steps" not in changed:
-            changed["steps"] = None
-    return replace(saved, **changed)
 
 
 def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:

@@ -21,7 +21,8 @@ from ptrnet.io.errors import InputError
 from ptrnet.io.json_file import MAX_JSON_BYTES, JsonError, parse_json
 from ptrnet.io.text import read_regular_file
 from ptrnet.runs import CONFIG_JSON, LAST
-from ptrnet.runs.config import RESUMABLE, RunConfig
+from ptrnet.runs.config import RunConfig
+from ptrnet.runs.shared import RESUMABLE
 
 SECTIONS = ("model", "train")
 

@@ -194,6 +194,8 @@ class Task(TaskCard, ABC):
     #: (``pick="shortest"``) or be reported for the reference (an optimal length). A distance
     #: from the answer (sort, hull) would put the solver in the loop.
     objective_cost: ClassVar[bool] = False
+    #: What the ``shortest`` pick keeps, in the task's words (the lowest-cost candidate).
+    best_pick: ClassVar[str] = "lowest cost"
     #: Whether an output is a permutation of the inputs, each once (a TSP tour may close on its
     #: first input): what the heavy decoder (:mod:`ptrnet.model.heavy`) can produce.
     permutation_output: ClassVar[bool] = False

@@ -106,6 +106,7 @@ class KnapsackTask(Task):
     solvers = ("exact", "greedy")
     has_cost = True
     objective_cost = True
+    best_pick = "most valuable load"
     shape_invariant = False  # weights count against a fixed capacity: never rescaled
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:

@@ -100,6 +100,7 @@ class TSPTask(Task):
     rotation_invariant_labels = True
     has_cost = True
     objective_cost = True
+    best_pick = "shortest tour"
     permutation_output = True
     completable = True
 

@@ -18,11 +18,10 @@ from typing import Any
 import torch
 
 from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
-from ptrnet.inference import resolve_checkpoint
-from ptrnet.io.errors import UsageError
 from ptrnet.tasks.sentences import Pair
 from ptrnet.tasks.span import split_source
 from ptrnet.text.metrics import span_metrics
+from ptrnet.text.sentence_checkpoint import load_trained
 from ptrnet.text.span import UNKNOWN_ANSWER, span_inputs, spans_to_answers
 from ptrnet.text.span_checkpoint import SpanModel, load_span_model
 from ptrnet.text.span_decoder import SpanDecoder, decode_spans
@@ -38,11 +37,7 @@ def load_span(path: str | os.PathLike[str] | None, task: str = "span") -> SpanMo
             :func:`ptrnet.inference.resolve_checkpoint` (with InputError);
         CheckpointError: the file is not a span-task checkpoint.
     """
-    loaded = load_span_model(resolve_checkpoint(path, task))
-    trained_on = loaded.train.get("task", "span")
-    if trained_on != task:
-        raise UsageError(f"the model at {loaded.path} was trained on {trained_on}, not {task}")
-    return loaded
+    return load_trained(load_span_model, path, task, "span")
 
 
 @torch.no_grad()

@@ -44,9 +44,10 @@ from ptrnet.io.text import check_regular_file
 from ptrnet.model import build_model
 from ptrnet.runs import BEST, LAST, RunDirError
 from ptrnet.runs.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
-from ptrnet.runs.config import RunConfig, TrainConfig, resume_config
+from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.runs.config_file import check_config_file, write_config_file
 from ptrnet.runs.lock import claim_run_dir
+from ptrnet.runs.resume import resume_config
 from ptrnet.training.baselines import make_baseline
 from ptrnet.training.cpu import ThreadPlanner, cpu_plan
 from ptrnet.training.data import TrainingData, validation_set
