@@ -42,6 +42,12 @@ def folder_heavy_models(loaded):
     ]
 
 
+@pytest.fixture(autouse=True)
+def pass_on_every_row(monkeypatch):
+    """The fast path on rows of any length (by default short rows keep the fused layers)."""
+    monkeypatch.setattr(heavy_pass, "FAST_FROM", 0)
+
+
 @pytest.fixture(scope="module")
 def bundled():
     return load_model(None, TSP)
@@ -126,6 +132,19 @@ def test_beam_search_of_a_small_model_finds_the_same_tours():
 def test_the_bundled_folder_decodes_the_same_tours_greedily(bundled, n, count):
     points = TSP.generate(SizeRange(n, n), count, seed=41, stream=7)
     set_fast(bundled, True)
+    fast = predict(bundled, TSP, points)
+    set_fast(bundled, False)
+    try:
+        reference = predict(bundled, TSP, points)
+    finally:
+        set_fast(bundled, True)
+    for a, b in zip(fast, reference, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_default_mix_of_paths_decodes_the_same_tours(bundled, monkeypatch):
+    monkeypatch.setattr(heavy_pass, "FAST_FROM", 40)  # rows of 40+ vectors op by op, the rest fused
+    points = TSP.generate(SizeRange(100, 100), 2, seed=42, stream=7)
     fast = predict(bundled, TSP, points)
     set_fast(bundled, False)
     try:

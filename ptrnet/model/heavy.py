@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from ptrnet.model import heavy_pass
 from ptrnet.model.config import ModelConfig
 from ptrnet.model.heavy_pass import can_run, decoder_pass, first_layer_qkv
 from ptrnet.model.pointer import column_mask, previous_tokens
@@ -87,8 +88,9 @@ class HeavyPointer(nn.Module):
 
     ``fast`` (default True): without gradients, run the decoder op by op
     (:func:`ptrnet.model.heavy_pass.decoder_pass`) with the first layer's projections of the
-    inputs cached per batch; False keeps PyTorch's own encoder layers (the reference path the
-    tests compare against). Both compute the same function up to float rounding.
+    inputs cached per batch, on rows of at least ``heavy_pass.FAST_FROM`` vectors; False keeps
+    PyTorch's own encoder layers (the reference path the tests compare against).
+    Both compute the same function up to float rounding.
     """
 
     fast: bool = True
@@ -232,7 +234,7 @@ class HeavyPointer(nn.Module):
                 ],
                 dim=1,
             )  # (r, c+2, d): the first, the last and the remaining inputs
-            if fast:  # the remaining inputs' first-layer projections from the cache
+            if fast and c + 2 >= heavy_pass.FAST_FROM:  # first-layer projections from the cache
                 cached = None if qkv is None else _rows(qkv, group, where)  # (r, c, 3d)
                 out = decoder_pass(self.decoder, x, cached)  # (r, c+2, d)
             else:

@@ -23,7 +23,8 @@ from torch.nn import functional as F
 
 def can_run(decoder: nn.TransformerEncoder) -> bool:
     """Whether :func:`decoder_pass` computes ``decoder``'s function: pre-norm layers with ReLU,
-    in eval mode or without dropout, and no gradient being recorded."""
+    in eval mode or without dropout, and no gradient being recorded. (Which of the two is
+    faster for rows of T vectors: :data:`FAST_FROM`.)"""
     if torch.is_grad_enabled():
         return False
     for layer in decoder.layers:
@@ -41,6 +42,10 @@ def first_layer_qkv(decoder: nn.TransformerEncoder, nodes: torch.Tensor) -> torc
     attn = layer.self_attn
     return F.linear(_norm(layer.norm1, nodes), attn.in_proj_weight, attn.in_proj_bias)
 
+
+# Rows of fewer vectors run PyTorch's fused layers: on them the fused kernel was as fast or faster
+# (one thread, AMD EPYC: 64 rows of 16 and 32 vectors), the op-by-op pass faster from 52 up.
+FAST_FROM = 40
 
 # Vectors per chunk of rows: a chunk's widest intermediate (its feed-forward's 4d-wide hidden
 # layer, 4 MiB at d = 128) then stays in a core's share of the cache; 256 rows of 102 did not.
