@@ -6,17 +6,18 @@ Re-Construct gap each path reaches in a fixed CPU time per instance.
 
 The reference path runs PyTorch's own encoder layers (``HeavyPointer.fast = False``, the model
 as it decoded before the fast path); the fast path is the default
-(:mod:`ptrnet.model.heavy_pass`: the layers op by op, the first layer's projections of the
-inputs cached per batch). Both decode through the same loop. Times are the process's CPU time
-(``time.process_time``, one thread), which a shared machine's other jobs do not inflate as
-they do wall time; the wall time is printed beside it. Instances: fresh uniform ones (seed
-4242, stream 7). RRC (``--improve rrc``) starts from the folder's greedy tours and runs rounds
-of two until the next would pass ``--rrc-seconds`` of CPU per instance; gaps are to fast-tsp's
-near-exact tours.
+(:mod:`ptrnet.model.heavy_pass`: on rows of at least ``FAST_FROM`` vectors the layers op by
+op, the first layer's projections of the inputs cached per batch). Both decode through the
+same loop. Times are the process's CPU time (``time.process_time``, one thread), which a shared
+machine's other jobs do not inflate as they do wall time; the wall time is printed beside it.
+Instances: fresh uniform ones (seed 4242, stream 7). RRC (``--improve rrc``) starts from the
+folder's greedy tours and runs rounds of two until the next would pass ``--rrc-seconds`` of
+CPU per instance; gaps are to fast-tsp's near-exact tours.
 
 FLOPs per tour are the fast path's greedy decoding of one instance, counted by
 ``FlopCounterMode`` (2 per multiply-add: the linear layers and the attention's two products;
-the reference path adds the first layer's projections the fast path caches, about 8%). The
+the reference path adds the first layer's projections the fast path caches, about 8%; every
+row is counted op by op, FlopCounterMode sees nothing inside the fused layers). The
 peak is the best rate of one thread on large single matrix products (``torch.addmm``), measured
 in the same run; GFLOP/s = FLOPs per tour x instances/s. Prints one JSON line per row, then
 Markdown tables.
@@ -35,6 +36,7 @@ from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 from ptrnet.cli.common import positive_int
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import improve_tours_of, load_model, predict
+from ptrnet.model import heavy_pass
 from ptrnet.model.heavy import HeavyPointer
 from ptrnet.solvers.tsp import solve_tour, tour_length
 from ptrnet.tasks import SizeRange, get_task
@@ -50,11 +52,16 @@ SDPA_CPU = {
 
 
 def flops_per_tour(loaded, n: int) -> int:
-    """FLOPs of the fast path's greedy decoding of one instance of n cities."""
+    """FLOPs of the fast path's greedy decoding of one instance of n cities, every row op by op
+    (FlopCounterMode does not see inside the fused layers that short rows run through)."""
     use_path(loaded, "fast")
     points = TSP.generate(SizeRange(n, n), 1, seed=4242, stream=7)
-    with FlopCounterMode(display=False, custom_mapping=SDPA_CPU) as counter:
-        predict(loaded, TSP, points)
+    fast_from, heavy_pass.FAST_FROM = heavy_pass.FAST_FROM, 0
+    try:
+        with FlopCounterMode(display=False, custom_mapping=SDPA_CPU) as counter:
+            predict(loaded, TSP, points)
+    finally:
+        heavy_pass.FAST_FROM = fast_from
     return counter.get_total_flops()
 
 
