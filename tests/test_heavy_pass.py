@@ -128,9 +128,8 @@ def test_beam_search_of_a_small_model_finds_the_same_tours():
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("n,count", [(30, 6), (60, 4), (100, 3), (200, 1)])
-def test_the_bundled_folder_decodes_the_same_tours_greedily(bundled, n, count):
-    points = TSP.generate(SizeRange(n, n), count, seed=41, stream=7)
+def assert_paths_agree(bundled, points) -> None:
+    """The folder's greedy tours of ``points`` are the same on the fast path and the reference."""
     set_fast(bundled, True)
     fast = predict(bundled, TSP, points)
     set_fast(bundled, False)
@@ -142,17 +141,16 @@ def test_the_bundled_folder_decodes_the_same_tours_greedily(bundled, n, count):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("n,count", [(30, 6), (60, 4), (100, 3), (200, 1)])
+def test_the_bundled_folder_decodes_the_same_tours_greedily(bundled, n, count):
+    points = TSP.generate(SizeRange(n, n), count, seed=41, stream=7)
+    assert_paths_agree(bundled, points)
+
+
 def test_the_default_mix_of_paths_decodes_the_same_tours(bundled, monkeypatch):
     monkeypatch.setattr(heavy_pass, "FAST_FROM", 40)  # rows of 40+ vectors op by op, the rest fused
     points = TSP.generate(SizeRange(100, 100), 2, seed=42, stream=7)
-    fast = predict(bundled, TSP, points)
-    set_fast(bundled, False)
-    try:
-        reference = predict(bundled, TSP, points)
-    finally:
-        set_fast(bundled, True)
-    for a, b in zip(fast, reference, strict=True):
-        np.testing.assert_array_equal(a, b)
+    assert_paths_agree(bundled, points)
 
 
 def test_rrc_rebuilds_the_same_paths_and_tours(bundled):
