@@ -48,6 +48,14 @@ def test_the_command_prints_and_writes_the_figures(tiny, cli, tmp_path):
     assert status == 2 and "invalid choice: 'masking'" in err
 
 
+def test_steps_overrides_the_sizes_own_training_length(tiny, cli, tmp_path):
+    status, out, _ = cli("lesson", "mask", "--quick", "--steps", "2", "-o", "mask.json")
+    assert status == 0 and out.startswith("mask (quick: 2 steps of 8")
+    assert json.loads((tmp_path / "mask.json").read_text())["steps"] == 2
+    status, _, err = cli("lesson", "mask", "--steps", "0")
+    assert status == 2 and "--steps" in err
+
+
 def test_random_order_labels_are_the_same_hull_from_any_start():
     rng = np.random.default_rng(0)
     points = rng.random((9, 2))
