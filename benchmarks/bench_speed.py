@@ -1,7 +1,8 @@
 """Training and decoding speed of ptrnet against the step-by-step reference, side by side.
 
 Usage: ``python benchmarks/bench_speed.py [--quick] [--threads N] [--repeats R]
-[--load 0,1 [--only-load] [--load-rounds R] [--load-precision P]]``
+[--grid TASK:N:D,...] [--train-only] [--load 0,1 [--only-load] [--load-rounds R]
+[--load-precision P]]``
 
 For each (task, n, hidden) of the grid (batch 128) it prints:
 
@@ -66,9 +67,9 @@ BATCH, BEAM, PEAK_SIZE = 128, 5, 1536
 
 
 def make_batch(task_name: str, n: int, seed: int = 0) -> Batch:
-    """B instances of size n with targets (random closed tours for TSP, exact hulls)."""
+    """B instances of size n with targets (random closed tours for TSP, exact solutions)."""
     rng = np.random.default_rng([seed, n])
-    points = [rng.random((n, 2)) for _ in range(BATCH)]
+    points = [rng.random((n, get_task(task_name).dim)) for _ in range(BATCH)]
     if task_name == "tsp":
         tours = [np.r_[0, 1 + rng.permutation(n - 1), 0] for _ in points]
         return collate(points, tours)
@@ -119,9 +120,10 @@ def train_step_fn(model: torch.nn.Module, batch: Batch, precision: str) -> Calla
     return lambda: train_step(model, optimizer, batch, cfg, 0)
 
 
-def models(d: int) -> tuple[torch.nn.Module, ReferencePointerNetwork]:
+def models(d: int, dim: int = 2) -> tuple[torch.nn.Module, ReferencePointerNetwork]:
+    """ptrnet's Ptr-Net (hidden d, ``dim`` coordinates an input) and the reference, same weights."""
     torch.manual_seed(0)
-    model = build_model(ModelConfig(hidden=d))
+    model = build_model(ModelConfig(hidden=d, input_dim=dim))
     return model, ReferencePointerNetwork.from_model(model)
 
 
@@ -129,7 +131,7 @@ def training_row(task: str, n: int, d: int, repeats: int) -> list:
     """Training speed, and utilisation against dense-matmul peaks timed in the same rounds."""
     batch = make_batch(task, n)
     steps = batch.targets.shape[1]
-    model, ref = models(d)
+    model, ref = models(d, batch.points.shape[-1])
     fns = {
         "ref": train_step_fn(ref, batch, "fp32"),
         "fp32": train_step_fn(model, batch, "fp32"),
@@ -166,7 +168,7 @@ def ema_row(task: str, n: int, d: int, repeats: int) -> list:
     """Milliseconds of a fp32 training step and of the EMA update (decay 0.999) that ``--ema``
     adds after it, timed in the same rounds (a difference of two step times would drown it)."""
     batch = make_batch(task, n)
-    model, _ = models(d)
+    model, _ = models(d, batch.points.shape[-1])
     ema = ema_model(model, 0.999)
     fns = {"step": train_step_fn(model, batch, "fp32"), "ema": lambda: ema.update_parameters(model)}
     secs = interleaved(fns, repeats)
@@ -178,7 +180,7 @@ def decoding_row(task_name: str, n: int, d: int, repeats: int, ref_beam_count: i
     task, batch = get_task(task_name), make_batch(task_name, n)
     inputs, lengths = Batch(batch.points, batch.lengths), batch.lengths
     limit = step_limit(task, lengths)
-    model, ref = models(d)
+    model, ref = models(d, batch.points.shape[-1])
     beams = [task.decode_state(lengths[i].repeat(BEAM), "task") for i in range(ref_beam_count)]
     fns = {
         "ref_greedy": lambda: ref.greedy(batch.points, lengths, task.decode_state(lengths), limit),
@@ -237,7 +239,7 @@ def _status_kib(key: str) -> int:
 def memory_row(task_name: str, n: int, d: int) -> list:
     task, batch = get_task(task_name), make_batch(task_name, n)
     inputs = Batch(batch.points, batch.lengths)
-    model, ref = models(d)
+    model, ref = models(d, batch.points.shape[-1])
     steps = {
         "ref": train_step_fn(ref, batch, "fp32"),
         "fp32": train_step_fn(model, batch, "fp32"),
@@ -320,6 +322,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller grid")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--repeats", type=int, default=None, help="timed rounds per variant")
+    parser.add_argument("--grid", default=None, help="rows TASK:N:D,... (default: GRID)")
+    parser.add_argument("--train-only", action="store_true", help="only table 1")
     parser.add_argument("--load", default=None, help="busy neighbours per row of table 5: 0,1")
     parser.add_argument("--only-load", action="store_true", help="only table 5")
     parser.add_argument("--load-rounds", type=int, default=3, help="rounds per row of table 5")
@@ -327,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     repeats = args.repeats or (3 if args.quick else 9)
-    grid = GRID[::3] if args.quick else GRID
+    grid = parse_grid(args.grid) if args.grid else GRID[::3] if args.quick else GRID
     print(
         f"`python benchmarks/bench_speed.py {' '.join(argv or sys.argv[1:])}`: "
         f"{machine(args.threads)}\n",
@@ -339,6 +343,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     rows = [training_row(*cfg, repeats) for cfg in grid]
     print("Training, batch 128\n\n" + markdown(TRAIN_HEADER, rows) + "\n", flush=True)
+    if args.train_only:
+        return
     rows = [ema_row(*cfg, repeats) for cfg in grid]
     print(
         "Training with --ema, batch 128, fp32\n\n" + markdown(EMA_HEADER, rows) + "\n", flush=True
@@ -349,6 +355,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows = [memory_row(*cfg) for cfg in grid]
     print("Peak RSS rise per call\n\n" + markdown(MEMORY_HEADER, rows), flush=True)
     print(f"\nload average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def parse_grid(text: str) -> list[tuple[str, int, int]]:
+    """``"sort:10:128,convex_hull:50:256"`` -> [("sort", 10, 128), ("convex_hull", 50, 256)]."""
+    rows = []
+    for item in text.split(","):
+        parts = item.split(":")
+        if len(parts) != 3 or not (parts[1].isdigit() and parts[2].isdigit()):
+            raise SystemExit(f"--grid: expected TASK:N:D, got {item!r}")
+        rows.append((parts[0], int(parts[1]), int(parts[2])))
+    return rows
 
 
 def loaded_table(loads: str, rounds: int, precision: str) -> None:

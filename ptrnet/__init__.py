@@ -20,11 +20,11 @@ __version__ = "0.1.0"
 
 # Public name -> the module that defines it.
 _EXPORTS = {
-    "load": "ptrnet.api.solver",
+    "load": "ptrnet.api.loading",
     "train": "ptrnet.api.training",
     "Solver": "ptrnet.api.solver",
     "Result": "ptrnet.api.results",
-    "PointerNetwork": "ptrnet.api.solver",
+    "PointerNetwork": "ptrnet.api.loading",
     "TASKS": "ptrnet.tasks",
     "get_task": "ptrnet.tasks",
 }

@@ -56,7 +56,7 @@ HOLDS = {
     "reproduce": "the paper's tables (`ptrnet reproduce`) and the demo table",
     "lessons": "teaching: exercise stubs and their checker (`ptrnet exercises`), the traps' "
     "experiments (`ptrnet lesson`)",
-    "api": "the Python API: `Solver`, `Result`, `load`, `train`",
+    "api": "the Python API: `load`, `Solver`, `Result`, `SpanReader` (span questions), `train`",
     "cli": "the `ptrnet` command: thin shells that build the objects above from flags",
     "__main__": "`python -m ptrnet`",
 }

@@ -1,5 +1,6 @@
-"""The Python API (docs/api.md): :func:`load` a model and :meth:`Solver.solve` instances
-(:mod:`.solver`), one :class:`Result` per instance (:mod:`.results`), :func:`train` a model
+"""The Python API (docs/api.md): :func:`load` a model (:mod:`.loading`), :meth:`Solver.solve`
+instances (:mod:`.solver`), one :class:`Result` per instance (:mod:`.results`), answer questions
+about passages with a span model (:class:`SpanReader`, :mod:`.span`), :func:`train` a model
 (:mod:`.training`). ``ptrnet.load``, ``ptrnet.train`` and friends are these names.
 
 The names import their module on first use (PEP 562), so the CLI can use a light part of the
@@ -12,12 +13,13 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "PointerNetwork": "solver",
+    "PointerNetwork": "loading",
     "Solver": "solver",
     "as_instances": "solver",
     "decode_options": "solver",
-    "load": "solver",
+    "load": "loading",
     "Result": "results",
+    "SpanReader": "span",
     "train": "training",
 }
 

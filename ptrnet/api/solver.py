@@ -1,4 +1,5 @@
-"""The Python API: :func:`load` a model, :meth:`Solver.solve` instances (docs/api.md).
+"""The Python API's solver: :meth:`Solver.solve` instances with a model that
+:func:`ptrnet.api.loading.load` loaded (docs/api.md).
 
 A thin layer over :mod:`ptrnet.inference`: the same models (:func:`ptrnet.inference.load_model`)
 and the same decoding (:func:`ptrnet.inference.predict_outputs`, one pass per instance), with
@@ -10,7 +11,6 @@ obvious form and one :class:`ptrnet.api.results.Result` per instance. Training f
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -18,18 +18,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptrnet.api.results import Result, output_cost
-from ptrnet.compute.devices import resolve_device
 from ptrnet.decoding.options import (
     DEFAULT_BEAM_WIDTH,
     DEFAULT_DECODE_BATCH,
     DecodeOptionError,
     DecodeOptions,
 )
-from ptrnet.inference import BUNDLED, LoadedModel, load_model, model_directory, predict_outputs
-from ptrnet.io.errors import InputError, UsageError
+from ptrnet.inference import LoadedModel, predict_outputs
+from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_COORDINATE, check_seed
-from ptrnet.model.pointer import PointerNetwork as _PointerNetwork
-from ptrnet.tasks import POINT_TASKS, TASKS, Task, get_point_task, get_task
+from ptrnet.tasks import Task, get_task
 
 # The answer to the option the three view options replaced.
 VIEWS_SPLIT = (
@@ -44,67 +42,7 @@ if TYPE_CHECKING:
 
     from ptrnet.decoding.options import DecodeOptions
 
-__all__ = ["PointerNetwork", "Solver", "as_instances", "decode_options", "load"]
-
-
-def load(
-    model: str | os.PathLike[str] = BUNDLED, *, task: str | None = None, device: str = "auto"
-) -> Solver:
-    """A :class:`Solver` for ``model``.
-
-    Args:
-        model: a task name (``"tsp"``: that task's bundled model), ``"bundled"`` (with
-            ``task``), or a run directory or checkpoint file (write ``./tsp`` for a directory
-            named like a task).
-        task: the task the model must have been trained on; None = the model's own.
-        device: ``auto`` (a CUDA GPU when torch sees one, else the CPU), ``cpu``, ``cuda`` or
-            ``cuda:N``.
-
-    Raises:
-        UsageError: ``bundled`` without a task, or a model trained on another task.
-        InputError: a missing or unreadable model.
-        ValueError: an unknown device, a CUDA device torch cannot see, or a task whose inputs
-            are not points (the copy task's models load with ``ptrnet.text.evaluate.load``).
-    """
-
-    name = os.fspath(model)
-    if name in TASKS:  # that task's bundled model (and its size routes)
-        name = model_directory(None, get_point_task(name, "ptrnet.load"))
-    elif name == BUNDLED:
-        if task is None:
-            raise UsageError("load('bundled') needs task=, e.g. load('bundled', task='tsp')")
-        name = None
-    elif not os.path.exists(name) and os.sep not in name:  # a mistyped task name, perhaps
-        raise InputError(
-            name,
-            None,
-            f"no such model directory or checkpoint file, nor a task ({', '.join(POINT_TASKS)})",
-        )
-    return Solver(load_model(name, task).to(resolve_device(device)))
-
-
-class PointerNetwork(_PointerNetwork):
-    """The Ptr-Net (:class:`ptrnet.model.pointer.PointerNetwork`) with a loader for trained
-    weights; the ``ptrnet.PointerNetwork`` of the top-level package."""
-
-    @classmethod
-    def from_pretrained(
-        cls, name: str | os.PathLike[str], *, device: str = "cpu"
-    ) -> PointerNetwork:
-        """The trained network ``name`` names, in eval mode on ``device``: a task name (its
-        bundled model, e.g. ``"tsp"``), a run directory or a checkpoint file.
-
-        Raises:
-            InputError: a missing or unreadable model.
-            ValueError: the checkpoint holds a baseline, not a Ptr-Net.
-        """
-        loaded = load(name, device="cpu").loaded
-        if not isinstance(loaded.model, _PointerNetwork):
-            raise ValueError(f"{name} holds a {type(loaded.model).__name__}, not a Ptr-Net")
-
-        network = cls(loaded.config.model)
-        network.load_state_dict(loaded.model.state_dict())
-        return network.to(resolve_device(device)).eval()
+__all__ = ["Solver", "as_instances", "decode_options"]
 
 
 class Solver:

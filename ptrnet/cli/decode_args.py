@@ -184,20 +184,13 @@ def decode_options(args: argparse.Namespace, task: Task) -> DecodeOptions:
 
     check_beam_width(args)
     try:
-        return DecodeOptions(
-            strategy=args.decode,
-            beam_width=args.beam_width,
-            samples=args.samples,
-            constraints=args.constraints,
-            protocol=args.protocol,
-            average_views=args.average_views,
-            search_views=args.search_views,
-            multistart=args.multistart,
-            pick=args.pick,
-            window=args.window,
-            seed=args.seed,
-            batch_size=args.batch_size,
-        ).for_task(task)
+        given = {field: getattr(args, _dest(flag)) for field, flag in DECODE_FLAGS.items()}
+        return DecodeOptions(**given).for_task(task)
     except DecodeOptionError as err:
         flag = DECODE_FLAGS[err.option]
         raise UsageError(f"{flag} {getattr(args, flag[2:].replace('-', '_'))}: {err}") from None
+
+
+def _dest(flag: str) -> str:
+    """The argparse attribute of ``flag``: ``--beam-width`` -> ``beam_width``."""
+    return flag.removeprefix("--").replace("-", "_")

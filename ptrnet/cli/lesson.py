@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from ptrnet.cli.common import output_file, seed_int
+from ptrnet.cli.common import output_file, positive_int, seed_int
 from ptrnet.lessons.traps import DEFAULT_SEED, TRAP_NAMES
 
 
@@ -27,6 +27,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("trap", metavar="TRAP", choices=TRAP_NAMES, help=", ".join(TRAP_NAMES))
     parser.add_argument("--quick", action="store_true", help="the reduced size the tests run")
+    parser.add_argument(
+        "--steps",
+        type=positive_int,
+        metavar="K",
+        help="training steps per model instead of the size's own (default: the size's)",
+    )
     parser.add_argument(
         "--seed", type=seed_int, default=DEFAULT_SEED, help="seed of data and weights (default: 0)"
     )
@@ -46,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from ptrnet.lessons.traps.run import report, run_trap, save
 
     torch.set_num_threads(1)
-    record = run_trap(args.trap, quick=args.quick, seed=args.seed)
+    record = run_trap(args.trap, quick=args.quick, seed=args.seed, steps=args.steps)
     print(report(record))
     if args.output:
         save(record, args.output)

@@ -26,7 +26,8 @@ import json
 import os
 import re
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ptrnet.cli.common import DRY_RUN_COUNT, note, output_name, positive_int, set_threads
 from ptrnet.cli.decode_args import check_beam_width
@@ -164,14 +165,22 @@ def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
         loaded, pairs, args.decode, args.beam_width, args.batch_size, args.p_gen,
         samples=args.samples, seed=args.seed,
     )  # fmt: skip
+    show_metrics(args, task, loaded.train.get("arch"), metrics)
+    return 0
+
+
+def show_metrics(
+    args: argparse.Namespace, task: SentenceTask, arch: object, metrics: dict[str, Any]
+) -> None:
+    """Print ``eval``'s metrics: one JSON object with ``--json``, else a table (the task and
+    ``arch`` first; floats to 4 places, None as ``n/a``)."""
     if args.json:
         print(json.dumps(metrics))
-        return 0
+        return
     width = max(map(len, metrics))
-    for key, value in {"task": task.name, "arch": loaded.train.get("arch"), **metrics}.items():
+    for key, value in {"task": task.name, "arch": arch, **metrics}.items():
         shown = f"{value:.4f}" if isinstance(value, float) else "n/a" if value is None else value
         print(f"{key:<{width}}  {shown}")
-    return 0
 
 
 def predict_sources(args: argparse.Namespace) -> tuple[str | None, list[tuple[str, ...]]]:
@@ -188,7 +197,6 @@ def predict_sources(args: argparse.Namespace) -> tuple[str | None, list[tuple[st
 
 def predict(args: argparse.Namespace, task: SentenceTask) -> int:
     from ptrnet.text.decode import decode_sources, explain
-    from ptrnet.text.format import Pair, printable, write_pairs
 
     loaded = _load(args, task)
     path, sources = predict_sources(args)
@@ -207,14 +215,27 @@ def predict(args: argparse.Namespace, task: SentenceTask) -> int:
         samples=args.samples,
         seed=args.seed,
     )
+    write_predictions(args, task, sources, [d.words for d in decoded])
+    return 0
+
+
+def write_predictions(
+    args: argparse.Namespace,
+    task: SentenceTask,
+    sources: Sequence[tuple[str, ...]],
+    outputs: Sequence[Sequence[str]],
+) -> None:
+    """``predict``'s outputs: with ``-o FILE``, ``SOURCE<TAB>OUTPUT`` lines (and a note of how
+    many), else each output's words on a line of standard output (control characters escaped:
+    :func:`~ptrnet.text.format.printable`)."""
+    from ptrnet.text.format import Pair, printable, write_pairs
+
     if args.output:
-        written = write_pairs(
-            args.output, (Pair(s, d.words) for s, d in zip(sources, decoded, strict=True))
-        )
+        pairs = (Pair(s, tuple(o)) for s, o in zip(sources, outputs, strict=True))
+        written = write_pairs(args.output, pairs)
         note(args, f"wrote {written} {task.name} predictions to {output_name(args.output)}")
     else:
-        sys.stdout.writelines(printable(" ".join(d.words)) + "\n" for d in decoded)
-    return 0
+        sys.stdout.writelines(printable(" ".join(o)) + "\n" for o in outputs)
 
 
 def sentence_tokens(text: str) -> tuple[str, ...]:

@@ -17,31 +17,27 @@ span of its input, served here with the sentence front end's options and parsing
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import sys
-import tempfile
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ptrnet.cli.common import DRY_RUN_COUNT, note, output_name
-from ptrnet.cli.sentence_train import TRAIN_OPTIONS
+from ptrnet.cli import sentence_train
+from ptrnet.cli.common import DRY_RUN_COUNT
+from ptrnet.cli.sentence_train import TrainKind
 from ptrnet.cli.sentences import (
     check_decoding,
     generate,
     predict_sources,
+    show_metrics,
+    write_predictions,
 )
 from ptrnet.io.errors import UsageError
 
 if TYPE_CHECKING:
     from ptrnet.tasks import SentenceTask
+    from ptrnet.text.sentence_run import SentenceTrainer
     from ptrnet.text.span_checkpoint import SpanModel
-    from ptrnet.text.span_config import SpanTrainConfig
     from ptrnet.text.span_eval import SpanExplanation
-    from ptrnet.training.runloop import TrainResult
 
-DRY_RUN = {"steps": 4, "val_every": 2, "val_count": 8, "hidden": 8, "embed": 4,
-           "vocab_pairs": 64, "answer_pairs": 64}  # fmt: skip
+DRY_RUN = {**sentence_train.DRY_RUN, "vocab_pairs": 64, "answer_pairs": 64}
 
 
 def _refuse_p_gen(args: argparse.Namespace, task: SentenceTask) -> None:
@@ -52,60 +48,19 @@ def _refuse_p_gen(args: argparse.Namespace, task: SentenceTask) -> None:
         )
 
 
+def _span_trainer() -> type[SentenceTrainer]:
+    from ptrnet.text.span_train import SpanTrainer
+
+    return SpanTrainer
+
+
+SPAN = TrainKind(_span_trainer, DRY_RUN)
+
+
 def train(args: argparse.Namespace, task: SentenceTask) -> int:
-    import torch
-
-    from ptrnet.cli.interrupts import run_stoppable
-    from ptrnet.text.span_train import train_span
-
-    if args.out is None and (args.resume or not args.dry_run):
-        raise UsageError("--out RUN_DIR is required")
-    torch.set_num_threads(args.threads or 1)
-    try:
-        config = _resumed_config(args, task) if args.resume else _fresh_config(args, task)
-    except ValueError as err:  # an impossible option value (the config checks them)
-        raise UsageError(str(err)) from None
-    out = args.out or tempfile.mkdtemp(prefix="ptrnet-dry-run-")
-
-    def run(stop: Callable[[], bool]) -> TrainResult:
-        log, progress = (lambda line: note(args, line)), not args.quiet
-        return train_span(config, out, log, progress, resume=args.resume, should_stop=stop)
-
-    result = run_stoppable(run, task.name, out)
-    if isinstance(result, int):
-        return result
-    best, metric = result.best, task.validation_metric
-    note(args, f"best validation {metric} {best['value']:.4f} at step {best['step']}; run in {out}")
-    return 0
-
-
-def _explicit(args: argparse.Namespace) -> dict[str, object]:
-    return {k: getattr(args, k) for k in TRAIN_OPTIONS if getattr(args, k) is not None}
-
-
-def _fresh_config(args: argparse.Namespace, task: SentenceTask) -> SpanTrainConfig:
-    """A new run's configuration: the ``--dry-run`` preset < the options given."""
-    from ptrnet.text.span_config import SpanTrainConfig
-
-    options = {**(DRY_RUN if args.dry_run else {}), **_explicit(args)}
-    return SpanTrainConfig(args.arch or task.archs[0], task.name, **options)
-
-
-def _resumed_config(args: argparse.Namespace, task: SentenceTask) -> SpanTrainConfig:
-    """The configuration saved in ``--out``'s ``last`` with the options given."""
-    from ptrnet.runs import LAST
-    from ptrnet.runs.resume import resumed_train
-    from ptrnet.text.span_checkpoint import load_span_model
-    from ptrnet.text.span_config import SpanTrainConfig
-
-    path = os.path.join(args.out, LAST)
-    if not os.path.exists(path):
-        raise UsageError(f"nothing to resume: {path} does not exist")
-    saved = SpanTrainConfig.from_dict(load_span_model(path).train)
-    if saved.task != task.name:
-        raise UsageError(f"the run in {args.out} trains {saved.task}, not {task.name}")
-    given = {**_explicit(args), **({"arch": args.arch} if args.arch else {})}
-    return resumed_train(saved, given)
+    """``ptrnet train span``: the sentence tasks' command (:func:`ptrnet.cli.sentence_train.
+    train`) with the span trainer and preset."""
+    return sentence_train.train(args, task, SPAN)
 
 
 def _load(args: argparse.Namespace, task: SentenceTask) -> SpanModel:
@@ -129,13 +84,7 @@ def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
     metrics, _ = evaluate_spans(
         loaded, pairs, args.decode, _width(args), args.batch_size, args.seed
     )
-    if args.json:
-        print(json.dumps(metrics))
-        return 0
-    width = max(map(len, metrics))
-    for key, value in {"task": task.name, "arch": loaded.config.arch, **metrics}.items():
-        shown = f"{value:.4f}" if isinstance(value, float) else value
-        print(f"{key:<{width}}  {shown}")
+    show_metrics(args, task, loaded.config.arch, metrics)
     return 0
 
 
@@ -156,7 +105,6 @@ def _check_sources(where: str | None, sources: list[tuple[str, ...]]) -> None:
 
 
 def predict(args: argparse.Namespace, task: SentenceTask) -> int:
-    from ptrnet.text.format import Pair, printable, write_pairs
     from ptrnet.text.span_eval import answer_sources, explain_span
 
     loaded = _load(args, task)
@@ -167,13 +115,7 @@ def predict(args: argparse.Namespace, task: SentenceTask) -> int:
             print(_explained(explain_span(loaded, source)))
         return 0
     answers = answer_sources(loaded, sources, args.decode, _width(args), args.batch_size, args.seed)
-    if args.output:
-        written = write_pairs(
-            args.output, (Pair(s, a) for s, a in zip(sources, answers, strict=True))
-        )
-        note(args, f"wrote {written} {task.name} predictions to {output_name(args.output)}")
-    else:
-        sys.stdout.writelines(printable(" ".join(a)) + "\n" for a in answers)
+    write_predictions(args, task, sources, answers)
     return 0
 
 

@@ -62,6 +62,7 @@ def rebuild_paths(model: HeavyPointer, coords: torch.Tensor) -> torch.Tensor:
     device = coords.device
     lengths = torch.full((rows,), length, dtype=torch.long, device=device)
     nodes, _ = model.encoder(coords.to(next(model.parameters()).dtype), lengths)  # (R, L, d)
+    qkv = model.node_qkv(nodes)  # (R, L, 3d) or None: the decoder's first-layer projections
     real = torch.ones(rows, length, dtype=torch.bool, device=device)
     chosen = torch.zeros(rows, length + 1, dtype=torch.bool, device=device)  # tokens 0..L
     chosen[:, 1] = chosen[:, length] = True  # token 1 = city 0 (a), token L = city L-1 (b)
@@ -70,7 +71,7 @@ def rebuild_paths(model: HeavyPointer, coords: torch.Tensor) -> torch.Tensor:
     path = [last - 1]
     arange = torch.arange(rows, device=device)
     for _ in range(length - 2):
-        logits = model.logits(nodes, real, chosen, first, last)  # (R, L+1)
+        logits = model.logits(nodes, real, chosen, first, last, qkv)  # (R, L+1)
         logits[:, 0] = float("-inf")  # never the end token: every city must be placed
         last = logits.argmax(dim=1)  # (R,)
         chosen[arange, last] = True

@@ -129,6 +129,7 @@ class LocalWindow(nn.Module):
                 chosen[0, small],
                 first[0, small],
                 prev_token[small],
+                None if whole.qkv is None else whole.qkv[small],
             )
         if not bool(small.all()):
             big = ~small
@@ -164,7 +165,9 @@ class LocalWindow(nn.Module):
         sub_chosen = torch.zeros(len(length), m + 1, dtype=torch.bool, device=length.device)
         sub_chosen[:, 1] = has_first
         sub_chosen[:, 2] = has_last
-        logits = self.model.logits(sub.nodes, sub.real, sub_chosen, sub_first, sub_last)
+        logits = self.model.logits(
+            sub.nodes, sub.real, sub_chosen, sub_first, sub_last, sub.qkv
+        )  # (R, m+1)
         full = logits.new_full((len(length), real.shape[1] + 1), float("-inf"))
         full[:, 0] = logits[:, 0]  # the end token
         tokens = torch.where(slots, inputs + 1, 0)  # (R, m): each slot's token in the row

@@ -42,7 +42,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from ptrnet.model import heavy_pass
 from ptrnet.model.config import ModelConfig
+from ptrnet.model.heavy_pass import can_run, decoder_pass, first_layer_qkv
 from ptrnet.model.pointer import column_mask, previous_tokens
 from ptrnet.model.transformer import SetEncoder
 
@@ -59,15 +61,21 @@ class HeavyMemory:
         nodes: (B, n, d) the light encoder's input vectors, zero at pads.
         real: (B, n) bool, True = a real input (not padding).
         state: the initial decoder state: nothing chosen, no first token.
+        qkv: (B, n, 3d) the decoder's first-layer projections of ``nodes``
+            (:meth:`HeavyPointer.node_qkv`), or None (not cached: decoding with gradients, or
+            :attr:`HeavyPointer.fast` off).
     """
 
     nodes: torch.Tensor
     real: torch.Tensor
     state: State
+    qkv: torch.Tensor | None = None
 
     def index(self, rows: torch.Tensor) -> HeavyMemory:
         """Re-select batch rows, e.g. ``arange(B).repeat_interleave(k)`` to expand for beams."""
-        return HeavyMemory(self.nodes[rows], self.real[rows], tuple(s[:, rows] for s in self.state))
+        state = tuple(s[:, rows] for s in self.state)
+        qkv = None if self.qkv is None else self.qkv[rows]
+        return HeavyMemory(self.nodes[rows], self.real[rows], state, qkv)
 
 
 class HeavyPointer(nn.Module):
@@ -77,7 +85,15 @@ class HeavyPointer(nn.Module):
     vector for each that stands in before anything is chosen (LEHD's W_first, W_last), the
     decoder's pre-norm attention layers, and three linear scores (remaining input, return to the
     first input, end).
+
+    ``fast`` (default True): without gradients, run the decoder op by op
+    (:func:`ptrnet.model.heavy_pass.decoder_pass`) with the first layer's projections of the
+    inputs cached per batch, on rows of at least ``heavy_pass.FAST_FROM`` vectors; False keeps
+    PyTorch's own encoder layers (the reference path the tests compare against).
+    Both compute the same function up to float rounding.
     """
+
+    fast: bool = True
 
     def __init__(self, config: ModelConfig) -> None:
         if config.kind != "pointer" or config.decoder != "heavy":
@@ -126,7 +142,16 @@ class HeavyPointer(nn.Module):
         nodes, _ = self.encoder(points, lengths)  # (B, n, d); the LSTM-decoder state is unused
         chosen = torch.zeros(1, batch, n + 1, dtype=torch.bool, device=points.device)
         first = torch.zeros(1, batch, dtype=torch.long, device=points.device)
-        return HeavyMemory(nodes, column_mask(lengths, n, offset=0), (chosen, first))
+        real = column_mask(lengths, n, offset=0)  # (B, n)
+        return HeavyMemory(nodes, real, (chosen, first), self.node_qkv(nodes))
+
+    def node_qkv(self, nodes: torch.Tensor) -> torch.Tensor | None:
+        """(R, n, d) input vectors -> (R, n, 3d), the decoder's first-layer projections of them
+        for :meth:`logits` to reuse at every step, or None where the fast path does not run
+        (``fast`` off, or gradients recorded)."""
+        if not (self.fast and can_run(self.decoder)):
+            return None
+        return first_layer_qkv(self.decoder, nodes)
 
     def step(
         self, memory: HeavyMemory, prev_token: torch.Tensor, state: State
@@ -134,7 +159,9 @@ class HeavyPointer(nn.Module):
         """One decoding step: previous token (B,) and state -> float32 logits (B, n+1), new
         state. Start with ``prev_token`` all 0 and ``state = memory.state``."""
         chosen, first = advance(state, prev_token)  # (1, B, n+1), (1, B)
-        logits = self.logits(memory.nodes, memory.real, chosen[0], first[0], prev_token)
+        logits = self.logits(
+            memory.nodes, memory.real, chosen[0], first[0], prev_token, memory.qkv
+        )  # (B, n+1)
         return logits, (chosen, first)
 
     def forward(
@@ -180,13 +207,16 @@ class HeavyPointer(nn.Module):
         chosen: torch.Tensor,
         first: torch.Tensor,
         last: torch.Tensor,
+        qkv: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """The heavy decoder's pass: nodes (R, n, d), real (R, n), chosen (R, n+1) bool, first
         and last tokens (R,) -> float32 logits (R, n+1), -inf where the model cannot point.
+        ``qkv`` (R, n, 3d), optional: :meth:`node_qkv` of ``nodes``, computed once.
 
         Rows are grouped by how many inputs remain, so each group runs without padding: c
         remaining inputs cost an attention pass over c+2 vectors, not n+2.
         """
+        fast = self.fast and can_run(self.decoder)
         rows, n = real.shape
         remaining = real & ~chosen[:, 1:]  # (R, n)
         first_vec = self.chosen_vector(nodes, first, self.first_proj, self.first_start)  # (R, d)
@@ -200,11 +230,15 @@ class HeavyPointer(nn.Module):
                 [
                     first_vec[group, None],
                     last_vec[group, None],
-                    nodes[group].gather(1, where[..., None].expand(-1, -1, nodes.shape[2])),
+                    _rows(nodes, group, where),
                 ],
                 dim=1,
             )  # (r, c+2, d): the first, the last and the remaining inputs
-            out = self.decoder(x)  # (r, c+2, d)
+            if fast and c + 2 >= heavy_pass.FAST_FROM:  # first-layer projections from the cache
+                cached = None if qkv is None else _rows(qkv, group, where)  # (r, c, 3d)
+                out = decoder_pass(self.decoder, x, cached)  # (r, c+2, d)
+            else:
+                out = self.decoder(x)  # (r, c+2, d)
             point = out.new_full((len(group), n), float("-inf"))
             point = point.scatter(1, where, self.point(out[:, 2:])[..., 0])  # (r, n)
             parts.append(torch.cat([self.close(out[:, 0]), self.stop(out[:, 1]), point], dim=1))
@@ -230,6 +264,14 @@ class HeavyPointer(nn.Module):
         index = (token - 1).clamp(min=0)[:, None, None].expand(-1, 1, nodes.shape[2])
         vector = proj(nodes.gather(1, index)[:, 0])  # (R, d)
         return torch.where(token[:, None] > 0, vector, start.to(vector.dtype))
+
+
+def _rows(values: torch.Tensor, group: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
+    """values (R, n, k), group (r,) rows, where (r, c) long -> (r, c, k): row ``group[i]``'s
+    vectors at ``where[i]``, one copy of just those (not of the group's whole rows first)."""
+    rows, n, k = values.shape
+    flat = (group[:, None] * n + where).reshape(-1)  # (r * c,)
+    return values.reshape(rows * n, k).index_select(0, flat).view(*where.shape, k)
 
 
 def advance(state: State, prev_token: torch.Tensor) -> State:

@@ -139,19 +139,40 @@ class SpanPointer(nn.Module):
         return start_logits.log_softmax(-1), end_logits.log_softmax(-1)
 
 
+ANSWER_WORDS = 4  #: the longest answer a classifier's class may be, in words
+
+
 class AnswerClassifier(nn.Module):
-    """The reader, its passage max-pooled beside the question summary, then a softmax over
-    ``answers`` classes (index 0: an answer outside the training answers)."""
+    """The reader, its passage pooled by an attention beside the question summary, then a
+    softmax over ``answers`` classes (index 0: an answer outside the training answers).
+
+    The classes share the reader's word vectors (weight tying, Press & Wolf 2017): class c's
+    vector is the sum of its words' embeddings (``answer_words``, a buffer the trainer fills
+    with :meth:`set_answer_words`), and its logit is ``h . A_c + b_c``, h the pooled reading
+    projected to the word-vector size. So an answer seen as a class once is not a free
+    parameter learned from one example: the class is as recognisable as its words.
+    """
 
     def __init__(self, vocab_size: int, answers: int, embed: int, hidden: int) -> None:
         super().__init__()
         self.reader = Reader(vocab_size, embed, hidden)
+        self.attend = nn.Linear(2 * hidden, 1)
         self.out = nn.Sequential(
-            nn.Linear(4 * hidden, 2 * hidden), nn.Tanh(), nn.Linear(2 * hidden, answers)
+            nn.Linear(4 * hidden + embed, 2 * hidden), nn.Tanh(), nn.Linear(2 * hidden, embed)
         )
+        self.bias = nn.Parameter(torch.zeros(answers))
+        self.register_buffer("answer_words", torch.zeros(answers, ANSWER_WORDS, dtype=torch.long))
+
+    def set_answer_words(self, ids: torch.Tensor) -> None:
+        """Class c is the words ``ids[c]`` ((answers, ANSWER_WORDS) word ids, 0-padded)."""
+        self.answer_words.copy_(ids)
 
     def forward(self, x: SpanInputs) -> torch.Tensor:
         """(B, answers) log-probabilities."""
-        passage, question = self.reader(x)
-        pooled = passage.masked_fill(~x.passage_mask.unsqueeze(-1), float("-inf")).amax(1)
-        return self.out(torch.cat([pooled, question], -1)).log_softmax(-1)
+        passage, question = self.reader(x)  # (B, P, 2H), (B, 2H)
+        weights = _masked_fill(self.attend(passage).squeeze(-1), x.passage_mask).softmax(-1)
+        pooled = torch.einsum("bp,bph->bh", weights, passage)  # (B, 2H)
+        words = torch.einsum("bp,bpe->be", weights, self.reader.embed(x.passage))  # (B, E)
+        h = self.out(torch.cat([pooled, words, question], -1))  # (B, E)
+        classes = self.reader.embed(self.answer_words).sum(1)  # (answers, E)
+        return (h @ classes.T + self.bias).log_softmax(-1)

@@ -1,6 +1,11 @@
-"""The sentence tasks' machinery (the ``copy`` task's, whose card and grammar are in
-:mod:`ptrnet.tasks.copy`): short sentences summarised by copying names and numbers from the
-source and generating template words it does not contain (See, Liu & Manning 2017).
+"""The sentence tasks' machinery: the ``copy`` task's (card and grammar in
+:mod:`ptrnet.tasks.copy`: short sentences summarised by copying names and numbers from the
+source and generating template words it does not contain; See, Liu & Manning 2017) and the
+``span`` task's (extractive QA, the ``span_*`` modules). Both train through one base:
+:mod:`~ptrnet.text.sentence_run` (run configuration, trainer in the shared loop),
+:mod:`~ptrnet.text.sentence_checkpoint` (the checkpoint file) and
+:class:`~ptrnet.text.config.SentenceTrainConfig`; each task plugs in its model, batches, loss,
+metrics and checkpoint metadata.
 
 Modules, in import order: :mod:`~ptrnet.text.format` (the one-line text format),
 :mod:`~ptrnet.text.vocab` (vocabulary and extended ids), :mod:`~ptrnet.text.metrics` and

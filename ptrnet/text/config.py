@@ -42,8 +42,51 @@ class DictConfig:
         return cls(**data)
 
 
+class SentenceTrainConfig(DictConfig):
+    """The base of a sentence task's training configuration (copy: :class:`CopyTrainConfig`,
+    span: :class:`ptrnet.text.span_config.SpanTrainConfig`): a frozen dataclass whose fields
+    include those of :mod:`ptrnet.runs.shared` (their names, meaning and checks), ``arch``,
+    ``embed``, ``hidden``, ``min_count`` and ``vocab_pairs``; each subclass's defaults are its
+    task's recipe. Sentence tasks train with Adam (:func:`ptrnet.training.steps.
+    build_optimizer`) at a constant learning rate, in fp32.
+
+    ``__post_init__`` checks, in order: ``task`` names a registered task of ``task_kind``
+    (else the ``task_refusal`` message), ``arch`` is one of its ``archs``, the shared fields,
+    the ``positive_fields``, then :meth:`check_own` (ValueError, one line each).
+    """
+
+    optimizer: ClassVar[str] = "adam"
+    precision: ClassVar[str] = "fp32"
+    #: The task class the configuration trains, and the refusal of another ({task}: its name).
+    task_kind: ClassVar[type] = SentenceTask
+    task_refusal: ClassVar[str] = "task {task} does not take sentences"
+    positive_fields: ClassVar[tuple[str, ...]] = ("embed", "min_count", "vocab_pairs")
+
+    task: str
+    arch: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.task, str):
+            raise ValueError(f"task must be a task name, got {quote(self.task)}")
+        task = get_task(self.task)
+        if not isinstance(task, self.task_kind):
+            raise ValueError(self.task_refusal.format(task=self.task))
+        task.check_arch(self.arch)
+        check_shared(self)
+        for name in self.positive_fields:
+            positive_int(name, getattr(self, name))
+        self.check_own()
+
+    def check_own(self) -> None:
+        """Raise ValueError for a value only this task's configuration refuses."""
+
+    def learning_rate(self, step: int) -> float:
+        """The learning rate of optimiser step ``step``: ``lr``, constant."""
+        return self.lr  # type: ignore[attr-defined, no-any-return]
+
+
 @dataclass(frozen=True)
-class CopyTrainConfig(DictConfig):
+class CopyTrainConfig(SentenceTrainConfig):
     """A sentence task's training run (every field is saved in the checkpoint and
     ``config.json``). The fields it shares with :class:`ptrnet.runs.config.TrainConfig` carry
     their names, meaning and checks (:mod:`ptrnet.runs.shared`); the defaults are this task
@@ -63,10 +106,6 @@ class CopyTrainConfig(DictConfig):
             a multiple of ``keep_every`` steps (0: off), as a point task's run does.
     """
 
-    #: Sentence tasks train with Adam (:func:`ptrnet.training.steps.build_optimizer`), in fp32.
-    optimizer: ClassVar[str] = "adam"
-    precision: ClassVar[str] = "fp32"
-
     arch: str = "pointer_generator"
     task: str = "copy"
     embed: int = 64
@@ -83,27 +122,15 @@ class CopyTrainConfig(DictConfig):
     log_every: int = DEFAULTS["log_every"]
     keep_every: int = DEFAULTS["keep_every"]
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.task, str):
-            raise ValueError(f"task must be a task name, got {quote(self.task)}")
-        task = get_task(self.task)
-        if not isinstance(task, SentenceTask):
-            raise ValueError(f"task {self.task} does not take sentences")
-        task.check_arch(self.arch)
+    def check_own(self) -> None:
+        """The arch must be a switch of the pointer-generator, ``hidden`` even."""
         if self.arch not in FIXED_P_GEN:
             raise ValueError(
                 f"arch {self.arch} is not a pointer-generator's: task {self.task} trains with "
                 "its own configuration"
             )
-        check_shared(self)
-        for name in ("embed", "min_count", "vocab_pairs"):
-            positive_int(name, getattr(self, name))
         if not is_int(self.hidden) or self.hidden < 2 or self.hidden % 2:
             raise ValueError(
                 f"hidden must be an even integer >= 2 (the encoder runs hidden/2 units each "
                 f"way), got {quote(self.hidden)}"
             )
-
-    def learning_rate(self, step: int) -> float:
-        """The learning rate of optimiser step ``step``: ``lr``, constant."""
-        return self.lr

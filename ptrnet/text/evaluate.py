@@ -9,12 +9,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
-from ptrnet.inference import resolve_checkpoint
-from ptrnet.io.errors import UsageError
 from ptrnet.text.checkpoint import CopyModel, load_copy_model
 from ptrnet.text.decode import Decoded, decode_sources
 from ptrnet.text.format import Pair
 from ptrnet.text.metrics import copy_metrics
+from ptrnet.text.sentence_checkpoint import load_trained
 
 
 def load(path: str | os.PathLike[str] | None, task: str = "copy") -> CopyModel:
@@ -25,11 +24,7 @@ def load(path: str | os.PathLike[str] | None, task: str = "copy") -> CopyModel:
             :func:`ptrnet.inference.resolve_checkpoint` (with InputError);
         CheckpointError: the file is not a sentence-task checkpoint.
     """
-    loaded = load_copy_model(resolve_checkpoint(path, task))
-    trained_on = loaded.train.get("task", "copy")  # checkpoints before the field: copy
-    if trained_on != task:
-        raise UsageError(f"the model at {loaded.path} was trained on {trained_on}, not {task}")
-    return loaded
+    return load_trained(load_copy_model, path, task, "copy")  # before the task field: copy
 
 
 def evaluate_pairs(

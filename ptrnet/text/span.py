@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ptrnet.model.span import SpanInputs
+from ptrnet.model.span import ANSWER_WORDS, SpanInputs
 from ptrnet.tasks.sentences import Pair
 from ptrnet.tasks.span import find_spans, split_source
 from ptrnet.text.vocab import PAD_ID, Vocabulary
@@ -79,13 +79,13 @@ def spans_to_answers(
 
 class AnswerVocabulary:
     """The classifier's classes: :data:`UNKNOWN_ANSWER`, then every answer seen at least
-    ``min_count`` times in the training pairs (most frequent first)."""
+    ``min_count`` times in the training pairs (most frequent first), of at most
+    :data:`~ptrnet.model.span.ANSWER_WORDS` words."""
 
     def __init__(self, pairs: Sequence[Pair], min_count: int = 1) -> None:
         counts = Counter(pair.target for pair in pairs)
-        kept = sorted(
-            (a for a, c in counts.items() if c >= min_count), key=lambda a: (-counts[a], a)
-        )
+        fits = (a for a, c in counts.items() if c >= min_count and len(a) <= ANSWER_WORDS)
+        kept = sorted(fits, key=lambda a: (-counts[a], a))
         self.answers: tuple[tuple[str, ...], ...] = ((), *kept)
         self._ids = {answer: i for i, answer in enumerate(self.answers)}
 
@@ -107,6 +107,20 @@ class AnswerVocabulary:
 
     def __len__(self) -> int:
         return len(self.answers)
+
+    def with_answer_words(self, vocab: Vocabulary) -> Vocabulary:
+        """``vocab`` and, after its words, every word of the answers it lacks (the classifier's
+        class vectors are sums of word vectors, so each answer's words need their own)."""
+        known = set(vocab.words)
+        extra = dict.fromkeys(w for answer in self.answers for w in answer if w not in known)
+        return Vocabulary([*vocab.words, *extra])
+
+    def word_ids(self, vocab: Vocabulary) -> torch.Tensor:
+        """(classes, ANSWER_WORDS) each class's word ids in ``vocab``, padded with PAD_ID."""
+        ids = torch.full((len(self.answers), ANSWER_WORDS), PAD_ID, dtype=torch.long)
+        for c, answer in enumerate(self.answers):
+            ids[c, : len(answer)] = torch.tensor([vocab.id(w) for w in answer], dtype=torch.long)
+        return ids
 
     def ids(self, pairs: Sequence[Pair]) -> torch.Tensor:
         """(B,) class of each pair's answer, :data:`UNKNOWN_ANSWER` for an unseen one."""

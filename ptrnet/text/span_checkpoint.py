@@ -1,35 +1,25 @@
-"""Span-task checkpoints, in the pattern of :mod:`ptrnet.text.checkpoint`: one safetensors file
-with the weights, and in its header metadata the model's configuration, the vocabulary, the
-classifier's answer vocabulary and the training configuration, so the file alone rebuilds the
-model. Read by :func:`ptrnet.runs.checkpoint.read_checkpoint_file` (with its checksum and
-errors); format ``ptrnet-span-1``.
-
-Layout: tensors ``model.<param>``; metadata ``ptrnet`` = JSON ``{"format", "model":
-SpanModelConfig.to_dict(), "vocabulary": [words], "answers": [[words], ...], "train": {...},
-"step", "info"}``; a resumable checkpoint also holds the optimiser and torch RNG state
-(:mod:`ptrnet.runs.checkpoint`).
+"""Span-task checkpoints: the sentence tasks' file (:mod:`ptrnet.text.sentence_checkpoint`, its
+layout and errors) in format ``ptrnet-span-1``, whose ``model`` metadata is
+``SpanModelConfig.to_dict()`` and which also holds the classifier's answer vocabulary
+(``"answers": [[words], ...]``, empty for the span pointer).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
 from torch import nn
 
-from ptrnet.io.atomic import atomic_write_bytes
 from ptrnet.model.span import AnswerClassifier, SpanPointer
 from ptrnet.quoting import quote
-from ptrnet.runs.checkpoint import (
-    CheckpointError,
-    check_meta_types,
-    check_model_shapes,
-    checksummed_file,
-    flatten_optimizer,
-    read_checkpoint_file,
-    unflatten_optimizer,
+from ptrnet.text.sentence_checkpoint import (
+    CheckpointRecord,
+    Rebuilt,
+    load_sentence_model,
+    save_sentence_model,
 )
 from ptrnet.text.span import AnswerVocabulary
 from ptrnet.text.vocab import Vocabulary
@@ -74,20 +64,15 @@ class SpanModelConfig:
 
 
 @dataclass(frozen=True)
-class SpanModel:
-    """A loaded span model, in eval mode on the CPU (fields as :class:`~ptrnet.text.checkpoint.
-    CopyModel`'s; ``answers``: the classifier's classes, None for the span pointer)."""
+class SpanModel(CheckpointRecord):
+    """A loaded span model, in eval mode on the CPU: the network, its configuration, its word
+    vocabulary and (the classifier's classes) ``answers``, None for the span pointer; the keyword
+    fields as :class:`~ptrnet.text.sentence_checkpoint.CheckpointRecord`'s."""
 
     model: nn.Module
     config: SpanModelConfig
     vocab: Vocabulary
     answers: AnswerVocabulary | None
-    train: dict[str, Any] = field(default_factory=dict)
-    step: int = 0
-    info: dict[str, Any] = field(default_factory=dict)
-    path: str = ""
-    optimizer_state: dict[str, Any] | None = None
-    rng_state: torch.Tensor | None = None
 
 
 def save_span_model(
@@ -103,21 +88,12 @@ def save_span_model(
 ) -> None:
     """Write the weights, configuration and vocabularies atomically; with ``optimizer``, also
     its state and the torch RNG state (a resumable checkpoint)."""
-    tensors = {f"model.{k}": v.detach().contiguous() for k, v in model.state_dict().items()}
-    meta = {
-        "format": FORMAT,
+    metadata = {
         "model": config.to_dict(),
         "vocabulary": list(vocab.words),
         "answers": [list(a) for a in answers.answers] if answers is not None else [],
-        "train": train,
-        "step": step,
-        "info": info or {},
     }
-    if optimizer is not None:
-        optim_tensors, meta["optimizer"] = flatten_optimizer(optimizer.state_dict())
-        tensors.update(optim_tensors)
-        tensors["rng.torch"] = torch.get_rng_state()
-    atomic_write_bytes(path, checksummed_file(tensors, meta))
+    save_sentence_model(path, FORMAT, model, metadata, train, step, info, optimizer)
 
 
 def load_span_model(path: str | os.PathLike[str]) -> SpanModel:
@@ -127,43 +103,19 @@ def load_span_model(path: str | os.PathLike[str]) -> SpanModel:
         CheckpointError: unreadable, not a span-task checkpoint, metadata of the wrong shape or
             types, or tensors that do not fit the configuration (each one line).
     """
-    meta, tensors = read_checkpoint_file(path)
-    if meta.get("format") != FORMAT:
-        raise CheckpointError(
-            path, f"not a span-task checkpoint (format {quote(meta.get('format'))})"
-        )
-    try:
-        _check_meta(meta)
-        vocab = Vocabulary(meta["vocabulary"])
-        config = SpanModelConfig.from_dict(meta["model"])
-        answers = AnswerVocabulary.from_answers(meta["answers"]) if meta["answers"] else None
-        if len(vocab) != config.vocab_size or len(answers or ()) != config.answers:
-            raise ValueError("the vocabularies and the model disagree on their sizes")
-        with torch.device("meta"):
-            expected = {k: tuple(v.shape) for k, v in config.build().state_dict().items()}
-        check_model_shapes(expected, {k: v.shape for k, v in tensors.items()})
-        model = config.build()
-        model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
-        optimizer_state = None
-        if "optimizer" in meta:
-            optimizer_state = unflatten_optimizer(tensors, meta["optimizer"])
-    except (ValueError, TypeError, RuntimeError, KeyError, AttributeError) as err:
-        raise CheckpointError(path, f"invalid span-task checkpoint: {err}") from None
-    model.eval()
-    train, info, rng = meta.get("train", {}), meta.get("info", {}), tensors.get("rng.torch")
-    return SpanModel(
-        model, config, vocab, answers, train, meta["step"], info, os.fspath(path),
-        optimizer_state, rng,
-    )  # fmt: skip
+    required = {"answers": list}
+    model, vocab, parts, record = load_sentence_model(path, FORMAT, "span-task", required, _rebuild)
+    return SpanModel(model, parts["config"], vocab, parts["answers"], **record)
 
 
-def _check_meta(meta: dict[str, Any]) -> None:
-    """Raise ValueError unless the metadata has the JSON types loading relies on."""
-    required = {"model": dict, "vocabulary": list, "answers": list, "step": int}
-    names = {dict: "object", list: "array", int: "integer"}
-    check_meta_types(meta, required, {"train": dict, "info": dict, "optimizer": dict}, names)
-    if not all(isinstance(word, str) for word in meta["vocabulary"]):
-        raise ValueError("metadata 'vocabulary' holds a word that is not a string")
+def _rebuild(meta: dict[str, Any], vocab: Vocabulary) -> Rebuilt:
+    """The network the metadata configures and its answers; ValueError for an answer that is
+    not a list of words, or sizes that disagree with the vocabularies."""
     for answer in meta["answers"]:
         if not isinstance(answer, list) or not all(isinstance(w, str) for w in answer):
             raise ValueError("metadata 'answers' holds an answer that is not a list of words")
+    config = SpanModelConfig.from_dict(meta["model"])
+    answers = AnswerVocabulary.from_answers(meta["answers"]) if meta["answers"] else None
+    if len(vocab) != config.vocab_size or len(answers or ()) != config.answers:
+        raise ValueError("the vocabularies and the model disagree on their sizes")
+    return Rebuilt(config.build, {"config": config, "answers": answers})

@@ -4,17 +4,14 @@ check options without importing it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
-from ptrnet.quoting import quote
-from ptrnet.runs.shared import DEFAULTS, check_shared, positive_int
-from ptrnet.tasks import get_task
+from ptrnet.runs.shared import DEFAULTS
 from ptrnet.tasks.span import SpanTask
-from ptrnet.text.config import DictConfig
+from ptrnet.text.config import SentenceTrainConfig
 
 
 @dataclass(frozen=True)
-class SpanTrainConfig(DictConfig):
+class SpanTrainConfig(SentenceTrainConfig):
     """A span-task training run (every field saved in the checkpoint and ``config.json``). The
     fields shared with :class:`ptrnet.runs.config.TrainConfig` carry its names, meaning and
     checks (:mod:`ptrnet.runs.shared`), as :class:`ptrnet.text.config.CopyTrainConfig`'s do.
@@ -34,8 +31,11 @@ class SpanTrainConfig(DictConfig):
         val_count, val_every, log_every, keep_every: as every run's.
     """
 
-    optimizer: ClassVar[str] = "adam"
-    precision: ClassVar[str] = "fp32"
+    task_kind = SpanTask
+    task_refusal = "task {task} is not a span task"
+    positive_fields = (
+        "embed", "hidden", "min_count", "vocab_pairs", "answer_min_count", "answer_pairs",
+    )  # fmt: skip
 
     arch: str = "span_pointer"
     task: str = "span"
@@ -54,19 +54,3 @@ class SpanTrainConfig(DictConfig):
     val_every: int = 50
     log_every: int = DEFAULTS["log_every"]
     keep_every: int = DEFAULTS["keep_every"]
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.task, str):
-            raise ValueError(f"task must be a task name, got {quote(self.task)}")
-        task = get_task(self.task)
-        if not isinstance(task, SpanTask):
-            raise ValueError(f"task {self.task} is not a span task")
-        task.check_arch(self.arch)
-        check_shared(self)
-        for name in ("embed", "hidden", "min_count", "vocab_pairs", "answer_min_count"):
-            positive_int(name, getattr(self, name))
-        positive_int("answer_pairs", self.answer_pairs)
-
-    def learning_rate(self, step: int) -> float:
-        """The learning rate of optimiser step ``step``: ``lr``, constant."""
-        return self.lr

@@ -18,16 +18,17 @@ from typing import Any
 import torch
 
 from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
-from ptrnet.inference import resolve_checkpoint
-from ptrnet.io.errors import UsageError
+from ptrnet.tasks import Stream, get_task
 from ptrnet.tasks.sentences import Pair
 from ptrnet.tasks.span import split_source
 from ptrnet.text.metrics import span_metrics
-from ptrnet.text.span import UNKNOWN_ANSWER, span_inputs, spans_to_answers
+from ptrnet.text.sentence_checkpoint import load_trained
+from ptrnet.text.span import UNKNOWN_ANSWER, AnswerVocabulary, span_inputs, spans_to_answers
 from ptrnet.text.span_checkpoint import SpanModel, load_span_model
 from ptrnet.text.span_decoder import SpanDecoder, decode_spans
 
 Answer = tuple[str, ...]
+FRESH = 1_000_000  #: the first training-stream example :func:`seen_answer_pairs` reads
 
 
 def load_span(path: str | os.PathLike[str] | None, task: str = "span") -> SpanModel:
@@ -38,11 +39,7 @@ def load_span(path: str | os.PathLike[str] | None, task: str = "span") -> SpanMo
             :func:`ptrnet.inference.resolve_checkpoint` (with InputError);
         CheckpointError: the file is not a span-task checkpoint.
     """
-    loaded = load_span_model(resolve_checkpoint(path, task))
-    trained_on = loaded.train.get("task", "span")
-    if trained_on != task:
-        raise UsageError(f"the model at {loaded.path} was trained on {trained_on}, not {task}")
-    return loaded
+    return load_trained(load_span_model, path, task, "span")
 
 
 @torch.no_grad()
@@ -87,6 +84,23 @@ def evaluate_spans(
     """SQuAD's exact match and F1 of the model's answers to ``pairs``, and the answers."""
     answers = answer_sources(loaded, [p.source for p in pairs], strategy, width, batch_size, seed)
     return span_metrics(pairs, answers), answers
+
+
+def seen_answer_pairs(
+    answers: AnswerVocabulary, count: int, seed: int = 1, task: str = "span"
+) -> tuple[list[Pair], int]:
+    """What a classifier can know: the first ``count`` questions of the training stream under
+    ``seed`` from example :data:`FRESH` on (past every example a run of fewer than 15,000 steps
+    of 64 trains on) whose answer is one of ``answers``' classes; and how many questions were
+    read to find them (at most ``100 * count``, so fewer are returned if they are rare)."""
+    known, found, read = set(answers.answers[1:]), [], 0
+    for pair in get_task(task).generate_pairs(100 * count, seed, Stream.TRAIN, FRESH):
+        read += 1
+        if pair.target in known:
+            found.append(pair)
+            if len(found) == count:
+                break
+    return found, read
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
-"""Training a span-task model in the loop every run shares (:mod:`ptrnet.training.runloop`), with
-only what is the span task's own plugged in: the vocabularies and model, the batches, the loss,
-the validation and the checkpoint format (:mod:`ptrnet.text.span_checkpoint`).
+"""Training a span-task model: the sentence tasks' base (:mod:`ptrnet.text.sentence_run`: the
+shared loop, data by step, validation, resuming) with only what is the span task's own plugged
+in: the vocabularies and model, the batches, the loss, the validation metrics and the
+checkpoint format (:mod:`ptrnet.text.span_checkpoint`).
 
 Losses (teacher forcing, mean over the batch):
 
@@ -9,31 +10,24 @@ Losses (teacher forcing, mean over the batch):
 * ``classifier``: ``-log p(class*)`` over the answer vocabulary (class 0 for an answer outside
   the training answers).
 
-Data is drawn on the fly from the task: step ``s`` trains on the examples ``s*B .. (s+1)*B-1``
-of the task's training stream under the seed (:meth:`ptrnet.tasks.span.SpanTask.stream`:
-training names only); the vocabulary is built from the first ``vocab_pairs`` of that stream,
-the classifier's answers from the first ``answer_pairs``, and the validation set is the first
-``val_count`` of the validation stream (validation names). Data depend on the step alone, so a
-resumed run continues exactly. The run directory is every task's (:mod:`ptrnet.runs`).
+The task's training stream draws training names only, its validation stream validation names
+(:meth:`ptrnet.tasks.span.SpanTask.stream`); the vocabulary is built from the first
+``vocab_pairs`` examples of the training stream and the classifier's answers from the first
+``answer_pairs`` (their words join its vocabulary). The run directory is every task's
+(:mod:`ptrnet.runs`).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import nn
 
-from ptrnet.runs import BEST, LAST, RunDirError
-from ptrnet.runs.checkpoint import CheckpointError
-from ptrnet.runs.config_file import check_config_file, write_config_file
-from ptrnet.runs.lock import claim_run_dir
-from ptrnet.runs.resume import resumed_train
-from ptrnet.tasks import SentenceTask, Stream
+from ptrnet.runs import RunDirError
 from ptrnet.tasks.sentences import Pair
+from ptrnet.text.sentence_run import SentenceRunConfig, SentenceTrainer
 from ptrnet.text.span import AnswerVocabulary, gold_spans, span_inputs
 from ptrnet.text.span_checkpoint import (
     SpanModel,
@@ -44,29 +38,18 @@ from ptrnet.text.span_checkpoint import (
 from ptrnet.text.span_config import SpanTrainConfig
 from ptrnet.text.span_eval import evaluate_spans
 from ptrnet.text.vocab import Vocabulary
-from ptrnet.training.distributed import Ranks, Session
-from ptrnet.training.runloop import RunLoop, StopRequest, TrainResult
-from ptrnet.training.steps import build_optimizer, optimizer_step
 
 
 @dataclass(frozen=True)
-class SpanRunConfig:
+class SpanRunConfig(SentenceRunConfig):
     """A span run: the model and the training configuration (``config.json``)."""
+
+    model_class = SpanModelConfig
+    train_class = SpanTrainConfig
+    what = "a span run's config"
 
     model: SpanModelConfig
     train: SpanTrainConfig
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model.to_dict(), "train": self.train.to_dict()}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SpanRunConfig:
-        """Inverse of :meth:`to_dict`; ValueError for other keys or bad values."""
-        if not isinstance(data, dict) or set(data) != {"model", "train"}:
-            raise ValueError("a span run's config has exactly the keys model and train")
-        return cls(
-            SpanModelConfig.from_dict(data["model"]), SpanTrainConfig.from_dict(data["train"])
-        )
 
 
 @dataclass(frozen=True)
@@ -92,124 +75,64 @@ def span_loss(model: nn.Module, batch: SpanBatch) -> torch.Tensor:
     return -(start_lp[rows, starts] + end_lp[rows, ends]).mean()
 
 
-def train_span(
-    config: SpanTrainConfig,
-    out_dir: str | os.PathLike[str],
-    log: Callable[[str], None] = print,
-    progress: bool = False,
-    *,
-    resume: bool = False,
-    should_stop: StopRequest | None = None,
-) -> TrainResult:
-    """Train a span model as ``config`` says into ``out_dir``, or continue the run there
-    (``resume``); arguments, errors and run files as :func:`ptrnet.text.train.train_copy`'s."""
-    with claim_run_dir(out_dir):
-        trainer = SpanTrainer(config, os.fspath(out_dir), resume)
-        params = sum(p.numel() for p in trainer.model.parameters())
-        answers = f"; {len(trainer.answers)} answer classes" if trainer.answers else ""
-        log(f"vocabulary {len(trainer.vocab)} words{answers}; {params} parameters")
-        return trainer.run(progress, should_stop=should_stop)
+class SpanTrainer(SentenceTrainer):
+    """A span run in the shared loop; ``answers``: the classifier's classes (None for the span
+    pointer)."""
 
+    run_config_class = SpanRunConfig
+    load_file = staticmethod(load_span_model)
 
-class SpanTrainer(RunLoop):
-    """A span run in the shared loop."""
-
-    def __init__(self, cfg: SpanTrainConfig, run_dir: str, resume: bool) -> None:
-        super().__init__(cfg, run_dir, Session(Ranks(), torch.device("cpu")))
-        task = self.task
-        assert isinstance(task, SentenceTask)  # SpanTrainConfig checks
-        self.refuse_used_dir(resume)
-        torch.manual_seed(cfg.seed)
-        self.train_stream = task.stream(Stream.TRAIN)
-        self.vocab = Vocabulary.build(self._pairs(cfg.vocab_pairs), cfg.min_count)
+    def build_run(self) -> tuple[SpanRunConfig, nn.Module]:
+        cfg = self.cfg
+        self.vocab = Vocabulary.build(self.pairs(cfg.vocab_pairs), cfg.min_count)
         self.answers = None
         if cfg.arch == "classifier":
-            answer_pairs = list(self._pairs(cfg.answer_pairs))
+            answer_pairs = list(self.pairs(cfg.answer_pairs))
             self.answers = AnswerVocabulary(answer_pairs, cfg.answer_min_count)
+            self.vocab = self.answers.with_answer_words(self.vocab)  # class vectors: word sums
         classes = len(self.answers) if self.answers else 0
         model = SpanModelConfig(cfg.arch, len(self.vocab), cfg.embed, cfg.hidden, classes)
-        self.config = SpanRunConfig(model, cfg)
-        self.model = model.build()
-        self.optimizer = build_optimizer(self.model, cfg)
-        valid = task.generate_pairs(cfg.val_count, cfg.seed, task.stream(Stream.VALIDATION))
-        self.valid: list[Pair] = list(valid)
-        if resume:
-            self._restore(os.path.join(run_dir, LAST))
-        self.check_resumed_length(resume)
-        self.open_log(resume)
+        net = model.build()
+        if self.answers is not None:  # class c's vector: the sum of its words' vectors
+            net.set_answer_words(self.answers.word_ids(self.vocab))
+        return SpanRunConfig(model, cfg), net
 
-    def _pairs(self, count: int, start: int = 0) -> Iterator[Pair]:
-        return self.task.generate_pairs(count, self.cfg.seed, self.train_stream, start)
+    def describe(self) -> str:
+        params = sum(p.numel() for p in self.model.parameters())
+        answers = f"; {len(self.answers)} answer classes" if self.answers else ""
+        return f"vocabulary {len(self.vocab)} words{answers}; {params} parameters"
 
-    def total_steps(self) -> int:
-        return self.cfg.steps
-
-    def batches(self, start: int, workers: int = 0) -> Iterator[SpanBatch]:
-        """The batches of steps ``start ..`` (built here, between steps: ``workers`` unused)."""
-        size = self.cfg.batch_size
-        for step in range(start, self.total_steps()):
-            yield self._batch(list(self._pairs(size, step * size)))
-
-    def _batch(self, pairs: list[Pair]) -> SpanBatch:
+    def make_batch(self, pairs: list[Pair]) -> SpanBatch:
         inputs = span_inputs(self.vocab, [p.source for p in pairs])
         if self.answers is not None:
             return SpanBatch(pairs, (inputs, self.answers.ids(pairs)))
         return SpanBatch(pairs, (inputs, *gold_spans(pairs)))
 
-    def _step(self, batch: SpanBatch) -> float:
-        self.model.train()
+    def batch_loss(self, model: nn.Module, batch: SpanBatch) -> torch.Tensor:
+        return span_loss(model, batch)
 
-        def loss() -> tuple[torch.Tensor, None]:
-            return span_loss(self.model, batch), None
-
-        return optimizer_step(self.model, self.optimizer, self.cfg, self.step, loss)
-
-    @torch.no_grad()
-    def _measure(self, model: nn.Module) -> tuple[dict[str, Any], float]:
-        """The greedy answers' exact match and F1, and the teacher-forced loss, on validation."""
-        model.eval()
-        tf_loss = span_loss(model, self._batch(self.valid)).item()
+    def validation_metrics(self, model: nn.Module) -> dict[str, Any]:
+        """The greedy answers' exact match and F1 on validation."""
         loaded = SpanModel(model, self.config.model, self.vocab, self.answers)
-        metrics, _ = evaluate_spans(loaded, self.valid)
-        return metrics, tf_loss
+        return evaluate_spans(loaded, self.valid)[0]
 
-    def _save(self, path: str, model: nn.Module, info: dict[str, Any], resumable: bool) -> None:
-        optimizer = self.optimizer if resumable else None
+    def save_file(
+        self, path: str, model: nn.Module, info: dict[str, Any], optimizer: Any | None
+    ) -> None:
         save_span_model(
             path, model, self.config.model, self.vocab, self.answers, self.cfg.to_dict(),
             self.step, info, optimizer,
         )  # fmt: skip
 
-    def config_dict(self) -> dict[str, Any]:
-        return self.config.to_dict()
-
-    def write_config_file(self) -> None:
-        write_config_file(self.run_dir, self.config)
-
-    def _restore(self, path: str) -> None:
-        """Continue from the run's ``last`` checkpoint at ``path``, if this configuration may."""
-        if not os.path.exists(path):
-            raise RunDirError(f"nothing to resume: {path} does not exist")
-        loaded = load_span_model(path)
-        if loaded.optimizer_state is None or loaded.rng_state is None:
-            raise CheckpointError(path, "not a resumable checkpoint (no optimiser state)")
-        try:
-            saved = SpanRunConfig(loaded.config, SpanTrainConfig.from_dict(loaded.train))
-        except (TypeError, ValueError) as err:
-            raise CheckpointError(path, f"invalid training configuration: {err}") from None
-        try:
-            resumed_train(saved.train, asdict(self.cfg))
-        except ValueError as err:
-            raise RunDirError(str(err)) from None
-        same_answers = (loaded.answers.answers if loaded.answers else None) == (
-            self.answers.answers if self.answers else None
-        )
-        if saved.model != self.config.model or loaded.vocab.words != self.vocab.words:
-            raise RunDirError(f"{path}: its model or vocabulary is not this configuration's")
-        if not same_answers:
+    def check_restored(self, path: str, loaded: SpanModel) -> None:
+        """Raise RunDirError if the checkpoint's answer vocabulary is not this run's."""
+        saved = loaded.answers.answers if loaded.answers else None
+        if saved != (self.answers.answers if self.answers else None):
             raise RunDirError(f"{path}: its answer vocabulary is not this configuration's")
-        check_config_file(self.run_dir, saved, self.config, SpanRunConfig.from_dict, False)
-        state = loaded.model.state_dict()
-        self.adopt_state(state, loaded.optimizer_state, loaded.rng_state, loaded.step, loaded.info)
-        if self.best and os.path.exists(os.path.join(self.run_dir, BEST)):
-            load_span_model(os.path.join(self.run_dir, BEST))  # a damaged best: CheckpointError
+
+
+#: ``train_span(config, out_dir, log=print, progress=False, *, resume=False, should_stop=None)``:
+#: train into ``out_dir`` or resume the run there, as
+#: :meth:`~ptrnet.text.sentence_run.SentenceTrainer.train_run` (the line logged:
+#: the vocabulary's words, the classifier's answer classes and the parameters).
+train_span = SpanTrainer.train_run

@@ -28,7 +28,7 @@ Lesson models come from :class:`Lessons` (by default the bundled ones,
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -112,6 +112,27 @@ class LessonTrainRequest(TrainRequest):
         return self
 
 
+def panel_answer(
+    model: Any,
+    missing: str,
+    answer: Callable[[Any, Any], dict[str, Any]],
+    request: Any,
+    field: str,
+) -> dict[str, Any]:
+    """A lesson panel's answer to ``request``: ``answer(model, request)``.
+
+    Raises:
+        HTTPException: 404 with ``missing`` when the panel's model is not installed (None);
+            422 ``FIELD: problem`` when ``answer`` refuses the request's input (ValueError).
+    """
+    if model is None:
+        raise HTTPException(404, missing)
+    try:
+        return answer(model, request)
+    except ValueError as err:
+        raise HTTPException(422, f"{field}: {err}") from None
+
+
 def add_lesson_routes(
     app: FastAPI, models: Mapping[str, LoadedModel], trainer: LiveTrainer, lessons: Lessons
 ) -> None:
@@ -144,30 +165,16 @@ def add_lesson_routes(
 
     @app.post("/api/lesson/copy")
     def copy(request: CopyRequest) -> dict[str, Any]:
-        if lessons.copy is None:
-            raise HTTPException(404, lessons.copy_missing)
-        try:
-            return copy_answer(lessons.copy, request)
-        except ValueError as err:
-            raise HTTPException(422, f"sentence: {err}") from None
+        return panel_answer(lessons.copy, lessons.copy_missing, copy_answer, request, "sentence")
 
     @app.post("/api/lesson/induction")
     def induction(request: InductionRequest) -> dict[str, Any]:
-        if lessons.induction is None:
-            raise HTTPException(404, lessons.induction_missing)
-        try:
-            return induction_answer(lessons.induction, request)
-        except ValueError as err:
-            raise HTTPException(422, f"tokens: {err}") from None
+        missing = lessons.induction_missing
+        return panel_answer(lessons.induction, missing, induction_answer, request, "tokens")
 
     @app.post("/api/lesson/span")
     def span(request: SpanRequest) -> dict[str, Any]:
-        if lessons.span is None:
-            raise HTTPException(404, lessons.span_missing)
-        try:
-            return span_answer(lessons.span, request)
-        except ValueError as err:
-            raise HTTPException(422, f"text: {err}") from None
+        return panel_answer(lessons.span, lessons.span_missing, span_answer, request, "text")
 
     @app.post("/api/lesson/train", status_code=202)
     def train(request: LessonTrainRequest) -> dict[str, str]:

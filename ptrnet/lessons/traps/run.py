@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -15,8 +16,11 @@ from ptrnet.reproduce.run import processor
 TRAPS = dict(zip(TRAP_NAMES, (mixing, mask, label_order, decoder_inputs), strict=True))
 
 
-def run_trap(name: str, quick: bool = False, seed: int = DEFAULT_SEED) -> dict[str, Any]:
-    """Run trap ``name`` (a key of :data:`TRAPS`) at its ``quick`` or ``full`` size.
+def run_trap(
+    name: str, quick: bool = False, seed: int = DEFAULT_SEED, steps: int | None = None
+) -> dict[str, Any]:
+    """Run trap ``name`` (a key of :data:`TRAPS`) at its ``quick`` or ``full`` size, with
+    ``steps`` training steps per model instead of the size's own where given.
 
     Returns the record: trap, size (its steps, batch, hidden units, test instances), seed,
     figures (per model or setting, its measured numbers), CPU, threads, wall seconds and the
@@ -26,6 +30,8 @@ def run_trap(name: str, quick: bool = False, seed: int = DEFAULT_SEED) -> dict[s
     module = TRAPS[name]
     size_name = "quick" if quick else "full"
     size = module.SIZES[size_name]
+    if steps is not None:
+        size = replace(size, steps=steps)
     began, cpu_began = time.perf_counter(), time.process_time()
     figures = module.run(size, seed)
     return {
