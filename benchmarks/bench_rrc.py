@@ -8,8 +8,9 @@ references by fast-tsp's near-exact search (``near_exact``; LKH-level at these s
 docs/solvers.md), the folder's greedy tours, then RRC from them with each number of rounds.
 ``batch`` rows time all instances improved together (``--batch``, the throughput a file gets);
 ``single`` rows time ``--single`` instances one at a time (the latency of one instance). Prints
-one JSON line per row as it finishes, then a Markdown table. RRC is a search with the tour length
-in the loop: its rows are not the model's own decoding.
+one JSON line per row as it finishes, then a Markdown table. ``--two-opt`` adds, after each RRC
+row, its tours 2-opted to a local optimum (``--improve rrc --two-opt``; batch time only). RRC is
+a search with the tour length in the loop: its rows are not the model's own decoding.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 import torch
 
 from ptrnet.cli.common import positive_int
-from ptrnet.inference import improve_tours_of, load_model, predict
+from ptrnet.inference import improve_tours_of, load_model, predict, two_opt_tours
 from ptrnet.solvers.tsp import solve_tour, tour_length
 from ptrnet.tasks import SizeRange, get_task
 
@@ -72,6 +73,17 @@ def rows_for_size(loaded, n: int, args: argparse.Namespace) -> list[dict]:
                 single_s_per_instance=one_s / min(args.single, len(points)),
             )
         )
+        if args.two_opt:
+            polished, extra = timed(two_opt_tours, points, better)
+            rows.append(
+                dict(
+                    n=n,
+                    method="greedy + rrc + 2-opt",
+                    rounds=rounds,
+                    gap=mean_gap(points, polished, refs),
+                    batch_s_per_instance=(seconds + extra) / len(points),
+                )
+            )
     return rows
 
 
@@ -84,6 +96,11 @@ def main() -> None:
         "--batch", type=positive_int, default=64, help="instances improved together"
     )
     parser.add_argument("--single", type=positive_int, default=5, help="instances timed alone")
+    parser.add_argument(
+        "--two-opt",
+        action="store_true",
+        help="also each RRC row's tours 2-opted to a local optimum (--improve rrc --two-opt)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     loaded = load_model(None, TSP)

@@ -74,10 +74,7 @@ def test_errors_are_one_line(model, tmp_path, capsys):
 
 @pytest.mark.parametrize(
     ("flags", "message"),
-    [
-        (["--two-opt"], "--two-opt applies to TSPLIB .tsp files"),
-        (["--optimal", "optima.txt", "--two-opt"], "--optimal and --two-opt apply to TSPLIB"),
-    ],
+    [(["--optimal", "optima.txt"], "--optimal applies to TSPLIB .tsp files")],
 )
 def test_tsplib_options_on_a_paper_file_are_refused(model, tmp_path, capsys, flags, message):
     paper = tmp_path / "tsp5.txt"

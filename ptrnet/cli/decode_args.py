@@ -134,6 +134,13 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         action=StoreGiven,
         help="with --improve rrc: rounds of rebuilding per tour (default: %(default)s)",
     )
+    add(
+        "--two-opt",
+        action="store_true",
+        help="tsp: then 2-opt each tour (after --improve rrc where given) to a local optimum, on "
+        "the instance's own distances (TSPLIB files: its rounded EUC_2D lengths); a search, "
+        "like rrc",
+    )
     add("--seed", type=seed_int, default=0, help="seed for --decode sample and --improve rrc")
     add(
         "--batch-size",
@@ -159,6 +166,13 @@ def rrc_iterations(args: argparse.Namespace, task: Task) -> int:
     if "iterations" in (getattr(args, "given", None) or ()):
         raise UsageError(f"--iterations {args.iterations}: iterations need --improve rrc")
     return 0
+
+
+def two_opt_wanted(args: argparse.Namespace, task: Task) -> bool:
+    """Whether ``--two-opt`` was given. Raises UsageError for a task other than tsp."""
+    if args.two_opt and task.name != "tsp":
+        raise UsageError(f"--two-opt: shortens tours, for task tsp, not {task.name}")
+    return args.two_opt
 
 
 def check_beam_width(args: argparse.Namespace) -> None:

@@ -15,8 +15,8 @@ decodes at most 1000 points per instance.
 For task tsp, DATA may instead be one or more TSPLIB ``.tsp`` files: each is decoded on its points
 scaled into the unit square and its tour measured under TSPLIB's EUC_2D rule against the proven
 optimum from ``--optimal`` (default: ``optimal.txt`` beside the first file, else the optima of
-the 29 TSPLIB instances shipped in ptrnet/data/tsplib); ``--two-opt``
-improves the model's tour by 2-opt first.
+the 29 TSPLIB instances shipped in ptrnet/data/tsplib); ``--two-opt`` (any tsp file) 2-opts
+each tour to a local optimum before it is measured, on TSPLIB's rounded lengths for these.
 
 For a sentence task (copy), DATA is one file of ``SOURCE<TAB>TARGET`` lines and the metrics are
 exact_match, token_accuracy, oov_recall and the mean p_gen on copied and on generated words;
@@ -40,7 +40,12 @@ from ptrnet.cli.common import (
     routes_text,
     set_threads,
 )
-from ptrnet.cli.decode_args import add_model_arguments, decode_options, rrc_iterations
+from ptrnet.cli.decode_args import (
+    add_model_arguments,
+    decode_options,
+    rrc_iterations,
+    two_opt_wanted,
+)
 from ptrnet.cli.inputs import add_input_arguments
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.score import format_table
@@ -72,7 +77,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="TSPLIB optima, 'name : length' lines (default: optimal.txt beside the "
         "first file, else the shipped optima of ptrnet/data/tsplib)",
     )
-    parser.add_argument("--two-opt", action="store_true", help="TSPLIB: 2-opt the model's tour")
     add_model_arguments(parser, protocol="paper")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -105,9 +109,12 @@ def describe_decoding(options: DecodeOptions, task: Task) -> str:
     return f"{words}; {views}{window}; constraints {options.constraints}"
 
 
-def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds: float) -> None:
+def report_run(
+    args: argparse.Namespace, loaded, text: str, count: int, seconds: float, tsplib: bool = False
+) -> None:
     """Print ``text`` (the results), then the model, the decoding and the elapsed time: on
-    stdout under a table, on stderr beside ``--json`` (whose stdout stays one object)."""
+    stdout under a table, on stderr beside ``--json`` (whose stdout stays one object);
+    ``tsplib``: the tours were measured (and 2-opted) on TSPLIB's rounded lengths."""
     import sys
 
     device = next(loaded.model.parameters()).device
@@ -118,7 +125,11 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
             f"; then RRC, {args.iterations} rounds (seed {args.seed}; a search on tour lengths)"
         )
     if getattr(args, "two_opt", False):
-        polish += "; then 2-opt on TSPLIB lengths"
+        polish += (
+            "; then 2-opt on TSPLIB lengths"
+            if tsplib
+            else "; then 2-opt (a search on tour lengths)"
+        )
     rows = [
         ("model", f"{loaded.path} (step {loaded.step:,}, {device}){routes_text(loaded)}"),
         ("decoding", describe_decoding(decode_options(args, task), task) + polish),
@@ -134,7 +145,7 @@ def report_run(args: argparse.Namespace, loaded, text: str, count: int, seconds:
 def run(args: argparse.Namespace, task: Task) -> int:
     from ptrnet.cli.inputs import located, read_prepared, references, report
     from ptrnet.evaluation.score import json_safe, score_examples
-    from ptrnet.inference import improve_tours_of, predict
+    from ptrnet.inference import improve_tours_of, predict, two_opt_tours
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import Example
@@ -143,6 +154,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
     set_threads(args.threads)
     options = decode_options(args, task)  # option errors before any file is read
     iterations = rrc_iterations(args, task)
+    polish = two_opt_wanted(args, task)
     loaded = load_model_on(args.model, task, args.device)
     start = time.perf_counter()
     args.data = [hold_input(path) for path in args.data]  # a pipe is read once, then sniffed
@@ -168,6 +180,8 @@ def run(args: argparse.Namespace, task: Task) -> int:
         seqs = predict(loaded, task, points, options, shown.update)
     if iterations:
         seqs = improve_tours_of(loaded, points, seqs, iterations, args.seed)
+    if polish:
+        seqs = two_opt_tours(points, seqs)
     metrics = score_examples(  # in the file's units
         task,
         [Example(inst.points, ref, inst.line) for inst, ref in zip(instances, refs, strict=True)],
@@ -180,7 +194,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
 
 
 # Options only a TSPLIB evaluation reads: flag -> attribute.
-TSPLIB_FLAGS = {"--optimal": "optimal", "--two-opt": "two_opt"}
+TSPLIB_FLAGS = {"--optimal": "optimal"}
 
 
 def default_optimal_path(first_file: str) -> str:
@@ -216,5 +230,5 @@ def run_tsplib(args: argparse.Namespace, loaded, start: float) -> int:
         text = json.dumps({"instances": [r.to_dict() for r in results]})
     else:
         text = format_results(results)
-    report_run(args, loaded, text, len(results), time.perf_counter() - start)
+    report_run(args, loaded, text, len(results), time.perf_counter() - start, tsplib=True)
     return 0

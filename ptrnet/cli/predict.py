@@ -12,7 +12,8 @@ in the input's units, ``log_prob``, ``valid``) and ``csv`` one row per instance 
 fields, all from one decoding pass. A model decodes instances of at most 1000 points. Every
 output obeys the task's rules by default (a closed convex hull, a tour, a permutation);
 ``--protocol paper`` decodes as the paper does. ``--improve rrc`` (tsp) then searches for
-shorter tours with the model (Random Re-Construct; such tours carry no ``log_prob``).
+shorter tours with the model (Random Re-Construct), and ``--two-opt`` after it 2-opts each tour
+to a local optimum; such searched tours carry no ``log_prob``.
 ``--dry-run`` predicts only the first 16 instances.
 
 For a sentence task (copy), INPUT is a sentence or a file of them (``SOURCE[<TAB>TARGET]`` lines)
@@ -42,7 +43,12 @@ from ptrnet.cli.common import (
     output_name,
     set_threads,
 )
-from ptrnet.cli.decode_args import add_model_arguments, decode_options, rrc_iterations
+from ptrnet.cli.decode_args import (
+    add_model_arguments,
+    decode_options,
+    rrc_iterations,
+    two_opt_wanted,
+)
 from ptrnet.cli.inputs import add_input_arguments
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.outputs import add_output_format_argument
@@ -87,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, task: Task) -> int:
     from ptrnet.cli.inputs import located, read_prepared, report
     from ptrnet.cli.outputs import Answer, write_answers
-    from ptrnet.inference import improve_tours_of, predict_outputs
+    from ptrnet.inference import improve_tours_of, predict_outputs, two_opt_tours
     from ptrnet.io.limits import MAX_MODEL_POINTS
 
     if args.output is None:
@@ -95,6 +101,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
     set_threads(args.threads)
     options = decode_options(args, task)  # option errors before any file is read
     iterations = rrc_iterations(args, task)
+    polish = two_opt_wanted(args, task)
     loaded = load_model_on(args.model, task, args.device)
     limit = DRY_RUN_COUNT if args.dry_run else None
     instances = read_prepared(
@@ -107,9 +114,12 @@ def run(args: argparse.Namespace, task: Task) -> int:
         Answer(inst.points, item.sequence, inst.names, item.log_prob)
         for inst, item in zip(instances, found, strict=True)
     ]
-    if iterations:  # a searched tour is not the model's output: no log-likelihood
-        found_tours = [a.sequence for a in answers]
-        tours = improve_tours_of(loaded, points, found_tours, iterations, args.seed)
+    if iterations or polish:  # a searched tour is not the model's output: no log-likelihood
+        tours = [a.sequence for a in answers]
+        if iterations:
+            tours = improve_tours_of(loaded, points, tours, iterations, args.seed)
+        if polish:
+            tours = two_opt_tours(points, tours)
         answers = [
             a._replace(sequence=tour, log_prob=None) for a, tour in zip(answers, tours, strict=True)
         ]

@@ -23,12 +23,13 @@ from ptrnet.inference.predict import (
     predict_outputs,
     served_options,
     size_groups,
+    two_opt_tours,
 )
 
 __all__ = [
     "BUNDLED",
-    "SIZES_JSON",
     "LoadedModel",
+    "SIZES_JSON",
     "SizeRoute",
     "bundled_model_dir",
     "check_task",
@@ -43,4 +44,5 @@ __all__ = [
     "resolve_checkpoint",
     "served_options",
     "size_groups",
+    "two_opt_tours",
 ]

@@ -21,6 +21,7 @@ from ptrnet.inference.load import LoadedModel, check_task
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.unit_square import to_unit_square
+from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks import SizeRange, Task
 
 if TYPE_CHECKING:
@@ -224,4 +225,27 @@ def improve_tours_of(
                 start = int(np.flatnonzero(tour == out[i][0])[0])
                 turned = np.roll(tour, -start)
                 out[i] = np.append(turned, turned[0])
+    return out
+
+
+def two_opt_tours(
+    points_list: Sequence[np.ndarray], tours: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    """Each closed tour (n + 1 indices, 0-based) 2-opted to a local optimum on the Euclidean
+    distances of its instance, in the instance's own units (:func:`ptrnet.solvers.two_opt`):
+    still closed, from the same city, never longer. A search on tour lengths, like RRC.
+
+    Raises:
+        ValueError: a tour that is not a closed permutation of its instance.
+    """
+    out = []
+    for i, (points, tour) in enumerate(zip(points_list, tours, strict=True)):
+        tour = np.asarray(tour, dtype=np.int64)
+        if len(tour) != len(points) + 1 or tour[0] != tour[-1]:
+            raise ValueError(f"instance {i}: a closed tour of {len(points)} cities expected")
+        points = np.asarray(points, dtype=np.float64)
+        dist = np.linalg.norm(points[:, None] - points[None], axis=2)  # (n, n)
+        better = two_opt(dist, tour[:-1])
+        turned = np.roll(better, -int(np.flatnonzero(better == tour[0])[0]))
+        out.append(np.append(turned, turned[0]))
     return out
