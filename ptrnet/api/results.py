@@ -36,7 +36,8 @@ class Result:
             (:attr:`ptrnet.decoding.dataset.Decoded.log_prob`): its log-likelihood (end symbol
             included) under the decoding constraints, through the ``window`` when one decoded
             it (:mod:`ptrnet.decoding.window`); with ``average_views`` or ``search_views``,
-            the views' combined score.
+            the views' combined score. None for a searched tour (``improve`` or ``two_opt``),
+            which is not the model's output.
         valid: whether the output is well formed for the task (a tour visits every city once).
         probs: (T, n + 1) pointer distribution at each of the T output steps, end symbol
             included (column 0 = end symbol, column j = input j - 1), from the same pass, with
@@ -45,7 +46,7 @@ class Result:
 
     sequence: np.ndarray
     cost: float
-    log_prob: float
+    log_prob: float | None
     valid: bool
     probs: np.ndarray | None = None
 

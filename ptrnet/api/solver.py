@@ -4,8 +4,10 @@
 A thin layer over :mod:`ptrnet.inference`: the same models (:func:`ptrnet.inference.load_model`)
 and the same decoding (:func:`ptrnet.inference.predict_outputs`, one pass per instance), with
 the option names of ``ptrnet eval`` (``decode``, ``beam_width``, ``average_views``,
-``search_views``, ``multistart``, ``pick``, ``protocol``, ``constraints``), inputs in any
-obvious form and one :class:`ptrnet.api.results.Result` per instance. Training from Python is
+``search_views``, ``multistart``, ``pick``, ``protocol``, ``constraints``), TSP tour searches
+after decoding as ``ptrnet predict|eval tsp`` runs them (``improve``, ``iterations``,
+``two_opt``: :mod:`ptrnet.api.search`), inputs in any obvious form and one
+:class:`ptrnet.api.results.Result` per instance. Training from Python is
 :func:`ptrnet.api.training.train` (``ptrnet.train``).
 """
 
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptrnet.api.results import Result, output_cost
+from ptrnet.api.search import TourSearch, tour_search
 from ptrnet.decoding.options import (
     DEFAULT_BEAM_WIDTH,
     DEFAULT_DECODE_BATCH,
@@ -72,13 +75,29 @@ class Solver:
     def __repr__(self) -> str:
         return f"Solver(task={self.task.name!r}, path={self.loaded.path!r}, device={self.device})"
 
-    def solve(self, points: Any, *, return_probs: bool = False, **options: Any):
+    def solve(
+        self,
+        points: Any,
+        *,
+        return_probs: bool = False,
+        improve: str | None = None,
+        iterations: int | None = None,
+        two_opt: bool = False,
+        **options: Any,
+    ):
         """Decode ``points`` with the model.
 
         Args:
             points: one instance, an (n, dim) array (sort also takes an (n,) array), or several:
                 a list of instances (sizes may differ) or a (B, n, dim) array or tensor.
             return_probs: fill each result's ``probs`` (the pointer distributions).
+            improve: tsp: ``"rrc"`` searches for shorter tours after decoding (Random
+                Re-Construct with the model's heavy decoders, seeded by ``seed``), as
+                ``--improve rrc`` does; None or ``"none"``: no search.
+            iterations: with ``improve="rrc"``: rounds per tour (an integer >= 1; default
+                100, as ``--iterations``).
+            two_opt: tsp: then 2-opt each tour to a local optimum on the instance's own
+                distances, as ``--two-opt`` does.
             **options: the decoding, named as the options of ``ptrnet eval``: ``decode``,
                 ``beam_width``, ``average_views``, ``search_views``, ``multistart``, ``pick``,
                 ``window``, ``protocol``, ``constraints``, ``seed``, ``batch_size``
@@ -88,7 +107,9 @@ class Solver:
                 Delaunay unconstrained, so an output may be open or cross itself).
 
         The instances are decoded once: each result's ``log_prob`` and ``probs`` come from the
-        decoding pass that chose its ``sequence``.
+        decoding pass that chose its ``sequence``. A searched tour (``improve`` or ``two_opt``)
+        is not the model's output: its ``log_prob`` is None, as the command line's JSON drops
+        it, and its ``sequence`` is the command line's for the same points, options and seed.
 
         An instance with a coordinate outside [0, 1] is decoded on its image in the unit square
         the models were trained on (aspect ratio kept, :mod:`ptrnet.io.unit_square`), as the
@@ -98,7 +119,10 @@ class Solver:
             One :class:`Result` for one instance, else a list in the input's order.
 
         Raises:
-            ValueError: a bad decoding option (a window the model cannot use included, a
+            ValueError: a bad search option (``improve``, ``iterations`` or ``two_opt`` for a
+                task other than tsp, ``iterations`` without ``improve="rrc"`` or below 1,
+                ``return_probs`` with a search, RRC with a model without a heavy decoder),
+                a bad decoding option (a window the model cannot use included, a
                 seed outside 0..2^64 - 1), input that is not instances of the task, a
                 coordinate beyond +-1e100, an instance over the 1,000 points a model
                 decodes, a tensor whose values cannot be read here (meta, or a device this
@@ -113,31 +137,47 @@ class Solver:
         if "views" in options:
             raise TypeError(VIEWS_SPLIT)
 
+        search = tour_search(self.task, improve, iterations, two_opt)
+        if search and return_probs:
+            raise ValueError(
+                "return_probs: the distributions are the decoded tour's, not the searched one's"
+            )
         instances, single = as_instances(self.task, points)
         try:
-            results = self._results(instances, decode_options(self.task, **options), return_probs)
+            decoding = decode_options(self.task, **options)
+            results = self._results(instances, decoding, return_probs, search)
         except UsageError as err:  # the command line's name for a refused option or size
             raise ValueError(str(err)) from None
         return results[0] if single else results
 
     def _results(
-        self, instances: list[np.ndarray], options: DecodeOptions, return_probs: bool
+        self,
+        instances: list[np.ndarray],
+        options: DecodeOptions,
+        return_probs: bool,
+        search: TourSearch,
     ) -> list[Result]:
-        """Decode ``instances`` once (on their unit-square images) and score each output in
-        the input's units."""
+        """Decode ``instances`` once (on their unit-square images), run ``search`` on the tours
+        (seeded by ``options.seed``; no log-likelihood after it) and score each output in the
+        input's units."""
 
         found = predict_outputs(
             self.loaded, self.task, instances, options, return_probs=return_probs
         )
+        sequences = [item.sequence for item in found]
+        scores = [item.log_prob for item in found]
+        if search:  # a searched tour is not the model's output: no log-likelihood
+            sequences = search.run(self.loaded, instances, sequences, options.seed)
+            scores = [None] * len(sequences)
         return [
             Result(
-                sequence=item.sequence,
-                cost=output_cost(self.task, points, item.sequence),
-                log_prob=item.log_prob,
-                valid=bool(self.task.is_valid(points, item.sequence)),
+                sequence=seq,
+                cost=output_cost(self.task, points, seq),
+                log_prob=score,
+                valid=bool(self.task.is_valid(points, seq)),
                 probs=item.probs,
             )
-            for points, item in zip(instances, found, strict=True)
+            for points, item, seq, score in zip(instances, found, sequences, scores, strict=True)
         ]
 
 

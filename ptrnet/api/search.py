@@ -1,0 +1,85 @@
+"""Tour searches after decoding, for :meth:`ptrnet.api.Solver.solve`: the options
+``improve="rrc"``, ``iterations`` and ``two_opt`` of ``ptrnet predict|eval tsp`` (``--improve
+rrc``, ``--iterations``, ``--two-opt``), run by the same functions
+(:func:`ptrnet.inference.improve_tours_of`, then :func:`ptrnet.inference.two_opt_tours`), so a
+tour from the API equals the command line's for the same instances, options and seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptrnet.inference import LoadedModel, improve_tours_of, two_opt_tours
+from ptrnet.tasks import Task
+
+# The rounds of improve="rrc" when ``iterations`` is not given: ``--iterations``'s default.
+DEFAULT_RRC_ITERATIONS = 100
+
+__all__ = ["DEFAULT_RRC_ITERATIONS", "TourSearch", "tour_search"]
+
+
+@dataclass(frozen=True)
+class TourSearch:
+    """A checked search: ``iterations`` rounds of Random Re-Construct (0 = none), then 2-opt
+    when ``two_opt``."""
+
+    iterations: int = 0
+    two_opt: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.iterations or self.two_opt)
+
+    def run(
+        self,
+        loaded: LoadedModel,
+        points_list: Sequence[np.ndarray],
+        tours: Sequence[np.ndarray],
+        seed: int,
+    ) -> list[np.ndarray]:
+        """The tours (closed, 0-based, n + 1 indices) after the search, in the command line's
+        order (RRC seeded by ``seed``, then 2-opt), each no longer than the given one.
+
+        Raises:
+            UsageError: RRC with a model that routes no size to a heavy decoder.
+        """
+        found = [np.asarray(t, dtype=np.int64) for t in tours]
+        if self.iterations:
+            found = improve_tours_of(loaded, points_list, found, self.iterations, seed)
+        if self.two_opt:
+            found = two_opt_tours(points_list, found)
+        return found
+
+
+def tour_search(
+    task: Task, improve: str | None = None, iterations: int | None = None, two_opt: bool = False
+) -> TourSearch:
+    """The search ``improve`` (``"rrc"`` or ``"none"``/None), ``iterations`` (rounds of RRC;
+    None = :data:`DEFAULT_RRC_ITERATIONS`) and ``two_opt`` describe, checked as the command
+    line checks ``--improve``, ``--iterations`` and ``--two-opt``.
+
+    Raises:
+        ValueError: naming the option: an ``improve`` other than "rrc"/"none", a search for a
+            task other than tsp, ``iterations`` without ``improve="rrc"``, ``iterations`` that
+            is not an integer >= 1, a ``two_opt`` that is not a bool.
+    """
+    improve = "none" if improve is None else improve
+    if improve not in ("none", "rrc"):
+        raise ValueError(f"improve={improve!r}: 'rrc' or 'none'")
+    if not isinstance(two_opt, bool | np.bool_):
+        raise ValueError(f"two_opt={two_opt!r}: True or False")
+    if improve == "rrc" and task.name != "tsp":
+        raise ValueError(f"improve='rrc': rebuilds tours, for task tsp, not {task.name}")
+    if two_opt and task.name != "tsp":
+        raise ValueError(f"two_opt=True: shortens tours, for task tsp, not {task.name}")
+    if iterations is not None:
+        if improve != "rrc":
+            raise ValueError(f"iterations={iterations!r}: iterations need improve='rrc'")
+        if isinstance(iterations, bool) or not isinstance(iterations, int | np.integer):
+            raise ValueError(f"iterations={iterations!r}: an integer >= 1")
+        if iterations < 1:
+            raise ValueError(f"iterations={iterations}: an integer >= 1")
+    rounds = 0 if improve == "none" else int(iterations or DEFAULT_RRC_ITERATIONS)
+    return TourSearch(rounds, bool(two_opt))
