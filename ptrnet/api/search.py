@@ -1,8 +1,8 @@
 """Tour searches after decoding, for :meth:`ptrnet.api.Solver.solve`: the options
 ``improve="rrc"``, ``iterations`` and ``two_opt`` of ``ptrnet predict|eval tsp`` (``--improve
-rrc``, ``--iterations``, ``--two-opt``), run by the same functions
-(:func:`ptrnet.inference.improve_tours_of`, then :func:`ptrnet.inference.two_opt_tours`), so a
-tour from the API equals the command line's for the same instances, options and seed.
+rrc``, ``--iterations``, ``--two-opt``), run by the command line's own function
+(:func:`ptrnet.inference.search_tours`), so a tour from the API equals the command line's for the
+same instances, options and seed.
 """
 
 from __future__ import annotations
@@ -12,13 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptrnet.inference import LoadedModel, improve_tours_of, two_opt_tours
+from ptrnet.inference import DEFAULT_RRC_ITERATIONS, LoadedModel, search_tours
 from ptrnet.tasks import Task
 
-# The rounds of improve="rrc" when ``iterations`` is not given: ``--iterations``'s default.
-DEFAULT_RRC_ITERATIONS = 100
-
-__all__ = ["DEFAULT_RRC_ITERATIONS", "TourSearch", "tour_search"]
+__all__ = ["TourSearch", "tour_search"]
 
 
 @dataclass(frozen=True)
@@ -45,12 +42,7 @@ class TourSearch:
         Raises:
             UsageError: RRC with a model that routes no size to a heavy decoder.
         """
-        found = [np.asarray(t, dtype=np.int64) for t in tours]
-        if self.iterations:
-            found = improve_tours_of(loaded, points_list, found, self.iterations, seed)
-        if self.two_opt:
-            found = two_opt_tours(points_list, found)
-        return found
+        return search_tours(loaded, points_list, tours, self.iterations, self.two_opt, seed)
 
 
 def tour_search(

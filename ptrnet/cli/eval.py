@@ -145,7 +145,7 @@ def report_run(
 def run(args: argparse.Namespace, task: Task) -> int:
     from ptrnet.cli.inputs import located, read_prepared, references, report
     from ptrnet.evaluation.score import json_safe, score_examples
-    from ptrnet.inference import improve_tours_of, predict, two_opt_tours
+    from ptrnet.inference import predict, search_tours
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import Example
@@ -178,10 +178,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
     points = [inst.points for inst in instances]
     with decode_progress(args, task, len(instances)) as shown, located(args.data, task, instances):
         seqs = predict(loaded, task, points, options, shown.update)
-    if iterations:
-        seqs = improve_tours_of(loaded, points, seqs, iterations, args.seed)
-    if polish:
-        seqs = two_opt_tours(points, seqs)
+    seqs = search_tours(loaded, points, seqs, iterations, polish, args.seed)
     metrics = score_examples(  # in the file's units
         task,
         [Example(inst.points, ref, inst.line) for inst, ref in zip(instances, refs, strict=True)],

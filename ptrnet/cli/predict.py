@@ -93,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, task: Task) -> int:
     from ptrnet.cli.inputs import located, read_prepared, report
     from ptrnet.cli.outputs import Answer, write_answers
-    from ptrnet.inference import improve_tours_of, predict_outputs, two_opt_tours
+    from ptrnet.inference import predict_outputs, search_tours
     from ptrnet.io.limits import MAX_MODEL_POINTS
 
     if args.output is None:
@@ -115,11 +115,9 @@ def run(args: argparse.Namespace, task: Task) -> int:
         for inst, item in zip(instances, found, strict=True)
     ]
     if iterations or polish:  # a searched tour is not the model's output: no log-likelihood
-        tours = [a.sequence for a in answers]
-        if iterations:
-            tours = improve_tours_of(loaded, points, tours, iterations, args.seed)
-        if polish:
-            tours = two_opt_tours(points, tours)
+        tours = search_tours(
+            loaded, points, [a.sequence for a in answers], iterations, polish, args.seed
+        )
         answers = [
             a._replace(sequence=tour, log_prob=None) for a, tour in zip(answers, tours, strict=True)
         ]

@@ -16,11 +16,13 @@ from ptrnet.inference.load import (
     resolve_checkpoint,
 )
 from ptrnet.inference.predict import (
+    DEFAULT_RRC_ITERATIONS,
     check_vocabulary,
     heavy_for_size,
     improve_tours_of,
     predict,
     predict_outputs,
+    search_tours,
     served_options,
     size_groups,
     two_opt_tours,
@@ -28,6 +30,7 @@ from ptrnet.inference.predict import (
 
 __all__ = [
     "BUNDLED",
+    "DEFAULT_RRC_ITERATIONS",
     "LoadedModel",
     "SIZES_JSON",
     "SizeRoute",
@@ -42,6 +45,7 @@ __all__ = [
     "predict_outputs",
     "read_size_routes",
     "resolve_checkpoint",
+    "search_tours",
     "served_options",
     "size_groups",
     "two_opt_tours",

@@ -2,7 +2,8 @@
 front end goes through (each output with its log-likelihood and, when asked, its step
 distributions), on the unit-square image of each instance; a size-routing folder decodes each
 instance with the model that serves its size. :func:`improve_tours_of` runs Random Re-Construct
-with the folder's heavy models.
+with the folder's heavy models, :func:`two_opt_tours` 2-opt, and :func:`search_tours` the two in
+the order every front end runs them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.unit_square import to_unit_square
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks import SizeRange, Task
+
+# The rounds of Random Re-Construct when none are given (``--iterations``'s default).
+DEFAULT_RRC_ITERATIONS = 100
 
 if TYPE_CHECKING:
     from torch import nn
@@ -249,3 +253,28 @@ def two_opt_tours(
         turned = np.roll(better, -int(np.flatnonzero(better == tour[0])[0]))
         out.append(np.append(turned, turned[0]))
     return out
+
+
+def search_tours(
+    loaded: LoadedModel,
+    points_list: Sequence[np.ndarray],
+    tours: Sequence[np.ndarray],
+    iterations: int = 0,
+    two_opt: bool = False,
+    seed: int = 0,
+) -> list[np.ndarray]:
+    """The tour search of ``--improve rrc --iterations K --two-opt``: ``iterations`` rounds of
+    :func:`improve_tours_of` (seeded by ``seed``; 0 = none), then :func:`two_opt_tours` when
+    ``two_opt``. The one road of the command line, the Python API and the web page: the same
+    points, tours, options and seed give the same tours, each no longer than the given one.
+
+    Raises:
+        UsageError: RRC with a model that routes no size to a heavy decoder.
+        ValueError: a tour that is not a closed permutation of its instance.
+    """
+    found = [np.asarray(t, dtype=np.int64) for t in tours]
+    if iterations:
+        found = improve_tours_of(loaded, points_list, found, iterations, seed)
+    if two_opt:
+        found = two_opt_tours(points_list, found)
+    return found
