@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ptrnet.inference import LoadedModel
+from ptrnet.inference import LoadedModel, search_tours
 from ptrnet.io.unit_square import fit_unit_square
 from ptrnet.tasks import Task
 from ptrnet.viz.trace import InstanceTrace, decode_trace
@@ -119,9 +119,38 @@ def answer(
         unit = points if mapping is None else mapping.to_unit(points)
         out["unit_square"] = None if mapping is None else mapping.describe()
         out["model"] = model_answer(task, unit, loaded, decoding.to_options())
-        pred = np.asarray(out["model"]["sequence"], dtype=np.int64)
-        out["metrics"] = metrics_for(task, points, ref, pred)
         out["message"] = None
         if out["model"]["trace"] is None:
             out["message"] = f"step-through is shown for up to {TRACE_LIMIT} points"
+        if decoding.searches:
+            out["model"] = searched_answer(out["model"], points, loaded, decoding)
+            out["message"] = "a searched tour is not the model's own output: no step-through"
+        pred = np.asarray(out["model"]["sequence"], dtype=np.int64)
+        out["metrics"] = metrics_for(task, points, ref, pred)
     return out
+
+
+def searched_answer(
+    model: dict[str, Any], points: np.ndarray, loaded: LoadedModel, decoding: DecodingRequest
+) -> dict[str, Any]:
+    """``model`` (the :func:`model_answer` of ``points``, a TSP instance in its own units) with
+    its tour searched as ``ptrnet predict tsp`` searches it (:func:`search_tours`): the
+    searched ``sequence``, no ``log_prob`` and no ``trace`` (neither is the searched tour's),
+    ``decoded_sequence`` the model's own, ``search`` the options.
+
+    Raises:
+        UsageError: RRC with a model that routes no size to a heavy decoder.
+    """
+    decoded = np.asarray(model["sequence"], dtype=np.int64)
+    (tour,) = search_tours(
+        loaded, [points], [decoded], decoding.rrc_rounds, decoding.two_opt, decoding.seed
+    )
+    search = {"improve": decoding.improve, "iterations": decoding.rrc_rounds}
+    search |= {"two_opt": decoding.two_opt, "seed": decoding.seed}
+    return model | {
+        "sequence": tour.tolist(),
+        "log_prob": None,
+        "trace": None,
+        "decoded_sequence": decoded.tolist(),
+        "search": search,
+    }

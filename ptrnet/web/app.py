@@ -5,7 +5,8 @@ Routes:
 * ``GET /`` -- the page (``static/index.html``); ``/static/*`` its scripts and styles.
 * ``GET /api/tasks`` -- the tasks (name, ``dim``, ``drawing`` kind, ...), which have a model
   loaded, and the request limits.
-* ``POST /api/predict`` -- exact solution, the model's output and trace, metrics
+* ``POST /api/predict`` -- exact solution, the model's output and trace (for TSP optionally
+  searched: RRC, 2-opt), metrics
   (:class:`~ptrnet.web.schemas.PredictRequest`).
 * ``POST /api/train`` -- start a live sorting run (:class:`~ptrnet.web.schemas.TrainRequest`);
   ``POST /api/train/cancel`` stops it; ``GET /api/train/events`` streams its events as
@@ -34,6 +35,7 @@ from fastapi.staticfiles import StaticFiles
 
 from ptrnet.decoding.search import DecodingError
 from ptrnet.inference import LoadedModel
+from ptrnet.io.errors import UsageError
 from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError
 from ptrnet.web.answers import answer, model_info
@@ -43,7 +45,9 @@ from ptrnet.web.live_train import JobBusy, LiveTrainer, TrainJob
 from ptrnet.web.schemas import (
     MAX_BEAM,
     MAX_POINTS,
+    MAX_RRC_ITERATIONS,
     MAX_TEST_LENGTH,
+    RRC_BUDGET,
     STEP_BUDGET,
     TEST_BUDGET,
     TRACE_LIMIT,
@@ -60,6 +64,8 @@ LIMITS = {
     "trace_limit": TRACE_LIMIT,
     "max_beam": MAX_BEAM,
     "step_budget": STEP_BUDGET,
+    "max_rrc_iterations": MAX_RRC_ITERATIONS,
+    "rrc_budget": RRC_BUDGET,
     "max_test_length": MAX_TEST_LENGTH,
     "test_budget": TEST_BUDGET,
     "max_body": MAX_BODY,
@@ -110,6 +116,8 @@ def create_app(
             raise HTTPException(422, f"no exact solution: {err}") from None
         except DecodingError as err:  # e.g. a model whose scores overflow on these points
             raise HTTPException(422, f"no trustworthy model output: {err.problem}") from None
+        except UsageError as err:  # improve="rrc" with a model that has no heavy decoder
+            raise HTTPException(422, str(err)) from None
 
     add_training_routes(app, trainer)
     add_lesson_routes(app, models, trainer, lessons or bundled_lessons())

@@ -13,16 +13,20 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
 
 from ptrnet.decoding.options import DecodeOptions
+from ptrnet.inference import DEFAULT_RRC_ITERATIONS
 from ptrnet.tasks import TASKS, get_point_task
 
 if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
+    from ptrnet.tasks import Task
 
 MAX_POINTS = 300  # points per instance on the page
 TRACE_LIMIT = 100  # instances up to this size also get the per-step pointer distributions
 COORD_LIMIT = 1e6  # |coordinate| bound: keeps float32 activations finite
 MAX_BEAM = 16
 STEP_BUDGET = 4000  # beam width x decoding steps per request (Delaunay emits about 6n tokens)
+MAX_RRC_ITERATIONS = 100  # improve="rrc" rounds per request: --iterations's default at most
+RRC_BUDGET = 6000  # RRC rounds x cities per request: about 5 s of CPU at n = 300
 MAX_TEST_LENGTH = 100
 TEST_BUDGET = 60_000  # lists x numbers per length test: one or two seconds of CPU
 
@@ -37,7 +41,11 @@ class Strict(BaseModel):
 
 
 class DecodingRequest(Strict):
-    """How to decode: greedy or beam search of ``beam_width``, with or without the task's mask.
+    """How to decode: greedy or beam search of ``beam_width``, with or without the task's mask;
+    for TSP, then a tour search as ``ptrnet predict tsp`` and ``Solver.solve`` run it
+    (:func:`ptrnet.inference.search_tours`): ``improve="rrc"`` for ``iterations`` rounds
+    (None: :data:`~ptrnet.inference.DEFAULT_RRC_ITERATIONS`) seeded by ``seed``, then 2-opt
+    with ``two_opt``.
 
     ``constraints`` None means the task's rules (the ``valid`` protocol, as the API). The page's
     bounds on top of :class:`ptrnet.decoding.options.DecodeOptions`, which
@@ -47,6 +55,28 @@ class DecodingRequest(Strict):
     strategy: Literal["greedy", "beam"] = "greedy"
     beam_width: int = Field(5, ge=1, le=MAX_BEAM)
     constraints: Literal["none", "task"] | None = None
+    improve: Literal["none", "rrc"] = "none"
+    iterations: int | None = Field(None, ge=1, le=MAX_RRC_ITERATIONS)
+    two_opt: bool = False
+    seed: int = Field(0, ge=0, le=2**64 - 1)
+
+    @model_validator(mode="after")
+    def _lone_iterations(self) -> DecodingRequest:
+        if self.iterations is not None and self.improve != "rrc":
+            raise ValueError(f"iterations={self.iterations}: iterations need improve='rrc'")
+        return self
+
+    @property
+    def rrc_rounds(self) -> int:
+        """The rounds of Random Re-Construct this request asks for (0: none)."""
+        if self.improve != "rrc":
+            return 0
+        return DEFAULT_RRC_ITERATIONS if self.iterations is None else self.iterations
+
+    @property
+    def searches(self) -> bool:
+        """Whether the decoded tour is then searched (RRC or 2-opt)."""
+        return bool(self.rrc_rounds or self.two_opt)
 
     def to_options(self) -> DecodeOptions:
         """The decoding options of this request (built once, passed down unchanged)."""
@@ -89,7 +119,22 @@ class PredictRequest(Strict):
                 f"steps for {len(self.points)} points is over {STEP_BUDGET}; "
                 "use a smaller beam or fewer points"
             )
+        self._check_search(task)
         return self
+
+    def _check_search(self, task: Task) -> None:
+        """A tour search only for TSP, within :data:`RRC_BUDGET`."""
+        decoding = self.decoding
+        if decoding.improve == "rrc" and task.name != "tsp":
+            raise ValueError(f"improve='rrc': rebuilds tours, for task tsp, not {task.name}")
+        if decoding.two_opt and task.name != "tsp":
+            raise ValueError(f"two_opt=True: shortens tours, for task tsp, not {task.name}")
+        work = decoding.rrc_rounds * len(self.points)
+        if work > RRC_BUDGET:
+            raise ValueError(
+                f"too much search work: {decoding.rrc_rounds} RRC rounds x {len(self.points)} "
+                f"cities is over {RRC_BUDGET}; use fewer iterations or fewer points"
+            )
 
 
 class TrainRequest(Strict):
