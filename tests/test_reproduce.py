@@ -14,6 +14,7 @@ from ptrnet.decoding.options import DecodeOptions
 from ptrnet.evaluation.paper_numbers import PAPER_RESULTS
 from ptrnet.io.errors import UsageError
 from ptrnet.io.paper_format import read_examples, write_examples
+from ptrnet.reproduce.compute import examples_seen
 from ptrnet.reproduce.plans import (
     HULL_FILE,
     SCALES,
@@ -29,7 +30,7 @@ from ptrnet.reproduce.plans import (
     run_config,
     total_steps,
 )
-from ptrnet.reproduce.run import Reproduction, examples_seen
+from ptrnet.reproduce.run import Reproduction
 from ptrnet.reproduce.tables import format_table
 from ptrnet.tasks import SizeRange, get_task
 from ptrnet.training.data import BUCKET_STREAM, ORDER_STREAM, TRAIN_STREAM, VAL_STREAM, TrainingData

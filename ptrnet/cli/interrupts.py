@@ -26,7 +26,7 @@ def sigterm_requests() -> Iterator[Callable[[], bool]]:
 
     SIGTERM sent to the whole process group (``timeout``, Slurm) also ends the data workers;
     training reports their death as this stop, however the two land
-    (:func:`ptrnet.training.data.stop_explains`).
+    (:func:`ptrnet.training.workers.stop_explains`).
     """
     asked = threading.Event()
 

@@ -35,27 +35,32 @@ exactly as the same bytes in a file would.
 
 from __future__ import annotations
 
-import csv
-import math
 import os
 import re
 import stat
 from collections.abc import Sequence
 from itertools import islice
-from typing import BinaryIO, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
+from ptrnet.io.csv_columns import (
+    SNIFF_LINES,
+    cells_of,
+    is_header,
+    name_column,
+    named_columns,
+    numeric_columns,
+    sniff_delimiter,
+)
 from ptrnet.io.errors import InputError, UsageError
-from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS
+from ptrnet.io.limits import MAX_POINTS
+from ptrnet.io.npy_points import read_npy_arrays
 from ptrnet.io.paper_format import OUTPUT, LineProblem, parse_line, parse_points
 from ptrnet.io.text import (
     HeldInput,
-    check_file_size,
     hold_input,
-    is_number,
     numbered_lines,
-    open_bytes,
 )
 from ptrnet.io.tsplib import read_tsplib
 from ptrnet.quoting import quote
@@ -222,18 +227,18 @@ def read_csv(
     lines = [(line, text) for line, text in numbered_lines(path) if text.strip()]
     if not lines:
         raise InputError(path, 1, "empty file: no points")
-    delimiter = _sniff_delimiter([text for _, text in lines[:SNIFF_LINES]])
-    rows = [(line, _cells(path, line, text, delimiter)) for line, text in lines]
-    header = rows[0][1] if _is_header(rows[0][1]) else None
+    delimiter = sniff_delimiter([text for _, text in lines[:SNIFF_LINES]])
+    rows = [(line, cells_of(path, line, text, delimiter)) for line, text in lines]
+    header = rows[0][1] if is_header(rows[0][1]) else None
     body = rows[1:] if header is not None else rows
     if not body:
         raise InputError(path, rows[0][0], "a header row and no points")
     first_line, first = body[0]
     if columns is None:
-        picked = _numeric_columns(path, task, body[0])
+        picked = numeric_columns(path, task, body[0])
     else:
-        picked = _named_columns(path, (rows[0][0], header or []), body[0], columns)
-    name = _name_column(header, first, picked)
+        picked = named_columns(path, (rows[0][0], header or []), body[0], columns)
+    name = name_column(header, first, picked)
     if picked == list(range(len(first))):  # every cell a coordinate: rows checked as points
         coordinates = body
     else:
@@ -246,98 +251,6 @@ def read_csv(
     instance = _one_instance(path, task, coordinates)
     names = None if name is None else tuple(cells[name] for _, cells in body)
     return [instance._replace(names=names)]
-
-
-SNIFF_LINES = 20  # rows the delimiter is sniffed from
-SNIFF_CHARS = 1 << 16  # and at most this much of them (the sniffer's regexes are not linear)
-DELIMITERS = ",;\t"
-
-
-def _sniff_delimiter(texts: list[str]) -> str:
-    """The delimiter of the rows ``texts``: one of :data:`DELIMITERS` as :class:`csv.Sniffer`
-    finds it, a comma when it finds none (one column, as sort's values)."""
-    try:
-        return csv.Sniffer().sniff("\n".join(texts)[:SNIFF_CHARS], DELIMITERS).delimiter
-    except csv.Error:
-        return ","
-
-
-def _cells(path: str | os.PathLike[str], line: int, text: str, delimiter: str) -> list[str]:
-    """The stripped cells of one CSV row (quotes removed)."""
-    try:
-        return [cell.strip() for cell in next(csv.reader([text], delimiter=delimiter))]
-    except csv.Error as err:
-        raise InputError(path, line, f"not a CSV row ({err})") from None
-
-
-def _is_header(cells: list[str]) -> bool:
-    """Whether a first CSV row names the columns: none of its cells is a number. A row with a
-    number in it is data (``0.1,0.2x`` is a typo to report, not a header to drop)."""
-    return not any(is_number(cell) for cell in cells)
-
-
-Row = tuple[int, list[str]]  # a CSV row: its line number and its cells
-
-
-def _numeric_columns(path: str | os.PathLike[str], task: Task, first: Row) -> list[int]:
-    """The coordinate columns when none are named: those holding numbers on the ``first`` data
-    row, which must be ``dim`` of them; all columns when fewer are (a typo, or too few values,
-    then reported as a point's).
-
-    Raises:
-        InputError: more numbers than ``dim`` (naming ``--columns``).
-    """
-    line, cells = first
-    numeric = [j for j, cell in enumerate(cells) if is_number(cell)]
-    if len(numeric) == task.dim:
-        return numeric
-    if len(numeric) < task.dim:
-        return list(range(len(cells)))
-    raise InputError(
-        path,
-        line,
-        f"{len(numeric)} numbers; a {task.name} point has {task.dim}: pick its columns with "
-        "--columns (header names or 0-based indices, e.g. --columns x,y)",
-    )
-
-
-def _named_columns(
-    path: str | os.PathLike[str], header: Row, first: Row, columns: Sequence[str]
-) -> list[int]:
-    """The 0-based indices of ``columns`` (header names, any case, or 0-based indices), in
-    their order; ``header`` has no cells when the file has no header row.
-
-    Raises:
-        InputError: a name the header lacks or an index past the ``first`` row's cells.
-    """
-    known = [cell.lower() for cell in header[1]]
-    picked = []
-    for column in columns:
-        if column.isascii() and column.isdigit():
-            index = int(column)
-        elif column.lower() in known:
-            index = known.index(column.lower())
-        else:
-            shown = ", ".join(header[1][:HEADER_SHOWN]) + (", ..." * (len(known) > HEADER_SHOWN))
-            what = f"the header has {shown}" if known else "no header row to name it"
-            raise InputError(path, header[0], f"no column {quote(column)} ({what})")
-        if index >= len(first[1]):
-            raise InputError(
-                path, first[0], f"no column {index} (0-based): a row has {len(first[1])} values"
-            )
-        picked.append(index)
-    return picked
-
-
-HEADER_SHOWN = 8  # header names an error lists
-
-
-def _name_column(header: list[str] | None, first: list[str], picked: list[int]) -> int | None:
-    """The column of point names: among the others holding text on the first row, the one
-    headed ``name``, else the first; None when there is none."""
-    text = [j for j, cell in enumerate(first) if j not in picked and not is_number(cell)]
-    named = [j for j in text if header is not None and header[j].lower() == "name"]
-    return (named or text or [None])[0]
 
 
 def _one_instance(
@@ -362,98 +275,14 @@ def _one_instance(
         raise InputError(path, None, str(err)) from None
 
 
-def _read_npy(path: str | os.PathLike[str], task: Task) -> list[Instance]:
-    """The instances of a .npy file, its header checked before any array is allocated."""
-    check_file_size(path)
-    try:
-        with open_bytes(path) as stream:
-            shape, fortran, dtype = _npy_header(path, stream, task)
-            available = _byte_size(path) - stream.tell()
-            declared = math.prod(shape) * dtype.itemsize
-            if declared > available:
-                raise InputError(
-                    path,
-                    None,
-                    f"array of shape {_shape_text(shape)} of {dtype} declares {declared} bytes; "
-                    f"the file holds {available} after its header",
-                )
-            data = stream.read(declared)
-    except (OSError, ValueError, EOFError) as err:
-        reason = " ".join(str(err).split())[:80]
-        raise InputError(path, None, f"not a .npy array file ({reason})") from None
-    array = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
-    if task.dim == 1 and array.ndim == 1:
-        array = array[:, None]
-    if array.ndim == 2:
-        array = array[None]
-    return [_checked_array(path, task, points, k + 1) for k, points in enumerate(array)]
-
-
-def _npy_header(
-    path: str | os.PathLike[str], stream: BinaryIO, task: Task
-) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """``(shape, fortran order, dtype)`` from the header of the .npy ``stream`` (left at the
-    data), checked: real numbers, a shape the task takes, 1..MAX_POINTS points per instance.
-
-    Raises:
-        InputError: a header that fails a check. ValueError or EOFError: not a .npy header.
-    """
-    version = np.lib.format.read_magic(stream)
-    if version not in ((1, 0), (2, 0)):
-        raise ValueError(f"format version {version[0]}.{version[1]}, not 1.0 or 2.0")
-    formats = np.lib.format
-    read = formats.read_array_header_1_0 if version == (1, 0) else formats.read_array_header_2_0
-    shape, fortran, dtype = read(stream)
-    if dtype.hasobject or dtype.kind not in "iuf":
-        raise InputError(path, None, "not a .npy array of real numbers")
-    one_dim = task.dim == 1 and len(shape) == 1  # (n,): sort's numbers
-    fits = one_dim or (len(shape) in (2, 3) and shape[-1] == task.dim)
-    if not fits or min(shape, default=0) < 0:
-        expected = "(n, dim) or (B, n, dim)" + (" or (n,)" if task.dim == 1 else "")
-        raise InputError(
-            path,
-            None,
-            f"array of shape {_shape_text(shape)}; expected {expected} with dim = {task.dim}",
-        )
-    points = shape[0] if len(shape) == 1 else shape[-2]
-    if not 1 <= points <= MAX_POINTS:
-        raise InputError(
-            path,
-            None,
-            f"array of shape {_shape_text(shape)}: {points} points per instance; "
-            f"task {task.name} takes {task.min_n}..{MAX_POINTS}",
-        )
-    return shape, fortran, dtype
-
-
-def _byte_size(path: str | os.PathLike[str]) -> int:
-    """The bytes of ``path``: held in memory, or on disk."""
-    return len(path.data) if isinstance(path, HeldInput) else os.path.getsize(path)
-
-
-def _shape_text(shape: tuple[int, ...]) -> str:
-    """``shape`` as Python writes it, cut to 60 characters (a header may declare any)."""
-    text = str(shape)
-    return text if len(text) <= 60 else f"{text[:60]}... ({len(shape)} dimensions)"
-
-
-def _checked_array(path: str | os.PathLike[str], task: Task, points: np.ndarray, k: int):
-    """Instance ``k`` of a .npy file, checked like a line of text."""
-    points = points.astype(np.float64)
-    outside = ~(np.abs(points) <= MAX_COORDINATE)
-    if outside.any():
-        raise InputError(path, k, f"coordinates must be finite and within +-{MAX_COORDINATE:g}")
-    if not task.min_n <= len(points) <= MAX_POINTS:
-        raise InputError(
-            path, k, f"{len(points)} points; task {task.name} takes {task.min_n}..{MAX_POINTS}"
-        )
-    return Instance(points, k)
-
-
 def _read_tsplib(path: str | os.PathLike[str], task: Task) -> list[Instance]:
     if task.name != "tsp":
         raise UsageError(f"a TSPLIB file is a tsp instance, not a {task.name} one")
     return [Instance(read_tsplib(path).coords, None)]
+
+
+def _read_npy(path: str | os.PathLike[str], task: Task) -> list[Instance]:
+    return [Instance(points, k + 1) for k, points in enumerate(read_npy_arrays(path, task))]
 
 
 _READERS = {

@@ -33,9 +33,9 @@ from ptrnet.runs import BEST, BEST_JSON, LAST, LOG_CSV, RunDirError, holds_run, 
 from ptrnet.runs.csvlog import CsvLog, columns_for
 from ptrnet.tasks import get_task
 from ptrnet.training.cpu import ThreadPlanner
-from ptrnet.training.data import WORKER_ERRORS, stop_explains
 from ptrnet.training.distributed import NullLog, Session
 from ptrnet.training.steps import Meter
+from ptrnet.training.workers import WORKER_ERRORS, stop_explains
 
 # Called after each validation with the trainer and the decoded metrics; True ends the run.
 ValidationHook = Callable[["RunLoop", dict[str, Any]], bool]

@@ -11,7 +11,7 @@ import torch
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.lessons.traps import DEFAULT_SEED, TRAP_NAMES, decoder_inputs, label_order, mask, mixing
-from ptrnet.reproduce.run import processor
+from ptrnet.reproduce.compute import processor
 
 TRAPS = dict(zip(TRAP_NAMES, (mixing, mask, label_order, decoder_inputs), strict=True))
 
