@@ -48,42 +48,23 @@ def rows_for_size(loaded, n: int, args: argparse.Namespace) -> list[dict]:
     points = TSP.generate(SizeRange(n, n), args.count, seed=4242, stream=7)
     refs = np.array([tour_length(p, solve_tour(p, "near_exact")) for p in points])
     greedy, seconds = timed(predict, loaded, TSP, points)
-    rows = [
-        dict(
-            n=n,
-            method="greedy",
-            rounds=0,
-            gap=mean_gap(points, greedy, refs),
-            batch_s_per_instance=seconds / len(points),
-        )
-    ]
+
+    def row(method: str, rounds: int, tours: list[np.ndarray], batch_s: float, **more) -> dict:
+        gap = mean_gap(points, tours, refs)
+        per = batch_s / len(points)
+        return dict(n=n, method=method, rounds=rounds, gap=gap, batch_s_per_instance=per, **more)
+
+    rows = [row("greedy", 0, greedy, seconds)]
     for rounds in args.iterations:
         better, seconds = timed(improve_tours_of, loaded, points, greedy, rounds, 0, args.batch)
         alone = time.perf_counter()
         for p, t in zip(points[: args.single], greedy, strict=False):
             improve_tours_of(loaded, [p], [t], rounds)
-        one_s = time.perf_counter() - alone
-        rows.append(
-            dict(
-                n=n,
-                method="greedy + rrc",
-                rounds=rounds,
-                gap=mean_gap(points, better, refs),
-                batch_s_per_instance=seconds / len(points),
-                single_s_per_instance=one_s / min(args.single, len(points)),
-            )
-        )
+        one_s = (time.perf_counter() - alone) / min(args.single, len(points))
+        rows.append(row("greedy + rrc", rounds, better, seconds, single_s_per_instance=one_s))
         if args.two_opt:
             polished, extra = timed(two_opt_tours, points, better)
-            rows.append(
-                dict(
-                    n=n,
-                    method="greedy + rrc + 2-opt",
-                    rounds=rounds,
-                    gap=mean_gap(points, polished, refs),
-                    batch_s_per_instance=(seconds + extra) / len(points),
-                )
-            )
+            rows.append(row("greedy + rrc + 2-opt", rounds, polished, seconds + extra))
     return rows
 
 
