@@ -28,7 +28,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "exercises",
         help="write exercise stubs for a student (or their solutions), or check them",
         description=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("folder", metavar="DIR", help="the folder to write, or 'check'")
     parser.add_argument("checked", metavar="DIR", nargs="?", help="after 'check': the folder")

@@ -23,7 +23,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "lesson",
         help="run one trap's experiment (mixing, mask, label-order, decoder-inputs)",
         description=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("trap", metavar="TRAP", choices=TRAP_NAMES, help=", ".join(TRAP_NAMES))
     parser.add_argument("--quick", action="store_true", help="the reduced size the tests run")

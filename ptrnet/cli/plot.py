@@ -53,7 +53,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "plot",
         help="draw an instance, a model's output and pointer heatmap, or training curves",
         description=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "source",

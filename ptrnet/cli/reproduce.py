@@ -29,7 +29,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "reproduce",
         help="reproduce a table of the paper",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add = parser.add_argument
     add("table", metavar="TABLE", help="table1, table2 or delaunay")
