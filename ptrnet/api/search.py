@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptrnet.inference import DEFAULT_RRC_ITERATIONS, LoadedModel, search_tours
+from ptrnet.decoding.options import DEFAULT_RRC_ITERATIONS
+from ptrnet.inference import LoadedModel, search_tours
 from ptrnet.tasks import Task
 
 __all__ = ["TourSearch", "tour_search"]

@@ -17,7 +17,11 @@ from ptrnet.cli.common import (
 )
 from ptrnet.cli.parser import StoreGiven
 from ptrnet.cli.views import add_view_arguments, strategy_name
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
+from ptrnet.decoding.options import (
+    DEFAULT_BEAM_WIDTH,
+    DEFAULT_DECODE_BATCH,
+    DEFAULT_RRC_ITERATIONS,
+)
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_SAMPLES, MAX_SEARCH_POINTS, MAX_SENTENCE_BEAM_WIDTH
 
@@ -129,7 +133,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     add(
         "--iterations",
         type=positive_int,
-        default=100,
+        default=DEFAULT_RRC_ITERATIONS,
         metavar="K",
         action=StoreGiven,
         help="with --improve rrc: rounds of rebuilding per tour (default: %(default)s)",

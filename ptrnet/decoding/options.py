@@ -53,6 +53,8 @@ __all__ = [
 PAPER_BEAM_WIDTH = 5  # the paper's beam search (its Table 1 and 2 decoding)
 DEFAULT_BEAM_WIDTH = PAPER_BEAM_WIDTH
 DEFAULT_DECODE_BATCH = 256  # instances decoded together
+# The rounds of Random Re-Construct when none are given (``--iterations``, ``iterations=``).
+DEFAULT_RRC_ITERATIONS = 100
 
 #: The strategies of the one search loop, for every model (:mod:`ptrnet.decoding.strategies`);
 #: multi-start, a greedy search from every input, is an option of its own (``multistart``).

@@ -16,7 +16,6 @@ from ptrnet.inference.load import (
     resolve_checkpoint,
 )
 from ptrnet.inference.predict import (
-    DEFAULT_RRC_ITERATIONS,
     check_vocabulary,
     heavy_for_size,
     improve_tours_of,
@@ -30,7 +29,6 @@ from ptrnet.inference.predict import (
 
 __all__ = [
     "BUNDLED",
-    "DEFAULT_RRC_ITERATIONS",
     "LoadedModel",
     "SIZES_JSON",
     "SizeRoute",

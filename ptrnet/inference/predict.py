@@ -22,11 +22,9 @@ from ptrnet.inference.load import LoadedModel, check_task
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.unit_square import to_unit_square
+from ptrnet.solvers.tsp import distance_matrix
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks import SizeRange, Task
-
-# The rounds of Random Re-Construct when none are given (``--iterations``'s default).
-DEFAULT_RRC_ITERATIONS = 100
 
 if TYPE_CHECKING:
     from torch import nn
@@ -209,9 +207,7 @@ def improve_tours_of(
     generator = torch.Generator().manual_seed(seed)
     out: list[np.ndarray] = [np.asarray(t, dtype=np.int64) for t in tours]
     by_size: dict[int, list[int]] = {}
-    for i, (points, tour) in enumerate(zip(points_list, out, strict=True)):
-        if len(tour) != len(points) + 1 or tour[0] != tour[-1]:
-            raise ValueError(f"instance {i}: a closed tour of {len(points)} cities expected")
+    for i, points in enumerate(_check_closed(points_list, out)):
         by_size.setdefault(len(points), []).append(i)
     for rows in by_size.values():
         for lo in range(0, len(rows), batch_size):
@@ -226,9 +222,7 @@ def improve_tours_of(
                 generator,
             ).cpu()
             for i, tour in zip(chunk, better.numpy(), strict=True):
-                start = int(np.flatnonzero(tour == out[i][0])[0])
-                turned = np.roll(tour, -start)
-                out[i] = np.append(turned, turned[0])
+                out[i] = _closed_from(tour, out[i][0])
     return out
 
 
@@ -242,17 +236,29 @@ def two_opt_tours(
     Raises:
         ValueError: a tour that is not a closed permutation of its instance.
     """
-    out = []
+    tours = [np.asarray(t, dtype=np.int64) for t in tours]
+    _check_closed(points_list, tours)
+    return [
+        _closed_from(two_opt(distance_matrix(points), tour[:-1]), tour[0])
+        for points, tour in zip(points_list, tours, strict=True)
+    ]
+
+
+def _check_closed(
+    points_list: Sequence[np.ndarray], tours: Sequence[np.ndarray]
+) -> Sequence[np.ndarray]:
+    """``points_list``, after a ValueError for any tour that is not closed over its instance
+    (n + 1 indices, the last the first)."""
     for i, (points, tour) in enumerate(zip(points_list, tours, strict=True)):
-        tour = np.asarray(tour, dtype=np.int64)
         if len(tour) != len(points) + 1 or tour[0] != tour[-1]:
             raise ValueError(f"instance {i}: a closed tour of {len(points)} cities expected")
-        points = np.asarray(points, dtype=np.float64)
-        dist = np.linalg.norm(points[:, None] - points[None], axis=2)  # (n, n)
-        better = two_opt(dist, tour[:-1])
-        turned = np.roll(better, -int(np.flatnonzero(better == tour[0])[0]))
-        out.append(np.append(turned, turned[0]))
-    return out
+    return points_list
+
+
+def _closed_from(cycle: np.ndarray, first: int) -> np.ndarray:
+    """The open ``cycle`` (n,) turned to start at city ``first`` and closed: (n + 1,)."""
+    turned = np.roll(cycle, -int(np.flatnonzero(cycle == first)[0]))
+    return np.append(turned, turned[0])
 
 
 def search_tours(

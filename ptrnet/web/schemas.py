@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
 
-from ptrnet.decoding.options import DecodeOptions
-from ptrnet.inference import DEFAULT_RRC_ITERATIONS
+from ptrnet.decoding.options import DEFAULT_RRC_ITERATIONS, DecodeOptions
 from ptrnet.tasks import TASKS, get_point_task
 
 if TYPE_CHECKING:
@@ -44,8 +43,8 @@ class DecodingRequest(Strict):
     """How to decode: greedy or beam search of ``beam_width``, with or without the task's mask;
     for TSP, then a tour search as ``ptrnet predict tsp`` and ``Solver.solve`` run it
     (:func:`ptrnet.inference.search_tours`): ``improve="rrc"`` for ``iterations`` rounds
-    (None: :data:`~ptrnet.inference.DEFAULT_RRC_ITERATIONS`) seeded by ``seed``, then 2-opt
-    with ``two_opt``.
+    (None: :data:`~ptrnet.decoding.options.DEFAULT_RRC_ITERATIONS`) seeded by ``seed``, then
+    2-opt with ``two_opt``.
 
     ``constraints`` None means the task's rules (the ``valid`` protocol, as the API). The page's
     bounds on top of :class:`ptrnet.decoding.options.DecodeOptions`, which
