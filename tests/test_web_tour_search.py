@@ -53,7 +53,8 @@ def test_a_searched_tour_is_the_python_apis(bundled, solver):
     assert model["sequence"] == same.sequence.tolist()
     assert model["decoded_sequence"] == solver.solve(POINTS).sequence.tolist()
     assert model["log_prob"] is None and model["trace"] is None
-    assert model["search"] == {"improve": "rrc", "iterations": 4, "two_opt": True, "seed": 2}
+    search = {"improve": "rrc", "iterations": 4, "two_opt": True, "or_opt": False, "seed": 2}
+    assert model["search"] == search
     cost = tour_length(POINTS, np.array(model["sequence"][:-1]))
     assert cost <= tour_length(POINTS, np.array(model["decoded_sequence"][:-1])) + 1e-9
 
@@ -65,6 +66,15 @@ def test_two_opt_alone_needs_no_heavy_decoder(tiny, solver):
     assert data["metrics"]["valid"] is True and data["model"]["log_prob"] is None
     decoded = np.array(data["model"]["decoded_sequence"][:-1])
     assert tour_length(POINTS, np.array(tour[:-1])) <= tour_length(POINTS, decoded) + 1e-9
+
+
+def test_or_opt_gives_the_python_apis_tour_no_longer_than_two_opts(bundled, solver):
+    model = predict(bundled, or_opt=True).json()["model"]
+    assert model["sequence"] == solver.solve(POINTS, or_opt=True).sequence.tolist()
+    assert model["search"]["or_opt"] is True and model["log_prob"] is None
+    two_opted = predict(bundled, two_opt=True).json()["model"]["sequence"]
+    length = tour_length(POINTS, np.array(model["sequence"][:-1]))
+    assert length <= tour_length(POINTS, np.array(two_opted[:-1])) + 1e-9
 
 
 def test_without_a_search_the_answer_is_unchanged(tiny):
@@ -83,6 +93,8 @@ def test_without_a_search_the_answer_is_unchanged(tiny):
         ("tsp", {"improve": "rrc", "seed": -1}, "decoding.seed"),
         ("convex_hull", {"improve": "rrc"}, "improve='rrc': rebuilds tours, for task tsp, not"),
         ("convex_hull", {"two_opt": True}, "two_opt=True: shortens tours, for task tsp, not"),
+        ("convex_hull", {"or_opt": True}, "or_opt=True: shortens tours, for task tsp, not"),
+        ("tsp", {"or_opt": 2}, "decoding.or_opt"),
         ("tsp", {"improve": "rrc"}, "routes no size to one"),  # the tiny model is an LSTM's
     ],
 )

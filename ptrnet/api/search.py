@@ -1,8 +1,8 @@
 """Tour searches after decoding, for :meth:`ptrnet.api.Solver.solve`: the options
-``improve="rrc"``, ``iterations`` and ``two_opt`` of ``ptrnet predict|eval tsp`` (``--improve
-rrc``, ``--iterations``, ``--two-opt``), run by the command line's own function
-(:func:`ptrnet.inference.search_tours`), so a tour from the API equals the command line's for the
-same instances, options and seed.
+``improve="rrc"``, ``iterations``, ``two_opt`` and ``or_opt`` of ``ptrnet predict|eval tsp``
+(``--improve rrc``, ``--iterations``, ``--two-opt``, ``--or-opt``), run by the command line's
+own function (:func:`ptrnet.inference.search_tours`), so a tour from the API equals the command
+line's for the same instances, options and seed.
 """
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ __all__ = ["TourSearch", "tour_search"]
 @dataclass(frozen=True)
 class TourSearch:
     """A checked search: ``iterations`` rounds of Random Re-Construct (0 = none), then 2-opt
-    when ``two_opt``."""
+    when ``two_opt``, 2-opt and Or-opt together when ``or_opt``."""
 
     iterations: int = 0
     two_opt: bool = False
+    or_opt: bool = False
 
     def __bool__(self) -> bool:
-        return bool(self.iterations or self.two_opt)
+        return bool(self.iterations or self.two_opt or self.or_opt)
 
     def run(
         self,
@@ -38,35 +39,44 @@ class TourSearch:
         seed: int,
     ) -> list[np.ndarray]:
         """The tours (closed, 0-based, n + 1 indices) after the search, in the command line's
-        order (RRC seeded by ``seed``, then 2-opt), each no longer than the given one.
+        order (RRC seeded by ``seed``, then 2-opt or 2-opt and Or-opt), each no longer than
+        the given one.
 
         Raises:
             UsageError: RRC with a model that routes no size to a heavy decoder.
         """
-        return search_tours(loaded, points_list, tours, self.iterations, self.two_opt, seed)
+        return search_tours(
+            loaded, points_list, tours, self.iterations, self.two_opt, seed, or_opt=self.or_opt
+        )
 
 
 def tour_search(
-    task: Task, improve: str | None = None, iterations: int | None = None, two_opt: bool = False
+    task: Task,
+    improve: str | None = None,
+    iterations: int | None = None,
+    two_opt: bool = False,
+    or_opt: bool = False,
 ) -> TourSearch:
     """The search ``improve`` (``"rrc"`` or ``"none"``/None), ``iterations`` (rounds of RRC;
-    None = :data:`DEFAULT_RRC_ITERATIONS`) and ``two_opt`` describe, checked as the command
-    line checks ``--improve``, ``--iterations`` and ``--two-opt``.
+    None = :data:`DEFAULT_RRC_ITERATIONS`), ``two_opt`` and ``or_opt`` describe, checked as the
+    command line checks ``--improve``, ``--iterations``, ``--two-opt`` and ``--or-opt``.
 
     Raises:
         ValueError: naming the option: an ``improve`` other than "rrc"/"none", a search for a
             task other than tsp, ``iterations`` without ``improve="rrc"``, ``iterations`` that
-            is not an integer >= 1, a ``two_opt`` that is not a bool.
+            is not an integer >= 1, a ``two_opt`` or ``or_opt`` that is not a bool.
     """
     improve = "none" if improve is None else improve
     if improve not in ("none", "rrc"):
         raise ValueError(f"improve={improve!r}: 'rrc' or 'none'")
-    if not isinstance(two_opt, bool | np.bool_):
-        raise ValueError(f"two_opt={two_opt!r}: True or False")
+    for name, value in (("two_opt", two_opt), ("or_opt", or_opt)):
+        if not isinstance(value, bool | np.bool_):
+            raise ValueError(f"{name}={value!r}: True or False")
     if improve == "rrc" and task.name != "tsp":
         raise ValueError(f"improve='rrc': rebuilds tours, for task tsp, not {task.name}")
-    if two_opt and task.name != "tsp":
-        raise ValueError(f"two_opt=True: shortens tours, for task tsp, not {task.name}")
+    for name, value in (("two_opt", two_opt), ("or_opt", or_opt)):
+        if value and task.name != "tsp":
+            raise ValueError(f"{name}=True: shortens tours, for task tsp, not {task.name}")
     if iterations is not None:
         if improve != "rrc":
             raise ValueError(f"iterations={iterations!r}: iterations need improve='rrc'")
@@ -75,4 +85,4 @@ def tour_search(
         if iterations < 1:
             raise ValueError(f"iterations={iterations}: an integer >= 1")
     rounds = 0 if improve == "none" else int(iterations or DEFAULT_RRC_ITERATIONS)
-    return TourSearch(rounds, bool(two_opt))
+    return TourSearch(rounds, bool(two_opt), bool(or_opt))

@@ -83,6 +83,7 @@ class Solver:
         improve: str | None = None,
         iterations: int | None = None,
         two_opt: bool = False,
+        or_opt: bool = False,
         **options: Any,
     ):
         """Decode ``points`` with the model.
@@ -98,6 +99,9 @@ class Solver:
                 100, as ``--iterations``).
             two_opt: tsp: then 2-opt each tour to a local optimum on the instance's own
                 distances, as ``--two-opt`` does.
+            or_opt: tsp: then 2-opt and Or-opt moves (a run of 1-3 cities moved elsewhere)
+                in turn until neither shortens the tour, as ``--or-opt`` does (includes
+                ``two_opt``).
             **options: the decoding, named as the options of ``ptrnet eval``: ``decode``,
                 ``beam_width``, ``average_views``, ``search_views``, ``multistart``, ``pick``,
                 ``window``, ``protocol``, ``constraints``, ``seed``, ``batch_size``
@@ -107,9 +111,10 @@ class Solver:
                 Delaunay unconstrained, so an output may be open or cross itself).
 
         The instances are decoded once: each result's ``log_prob`` and ``probs`` come from the
-        decoding pass that chose its ``sequence``. A searched tour (``improve`` or ``two_opt``)
-        is not the model's output: its ``log_prob`` is None, as the command line's JSON drops
-        it, and its ``sequence`` is the command line's for the same points, options and seed.
+        decoding pass that chose its ``sequence``. A searched tour (``improve``, ``two_opt``,
+        ``or_opt``) is not the model's output: its ``log_prob`` is None, as the command line's
+        JSON drops it, and its ``sequence`` is the command line's for the same points, options
+        and seed.
 
         An instance with a coordinate outside [0, 1] is decoded on its image in the unit square
         the models were trained on (aspect ratio kept, :mod:`ptrnet.io.unit_square`), as the
@@ -119,8 +124,9 @@ class Solver:
             One :class:`Result` for one instance, else a list in the input's order.
 
         Raises:
-            ValueError: a bad search option (``improve``, ``iterations`` or ``two_opt`` for a
-                task other than tsp, ``iterations`` without ``improve="rrc"`` or below 1,
+            ValueError: a bad search option (``improve``, ``iterations``, ``two_opt`` or
+                ``or_opt`` for a task other than tsp, ``iterations`` without ``improve="rrc"``
+                or below 1,
                 ``return_probs`` with a search, RRC with a model without a heavy decoder),
                 a bad decoding option (a window the model cannot use included, a
                 seed outside 0..2^64 - 1), input that is not instances of the task, a
@@ -137,7 +143,7 @@ class Solver:
         if "views" in options:
             raise TypeError(VIEWS_SPLIT)
 
-        search = tour_search(self.task, improve, iterations, two_opt)
+        search = tour_search(self.task, improve, iterations, two_opt, or_opt)
         if search and return_probs:
             raise ValueError(
                 "return_probs: the distributions are the decoded tour's, not the searched one's"

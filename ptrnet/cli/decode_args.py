@@ -145,6 +145,13 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         "the instance's own distances (TSPLIB files: its rounded EUC_2D lengths); a search, "
         "like rrc",
     )
+    add(
+        "--or-opt",
+        action="store_true",
+        help="tsp: as --two-opt, with Or-opt moves too (a run of 1-3 cities moved, either way "
+        "round, elsewhere in the tour), in turn with 2-opt until neither shortens the tour; "
+        "includes --two-opt",
+    )
     add("--seed", type=seed_int, default=0, help="seed for --decode sample and --improve rrc")
     add(
         "--batch-size",
@@ -173,10 +180,12 @@ def rrc_iterations(args: argparse.Namespace, task: Task) -> int:
 
 
 def two_opt_wanted(args: argparse.Namespace, task: Task) -> bool:
-    """Whether ``--two-opt`` was given. Raises UsageError for a task other than tsp."""
-    if args.two_opt and task.name != "tsp":
-        raise UsageError(f"--two-opt: shortens tours, for task tsp, not {task.name}")
-    return args.two_opt
+    """Whether ``--two-opt`` or ``--or-opt`` (which includes it) was given. Raises UsageError
+    for a task other than tsp."""
+    for flag, given in (("--two-opt", args.two_opt), ("--or-opt", args.or_opt)):
+        if given and task.name != "tsp":
+            raise UsageError(f"{flag}: shortens tours, for task tsp, not {task.name}")
+    return args.two_opt or args.or_opt
 
 
 def check_beam_width(args: argparse.Namespace) -> None:

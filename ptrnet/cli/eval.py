@@ -124,11 +124,12 @@ def report_run(
         polish += (
             f"; then RRC, {args.iterations} rounds (seed {args.seed}; a search on tour lengths)"
         )
-    if getattr(args, "two_opt", False):
+    if getattr(args, "two_opt", False) or getattr(args, "or_opt", False):
+        moves = "2-opt and Or-opt" if getattr(args, "or_opt", False) else "2-opt"
         polish += (
-            "; then 2-opt on TSPLIB lengths"
+            f"; then {moves} on TSPLIB lengths"
             if tsplib
-            else "; then 2-opt (a search on tour lengths)"
+            else f"; then {moves} (a search on tour lengths)"
         )
     rows = [
         ("model", f"{loaded.path} (step {loaded.step:,}, {device}){routes_text(loaded)}"),
@@ -178,7 +179,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
     points = [inst.points for inst in instances]
     with decode_progress(args, task, len(instances)) as shown, located(args.data, task, instances):
         seqs = predict(loaded, task, points, options, shown.update)
-    seqs = search_tours(loaded, points, seqs, iterations, polish, args.seed)
+    seqs = search_tours(loaded, points, seqs, iterations, polish, args.seed, or_opt=args.or_opt)
     metrics = score_examples(  # in the file's units
         task,
         [Example(inst.points, ref, inst.line) for inst, ref in zip(instances, refs, strict=True)],
@@ -218,7 +219,8 @@ def run_tsplib(args: argparse.Namespace, loaded, start: float) -> int:
         loaded,
         args.data,
         read_optimal(optimal_path),
-        improve=args.two_opt,
+        improve=args.two_opt or args.or_opt,
+        or_opt=args.or_opt,
         options=decode_options(args, get_task("tsp")),
         rrc_iterations=rrc_iterations(args, get_task("tsp")),
         seed=args.seed,

@@ -116,7 +116,13 @@ def run(args: argparse.Namespace, task: Task) -> int:
     ]
     if iterations or polish:  # a searched tour is not the model's output: no log-likelihood
         tours = search_tours(
-            loaded, points, [a.sequence for a in answers], iterations, polish, args.seed
+            loaded,
+            points,
+            [a.sequence for a in answers],
+            iterations,
+            polish,
+            args.seed,
+            or_opt=args.or_opt,
         )
         answers = [
             a._replace(sequence=tour, log_prob=None) for a, tour in zip(answers, tours, strict=True)

@@ -19,6 +19,7 @@ from ptrnet.inference import improve_tours_of, predict
 from ptrnet.io.errors import InputError
 from ptrnet.io.tsplib import read_tsplib, tsplib_distances
 from ptrnet.quoting import quote
+from ptrnet.solvers.or_opt import two_opt_or_opt
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks import get_task
 from ptrnet.tasks.convex_hull import open_cycle
@@ -47,6 +48,7 @@ def evaluate_tsplib(
     optimal: dict[str, int],
     *,
     improve: bool = False,
+    or_opt: bool = False,
     options: DecodeOptions | None = None,
     rrc_iterations: int = 0,
     seed: int = 0,
@@ -55,6 +57,8 @@ def evaluate_tsplib(
 
     Args:
         improve: run 2-opt to a local optimum from the model's tour before measuring.
+        or_opt: with ``improve``, 2-opt and Or-opt moves together to a local optimum of both
+            (:func:`ptrnet.solvers.or_opt.two_opt_or_opt`).
         rrc_iterations: rounds of Random Re-Construct after decoding, before any 2-opt
             (:func:`ptrnet.inference.improve_tours_of`, seeded by ``seed``); 0 = none.
         options: how to decode (:func:`ptrnet.inference.predict`; None = its defaults).
@@ -75,7 +79,8 @@ def evaluate_tsplib(
             (seq,) = improve_tours_of(loaded, [instance.points], [seq], rrc_iterations, seed)
         tour = open_cycle(seq)
         if improve:
-            tour = two_opt(tsplib_distances(instance.coords), tour)
+            polish = two_opt_or_opt if or_opt else two_opt
+            tour = polish(tsplib_distances(instance.coords), tour)
         length, best = instance.tsplib_length(tour), optimal[instance.name]
         results.append(
             TSPLibResult(instance.name, len(instance.points), best, length, length / best - 1.0)

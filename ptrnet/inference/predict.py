@@ -2,8 +2,8 @@
 front end goes through (each output with its log-likelihood and, when asked, its step
 distributions), on the unit-square image of each instance; a size-routing folder decodes each
 instance with the model that serves its size. :func:`improve_tours_of` runs Random Re-Construct
-with the folder's heavy models, :func:`two_opt_tours` 2-opt, and :func:`search_tours` the two in
-the order every front end runs them.
+with the folder's heavy models, :func:`two_opt_tours` 2-opt (and Or-opt), and
+:func:`search_tours` the two in the order every front end runs them.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ptrnet.inference.load import LoadedModel, check_task
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.unit_square import to_unit_square
+from ptrnet.solvers.or_opt import two_opt_or_opt
 from ptrnet.solvers.tsp import distance_matrix
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks import SizeRange, Task
@@ -227,19 +228,22 @@ def improve_tours_of(
 
 
 def two_opt_tours(
-    points_list: Sequence[np.ndarray], tours: Sequence[np.ndarray]
+    points_list: Sequence[np.ndarray], tours: Sequence[np.ndarray], or_opt: bool = False
 ) -> list[np.ndarray]:
     """Each closed tour (n + 1 indices, 0-based) 2-opted to a local optimum on the Euclidean
-    distances of its instance, in the instance's own units (:func:`ptrnet.solvers.two_opt`):
-    still closed, from the same city, never longer. A search on tour lengths, like RRC.
+    distances of its instance, in the instance's own units (:func:`ptrnet.solvers.two_opt`),
+    or with ``or_opt`` to a local optimum of 2-opt and Or-opt moves together
+    (:func:`ptrnet.solvers.or_opt.two_opt_or_opt`): still closed, from the same city, never
+    longer. A search on tour lengths, like RRC.
 
     Raises:
         ValueError: a tour that is not a closed permutation of its instance.
     """
     tours = [np.asarray(t, dtype=np.int64) for t in tours]
     _check_closed(points_list, tours)
+    polish = two_opt_or_opt if or_opt else two_opt
     return [
-        _closed_from(two_opt(distance_matrix(points), tour[:-1]), tour[0])
+        _closed_from(polish(distance_matrix(points), tour[:-1]), tour[0])
         for points, tour in zip(points_list, tours, strict=True)
     ]
 
@@ -268,10 +272,12 @@ def search_tours(
     iterations: int = 0,
     two_opt: bool = False,
     seed: int = 0,
+    or_opt: bool = False,
 ) -> list[np.ndarray]:
-    """The tour search of ``--improve rrc --iterations K --two-opt``: ``iterations`` rounds of
-    :func:`improve_tours_of` (seeded by ``seed``; 0 = none), then :func:`two_opt_tours` when
-    ``two_opt``. The one road of the command line, the Python API and the web page: the same
+    """The tour search of ``--improve rrc --iterations K --two-opt [--or-opt]``: ``iterations``
+    rounds of :func:`improve_tours_of` (seeded by ``seed``; 0 = none), then
+    :func:`two_opt_tours` when ``two_opt`` or ``or_opt`` (2-opt and Or-opt together). The one
+    road of the command line, the Python API and the web page: the same
     points, tours, options and seed give the same tours, each no longer than the given one.
 
     Raises:
@@ -281,6 +287,6 @@ def search_tours(
     found = [np.asarray(t, dtype=np.int64) for t in tours]
     if iterations:
         found = improve_tours_of(loaded, points_list, found, iterations, seed)
-    if two_opt:
-        found = two_opt_tours(points_list, found)
+    if two_opt or or_opt:
+        found = two_opt_tours(points_list, found, or_opt=or_opt)
     return found

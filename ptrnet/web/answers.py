@@ -143,10 +143,16 @@ def searched_answer(
     """
     decoded = np.asarray(model["sequence"], dtype=np.int64)
     (tour,) = search_tours(
-        loaded, [points], [decoded], decoding.rrc_rounds, decoding.two_opt, decoding.seed
+        loaded,
+        [points],
+        [decoded],
+        decoding.rrc_rounds,
+        decoding.two_opt,
+        decoding.seed,
+        or_opt=decoding.or_opt,
     )
     search = {"improve": decoding.improve, "iterations": decoding.rrc_rounds}
-    search |= {"two_opt": decoding.two_opt, "seed": decoding.seed}
+    search |= {"two_opt": decoding.two_opt, "or_opt": decoding.or_opt, "seed": decoding.seed}
     return model | {
         "sequence": tour.tolist(),
         "log_prob": None,

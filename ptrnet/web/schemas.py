@@ -44,7 +44,7 @@ class DecodingRequest(Strict):
     for TSP, then a tour search as ``ptrnet predict tsp`` and ``Solver.solve`` run it
     (:func:`ptrnet.inference.search_tours`): ``improve="rrc"`` for ``iterations`` rounds
     (None: :data:`~ptrnet.decoding.options.DEFAULT_RRC_ITERATIONS`) seeded by ``seed``, then
-    2-opt with ``two_opt``.
+    2-opt with ``two_opt``, 2-opt and Or-opt together with ``or_opt``.
 
     ``constraints`` None means the task's rules (the ``valid`` protocol, as the API). The page's
     bounds on top of :class:`ptrnet.decoding.options.DecodeOptions`, which
@@ -57,6 +57,7 @@ class DecodingRequest(Strict):
     improve: Literal["none", "rrc"] = "none"
     iterations: int | None = Field(None, ge=1, le=MAX_RRC_ITERATIONS)
     two_opt: bool = False
+    or_opt: bool = False
     seed: int = Field(0, ge=0, le=2**64 - 1)
 
     @model_validator(mode="after")
@@ -74,8 +75,8 @@ class DecodingRequest(Strict):
 
     @property
     def searches(self) -> bool:
-        """Whether the decoded tour is then searched (RRC or 2-opt)."""
-        return bool(self.rrc_rounds or self.two_opt)
+        """Whether the decoded tour is then searched (RRC, 2-opt or Or-opt)."""
+        return bool(self.rrc_rounds or self.two_opt or self.or_opt)
 
     def to_options(self) -> DecodeOptions:
         """The decoding options of this request (built once, passed down unchanged)."""
@@ -126,8 +127,9 @@ class PredictRequest(Strict):
         decoding = self.decoding
         if decoding.improve == "rrc" and task.name != "tsp":
             raise ValueError(f"improve='rrc': rebuilds tours, for task tsp, not {task.name}")
-        if decoding.two_opt and task.name != "tsp":
-            raise ValueError(f"two_opt=True: shortens tours, for task tsp, not {task.name}")
+        for name, value in (("two_opt", decoding.two_opt), ("or_opt", decoding.or_opt)):
+            if value and task.name != "tsp":
+                raise ValueError(f"{name}=True: shortens tours, for task tsp, not {task.name}")
         work = decoding.rrc_rounds * len(self.points)
         if work > RRC_BUDGET:
             raise ValueError(
