@@ -13,6 +13,7 @@ import os
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -215,5 +216,74 @@ def test_page_grows_with_the_window_and_every_chart_line_says_what_it_measures(
     tooltips = page.locator("#chart-gen-invalid .series-group title").all_text_contents()
     assert any("Unconstrained decoding: at each step" in text for text in tooltips)
     assert "unconstrained decoding" in page.inner_text("#te-caption")
+    page.close()
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def metric_table(page) -> dict[str, str]:
+    """The metrics table as name -> value."""
+    rows = page.locator("#metrics tr").all()
+    return dict(row.locator("td").all_inner_texts() for row in rows)
+
+
+def closed_length(points, sequence) -> float:
+    """The length of the path ``sequence`` through ``points`` (a closed tour repeats its start)."""
+    xy = np.asarray(points)[sequence]
+    return float(np.linalg.norm(np.diff(xy, axis=0), axis=1).sum())
+
+
+def test_a_tour_search_is_asked_for_drawn_over_the_models_own_tour_and_named(
+    browser, bundled_server
+):
+    """The Search controls (TSP only) send the search fields; the searched tour is drawn with the
+    model's own dashed beneath, the metrics name the search and give both lengths, no
+    log-likelihood and no step-through; the server's 422 (too much search work) is shown."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(bundled_server)
+    page.wait_for_selector("body[data-lesson-ready]", state="attached")
+    assert page.locator("#search-controls").is_hidden()  # convex hull: no tour to search
+    page.select_option("#task", "tsp")
+    page.wait_for_selector("#board path.model-path", state="attached")
+    assert page.locator("#search-controls").is_visible()
+    assert "log-likelihood" in metric_table(page) and page.locator("#stepper").is_visible()
+
+    page.select_option("#search", "or_opt")
+    with page.expect_response(lambda r: '"iterations":2' in (r.request.post_data or "")) as answered:
+        page.fill("#rrc-rounds", "2")
+        page.locator("#rrc-rounds").blur()  # a change event, as when typed
+    body = json.loads(answered.value.request.post_data)
+    search = {key: body["decoding"].get(key) for key in ("improve", "iterations", "or_opt")}
+    assert search == {"improve": "rrc", "iterations": 2, "or_opt": True}
+    model = answered.value.json()["model"]
+    page.wait_for_function("document.querySelector('#metrics').textContent.includes('searched')")
+    table = metric_table(page)
+    assert table["searched"] == "RRC 2 rounds, then 2-opt + Or-opt"
+    own = closed_length(body["points"], model["decoded_sequence"])
+    assert table["model's own tour length"] == f"{own:.3f}"
+    assert table["searched tour length"] == f"{closed_length(body['points'], model['sequence']):.3f}"
+    assert "log-likelihood" not in table
+    assert page.locator("#board path.model.decoded").count() == 1
+    assert page.locator("#legend-decoded").is_visible()
+    assert page.locator("#stepper").is_hidden()
+    assert "no step-through" in page.inner_text("#no-step")
+
+    page.fill("#random-count", "61")
+    with page.expect_response("**/api/predict"):
+        page.click("#randomise")
+    page.fill("#rrc-rounds", "100")  # 100 rounds x 61 cities: over the 6,000 the server allows
+    with page.expect_response("**/api/predict") as refused:
+        page.locator("#rrc-rounds").blur()
+    assert refused.value.status == 422
+    page.wait_for_selector("#error:not(.hidden)")
+    assert "too much search work" in page.inner_text("#error")
+
+    with page.expect_request("**/api/predict") as asked:
+        page.select_option("#task", "convex_hull")
+    decoding = json.loads(asked.value.post_data)["decoding"]
+    assert not {"improve", "iterations", "two_opt", "or_opt"} & set(decoding)
+    assert page.locator("#search-controls").is_hidden()
     page.close()
     assert not errors, f"JavaScript errors: {errors}"

@@ -54,6 +54,7 @@ from ptrnet.web.schemas import (
     LengthTestRequest,
     PredictRequest,
     TrainRequest,
+    tour_search,
 )
 
 STATIC = Path(__file__).parent / "static"
@@ -134,6 +135,7 @@ def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:
         "metric_keys": list(task.metric_keys),
         "default_constraints": "task",  # the page decodes under the task's rules by default
         "paper_constraints": task.paper_constraints,
+        "tour_search": tour_search(task),  # decoding may ask for RRC, 2-opt, Or-opt
         "model": None if loaded is None else model_info(loaded),
     }
 

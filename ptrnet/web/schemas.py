@@ -32,6 +32,12 @@ TEST_BUDGET = 60_000  # lists x numbers per length test: one or two seconds of C
 Coordinate = Annotated[FiniteFloat, Field(ge=-COORD_LIMIT, le=COORD_LIMIT)]
 
 
+def tour_search(task: Task) -> bool:
+    """Whether ``task``'s answers may be searched (``improve``, ``two_opt``, ``or_opt``): TSP's.
+    ``GET /api/tasks`` says it per task, so the page need not know the task by name."""
+    return task.name == "tsp"
+
+
 class Strict(BaseModel):
     """Base: unknown fields are errors (no smuggled options), and types are strict: ``"5"`` or
     ``true`` is not an integer, ``1`` is not a boolean."""
@@ -125,10 +131,10 @@ class PredictRequest(Strict):
     def _check_search(self, task: Task) -> None:
         """A tour search only for TSP, within :data:`RRC_BUDGET`."""
         decoding = self.decoding
-        if decoding.improve == "rrc" and task.name != "tsp":
+        if decoding.improve == "rrc" and not tour_search(task):
             raise ValueError(f"improve='rrc': rebuilds tours, for task tsp, not {task.name}")
         for name, value in (("two_opt", decoding.two_opt), ("or_opt", decoding.or_opt)):
-            if value and task.name != "tsp":
+            if value and not tour_search(task):
                 raise ValueError(f"{name}=True: shortens tours, for task tsp, not {task.name}")
         work = decoding.rrc_rounds * len(self.points)
         if work > RRC_BUDGET:

@@ -38,6 +38,15 @@ function schedulePredict() {
 function decodingOptions() {
   const options = { strategy: $("strategy").value, beam_width: Number($("beam-width").value) };
   if ($("constraints").value) options.constraints = $("constraints").value;
+  return entry().tour_search ? { ...options, ...searchOptions() } : options;
+}
+
+/** The tour search the Search controls ask for: RRC rounds (0 = none), then 2-opt or 2-opt and
+ * Or-opt. Rounds out of range go to the server as typed: its 422 says what is wrong. */
+function searchOptions() {
+  const rounds = Number($("rrc-rounds").value);
+  const options = rounds ? { improve: "rrc", iterations: rounds } : {};
+  if ($("search").value) options[$("search").value] = true; // "two_opt" or "or_opt"
   return options;
 }
 
@@ -101,6 +110,8 @@ function redraw() {
   $("mixing-info").textContent = mixing;
   showMetrics();
   showStepper(marks);
+  const searched = Boolean(state.result && state.result.model && state.result.model.search);
+  $("legend-decoded").classList.toggle("hidden", !searched);
 }
 
 function showMetrics() {
@@ -122,8 +133,12 @@ function showMetrics() {
 }
 
 function showStepper(marks) {
-  const trace = state.result && state.result.model && state.result.model.trace;
+  const model = state.result && state.result.model;
+  const trace = model && model.trace;
   $("stepper").classList.toggle("hidden", !trace);
+  // Why there is no step-through (a searched tour, over 100 points): the server's message.
+  $("no-step").textContent = model && !trace ? state.result.message || "" : "";
+  $("no-step").classList.toggle("hidden", !$("no-step").textContent);
   if (!trace) return;
   const total = trace.tokens.length;
   const step = state.step === null ? total : state.step;
@@ -223,6 +238,7 @@ function switchTask() {
   state.result = null;
   const list = numbers();
   $("sort-controls").classList.toggle("hidden", !list);
+  $("search-controls").classList.toggle("hidden", !entry().tour_search);
   $("board-hint").classList.toggle("hidden", list);
   $("clear").disabled = list;
   $("count-unit").textContent = list ? "numbers" : "points";
@@ -257,7 +273,10 @@ async function start() {
   board.addEventListener("pointerup", () => (dragging = null));
   board.addEventListener("contextmenu", onContextMenu);
   $("task").addEventListener("change", switchTask);
-  for (const id of ["strategy", "beam-width", "constraints"]) $(id).addEventListener("change", schedulePredict);
+  $("rrc-rounds").max = state.limits.max_rrc_iterations;
+  for (const id of ["strategy", "beam-width", "constraints", "search", "rrc-rounds"]) {
+    $(id).addEventListener("change", schedulePredict);
+  }
   $("strategy").addEventListener("change", () => $("beam-label").classList.toggle("hidden", $("strategy").value !== "beam"));
   $("beam-label").classList.add("hidden");
   $("clear").addEventListener("click", () => { state.points = []; changed(); });

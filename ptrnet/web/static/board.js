@@ -96,6 +96,15 @@ function drawModel(g, drawing, points, seq, ref) {
   if (tail.length > 1) add(g, "path", { d: pathData(points, tail), class: "model partial" });
 }
 
+/** A searched answer's tour as the model decoded it (model.decoded_sequence), dashed grey under
+ * the searched one (model.sequence), so that what the search changed shows. */
+function drawDecoded(g, points, model) {
+  const own = model.decoded_sequence;
+  if (own && own.length && fits(own, points.length)) {
+    add(g, "path", { d: pathData(points, own), class: "model decoded" });
+  }
+}
+
 /** Per-point decoration for a decoding step: probability, mask, already chosen, current. */
 export function stepMarks(model, step, n) {
   const trace = model && model.trace;
@@ -133,7 +142,9 @@ function drawPlane(svg, view, marks) {
     drawReference(add(svg, "g"), drawing, points, result.reference);
     const model = result.model;
     if (model && fits(model.sequence, points.length)) {
-      drawModel(add(svg, "g"), drawing, points, emitted(model, view.step), result.reference);
+      const g = add(svg, "g");
+      drawDecoded(g, points, model);
+      drawModel(g, drawing, points, emitted(model, view.step), result.reference);
     }
   }
   const g = add(svg, "g", { class: "points" });

@@ -4,10 +4,13 @@ const yes = (ok) => [ok ? "yes" : "no", ok ? "good" : "bad"];
 const pct = (v) => (v === null || v === undefined ? "—" : `${(100 * v).toFixed(1)}%`);
 const num = (v) => (v === null || v === undefined ? "—" : v.toFixed(3));
 
+/** The length of the path `seq` through `points`; null when it names a point no longer there
+ * (an answer for points since removed). */
 function tourLength(points, seq) {
   let total = 0;
   for (let k = 1; k < seq.length; k++) {
     const [a, b] = [points[seq[k - 1]], points[seq[k]]];
+    if (!a || !b) return null;
     total += Math.hypot(a[0] - b[0], a[1] - b[1]);
   }
   return total;
@@ -32,12 +35,16 @@ const ROWS = {
       m.non_simple_rate === 0 ? "" : "bad"],
     ["closed polygon, no repeats", ...yes(m.valid)],
   ],
-  tour: (m) => [
-    ["valid tour?", ...yes(m.valid)],
-    ["tour length", num(m.mean_length)],
-    ["optimal length", num(m.optimal_cost)],
-    ["gap to optimal", pct(m.mean_gap)],
-  ],
+  tour: (m, result, points) => {
+    const { search, decoded_sequence: own } = result.model; // own: before the search, if any
+    return [
+      ["valid tour?", ...yes(m.valid)],
+      [search ? "searched tour length" : "tour length", num(m.mean_length)],
+      ...(search ? [["model's own tour length", num(tourLength(points, own))]] : []),
+      ["optimal length", num(m.optimal_cost)],
+      ["gap to optimal", pct(m.mean_gap)],
+    ];
+  },
   triangles: (m, result) => [
     ["exact triangulation?", ...yes(m.accuracy === 1)],
     ["triangle coverage", pct(m.triangle_coverage)],
@@ -55,15 +62,25 @@ const ROWS = {
 const allMetrics = (m) =>
   Object.entries(m).map(([key, v]) => [key, typeof v === "boolean" ? yes(v)[0] : num(v)]);
 
+/** A tour search (model.search of a searched answer) in words: "RRC 20 rounds, then 2-opt + Or-opt". */
+function searchText(search) {
+  const local = search.or_opt ? "2-opt + Or-opt" : search.two_opt ? "2-opt" : "";
+  const rounds = search.iterations;
+  const rrc = rounds ? `RRC ${rounds} round${rounds === 1 ? "" : "s"}` : "";
+  return rrc && local ? `${rrc}, then ${local}` : rrc || local;
+}
+
 /** Rows for the metrics table of `task` (its GET /api/tasks entry); empty without an answer. */
 export function metricRows(task, points, result) {
   if (!result || result.task !== task.name) return [];
   if (!result.model) return exactRows(task.drawing, points, result.reference);
   const m = result.model;
   const decoding = m.strategy === "beam" ? `beam, width ${m.beam_width}` : "greedy";
+  const likelihood = m.log_prob === null ? "—" : m.log_prob.toFixed(2);
   return [
-    ...(ROWS[task.drawing] || allMetrics)(result.metrics, result),
+    ...(ROWS[task.drawing] || allMetrics)(result.metrics, result, points),
     ["decoding", `${decoding}, mask ${m.constraints === "task" ? "on" : "off"}`],
-    ["log-likelihood", m.log_prob === null ? "—" : m.log_prob.toFixed(2)],
+    // A searched tour is not the model's output: it has no log-likelihood.
+    m.search ? ["searched", searchText(m.search)] : ["log-likelihood", likelihood],
   ];
 }
