@@ -251,7 +251,9 @@ def test_a_tour_search_is_asked_for_drawn_over_the_models_own_tour_and_named(
     assert "log-likelihood" in metric_table(page) and page.locator("#stepper").is_visible()
 
     page.select_option("#search", "or_opt")
-    with page.expect_response(lambda r: '"iterations":2' in (r.request.post_data or "")) as answered:
+    with page.expect_response(
+        lambda r: '"iterations":2' in (r.request.post_data or "")
+    ) as answered:
         page.fill("#rrc-rounds", "2")
         page.locator("#rrc-rounds").blur()  # a change event, as when typed
     body = json.loads(answered.value.request.post_data)
@@ -263,7 +265,9 @@ def test_a_tour_search_is_asked_for_drawn_over_the_models_own_tour_and_named(
     assert table["searched"] == "RRC 2 rounds, then 2-opt + Or-opt"
     own = closed_length(body["points"], model["decoded_sequence"])
     assert table["model's own tour length"] == f"{own:.3f}"
-    assert table["searched tour length"] == f"{closed_length(body['points'], model['sequence']):.3f}"
+    assert (
+        table["searched tour length"] == f"{closed_length(body['points'], model['sequence']):.3f}"
+    )
     assert "log-likelihood" not in table
     assert page.locator("#board path.model.decoded").count() == 1
     assert page.locator("#legend-decoded").is_visible()

@@ -1,14 +1,18 @@
 """The page's scripts know no task by name: they branch on what GET /api/tasks says about a task
-(its ``drawing`` kind, its ``dim``), so a new task needs no JavaScript (docs/architecture.md)."""
+(its ``drawing`` kind, its ``dim``, ``tour_search``), so a new task needs no JavaScript
+(docs/architecture.md). The tour search's controls ask for what ``POST /api/predict`` accepts and
+are wired to it."""
 
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from ptrnet.tasks import DRAWINGS, TASKS
+from ptrnet.web.schemas import MAX_RRC_ITERATIONS, DecodingRequest
 
 STATIC = Path(__file__).parents[1] / "ptrnet" / "web" / "static"
 NAMES = "|".join(sorted(map(re.escape, TASKS)))
@@ -45,3 +49,63 @@ def test_the_check_finds_task_names_in_conditions_and_tables() -> None:
 def test_the_board_draws_every_drawing_kind(kind: str) -> None:
     """Each kind a task may declare (``Task.drawing``) has its branch in the board's code."""
     assert f'drawing === "{kind}"' in (STATIC / "board.js").read_text(encoding="utf-8")
+
+
+class Controls(HTMLParser):
+    """The page's form controls: id -> attributes, and each select's option values."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attrs: dict[str, dict[str, str | None]] = {}
+        self.options: dict[str, list[str]] = {}
+        self._select: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = dict(attrs)
+        if named.get("id"):
+            self.attrs[named["id"]] = named
+        if tag == "select":
+            self._select = named.get("id")
+            self.options[self._select] = []
+        elif tag == "option" and self._select:
+            self.options[self._select].append(named.get("value") or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "select":
+            self._select = None
+
+
+def page_controls() -> Controls:
+    controls = Controls()
+    controls.feed((STATIC / "index.html").read_text(encoding="utf-8"))
+    return controls
+
+
+def test_the_search_controls_ask_for_what_the_server_accepts() -> None:
+    """The Search select's values are the boolean search fields of ``POST /api/predict`` (none
+    sends neither); the RRC rounds box spans 0 (off) to the server's most rounds."""
+    controls = page_controls()
+    fields = DecodingRequest.model_fields
+    local = [value for value in controls.options["search"] if value]
+    assert controls.options["search"][0] == "" and local == ["two_opt", "or_opt"]
+    assert all(fields[value].annotation is bool for value in local)
+    rounds = controls.attrs["rrc-rounds"]
+    assert (rounds["type"], rounds["min"], rounds["max"]) == ("number", "0", "100")
+    assert int(rounds["max"]) == MAX_RRC_ITERATIONS
+
+
+def test_the_search_controls_are_wired() -> None:
+    """Changing them predicts again; they are shown, and sent, only for a task whose entry says
+    ``tour_search``; RRC rounds go as ``improve``/``iterations``; the decoded tour is drawn."""
+    app = (STATIC / "app.js").read_text(encoding="utf-8")
+    listened = re.search(
+        r'for \(const id of \[([^\]]*)\]\) \{\s*\$\(id\)\.addEventListener\("change", '
+        r"schedulePredict\)",
+        app,
+    )
+    assert listened and {'"search"', '"rrc-rounds"'} <= {s.strip() for s in listened[1].split(",")}
+    assert '$("search-controls").classList.toggle("hidden", !entry().tour_search)' in app
+    assert "entry().tour_search ? { ...options, ...searchOptions() } : options" in app
+    assert '{ improve: "rrc", iterations: rounds }' in app
+    assert "search-controls" in page_controls().attrs
+    assert "model.decoded_sequence" in (STATIC / "board.js").read_text(encoding="utf-8")

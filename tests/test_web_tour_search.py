@@ -1,7 +1,7 @@
 """The web page's tour search (POST /api/predict, decoding improve/iterations/two_opt/seed) through
 FastAPI's TestClient: the Python API's tours (and so ``ptrnet predict``'s) for the same points and
-options, no log-likelihood or trace after a search, and the API's refusals, each a 422 naming
-the option."""
+options, no log-likelihood or trace after a search, the API's refusals, each a 422 naming
+the option, and ``GET /api/tasks``'s ``tour_search`` saying which tasks take a search."""
 
 from __future__ import annotations
 
@@ -111,3 +111,15 @@ def test_a_search_over_the_budget_is_refused(tiny):
     assert response.status_code == 422 and "too much search work" in response.json()["detail"]
     within = predict(tiny, points[:20], improve="rrc", iterations=2)  # past the budget check
     assert "routes no size to one" in within.json()["detail"]  # the tiny model is an LSTM's
+
+
+def test_the_tasks_say_which_take_a_search(tiny):
+    """``GET /api/tasks``'s ``tour_search`` (the page shows its Search controls by it) is true
+    exactly for the tasks whose predictions accept a search."""
+    rng = np.random.default_rng(3)
+    for entry in tiny.get("/api/tasks").json()["tasks"]:
+        points = rng.random((max(entry["min_n"], 8), entry["dim"]))
+        response = predict(tiny, points, task=entry["name"], two_opt=True)
+        refused = response.status_code == 422 and "shortens tours" in response.json()["detail"]
+        assert entry["tour_search"] is not refused, (entry["name"], response.text)
+        assert response.status_code == (422 if refused else 200), response.text
