@@ -17,7 +17,8 @@ Every method (benchmarks/frontier_methods.py) gives the mean gap (percent) and t
 (``time.process_time``, one torch thread; wall time rides along in the JSON): seconds per
 instance decoded alone (batch of 1; the first ``--single`` instances for the models, every
 instance for the one-at-a-time solvers) and instances per second with the whole set decoded
-together (the throughput of a file). RRC rows include the greedy decoding they start from.
+together (the throughput of a file). RRC rows include the greedy decoding they start from, and
+``... + or-opt`` rows the row they polish.
 Kool rows need their checkout (``--kool`` or ``$KOOL_CHECKOUT``); without it they are left out
 with a note on stderr. Output: one JSON line per row on stdout and in ``OUT/rows.jsonl``, then
 ``OUT/table.md`` (the Markdown table and the below-left check of frontier_report.py) and one
@@ -100,6 +101,7 @@ class Runner:
         self.test, self.args, self.loaded = test, args, loaded
         self.size = max(len(p) for p in test.points)
         self.greedy: tuple[list, float, float, float, float] | None = None
+        self.done: dict[str, dict] = {}  # method name -> its result, for the polish rows
 
     def solve_each(self, solve: Callable[[np.ndarray], np.ndarray], inputs: list) -> dict:
         """One instance at a time: batch time = the sum of the single ones."""
@@ -121,6 +123,13 @@ class Runner:
 
     def run(self, method: fm.Method) -> dict:
         """Tours and CPU seconds per instance (alone, in the batch) of ``method``."""
+        self.done[method.name] = found = self.solve(method)
+        return found
+
+    def solve(self, method: fm.Method) -> dict:
+        """:meth:`run` without the bookkeeping."""
+        if method.polish:
+            return self.polish(method.base)
         if method.family in ("classic", "fast-tsp", "lkh"):
             runs = self.args.lkh_runs or (10 if self.size <= 200 else 1)
             return self.solve_each(fm.classic_solver(method.name, runs), distances(self.test))
@@ -137,6 +146,24 @@ class Runner:
             self.greedy = found
         found["tours"] = [fm.open_tour(t) for t in found["tours"]]
         return found
+
+    def polish(self, base: str) -> dict:
+        """The tours of the row ``base`` (run before), then 2-opt and Or-opt on the distances
+        the classic solvers see; each instance's search time added to both of its times."""
+        from ptrnet.solvers.or_opt import two_opt_or_opt
+
+        if base not in self.done:
+            raise BenchError(f"the row {base!r} must run before its polished row")
+        found = self.done[base]
+        tours, cpu = [], 0.0
+        for dist, tour in zip(distances(self.test), found["tours"], strict=True):
+            better, c, _ = clocked(two_opt_or_opt, dist, tour)
+            tours.append(better)
+            cpu += c
+        extra = cpu / len(tours)
+        return dict(tours=tours, cpu_single=found["cpu_single"] + extra,
+                    cpu_batch=found["cpu_batch"] + extra,
+                    wall_batch=found["wall_batch"] + extra)  # fmt: skip
 
     def rrc(self, rounds: int) -> dict:
         """RRC after the greedy row's tours; its times include the greedy decoding's."""

@@ -1,5 +1,6 @@
 """Random Re-Construct (``--improve rrc``) after greedy decoding of the bundled TSP folder: mean
-gap to near-optimal references and time, per batch and per instance, one thread.
+gap to near-optimal references and CPU time (this process's, so a busy machine does not inflate
+it), per batch and per instance, one thread.
 
     python benchmarks/bench_rrc.py --n 50 100 200 --count 50 --iterations 10 30 100
 
@@ -9,8 +10,11 @@ docs/solvers.md), the folder's greedy tours, then RRC from them with each number
 ``batch`` rows time all instances improved together (``--batch``, the throughput a file gets);
 ``single`` rows time ``--single`` instances one at a time (the latency of one instance). Prints
 one JSON line per row as it finishes, then a Markdown table. ``--two-opt`` adds, after each RRC
-row, its tours 2-opted to a local optimum (``--improve rrc --two-opt``; batch time only). RRC is
-a search with the tour length in the loop: its rows are not the model's own decoding.
+row, its tours 2-opted to a local optimum (``--improve rrc --two-opt``; batch time only).
+``--or-opt`` adds the same with 2-opt and Or-opt moves together (``--or-opt``), after greedy and
+after each RRC row, and a control without the model: nearest neighbour from city 0, then 2-opt
+and Or-opt. RRC and the local searches are searches with the tour length in the loop: their
+rows are not the model's own decoding.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ import torch
 
 from ptrnet.cli.common import positive_int
 from ptrnet.inference import improve_tours_of, load_model, predict, two_opt_tours
-from ptrnet.solvers.tsp import solve_tour, tour_length
+from ptrnet.solvers.or_opt import two_opt_or_opt
+from ptrnet.solvers.tsp import distance_matrix, solve_tour, tour_length
 from ptrnet.tasks import SizeRange, get_task
 
 TSP = get_task("tsp")
@@ -37,10 +42,10 @@ def mean_gap(points: list[np.ndarray], tours: list[np.ndarray], refs: np.ndarray
 
 
 def timed(function, *args):
-    """(result, seconds) of one call."""
-    start = time.perf_counter()
+    """(result, CPU seconds of this process) of one call."""
+    start = time.process_time()
     result = function(*args)
-    return result, time.perf_counter() - start
+    return result, time.process_time() - start
 
 
 def rows_for_size(loaded, n: int, args: argparse.Namespace) -> list[dict]:
@@ -55,17 +60,40 @@ def rows_for_size(loaded, n: int, args: argparse.Namespace) -> list[dict]:
         return dict(n=n, method=method, rounds=rounds, gap=gap, batch_s_per_instance=per, **more)
 
     rows = [row("greedy", 0, greedy, seconds)]
+    if args.or_opt:
+        rows.append(row("nn + 2-opt + or-opt", 0, *timed(nearest_local_search, points)))
+        polished, extra = timed(two_opt_tours, points, greedy, True)
+        rows.append(row("greedy + 2-opt + or-opt", 0, polished, seconds + extra))
     for rounds in args.iterations:
         better, seconds = timed(improve_tours_of, loaded, points, greedy, rounds, 0, args.batch)
-        alone = time.perf_counter()
+        alone = time.process_time()
         for p, t in zip(points[: args.single], greedy, strict=False):
             improve_tours_of(loaded, [p], [t], rounds)
-        one_s = (time.perf_counter() - alone) / min(args.single, len(points))
+        one_s = (time.process_time() - alone) / min(args.single, len(points))
         rows.append(row("greedy + rrc", rounds, better, seconds, single_s_per_instance=one_s))
         if args.two_opt:
             polished, extra = timed(two_opt_tours, points, better)
             rows.append(row("greedy + rrc + 2-opt", rounds, polished, seconds + extra))
+        if args.or_opt:
+            polished, extra = timed(two_opt_tours, points, better, True)
+            rows.append(row("greedy + rrc + 2-opt + or-opt", rounds, polished, seconds + extra))
     return rows
+
+
+def nearest_local_search(points: list[np.ndarray]) -> list[np.ndarray]:
+    """The control without a model: nearest neighbour from city 0, then 2-opt and Or-opt to a
+    local optimum of both; closed tours."""
+    try:
+        from benchmarks.frontier_methods import nearest_neighbour
+    except ImportError:  # run as a script
+        from frontier_methods import nearest_neighbour
+
+    tours = []
+    for p in points:
+        dist = distance_matrix(p)
+        found = two_opt_or_opt(dist, nearest_neighbour(dist))
+        tours.append(np.append(found, found[0]))
+    return tours
 
 
 def main() -> None:
@@ -82,6 +110,12 @@ def main() -> None:
         action="store_true",
         help="also each RRC row's tours 2-opted to a local optimum (--improve rrc --two-opt)",
     )
+    parser.add_argument(
+        "--or-opt",
+        action="store_true",
+        help="also 2-opt + Or-opt after greedy and after each RRC row (--or-opt), and nearest "
+        "neighbour + 2-opt + Or-opt as a control without the model",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     loaded = load_model(None, TSP)
@@ -90,7 +124,7 @@ def main() -> None:
         for row in rows_for_size(loaded, n, args):
             print(json.dumps(row), flush=True)
             rows.append(row)
-    print("\n| n | method | rounds | gap | s / instance (batch) | s / instance (alone) |")
+    print("\n| n | method | rounds | gap | CPU s / instance (batch) | CPU s / instance (alone) |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         alone = f"{r['single_s_per_instance']:.3f}" if "single_s_per_instance" in r else "-"

@@ -3,12 +3,14 @@ TSPLIB's mixed sizes) into one open tour per instance.
 
 * ptrnet (the bundled TSP folder through the public inference API): greedy, beam search of
   width 5, the shortest of 128 samples, four averaged views (``--average-views 4``), greedy from
-  every city keeping the shortest (``--multistart 1 --pick shortest``) and Random Re-Construct
-  after greedy (``--improve rrc --iterations K``);
+  every city keeping the shortest (``--multistart 1 --pick shortest``), Random Re-Construct
+  after greedy (``--improve rrc --iterations K``), and greedy or RRC then 2-opt and Or-opt
+  (``--or-opt``; the rows named ``... + or-opt``);
 * Kool et al.'s public TSP models (greedy; the shortest of 1,280 samples), the model trained on
   the size nearest n (benchmarks/kool_models.py);
 * nearest neighbour from city 0, farthest insertion, nearest neighbour + 2-opt to a local
-  optimum, fast-tsp's time-budgeted search (``near_exact``), LKH-3 through elkai.
+  optimum, nearest neighbour + 2-opt + Or-opt (the local search without the model), fast-tsp's
+  time-budgeted search (``near_exact``), LKH-3 through elkai.
 
 Classic heuristics and solvers see each instance's distance matrix (TSPLIB's rounded EUC_2D
 one for TSPLIB instances, so they optimise what is measured); the models see the unit-square
@@ -32,13 +34,19 @@ class Method:
     the largest n it runs at (None: every n; TSPLIB counts as its largest instance), and
     whether it decodes many instances together (``batched``; otherwise instances are solved
     one at a time and the batch time is the sum of the single ones). ``rrc``: rounds of RRC
-    after ptrnet's greedy tours (0: none)."""
+    after ptrnet's greedy tours (0: none). ``polish``: the tours of the row named ``base``,
+    then 2-opt and Or-opt to a local optimum of both, its time added."""
 
     family: str
     name: str
     max_n: int | None = None
     batched: bool = False
     rrc: int = 0
+    base: str | None = None
+
+    @property
+    def polish(self) -> bool:
+        return self.base is not None
 
 
 def nearest_neighbour(dist: np.ndarray) -> np.ndarray:
@@ -77,6 +85,7 @@ def farthest_insertion(dist: np.ndarray) -> np.ndarray:
 
 def classic_solver(name: str, lkh_runs: int) -> Callable[[np.ndarray], np.ndarray]:
     """The function from a distance matrix to a tour for a classic ``name``."""
+    from ptrnet.solvers.or_opt import two_opt_or_opt
     from ptrnet.solvers.tsp_exact import fast_tsp_near_exact
     from ptrnet.solvers.tsp_heuristics import lkh_tour, two_opt
 
@@ -84,6 +93,7 @@ def classic_solver(name: str, lkh_runs: int) -> Callable[[np.ndarray], np.ndarra
         "nearest neighbour": nearest_neighbour,
         "farthest insertion": farthest_insertion,
         "nn + 2-opt": lambda d: two_opt(d, nearest_neighbour(d)),
+        "nn + 2-opt + or-opt": lambda d: two_opt_or_opt(d, nearest_neighbour(d)),
         "fast-tsp": fast_tsp_near_exact,
         "lkh-3": lambda d: lkh_tour(d, runs=lkh_runs),
     }[name]
@@ -148,6 +158,11 @@ def methods(rrc_rounds: Sequence[int]) -> list[Method]:
         Method("ptrnet", "multistart-shortest", 50, batched=True),
     ]
     ptrnet += [Method("ptrnet", f"rrc{k}", 100 if k > 30 else None, True, k) for k in rrc_rounds]
+    ptrnet += [
+        Method("ptrnet", f"{m.name} + or-opt", m.max_n, True, base=m.name)
+        for m in ptrnet
+        if m.name == "greedy" or m.rrc
+    ]
     return [
         *ptrnet,
         Method("kool", "kool greedy", batched=True),
@@ -155,6 +170,7 @@ def methods(rrc_rounds: Sequence[int]) -> list[Method]:
         Method("classic", "nearest neighbour"),
         Method("classic", "farthest insertion"),
         Method("classic", "nn + 2-opt"),
+        Method("classic", "nn + 2-opt + or-opt"),
         Method("fast-tsp", "fast-tsp"),
         Method("lkh", "lkh-3"),
     ]

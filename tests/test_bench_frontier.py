@@ -4,17 +4,21 @@ inputs against independent oracles; no model, no Kool checkout, elkai only where
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 
 import numpy as np
 import pytest
 
-from benchmarks.bench_frontier import main
+from benchmarks.bench_frontier import Runner, main
+from benchmarks.bench_kool import TestSet
 from benchmarks.frontier_methods import (
+    Method,
     classic_solver,
     farthest_insertion,
     kool_size,
+    methods,
     nearest_neighbour,
 )
 from benchmarks.frontier_report import (
@@ -28,6 +32,7 @@ from benchmarks.frontier_report import (
     pivot_table,
     short,
 )
+from ptrnet.solvers.or_opt import two_opt_or_opt
 from ptrnet.solvers.tsp import distance_matrix, tour_length
 from ptrnet.solvers.tsp_heuristics import nearest_neighbour_tours
 
@@ -160,6 +165,40 @@ def test_two_opt_and_lkh_solve_points_in_convex_position():
     assert tour_length(points, classic_solver("nn + 2-opt", 1)(dist)) == pytest.approx(perimeter)
     pytest.importorskip("elkai")
     assert tour_length(points, classic_solver("lkh-3", 1)(dist)) == pytest.approx(perimeter)
+
+
+def test_or_opt_solves_points_in_convex_position_from_nearest_neighbour():
+    points, perimeter = circle(30, 7)
+    tour = classic_solver("nn + 2-opt + or-opt", 1)(distance_matrix(points))
+    assert tour_length(points, tour) == pytest.approx(perimeter)
+
+
+def test_each_polished_row_follows_its_base_row_and_runs_where_it_does():
+    rows = methods([10, 30, 100])
+    names = [m.name for m in rows]
+    polished = [m for m in rows if m.polish]
+    assert [m.name for m in polished] == [
+        "greedy + or-opt", "rrc10 + or-opt", "rrc30 + or-opt", "rrc100 + or-opt"
+    ]  # fmt: skip
+    for m in polished:
+        base = rows[names.index(m.base)]
+        assert names.index(m.base) < names.index(m.name) and base.max_n == m.max_n
+
+
+def test_a_polished_row_is_its_bases_tours_locally_searched_with_the_time_added():
+    rng = np.random.default_rng(2)
+    points = [rng.random((12, 2)) for _ in range(3)]
+    test = TestSet("n = 12", points, points, np.ones(3))
+    runner = Runner(test, argparse.Namespace(single=1), loaded=None)
+    tours = [rng.permutation(12) for _ in points]
+    runner.done["greedy"] = dict(tours=tours, cpu_single=1.0, cpu_batch=0.5, wall_batch=0.7)
+    found = runner.run(Method("ptrnet", "greedy + or-opt", batched=True, base="greedy"))
+    for p, before, after in zip(points, tours, found["tours"], strict=True):
+        dist = distance_matrix(p)
+        assert after.tolist() == two_opt_or_opt(dist, before).tolist()
+    extra = found["cpu_batch"] - 0.5
+    assert extra >= 0 and found["cpu_single"] - 1.0 == pytest.approx(extra)
+    assert runner.done["greedy + or-opt"] is found
 
 
 def test_kool_model_is_the_nearest_size():
