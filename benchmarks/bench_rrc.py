@@ -14,7 +14,9 @@ row, its tours 2-opted to a local optimum (``--improve rrc --two-opt``; batch ti
 ``--or-opt`` adds the same with 2-opt and Or-opt moves together (``--or-opt``), after greedy and
 after each RRC row, and a control without the model: nearest neighbour from city 0, then 2-opt
 and Or-opt. RRC and the local searches are searches with the tour length in the loop: their
-rows are not the model's own decoding.
+rows are not the model's own decoding. ``--seeds K`` runs every search with seeds 0..K-1 and
+reports the mean gap and time and the range of gaps: one seed draws one set of segment lengths
+for the whole batch, so one seed's figures are a single draw.
 """
 
 from __future__ import annotations
@@ -65,19 +67,40 @@ def rows_for_size(loaded, n: int, args: argparse.Namespace) -> list[dict]:
         polished, extra = timed(two_opt_tours, points, greedy, True)
         rows.append(row("greedy + 2-opt + or-opt", 0, polished, seconds + extra))
     for rounds in args.iterations:
-        better, seconds = timed(improve_tours_of, loaded, points, greedy, rounds, 0, args.batch)
+        found = search_rows(loaded, points, refs, greedy, rounds, args)
         alone = time.process_time()
         for p, t in zip(points[: args.single], greedy, strict=False):
             improve_tours_of(loaded, [p], [t], rounds)
         one_s = (time.process_time() - alone) / min(args.single, len(points))
-        rows.append(row("greedy + rrc", rounds, better, seconds, single_s_per_instance=one_s))
+        for method, results in found.items():
+            gaps, seconds = np.array(results).T  # one value per seed each
+            more = {"single_s_per_instance": one_s} if method == "greedy + rrc" else {}
+            if args.seeds > 1:
+                more |= dict(seeds=args.seeds, gap_min=gaps.min(), gap_max=gaps.max())
+            rows.append(
+                dict(n=n, method=method, rounds=rounds, gap=gaps.mean(),
+                     batch_s_per_instance=seconds.mean(), **more)
+            )  # fmt: skip
+    return rows
+
+
+def search_rows(loaded, points, refs, greedy, rounds: int, args) -> dict[str, list]:
+    """Method -> [(mean gap %, CPU s per instance of the search)] over seeds 0..``--seeds``-1:
+    RRC from the greedy tours, then (as asked) 2-opt, or 2-opt and Or-opt."""
+    found: dict[str, list[tuple[float, float]]] = {}
+    for seed in range(args.seeds):
+        better, spent = timed(improve_tours_of, loaded, points, greedy, rounds, seed, args.batch)
+        variants = {"greedy + rrc": (better, spent)}
         if args.two_opt:
             polished, extra = timed(two_opt_tours, points, better)
-            rows.append(row("greedy + rrc + 2-opt", rounds, polished, seconds + extra))
+            variants["greedy + rrc + 2-opt"] = (polished, spent + extra)
         if args.or_opt:
             polished, extra = timed(two_opt_tours, points, better, True)
-            rows.append(row("greedy + rrc + 2-opt + or-opt", rounds, polished, seconds + extra))
-    return rows
+            variants["greedy + rrc + 2-opt + or-opt"] = (polished, spent + extra)
+        for method, (tours, seconds) in variants.items():
+            gap = mean_gap(points, tours, refs)
+            found.setdefault(method, []).append((gap, seconds / len(points)))
+    return found
 
 
 def nearest_local_search(points: list[np.ndarray]) -> list[np.ndarray]:
@@ -116,6 +139,13 @@ def main() -> None:
         help="also 2-opt + Or-opt after greedy and after each RRC row (--or-opt), and nearest "
         "neighbour + 2-opt + Or-opt as a control without the model",
     )
+    parser.add_argument(
+        "--seeds",
+        type=positive_int,
+        default=1,
+        help="run each search with seeds 0..K-1: mean gap and time, and the range of gaps "
+        "(one seed's segment lengths are one draw: its time and gap vary with it)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     loaded = load_model(None, TSP)
@@ -128,8 +158,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for r in rows:
         alone = f"{r['single_s_per_instance']:.3f}" if "single_s_per_instance" in r else "-"
+        spread = f" ({r['gap_min']:.2f}-{r['gap_max']:.2f}%)" if "gap_min" in r else ""
         print(
-            f"| {r['n']} | {r['method']} | {r['rounds']} | {r['gap']:.2f}% | "
+            f"| {r['n']} | {r['method']} | {r['rounds']} | {r['gap']:.2f}%{spread} | "
             f"{r['batch_s_per_instance']:.3f} | {alone} |"
         )
 
