@@ -18,7 +18,9 @@ import torch
 
 FIXTURE = Path(__file__).with_suffix(".json")
 #: bundled model folder -> (task, input dim, instance sizes). The TSP sizes stay below the
-#: folder's heavy-decoder routes (n >= 11), so its LSTM Ptr-Net decodes them.
+#: folder's heavy-decoder routes (n >= 11), so its LSTM Ptr-Net decodes them. The hull's n = 10
+#: goes to its set-encoder route (``tf5-12/``, re-recorded when it came, 2026-12-05), n = 30 to
+#: the LSTM Ptr-Net, whose outputs stayed as first recorded.
 MODELS = {
     "sort": ("sort", 1, (5, 10, 20)),
     "convex_hull": ("convex_hull", 2, (10, 30)),
