@@ -95,13 +95,13 @@ def clocked(function: Callable, *args) -> tuple[object, float, float]:
 
 
 class Runner:
-    """Runs the methods on one test set, keeping ptrnet's greedy tours for RRC."""
+    """Runs the methods on one test set, keeping each row's result for the rows built on it
+    (RRC on ptrnet's greedy row, a polished row on its base)."""
 
     def __init__(self, test: TestSet, args: argparse.Namespace, loaded) -> None:
         self.test, self.args, self.loaded = test, args, loaded
         self.size = max(len(p) for p in test.points)
-        self.greedy: tuple[list, float, float, float, float] | None = None
-        self.done: dict[str, dict] = {}  # method name -> its result, for the polish rows
+        self.done: dict[str, dict] = {}  # method name -> its result
 
     def solve_each(self, solve: Callable[[np.ndarray], np.ndarray], inputs: list) -> dict:
         """One instance at a time: batch time = the sum of the single ones."""
@@ -142,19 +142,21 @@ class Runner:
         if method.rrc:
             return self.rrc(method.rrc)
         found = self.batched(lambda pts: fm.ptrnet_decoder(method.name)(self.loaded, pts))
-        if method.name == "greedy":
-            self.greedy = found
         found["tours"] = [fm.open_tour(t) for t in found["tours"]]
         return found
+
+    def earlier(self, name: str) -> dict:
+        """The result of the row ``name``, which must have run before the one asking."""
+        if name not in self.done:
+            raise BenchError(f"the row {name!r} must run before the rows built on it")
+        return self.done[name]
 
     def polish(self, base: str) -> dict:
         """The tours of the row ``base`` (run before), then 2-opt and Or-opt on the distances
         the classic solvers see; each instance's search time added to both of its times."""
         from ptrnet.solvers.or_opt import two_opt_or_opt
 
-        if base not in self.done:
-            raise BenchError(f"the row {base!r} must run before its polished row")
-        found = self.done[base]
+        found = self.earlier(base)
         tours, cpu = [], 0.0
         for dist, tour in zip(distances(self.test), found["tours"], strict=True):
             better, c, _ = clocked(two_opt_or_opt, dist, tour)
@@ -167,9 +169,7 @@ class Runner:
 
     def rrc(self, rounds: int) -> dict:
         """RRC after the greedy row's tours; its times include the greedy decoding's."""
-        greedy = self.greedy
-        if greedy is None:
-            raise BenchError("RRC rows need the ptrnet greedy row first")
+        greedy = self.earlier("greedy")
         points = list(self.test.points)
         closed = [np.append(t, t[0]) for t in greedy["tours"]]  # open tours, closed again
         tours, cpu, wall = clocked(fm.rrc_tours, self.loaded, points, closed, rounds)

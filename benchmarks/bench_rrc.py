@@ -30,7 +30,6 @@ import torch
 
 from ptrnet.cli.common import positive_int
 from ptrnet.inference import improve_tours_of, load_model, predict, two_opt_tours
-from ptrnet.solvers.or_opt import two_opt_or_opt
 from ptrnet.solvers.tsp import distance_matrix, solve_tour, tour_length
 from ptrnet.tasks import SizeRange, get_task
 
@@ -105,18 +104,15 @@ def search_rows(loaded, points, refs, greedy, rounds: int, args) -> dict[str, li
 
 def nearest_local_search(points: list[np.ndarray]) -> list[np.ndarray]:
     """The control without a model: nearest neighbour from city 0, then 2-opt and Or-opt to a
-    local optimum of both; closed tours."""
+    local optimum of both (the frontier benchmark's row of that name); closed tours."""
     try:
-        from benchmarks.frontier_methods import nearest_neighbour
+        from benchmarks.frontier_methods import classic_solver
     except ImportError:  # run as a script
-        from frontier_methods import nearest_neighbour
+        from frontier_methods import classic_solver
 
-    tours = []
-    for p in points:
-        dist = distance_matrix(p)
-        found = two_opt_or_opt(dist, nearest_neighbour(dist))
-        tours.append(np.append(found, found[0]))
-    return tours
+    solve = classic_solver("nn + 2-opt + or-opt", lkh_runs=1)
+    tours = [solve(distance_matrix(p)) for p in points]
+    return [np.append(tour, tour[0]) for tour in tours]
 
 
 def main() -> None:

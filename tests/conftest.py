@@ -1,6 +1,7 @@
 """Fixtures shared by the command-line tests, and the hypothesis profile every test runs
 under (tests/fuzzing.py: fixed examples unless ``PTRNET_FUZZ=long``)."""
 
+import numpy as np
 import pytest
 from hypothesis import settings
 
@@ -35,3 +36,20 @@ def models(tmp_path, monkeypatch):
     bundle_tiny_models(root, ("sort", "convex_hull", "tsp"))
     monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(root))
     return root
+
+
+@pytest.fixture
+def tiny_tsp_model(tmp_path):
+    """The folder of a tiny random TSP model (an LSTM Ptr-Net: no heavy decoder, so no RRC)."""
+    bundle_tiny_models(tmp_path, ["tsp"])
+    return str(tmp_path / "tsp")
+
+
+@pytest.fixture
+def tsp12_file(tmp_path):
+    """Six uniform 12-city TSP instances in the paper's format, without labels."""
+    rng = np.random.default_rng(5)
+    lines = [" ".join(f"{x:.4f}" for x in rng.random(2 * 12)) for _ in range(6)]
+    path = tmp_path / "tsp12.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 from shared_data import TSPLIB
-from tiny_models import bundle_tiny_models
 
 import ptrnet
 from ptrnet.cli.main import main
@@ -96,21 +95,6 @@ def test_two_opt_tours_with_or_opt_keeps_closed_tours_from_the_same_city():
         assert best_gain(dist, after[:-1], or_opt_neighbours) <= 1e-9
 
 
-@pytest.fixture()
-def model(tmp_path):
-    bundle_tiny_models(tmp_path, ["tsp"])
-    return str(tmp_path / "tsp")
-
-
-@pytest.fixture()
-def tsp_file(tmp_path):
-    rng = np.random.default_rng(7)
-    lines = [" ".join(f"{x:.4f}" for x in rng.random(2 * 14)) for _ in range(5)]
-    path = tmp_path / "tsp14.txt"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def predicted(cli, path, model, *flags):
     status, out, err = cli("predict", "tsp", path, "--model", model, "-o", "-",
                            "--output-format", "json", "--threads", "1", *flags)  # fmt: skip
@@ -118,28 +102,40 @@ def predicted(cli, path, model, *flags):
     return [json.loads(line) for line in out.splitlines()]
 
 
-def test_predict_or_opt_is_no_longer_than_two_opt_on_each_tour(cli, tsp_file, model):
+def test_predict_or_opt_is_no_longer_than_two_opt_on_each_tour(cli, tsp12_file, tiny_tsp_model):
     polished, both = (
-        predicted(cli, tsp_file, model, "--two-opt"),
-        predicted(cli, tsp_file, model, "--or-opt"),
+        predicted(cli, tsp12_file, tiny_tsp_model, "--two-opt"),
+        predicted(cli, tsp12_file, tiny_tsp_model, "--or-opt"),
     )
-    assert predicted(cli, tsp_file, model, "--two-opt", "--or-opt") == both
+    assert predicted(cli, tsp12_file, tiny_tsp_model, "--two-opt", "--or-opt") == both
     for a, b in zip(polished, both, strict=True):
         assert "log_prob" not in b and b["cost"] <= a["cost"] + 1e-9
         assert b["sequence"][0] == a["sequence"][0] == b["sequence"][-1]
 
 
-def test_eval_names_or_opt_on_point_files_and_tsplib(cli, tsp_file, model, capsys):
-    status, out, _ = cli("eval", "tsp", tsp_file, "--model", model, "--or-opt", "--threads", "1")
+def test_eval_names_or_opt_on_point_files_and_tsplib(cli, tsp12_file, tiny_tsp_model, capsys):
+    status, out, _ = cli(
+        "eval", "tsp", tsp12_file, "--model", tiny_tsp_model, "--or-opt", "--threads", "1"
+    )
     assert status == 0 and "then 2-opt and Or-opt (a search on tour lengths)" in out
     eil51 = str(TSPLIB / "eil51.tsp")
-    assert main(["eval", "tsp", eil51, "--model", model, "--or-opt", "--threads", "1"]) == 0
+    assert (
+        main(["eval", "tsp", eil51, "--model", tiny_tsp_model, "--or-opt", "--threads", "1"]) == 0
+    )
     assert "then 2-opt and Or-opt on TSPLIB lengths" in capsys.readouterr().out
 
 
-def test_tsplib_or_opt_is_no_longer_than_two_opt(model, capsys):
+def test_tsplib_or_opt_is_no_longer_than_two_opt(tiny_tsp_model, capsys):
     def rows(*flags):
-        args = ["eval", "tsp", str(TSPLIB / "eil51.tsp"), "--model", model, "--json", *flags]
+        args = [
+            "eval",
+            "tsp",
+            str(TSPLIB / "eil51.tsp"),
+            "--model",
+            tiny_tsp_model,
+            "--json",
+            *flags,
+        ]
         assert main([*args, "--threads", "1"]) == 0
         return json.loads(capsys.readouterr().out)["instances"]
 
@@ -153,13 +149,13 @@ def test_or_opt_is_refused_for_a_task_without_tours(cli, tmp_path):
     assert status == 2 and "--or-opt: shortens tours, for task tsp, not sort" in err
 
 
-def test_the_api_gives_the_command_lines_or_opt_tours(cli, tsp_file, model):
-    solver = ptrnet.load(model, task="tsp", device="cpu")
+def test_the_api_gives_the_command_lines_or_opt_tours(cli, tsp12_file, tiny_tsp_model):
+    solver = ptrnet.load(tiny_tsp_model, task="tsp", device="cpu")
     points = [
         np.array(line.split(), dtype=float).reshape(-1, 2)
-        for line in tsp_file.read_text().splitlines()
+        for line in tsp12_file.read_text().splitlines()
     ]
-    expected = [row["sequence"] for row in predicted(cli, tsp_file, model, "--or-opt")]
+    expected = [row["sequence"] for row in predicted(cli, tsp12_file, tiny_tsp_model, "--or-opt")]
     assert [r.sequence.tolist() for r in solver.solve(points, or_opt=True)] == expected
     with pytest.raises(ValueError, match="or_opt='yes': True or False"):
         solver.solve(points, or_opt="yes")

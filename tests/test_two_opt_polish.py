@@ -6,7 +6,6 @@ import json
 import numpy as np
 import pytest
 import torch
-from tiny_models import bundle_tiny_models
 
 from ptrnet.inference import two_opt_tours
 
@@ -44,24 +43,11 @@ def test_two_opt_tours_refuses_an_open_tour():
         two_opt_tours([np.zeros((4, 2))], [np.arange(4)])
 
 
-@pytest.fixture()
-def tsp_file(tmp_path):
-    rng = np.random.default_rng(5)
-    lines = [" ".join(f"{x:.4f}" for x in rng.random(2 * 12)) for _ in range(6)]
-    path = tmp_path / "tsp12.txt"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-@pytest.fixture()
-def model(tmp_path):
-    bundle_tiny_models(tmp_path, ["tsp"])
-    return str(tmp_path / "tsp")
-
-
-def test_predict_two_opt_shortens_each_tour_and_drops_its_likelihood(cli, tsp_file, model):
+def test_predict_two_opt_shortens_each_tour_and_drops_its_likelihood(
+    cli, tsp12_file, tiny_tsp_model
+):
     def answers(*flags):
-        status, out, _ = cli("predict", "tsp", tsp_file, "--model", model, "-o", "-",
+        status, out, _ = cli("predict", "tsp", tsp12_file, "--model", tiny_tsp_model, "-o", "-",
                              "--output-format", "json", *flags)  # fmt: skip
         assert status == 0
         return [json.loads(line) for line in out.splitlines()]
@@ -73,8 +59,10 @@ def test_predict_two_opt_shortens_each_tour_and_drops_its_likelihood(cli, tsp_fi
     assert sum(a["cost"] for a in polished) < sum(a["cost"] for a in plain)  # an untrained model
 
 
-def test_eval_two_opt_on_a_point_file_says_so(cli, tsp_file, model):
-    status, out, _ = cli("eval", "tsp", tsp_file, "--model", model, "--two-opt", "--threads", "1")
+def test_eval_two_opt_on_a_point_file_says_so(cli, tsp12_file, tiny_tsp_model):
+    status, out, _ = cli(
+        "eval", "tsp", tsp12_file, "--model", tiny_tsp_model, "--two-opt", "--threads", "1"
+    )
     assert status == 0 and "then 2-opt (a search on tour lengths)" in out
 
 
