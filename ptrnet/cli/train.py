@@ -98,9 +98,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add(
         "--decoder",
         choices=DECODERS,
-        help="lstm (the paper, default) or heavy (LEHD: each step re-reads the remaining inputs "
-        "through --decoder-layers attention layers; tsp and sort; implies --encoder transformer "
-        "--encoder-layers 1 unless given)",
+        help="lstm (the paper, default), heavy (LEHD: each step re-reads the remaining inputs "
+        "through --decoder-layers attention layers; implies --encoder transformer "
+        "--encoder-layers 1 unless given) or light (Kool et al.: one context query and glimpse "
+        "per step over keys computed once; implies --encoder transformer --logit-clip 10 unless "
+        "given); heavy and light: tsp and sort",
     )
     add("--decoder-layers", type=positive_int, metavar="L", help="heavy decoder layers (default 6)")
     add("--glimpses", type=int, metavar="G", help="pointer glimpses (Bello et al.; default 0)")

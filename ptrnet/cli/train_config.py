@@ -39,6 +39,7 @@ POINTER_OPTIONS = (
 )
 # --decoder heavy without --encoder / --encoder-layers: LEHD's light encoder.
 HEAVY_DEFAULTS = {"encoder": "transformer", "encoder_layers": 1}
+LIGHT_DEFAULTS = {"encoder": "transformer", "logit_clip": 10.0}  # Kool et al. 2019
 MODEL_OPTIONS = ("arch", "hidden", "layers", "init", *POINTER_OPTIONS)
 # Options that map one-to-one onto TrainConfig fields (the rest build the ModelConfig).
 TRAIN_OPTIONS = (
@@ -115,8 +116,8 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     kind = task.check_arch(args.arch)
     max_n = None if kind == "pointer" else SizeRange.parse(options["sizes"]).hi
     pointer = {k: getattr(args, k) for k in POINTER_OPTIONS if getattr(args, k) is not None}
-    if pointer.get("decoder") == "heavy":
-        pointer = {**HEAVY_DEFAULTS, **pointer}
+    defaults = {"heavy": HEAVY_DEFAULTS, "light": LIGHT_DEFAULTS}.get(pointer.get("decoder"), {})
+    pointer = {**defaults, **pointer}
     model = ModelConfig(
         kind=kind,
         input_dim=task.dim,
@@ -146,8 +147,8 @@ def check_used(config: RunConfig, given: set[str]) -> None:
         "epoch_size": (train.data is not None, "generated data (no --data)"),
         "encoder_layers": (model.encoder != "transformer", "--encoder transformer"),
         "heads": (
-            model.encoder != "transformer" and model.decoder != "heavy",
-            "--encoder transformer or --decoder heavy",
+            model.encoder != "transformer" and model.decoder == "lstm",
+            "--encoder transformer or --decoder heavy|light",
         ),
         "decoder_layers": (model.decoder != "heavy", "--decoder heavy"),
     }

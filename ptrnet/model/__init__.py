@@ -11,12 +11,13 @@ from ptrnet.model.config import ModelConfig
 
 if TYPE_CHECKING:
     from ptrnet.model.heavy import HeavyPointer
+    from ptrnet.model.light import LightPointer
     from ptrnet.model.pointer import EncoderDecoder
 
 __all__ = ["ModelConfig", "build_model"]
 
 
-def build_model(config: ModelConfig) -> EncoderDecoder | HeavyPointer:
+def build_model(config: ModelConfig) -> EncoderDecoder | HeavyPointer | LightPointer:
     """The network ``config.kind`` (and, for the pointer, ``config.decoder``) names, freshly
     initialised per ``config.init``. Every one decodes through the same ``encode`` / ``step`` /
     ``forward`` interface (:mod:`ptrnet.decoding`)."""
@@ -27,6 +28,10 @@ def build_model(config: ModelConfig) -> EncoderDecoder | HeavyPointer:
         from ptrnet.model.heavy import HeavyPointer
 
         return HeavyPointer(config)
+    if config.decoder == "light":
+        from ptrnet.model.light import LightPointer
+
+        return LightPointer(config)
 
     classes = {"pointer": PointerNetwork, "seq2seq": Seq2Seq, "attention": AttentionSeq2Seq}
     return classes[config.kind](config)

@@ -22,7 +22,7 @@ UPPER_BOUNDS = {
     "decoder_layers": 64,
     "glimpses": 64,
 }
-DECODERS = ("lstm", "heavy")
+DECODERS = ("lstm", "heavy", "light")
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,12 @@ class ModelConfig:
             0 = off (the paper). ``pointer`` only.
         decoder: ``lstm`` (the paper's pointer decoder) or ``heavy`` (LEHD, Luo et al. 2023: at
             every step ``decoder_layers`` self-attention layers re-read the remaining inputs;
-            :mod:`ptrnet.model.heavy`). ``heavy`` needs the ``transformer`` encoder (its light
-            encoder, e.g. ``encoder_layers`` = 1), no glimpses, and a task whose output is a
-            permutation of its inputs (checked with the task: ``RunConfig``).
+            :mod:`ptrnet.model.heavy`) or ``light`` (Kool et al. 2019: one context query per step
+            with one multi-head glimpse over keys computed once per batch;
+            :mod:`ptrnet.model.light`). Both need the ``transformer`` encoder (``heavy``: its
+            light encoder, e.g. ``encoder_layers`` = 1), no glimpses (``light`` has its own), and
+            a task whose output is a permutation of its inputs (checked with the task:
+            ``RunConfig``).
         decoder_layers: the heavy decoder's self-attention layers; unused by the LSTM decoder.
 
     A checkpoint saved before these fields existed loads with their defaults: the paper's
@@ -130,12 +133,14 @@ class ModelConfig:
             raise ValueError(
                 f"unknown decoder {quote(self.decoder)}; choose from {', '.join(DECODERS)}"
             )
-        if self.decoder != "heavy":
+        if self.decoder == "lstm":
             return
         if self.encoder != "transformer":
-            raise ValueError("the heavy decoder needs the transformer encoder (its light encoder)")
+            raise ValueError(f"the {self.decoder} decoder needs the transformer encoder")
         if self.glimpses:
-            raise ValueError("glimpses apply to the lstm decoder only, not to the heavy one")
+            raise ValueError(
+                f"glimpses apply to the lstm decoder only, not to the {self.decoder} one"
+            )
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ModelConfig:

@@ -302,10 +302,10 @@ class RunConfig:
                 f"task {task.name} has {task.dim}-D inputs, "
                 f"the model expects {self.model.input_dim}-D"
             )
-        if self.model.decoder == "heavy" and not task.permutation_output:
+        if self.model.decoder != "lstm" and not task.permutation_output:
             able = ", ".join(t.name for t in POINT_TASKS.values() if t.permutation_output)
             raise ValueError(
-                "--decoder heavy needs a task whose output is a permutation of its inputs "
+                f"--decoder {self.model.decoder} needs a task whose output is a permutation of its inputs "
                 f"({able}), not {task.name}"
             )
         if self.train.label_steps and (

@@ -1,0 +1,217 @@
+"""A pointer model with a Transformer encoder and a light context decoder (Kool et al. 2019).
+
+Kool, van Hoof & Welling ("Attention, Learn to Solve Routing Problems!", ICLR 2019) encode the
+inputs once and decode with one query per step: the query is a projection of a context (the
+mean of the input vectors, the first and the last chosen input), refined by one multi-head
+glimpse over the inputs still allowed, and the logits are the clipped compatibilities
+``C tanh(q . k_j / sqrt(d))`` with a projection k_j of each input. Every key and value is
+computed once per batch, so a step costs O(n d) per row where the heavy decoder
+(:mod:`ptrnet.model.heavy`) re-encodes the remaining inputs, O(n d^2 L) per row.
+
+Tokens and state are the heavy decoder's (:mod:`ptrnet.model.heavy`): 0 = end, j = input j-1;
+the state is the chosen set and the first token; the same structural mask (a remaining input,
+the first input once all others are chosen, the end token) so the same tasks, decoders, beams,
+multi-start and views run it. The end token has its own learned key and glimpse key/value,
+which also keeps the glimpse's softmax non-empty when every input is chosen.
+
+Teacher forcing: a step's context depends only on the label prefix (its first and last token
+and the chosen set), so all T steps of a batch run at once as T queries per instance over the
+same keys (:meth:`LightPointer.forward`); ``step`` runs the same :meth:`LightPointer.scores`
+with T = 1, so the teacher-forced likelihood equals the decoded one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from ptrnet.model.config import ModelConfig
+from ptrnet.model.heavy import State, advance
+from ptrnet.model.pointer import column_mask, previous_tokens
+from ptrnet.model.transformer import SetEncoder
+
+
+@dataclass(frozen=True)
+class LightMemory:
+    """What the light decoder reads at every step, computed once per batch by ``encode``.
+
+    Attributes:
+        real: (B, n) bool, True = a real input (not padding).
+        state: the initial decoder state: nothing chosen, no first token.
+        graph: (B, d) the context's fixed part, W_graph (mean of the real input vectors).
+        first_keys, last_keys: (B, n+1, d) the context's part for each token as the first or
+            the last chosen one (row 0: the learned stand-in before anything is chosen).
+        glimpse_k, glimpse_v, logit_k: (B, n+1, d) the glimpse's keys and values and the
+            pointer's keys, the end token's first.
+    """
+
+    real: torch.Tensor
+    state: State
+    graph: torch.Tensor
+    first_keys: torch.Tensor
+    last_keys: torch.Tensor
+    glimpse_k: torch.Tensor
+    glimpse_v: torch.Tensor
+    logit_k: torch.Tensor
+
+    def index(self, rows: torch.Tensor) -> LightMemory:
+        """Re-select batch rows, e.g. ``arange(B).repeat_interleave(k)`` to expand for beams."""
+        state = tuple(s[:, rows] for s in self.state)
+        return LightMemory(
+            self.real[rows],
+            state,
+            self.graph[rows],
+            self.first_keys[rows],
+            self.last_keys[rows],
+            self.glimpse_k[rows],
+            self.glimpse_v[rows],
+            self.logit_k[rows],
+        )
+
+
+class LightPointer(nn.Module):
+    """Transformer encoder + light context decoder (module docstring); ``config.decoder`` =
+    ``light``. ``config.heads`` heads in the encoder and the glimpse; ``config.logit_clip`` = C
+    (0 = no clipping)."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        if config.kind != "pointer" or config.decoder != "light":
+            raise ValueError("LightPointer needs kind 'pointer' and decoder 'light'")
+        super().__init__()
+        self.config = config
+        d = config.hidden
+        self.encoder = SetEncoder(config)
+        self.graph_proj = nn.Linear(d, d, bias=False)  # the context's three parts: W_c split
+        self.first_proj = nn.Linear(d, d, bias=False)
+        self.last_proj = nn.Linear(d, d, bias=False)
+        self.first_start = nn.Parameter(torch.empty(d))  # stand-ins before anything is chosen
+        self.last_start = nn.Parameter(torch.empty(d))
+        self.keys = nn.Linear(d, 3 * d, bias=False)  # glimpse key, glimpse value, logit key
+        self.end_keys = nn.Parameter(torch.empty(3, d))  # the same three for the end token
+        self.glimpse_out = nn.Linear(d, d, bias=False)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """uniform(-1/sqrt(d), 1/sqrt(d)) on the decoder's own parameters (Kool et al.'s rule;
+        ``init`` = ``paper`` uses uniform(-0.08, 0.08) instead); the encoder keeps PyTorch's
+        defaults, as the pointer's Transformer."""
+        d = self.config.hidden
+        bound = 0.08 if self.config.init == "paper" else 1 / d**0.5
+        own = {id(p) for p in self.encoder.parameters()}
+        for p in self.parameters():
+            if id(p) not in own:
+                nn.init.uniform_(p, -bound, bound)
+
+    def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> LightMemory:
+        """(B, n, dim) right-padded, (B,) lengths in 1..n -> memory. Raises ValueError on bad
+        shapes or lengths."""
+        batch, n, dim = points.shape
+        if dim != self.config.input_dim or lengths.shape != (batch,):
+            raise ValueError(
+                f"expected points (B, n, {self.config.input_dim}) and lengths (B,), "
+                f"got {tuple(points.shape)} and {tuple(lengths.shape)}"
+            )
+        if int(lengths.min()) < 1 or int(lengths.max()) > n:
+            raise ValueError(f"lengths must lie in 1..{n}")
+        nodes, (h, _) = self.encoder(points, lengths)  # (B, n, d); h[0] (B, d): the mean
+        keys = self.keys(nodes).chunk(3, dim=-1)  # 3 x (B, n, d)
+        ends = self.end_keys.to(nodes.dtype)  # (3, d)
+        keys = [torch.cat([e.expand(batch, 1, -1), k], dim=1) for e, k in zip(ends, keys)]
+        chosen = torch.zeros(1, batch, n + 1, dtype=torch.bool, device=points.device)
+        first = torch.zeros(1, batch, dtype=torch.long, device=points.device)
+        return LightMemory(
+            real=column_mask(lengths, n, offset=0),
+            state=(chosen, first),
+            graph=self.graph_proj(h[0]),
+            first_keys=_with_start(self.first_proj(nodes), self.first_start),
+            last_keys=_with_start(self.last_proj(nodes), self.last_start),
+            glimpse_k=keys[0],
+            glimpse_v=keys[1],
+            logit_k=keys[2],
+        )
+
+    def step(
+        self, memory: LightMemory, prev_token: torch.Tensor, state: State
+    ) -> tuple[torch.Tensor, State]:
+        """One decoding step: previous token (B,) and state -> float32 logits (B, n+1), new
+        state. Start with ``prev_token`` all 0 and ``state = memory.state``."""
+        chosen, first = advance(state, prev_token)  # (1, B, n+1), (1, B)
+        logits = self.scores(memory, chosen[0, :, None], first[0, :, None], prev_token[:, None])
+        return logits[:, 0], (chosen, first)
+
+    def forward(
+        self, points: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
+    ) -> torch.Tensor:
+        """Teacher-forced logits: (B, n, dim), (B,), targets (B, T) long (negative = ignored
+        pad) -> (B, T, n+1) float32; logits[:, i] scores step i given targets[:, :i], as
+        ``step`` would after decoding targets[:, :i]."""
+        memory = self.encode(points, lengths)
+        prev = previous_tokens(targets)  # (B, T)
+        onehot = F.one_hot(prev, points.shape[1] + 1)  # (B, T, n+1)
+        chosen = onehot.cummax(dim=1).values.bool()  # (B, T, n+1): chosen up to step i
+        seen = (prev > 0).long().cummax(dim=1).values  # (B, T): a token chosen by step i
+        first_at = (prev > 0).long().argmax(dim=1, keepdim=True)  # (B, 1) its step
+        first = prev.gather(1, first_at).expand_as(prev) * seen  # (B, T)
+        return self.scores(memory, chosen, first, prev)
+
+    def scores(
+        self,
+        memory: LightMemory,
+        chosen: torch.Tensor,
+        first: torch.Tensor,
+        last: torch.Tensor,
+    ) -> torch.Tensor:
+        """T queries per row: chosen (B, T, n+1) bool, first and last tokens (B, T) -> float32
+        logits (B, T, n+1), -inf where the model cannot point (module docstring)."""
+        can_point = allowed_tokens(memory.real, chosen, first, last)  # (B, T, n+1)
+        query = (
+            memory.graph[:, None] + _pick(memory.first_keys, first) + _pick(memory.last_keys, last)
+        )  # (B, T, d)
+        glimpse = self.glimpse_out(self.glimpse(memory, query, can_point))  # (B, T, d)
+        d = glimpse.shape[-1]
+        u = torch.bmm(glimpse, memory.logit_k.transpose(1, 2)).float() / d**0.5  # (B, T, n+1)
+        if self.config.logit_clip:
+            u = self.config.logit_clip * torch.tanh(u)
+        return u.masked_fill(~can_point, float("-inf"))
+
+    def glimpse(
+        self, memory: LightMemory, query: torch.Tensor, can_point: torch.Tensor
+    ) -> torch.Tensor:
+        """Multi-head attention of the queries (B, T, d) over the allowed tokens' glimpse keys
+        and values -> (B, T, d), heads concatenated."""
+        heads = self.config.heads
+        q, k, v = (_split(x, heads) for x in (query, memory.glimpse_k, memory.glimpse_v))
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=can_point[:, None])
+        return out.transpose(1, 2).flatten(2)  # (B, T, d)
+
+
+def allowed_tokens(
+    real: torch.Tensor, chosen: torch.Tensor, first: torch.Tensor, last: torch.Tensor
+) -> torch.Tensor:
+    """The structural mask: real (B, n), chosen (B, T, n+1), first and last (B, T) -> (B, T,
+    n+1) bool: the end token, every real input not chosen, and the first input once all others
+    are chosen (unless the last step returned to it), as :meth:`HeavyPointer.logits`."""
+    remaining = real[:, None] & ~chosen[..., 1:]  # (B, T, n)
+    closes = (first > 0) & ~remaining.any(dim=-1) & (last != first)  # (B, T)
+    is_first = F.one_hot(first, chosen.shape[-1]).bool() & closes[..., None]  # (B, T, n+1)
+    end = remaining.new_ones(*remaining.shape[:2], 1)  # (B, T, 1)
+    return torch.cat([end, remaining], dim=-1) | is_first
+
+
+def _with_start(vectors: torch.Tensor, start: torch.Tensor) -> torch.Tensor:
+    """(B, n, d), (d,) -> (B, n+1, d): the stand-in as token 0, input j-1 as token j."""
+    return torch.cat([start.to(vectors.dtype).expand(vectors.shape[0], 1, -1), vectors], dim=1)
+
+
+def _pick(table: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """table (B, n+1, d), tokens (B, T) -> (B, T, d)."""
+    return table.gather(1, tokens[..., None].expand(-1, -1, table.shape[-1]))
+
+
+def _split(x: torch.Tensor, heads: int) -> torch.Tensor:
+    """(B, m, d) -> (B, heads, m, d / heads)."""
+    b, m, d = x.shape
+    return x.view(b, m, heads, d // heads).transpose(1, 2)
