@@ -1,6 +1,6 @@
-"""Random Re-Construct (ptrnet.decoding.reconstruct): the rebuilt path is the heavy model's own
-greedy continuation of a tour that starts at the segment's far end and then visits its near end;
-tours stay permutations, never grow, and depend only on the generator."""
+"""Random Re-Construct (ptrnet.decoding.reconstruct): the rebuilt path is the model's own (heavy
+or light decoder) greedy continuation of a tour that starts at the segment's far end and then
+visits its near end; tours stay permutations, never grow, and depend only on the generator."""
 
 import itertools
 from pathlib import Path
@@ -18,12 +18,13 @@ from ptrnet.model import ModelConfig, build_model
 
 torch.set_num_threads(1)
 HEAVY = dict(encoder="transformer", encoder_layers=1, decoder="heavy", decoder_layers=2, heads=2)
+LIGHT = dict(encoder="transformer", encoder_layers=1, decoder="light", heads=2, logit_clip=10.0)
 
 
-@pytest.fixture(scope="module")
-def model():
+@pytest.fixture(scope="module", params=[HEAVY, LIGHT], ids=["heavy", "light"])
+def model(request):
     torch.manual_seed(0)
-    return build_model(ModelConfig(input_dim=2, hidden=16, **HEAVY)).eval()
+    return build_model(ModelConfig(input_dim=2, hidden=16, **request.param)).eval()
 
 
 def forced_then_greedy(model, coords):

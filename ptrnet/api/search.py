@@ -43,7 +43,7 @@ class TourSearch:
         the given one.
 
         Raises:
-            UsageError: RRC with a model that routes no size to a heavy decoder.
+            UsageError: RRC with a model that routes no size to a heavy or light decoder.
         """
         return search_tours(
             loaded, points_list, tours, self.iterations, self.two_opt, seed, or_opt=self.or_opt

@@ -93,7 +93,7 @@ class Solver:
                 a list of instances (sizes may differ) or a (B, n, dim) array or tensor.
             return_probs: fill each result's ``probs`` (the pointer distributions).
             improve: tsp: ``"rrc"`` searches for shorter tours after decoding (Random
-                Re-Construct with the model's heavy decoders, seeded by ``seed``), as
+                Re-Construct with the model's heavy or light decoders, seeded by ``seed``), as
                 ``--improve rrc`` does; None or ``"none"``: no search.
             iterations: with ``improve="rrc"``: rounds per tour (an integer >= 1; default
                 100, as ``--iterations``).
@@ -127,7 +127,7 @@ class Solver:
             ValueError: a bad search option (``improve``, ``iterations``, ``two_opt`` or
                 ``or_opt`` for a task other than tsp, ``iterations`` without ``improve="rrc"``
                 or below 1,
-                ``return_probs`` with a search, RRC with a model without a heavy decoder),
+                ``return_probs`` with a search, RRC with a model without a heavy or light decoder),
                 a bad decoding option (a window the model cannot use included, a
                 seed outside 0..2^64 - 1), input that is not instances of the task, a
                 coordinate beyond +-1e100, an instance over the 1,000 points a model

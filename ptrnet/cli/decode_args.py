@@ -126,9 +126,9 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         choices=("none", "rrc"),
         default="none",
         help="tsp: after decoding, search for shorter tours: rrc (Random Re-Construct, LEHD) "
-        "cuts each tour into segments of a random length, lets a heavy-decoder model rebuild "
-        "them and keeps every shorter one; a search with the tour length in the loop, so its "
-        "figures are not the model's alone (default: none)",
+        "cuts each tour into segments of a random length, lets a heavy- or light-decoder model "
+        "rebuild them and keeps every shorter one; a search with the tour length in the loop, "
+        "so its figures are not the model's alone (default: none)",
     )
     add(
         "--iterations",

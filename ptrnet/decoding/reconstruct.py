@@ -24,6 +24,9 @@ from collections.abc import Callable
 import torch
 
 from ptrnet.model.heavy import HeavyPointer
+from ptrnet.model.light import LightPointer
+
+PathModel = HeavyPointer | LightPointer
 
 MIN_SEGMENT = 4  # a, b and at least two cities between them: fewer has one path only
 
@@ -48,11 +51,16 @@ def fill_unit_square(coords: torch.Tensor) -> torch.Tensor:
 
 
 @torch.inference_mode()
-def rebuild_paths(model: HeavyPointer, coords: torch.Tensor) -> torch.Tensor:
+def rebuild_paths(model: PathModel, coords: torch.Tensor) -> torch.Tensor:
     """The model's greedy path from the first to the last city of each row through the others.
 
+    The path is decoded through the model's own ``encode`` / ``step``, as a tour that started
+    at the last city and has just chosen the first: the state's first token is b, its last a,
+    the cities between remain; the end token is never taken.
+
     Args:
-        model: a heavy-decoder pointer model on 2-d points.
+        model: a heavy- or light-decoder pointer model on 2-d points (their state is the chosen
+            set and the first token: :func:`ptrnet.model.heavy.advance`).
         coords: (R, L, 2) float, L >= 3, each row a segment in the model's frame (unit square).
 
     Returns:
@@ -61,27 +69,24 @@ def rebuild_paths(model: HeavyPointer, coords: torch.Tensor) -> torch.Tensor:
     rows, length, _ = coords.shape
     device = coords.device
     lengths = torch.full((rows,), length, dtype=torch.long, device=device)
-    nodes, _ = model.encoder(coords.to(next(model.parameters()).dtype), lengths)  # (R, L, d)
-    qkv = model.node_qkv(nodes)  # (R, L, 3d) or None: the decoder's first-layer projections
-    real = torch.ones(rows, length, dtype=torch.bool, device=device)
-    chosen = torch.zeros(rows, length + 1, dtype=torch.bool, device=device)  # tokens 0..L
-    chosen[:, 1] = chosen[:, length] = True  # token 1 = city 0 (a), token L = city L-1 (b)
-    first = torch.full((rows,), length, dtype=torch.long, device=device)  # the path ends at b
-    last = torch.ones(rows, dtype=torch.long, device=device)  # ... and leaves a
+    memory = model.encode(coords.to(next(model.parameters()).dtype), lengths)
+    chosen = torch.zeros(1, rows, length + 1, dtype=torch.bool, device=device)  # tokens 0..L
+    chosen[0, :, length] = True  # token L = city L-1 (b), where the "tour" started
+    first = torch.full((1, rows), length, dtype=torch.long, device=device)
+    state = (chosen, first)
+    last = torch.ones(rows, dtype=torch.long, device=device)  # token 1 = city 0 (a)
     path = [last - 1]
-    arange = torch.arange(rows, device=device)
     for _ in range(length - 2):
-        logits = model.logits(nodes, real, chosen, first, last, qkv)  # (R, L+1)
+        logits, state = model.step(memory, last, state)  # (R, L+1)
         logits[:, 0] = float("-inf")  # never the end token: every city must be placed
         last = logits.argmax(dim=1)  # (R,)
-        chosen[arange, last] = True
         path.append(last - 1)
-    path.append(first - 1)
+    path.append(first[0] - 1)
     return torch.stack(path, dim=1)  # (R, L)
 
 
 def improve_tours(
-    model_for: Callable[[int], HeavyPointer],
+    model_for: Callable[[int], PathModel],
     points: torch.Tensor,
     tours: torch.Tensor,
     iterations: int,
@@ -91,7 +96,8 @@ def improve_tours(
     """RRC (module docstring) on a batch of instances of one size.
 
     Args:
-        model_for: the heavy-decoder model to rebuild segments of a given length with.
+        model_for: the heavy- or light-decoder model to rebuild segments of a given length
+            with.
         points: (B, n, 2) float, the instances in the model's frame (the unit square).
         tours: (B, n) long, a permutation of 0..n-1 per row (the closing return implied).
         iterations: rounds of rebuilding; 0 returns ``tours`` unchanged.

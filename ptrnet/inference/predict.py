@@ -145,33 +145,37 @@ def check_vocabulary(loaded: LoadedModel, largest: int) -> None:
         )
 
 
+REBUILDERS = ("heavy", "light")  # decoders whose state lets them rebuild a path (RRC)
+
+
 def heavy_for_size(loaded: LoadedModel) -> Callable[[int], nn.Module]:
-    """For :func:`ptrnet.decoding.reconstruct.improve_tours`: the heavy-decoder network that
-    rebuilds a segment of L cities: the one ``loaded`` routes L to when that one is heavy,
-    else the heavy model whose sizes lie nearest L (the bundled TSP folder decodes n <= 10
-    with an LSTM pointer model, and its 11-37 heavy model rebuilds such short segments).
+    """For :func:`ptrnet.decoding.reconstruct.improve_tours`: the network that rebuilds a
+    segment of L cities, a heavy- or light-decoder model (:data:`REBUILDERS`): the one
+    ``loaded`` routes L to when it is one, else the one whose sizes lie nearest L (the bundled
+    TSP folder decodes n <= 10 with an LSTM pointer model, and its 11-37 heavy model rebuilds
+    such short segments).
 
     Raises:
-        UsageError: ``loaded`` routes no size to a heavy-decoder model.
+        UsageError: ``loaded`` routes no size to a heavy- or light-decoder model.
     """
-    heavy = [
+    able = [
         (route.sizes, route.model)
         for route in loaded.routes
-        if route.model.config.model.decoder == "heavy"
+        if route.model.config.model.decoder in REBUILDERS
     ]
-    if loaded.config.model.decoder == "heavy":
-        heavy.append((SizeRange(0, MAX_MODEL_POINTS), loaded))
-    if not heavy:
+    if loaded.config.model.decoder in REBUILDERS:
+        able.append((SizeRange(0, MAX_MODEL_POINTS), loaded))
+    if not able:
         raise UsageError(
-            f"--improve rrc rebuilds tour segments with a heavy-decoder model (--decoder heavy), "
-            f"and {loaded.path} routes no size to one"
+            f"--improve rrc rebuilds tour segments with a heavy- or light-decoder model "
+            f"(--decoder heavy|light), and {loaded.path} routes no size to one"
         )
 
     def pick(length: int) -> nn.Module:
         served = loaded.for_size(length)
-        if served.config.model.decoder == "heavy":
+        if served.config.model.decoder in REBUILDERS:
             return served.model
-        return min(heavy, key=lambda h: max(h[0].lo - length, length - h[0].hi, 0))[1].model
+        return min(able, key=lambda h: max(h[0].lo - length, length - h[0].hi, 0))[1].model
 
     return pick
 
@@ -184,8 +188,9 @@ def improve_tours_of(
     seed: int = 0,
     batch_size: int = 64,
 ) -> list[np.ndarray]:
-    """Random Re-Construct (:mod:`ptrnet.decoding.reconstruct`) on TSP tours, with the heavy
-    models of ``loaded`` (:func:`heavy_for_size`) on each instance's unit-square image.
+    """Random Re-Construct (:mod:`ptrnet.decoding.reconstruct`) on TSP tours, with the heavy-
+    or light-decoder models of ``loaded`` (:func:`heavy_for_size`) on each instance's
+    unit-square image.
 
     Args:
         points_list: (n, 2) arrays in any units.
@@ -199,7 +204,7 @@ def improve_tours_of(
         longer than the given one.
 
     Raises:
-        UsageError: no heavy-decoder model (:func:`heavy_for_size`).
+        UsageError: no heavy- or light-decoder model (:func:`heavy_for_size`).
         ValueError: a tour that is not a closed permutation of its instance.
     """
 

@@ -119,7 +119,9 @@ class LightPointer(nn.Module):
         nodes, (h, _) = self.encoder(points, lengths)  # (B, n, d); h[0] (B, d): the mean
         keys = self.keys(nodes).chunk(3, dim=-1)  # 3 x (B, n, d)
         ends = self.end_keys.to(nodes.dtype)  # (3, d)
-        keys = [torch.cat([e.expand(batch, 1, -1), k], dim=1) for e, k in zip(ends, keys)]
+        keys = [
+            torch.cat([e.expand(batch, 1, -1), k], dim=1) for e, k in zip(ends, keys, strict=True)
+        ]
         chosen = torch.zeros(1, batch, n + 1, dtype=torch.bool, device=points.device)
         first = torch.zeros(1, batch, dtype=torch.long, device=points.device)
         return LightMemory(

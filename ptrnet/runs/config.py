@@ -305,8 +305,8 @@ class RunConfig:
         if self.model.decoder != "lstm" and not task.permutation_output:
             able = ", ".join(t.name for t in POINT_TASKS.values() if t.permutation_output)
             raise ValueError(
-                f"--decoder {self.model.decoder} needs a task whose output is a permutation of its inputs "
-                f"({able}), not {task.name}"
+                f"--decoder {self.model.decoder} needs a task whose output is a permutation of "
+                f"its inputs ({able}), not {task.name}"
             )
         if self.train.label_steps and (
             self.model.decoder != "heavy" or self.train.objective == "reinforce"

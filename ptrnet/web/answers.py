@@ -139,7 +139,7 @@ def searched_answer(
     ``decoded_sequence`` the model's own, ``search`` the options.
 
     Raises:
-        UsageError: RRC with a model that routes no size to a heavy decoder.
+        UsageError: RRC with a model that routes no size to a heavy or light decoder.
     """
     decoded = np.asarray(model["sequence"], dtype=np.int64)
     (tour,) = search_tours(

@@ -117,7 +117,7 @@ def create_app(
             raise HTTPException(422, f"no exact solution: {err}") from None
         except DecodingError as err:  # e.g. a model whose scores overflow on these points
             raise HTTPException(422, f"no trustworthy model output: {err.problem}") from None
-        except UsageError as err:  # improve="rrc" with a model that has no heavy decoder
+        except UsageError as err:  # improve="rrc" with a model that has no heavy or light decoder
             raise HTTPException(422, str(err)) from None
 
     add_training_routes(app, trainer)
