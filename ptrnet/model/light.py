@@ -44,8 +44,9 @@ class LightMemory:
         graph: (B, d) the context's fixed part, W_graph (mean of the real input vectors).
         first_keys, last_keys: (B, n+1, d) the context's part for each token as the first or
             the last chosen one (row 0: the learned stand-in before anything is chosen).
-        glimpse_k, glimpse_v, logit_k: (B, n+1, d) the glimpse's keys and values and the
-            pointer's keys, the end token's first.
+        glimpse_k, glimpse_v: (B, heads, n+1, d / heads) the glimpse's keys and values per
+            head, contiguous (a step reads them whole); logit_k: (B, n+1, d) the pointer's keys;
+            the end token's first.
     """
 
     real: torch.Tensor
@@ -130,8 +131,8 @@ class LightPointer(nn.Module):
             graph=self.graph_proj(h[0]),
             first_keys=_with_start(self.first_proj(nodes), self.first_start),
             last_keys=_with_start(self.last_proj(nodes), self.last_start),
-            glimpse_k=keys[0],
-            glimpse_v=keys[1],
+            glimpse_k=_split(keys[0], self.config.heads).contiguous(),
+            glimpse_v=_split(keys[1], self.config.heads).contiguous(),
             logit_k=keys[2],
         )
 
@@ -184,8 +185,8 @@ class LightPointer(nn.Module):
     ) -> torch.Tensor:
         """Multi-head attention of the queries (B, T, d) over the allowed tokens' glimpse keys
         and values -> (B, T, d), heads concatenated."""
-        heads = self.config.heads
-        q, k, v = (_split(x, heads) for x in (query, memory.glimpse_k, memory.glimpse_v))
+        q = _split(query, self.config.heads)  # (B, heads, T, d / heads)
+        k, v = memory.glimpse_k, memory.glimpse_v
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=can_point[:, None])
         return out.transpose(1, 2).flatten(2)  # (B, T, d)
 
