@@ -1,97 +1,20 @@
-"""The light context decoder (Kool et al. 2019, ptrnet.model.light): its decoding through every
-decoder, the agreement of its training and decoding paths, a slow reference of one step, order
-invariance, learning, checkpoints, training from the command line and its refusals."""
+"""The light context decoder (Kool et al. 2019, ptrnet.model.light): its slow reference of one
+step (run by test_permutation_decoders.py, with what it shares with the heavy decoder), its
+refusals and training from the command line."""
 
 import math
 
-import numpy as np
 import pytest
 import torch
 
-import ptrnet
 from ptrnet.cli.main import main
-from ptrnet.datasets.batching import Batch, collate
-from ptrnet.decoding.decode import decode
-from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
-from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import load_model
-from ptrnet.model import ModelConfig, build_model
+from ptrnet.model import ModelConfig
 from ptrnet.model.light import LightPointer
-from ptrnet.model.shapes import state_shapes
-from ptrnet.runs.checkpoint import load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig
-from ptrnet.tasks import get_task
-from ptrnet.training.losses import teacher_forced_loss
 
 torch.set_num_threads(1)
 LIGHT = dict(encoder="transformer", encoder_layers=1, decoder="light", heads=2, logit_clip=10.0)
-
-
-def make_model(seed=0, input_dim=2, **kw):
-    torch.manual_seed(seed)
-    config = ModelConfig(input_dim=input_dim, **{"hidden": 16, "init": "default", **LIGHT, **kw})
-    return build_model(config).eval()
-
-
-def tsp_batch(sizes=(7, 5, 6), seed=1):
-    task, rng = get_task("tsp"), np.random.default_rng(seed)
-    points = [rng.random((n, 2)) for n in sizes]
-    return collate(points, [task.solve(p) for p in points]), points
-
-
-OPTIONS = [
-    DecodeOptions(),
-    DecodeOptions(strategy="beam", beam_width=3),
-    DecodeOptions(strategy="sample", samples=4),
-    DecodeOptions(multistart=1),
-    DecodeOptions(average_views=4),
-    DecodeOptions(search_views=8, average_views=4),
-]
-
-
-@pytest.mark.parametrize(
-    "options", OPTIONS, ids=lambda o: f"{o.strategy}-{o.multistart}-{o.view_words}"
-)
-def test_every_decoder_gives_valid_tours_under_the_task_masks(options):
-    model, (batch, points) = make_model(), tsp_batch()
-    result = decode(model, get_task("tsp"), batch, options, generator=torch.Generator())
-    assert all(
-        get_task("tsp").is_valid(p, s) for p, s in zip(points, result.sequences, strict=True)
-    )
-
-
-def test_without_task_masks_the_model_itself_never_repeats_an_input():
-    """The model's own mask: each input at most once, except the first closing a full tour."""
-    model, (batch, _) = make_model(seed=2), tsp_batch(sizes=(9, 6))
-    options = DecodeOptions(strategy="sample", constraints="none")
-    for seed in range(5):
-        generator = torch.Generator().manual_seed(seed)
-        result = decode(model, get_task("tsp"), batch, options, generator=generator)
-        for seq, n in zip(result.sequences, batch.lengths.tolist(), strict=True):
-            closed = len(seq) == n + 1 and seq[-1] == seq[0]
-            body = seq[:-1] if closed else seq
-            assert len(set(body.tolist())) == len(body) <= n
-
-
-def test_sort_decodes_to_permutations():
-    model, rng = make_model(input_dim=1), np.random.default_rng(3)
-    points = [rng.random((n, 1)) for n in (6, 3, 8)]
-    result = decode(model, get_task("sort"), collate(points), DecodeOptions(strategy="beam"))
-    for p, s in zip(points, result.sequences, strict=True):
-        assert sorted(s.tolist()) == list(range(len(p)))
-
-
-@pytest.mark.parametrize("strategy", ["greedy", "beam"])
-def test_teacher_forced_likelihood_equals_the_decoded_step_log_probs(strategy):
-    """The training path (all steps as queries of one pass) and the decoding path (one step at
-    a time through the search loop) score the decoded tours alike."""
-    model, (batch, _) = make_model(seed=4), tsp_batch()
-    result = decode(model, get_task("tsp"), batch, DecodeOptions(strategy=strategy, beam_width=3))
-    with torch.no_grad():
-        forced = masked_sequence_log_likelihood(
-            model, get_task("tsp"), batch.points, batch.lengths, result.tokens, "task"
-        )
-    torch.testing.assert_close(forced, result.log_prob, atol=1e-4, rtol=1e-5)
 
 
 def reference_logits(model, points, n, prefix):
@@ -120,82 +43,6 @@ def reference_logits(model, points, n, prefix):
     for j in allowed:
         logits[j] = model.config.logit_clip * torch.tanh(glimpse @ keys[2][j] / math.sqrt(d))
     return logits
-
-
-def test_a_step_matches_a_slow_reference_of_the_light_decoder():
-    model, (batch, _) = make_model(seed=5, heads=4), tsp_batch(sizes=(6, 4))
-    tokens = torch.tensor([[1, 4, 2, 6, 3, 5, 1, 0], [1, 3, 2, 4, 1, 0, -100, -100]])
-    with torch.no_grad():
-        logits = model(batch.points, batch.lengths, tokens)  # (2, 8, 7)
-        for b, n in enumerate(batch.lengths.tolist()):
-            for i in range(n + 2):
-                prefix = [0] + tokens[b, :i].tolist()
-                want = reference_logits(model, batch.points[b, :n], n, prefix)
-                torch.testing.assert_close(logits[b, i, : n + 1], want, atol=1e-5, rtol=1e-5)
-                assert torch.isinf(logits[b, i, n + 1 :]).all()  # pads
-
-
-def test_reordering_the_inputs_permutes_the_logits():
-    """No positional encoding: a label scored on reordered inputs gets the same logits, column
-    for column, and greedy decoding finds the same tour (the perm keeps city 0 first, which
-    the TSP masks start from)."""
-    model = make_model(seed=6)
-    points = torch.rand(1, 8, 2, generator=torch.Generator().manual_seed(7))
-    perm = torch.tensor([0, 5, 2, 7, 1, 3, 6, 4])  # new input i = old input perm[i]
-    inverse = torch.argsort(perm)
-    tokens = torch.tensor([[1, 3, 8, 2, 5, 4, 7, 6, 1, 0]])
-    moved_tokens = torch.where(tokens > 0, inverse[(tokens - 1).clamp(min=0)] + 1, tokens)
-    lengths = torch.tensor([8])
-    with torch.no_grad():
-        base = model(points, lengths, tokens)
-        moved = model(points[:, perm], lengths, moved_tokens)
-    torch.testing.assert_close(moved[..., 1:], base[..., 1 + perm], atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(moved[..., 0], base[..., 0], atol=1e-5, rtol=1e-5)
-    first = decode(model, get_task("tsp"), Batch(points, lengths)).sequences[0]
-    second = decode(model, get_task("tsp"), Batch(points[:, perm], lengths)).sequences[0]
-    np.testing.assert_array_equal(perm.numpy()[second], first)
-
-
-def test_padding_changes_no_real_rows_logits():
-    """An instance padded into a batch with a larger one scores as it does alone."""
-    model, (batch, points) = make_model(seed=11), tsp_batch(sizes=(5, 8))
-    alone = collate(points[:1], [get_task("tsp").solve(points[0])])
-    with torch.no_grad():
-        padded = model(batch.points, batch.lengths, batch.targets)[0, : alone.targets.shape[1]]
-        single = model(alone.points, alone.lengths, alone.targets)[0]
-    torch.testing.assert_close(padded[:, :6], single, atol=1e-5, rtol=1e-5)
-
-
-def test_it_learns_a_few_fixed_instances():
-    task, rng = get_task("tsp"), np.random.default_rng(8)
-    points = [rng.random((6, 2)) for _ in range(4)]
-    labels = [task.solve(p) for p in points]
-    batch = collate(points, labels)
-    model = make_model(seed=9, hidden=32, heads=4).train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    for _ in range(150):
-        optimizer.zero_grad()
-        teacher_forced_loss(model, batch).backward()
-        optimizer.step()
-    decoded = decode(model.eval(), task, batch, DecodeOptions(constraints="none")).sequences
-    assert all(np.array_equal(s, label) for s, label in zip(decoded, labels, strict=True))
-
-
-def test_a_checkpoint_rebuilds_the_same_model(tmp_path):
-    model = make_model(seed=10, logit_clip=5.0)
-    config = RunConfig(model.config, TrainConfig(task="tsp", sizes="5", steps=1))
-    save_checkpoint(tmp_path / "m.safetensors", config, 0, model)
-    assert load_checkpoint(tmp_path / "m.safetensors").config == config
-    loaded = load_model(tmp_path / "m.safetensors", "tsp").model
-    assert isinstance(loaded, LightPointer)
-    batch, _ = tsp_batch()
-    want = model(batch.points, batch.lengths, batch.targets)
-    torch.testing.assert_close(loaded(batch.points, batch.lengths, batch.targets), want)
-    assert set(state_shapes(model.config)) == set(model.state_dict())
-    solved = ptrnet.load(tmp_path / "m.safetensors", task="tsp").solve(
-        np.random.default_rng(12).random((7, 2))
-    )
-    assert solved.valid and len(solved.sequence) == 8
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,7 @@ from torch import nn
 from ptrnet.model import heavy_pass
 from ptrnet.model.config import ModelConfig
 from ptrnet.model.heavy_pass import can_run, decoder_pass, first_layer_qkv
-from ptrnet.model.pointer import column_mask, previous_tokens
+from ptrnet.model.pointer import check_batch, column_mask, previous_tokens
 from ptrnet.model.transformer import SetEncoder
 
 # Decoder state: chosen (1, R, n+1) bool over tokens (column 0 unused) and first (1, R) long,
@@ -131,14 +131,8 @@ class HeavyPointer(nn.Module):
     def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> HeavyMemory:
         """(B, n, dim) right-padded, (B,) lengths in 1..n -> memory. Raises ValueError on bad
         shapes or lengths."""
-        batch, n, dim = points.shape
-        if dim != self.config.input_dim or lengths.shape != (batch,):
-            raise ValueError(
-                f"expected points (B, n, {self.config.input_dim}) and lengths (B,), "
-                f"got {tuple(points.shape)} and {tuple(lengths.shape)}"
-            )
-        if int(lengths.min()) < 1 or int(lengths.max()) > n:
-            raise ValueError(f"lengths must lie in 1..{n}")
+        check_batch(points, lengths, self.config.input_dim)
+        batch, n, _ = points.shape
         nodes, _ = self.encoder(points, lengths)  # (B, n, d); the LSTM-decoder state is unused
         chosen = torch.zeros(1, batch, n + 1, dtype=torch.bool, device=points.device)
         first = torch.zeros(1, batch, dtype=torch.long, device=points.device)

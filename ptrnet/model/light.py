@@ -30,7 +30,7 @@ from torch.nn import functional as F
 
 from ptrnet.model.config import ModelConfig
 from ptrnet.model.heavy import State, advance
-from ptrnet.model.pointer import column_mask, previous_tokens
+from ptrnet.model.pointer import check_batch, column_mask, previous_tokens
 from ptrnet.model.transformer import SetEncoder
 
 
@@ -109,14 +109,8 @@ class LightPointer(nn.Module):
     def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> LightMemory:
         """(B, n, dim) right-padded, (B,) lengths in 1..n -> memory. Raises ValueError on bad
         shapes or lengths."""
-        batch, n, dim = points.shape
-        if dim != self.config.input_dim or lengths.shape != (batch,):
-            raise ValueError(
-                f"expected points (B, n, {self.config.input_dim}) and lengths (B,), "
-                f"got {tuple(points.shape)} and {tuple(lengths.shape)}"
-            )
-        if int(lengths.min()) < 1 or int(lengths.max()) > n:
-            raise ValueError(f"lengths must lie in 1..{n}")
+        check_batch(points, lengths, self.config.input_dim)
+        batch, n, _ = points.shape
         nodes, (h, _) = self.encoder(points, lengths)  # (B, n, d); h[0] (B, d): the mean
         keys = self.keys(nodes).chunk(3, dim=-1)  # 3 x (B, n, d)
         ends = self.end_keys.to(nodes.dtype)  # (3, d)

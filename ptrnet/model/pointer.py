@@ -122,6 +122,21 @@ def column_mask(lengths: torch.Tensor, width: int, offset: int) -> torch.Tensor:
     return cols[None, :] < (lengths[:, None] + offset)
 
 
+def check_batch(points: torch.Tensor, lengths: torch.Tensor, input_dim: int) -> torch.Tensor:
+    """What every encoder accepts: points (B, n, input_dim) and lengths (B,) in 1..n. Returns
+    the lengths on the CPU; raises ValueError naming the shapes or the range."""
+    batch, n, dim = points.shape
+    if dim != input_dim or lengths.shape != (batch,):
+        raise ValueError(
+            f"expected points (B, n, {input_dim}) and lengths (B,), "
+            f"got {tuple(points.shape)} and {tuple(lengths.shape)}"
+        )
+    lengths_cpu = lengths.cpu()
+    if lengths_cpu.min() < 1 or lengths_cpu.max() > n:
+        raise ValueError(f"lengths must lie in 1..{n}")
+    return lengths_cpu
+
+
 def previous_tokens(targets: torch.Tensor) -> torch.Tensor:
     """Teacher forcing: the token before each step, (B, T) -> (B, T); step 0 gets 0 (start).
 
@@ -181,15 +196,8 @@ class EncoderDecoder(nn.Module):
 
         Raises ValueError on bad shapes or lengths.
         """
-        batch, n, dim = points.shape
-        if dim != self.config.input_dim or lengths.shape != (batch,):
-            raise ValueError(
-                f"expected points (B, n, {self.config.input_dim}) and lengths (B,), "
-                f"got {tuple(points.shape)} and {tuple(lengths.shape)}"
-            )
-        lengths_cpu = lengths.cpu()
-        if lengths_cpu.min() < 1 or lengths_cpu.max() > n:
-            raise ValueError(f"lengths must lie in 1..{n}")
+        lengths_cpu = check_batch(points, lengths, self.config.input_dim)
+        n = points.shape[1]
         if self.config.encoder == "transformer":
             return self.encoder(points, lengths)
         if bool((lengths_cpu == n).all()):  # no padding: self.encoder(points), one fused call
