@@ -92,6 +92,7 @@ MODELS = (
     Bundled("sort", ("sort/1-constrained", "sort/2-fp32", "sort/3-fp32-low-lr")),
     Bundled("convex_hull", ("convex_hull",)),
     Bundled("convex_hull/tf5-12", ("convex_hull/tf5-12",)),
+    Bundled("convex_hull/tf20-50", ("convex_hull/tf5-12", "convex_hull/tf20-50")),
     Bundled("convex_hull_seq2seq", ()),
     Bundled("knapsack", ("knapsack",)),
     Bundled(

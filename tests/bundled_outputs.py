@@ -18,12 +18,12 @@ import torch
 
 FIXTURE = Path(__file__).with_suffix(".json")
 #: bundled model folder -> (task, input dim, instance sizes). The TSP sizes stay below the
-#: folder's heavy-decoder routes (n >= 11), so its LSTM Ptr-Net decodes them. The hull's n = 10
-#: goes to its set-encoder route (``tf5-12/``, re-recorded when it came, 2026-12-05), n = 30 to
-#: the LSTM Ptr-Net, whose outputs stayed as first recorded.
+#: folder's heavy-decoder routes (n >= 11), so its LSTM Ptr-Net decodes them. The hull folder
+#: sends n = 8 to ``tf5-12/``, n = 30 to ``tf20-50/`` and n = 120 to the LSTM Ptr-Net (one
+#: instance size per route; re-recorded when the routes came, 2026-12-05).
 MODELS = {
     "sort": ("sort", 1, (5, 10, 20)),
-    "convex_hull": ("convex_hull", 2, (10, 30)),
+    "convex_hull": ("convex_hull", 2, (8, 30, 120)),
     "tsp": ("tsp", 2, (6, 10)),
     "delaunay": ("delaunay", 2, (7,)),
     "convex_hull_seq2seq": ("convex_hull", 2, (5,)),
