@@ -241,12 +241,10 @@ class HeavyPointer(nn.Module):
         back[torch.cat(order)] = torch.arange(rows, device=count.device)
         scores = torch.cat(parts)[back].float()  # (R, n+2): close, end, the n inputs
         logits = scores[:, 1:]  # (R, n+1)
-        closes = (first > 0) & (count == 0) & (last != first)  # (R,): the tour may close now
-        is_first = nn.functional.one_hot(first, n + 1).bool() & closes[:, None]
+        can_point, is_first = structural_mask(real, chosen, first, last)  # (R, n+1) each
         logits = torch.where(is_first, scores[:, :1], logits)
         if self.config.logit_clip:
             logits = self.config.logit_clip * torch.tanh(logits)
-        can_point = torch.cat([remaining.new_ones(rows, 1), remaining], dim=1) | is_first
         return logits.masked_fill(~can_point, float("-inf"))
 
     @staticmethod
@@ -266,6 +264,22 @@ def _rows(values: torch.Tensor, group: torch.Tensor, where: torch.Tensor) -> tor
     rows, n, k = values.shape
     flat = (group[:, None] * n + where).reshape(-1)  # (r * c,)
     return values.reshape(rows * n, k).index_select(0, flat).view(*where.shape, k)
+
+
+def structural_mask(
+    real: torch.Tensor, chosen: torch.Tensor, first: torch.Tensor, last: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The columns a heavy or light decoder can point at after a prefix (the module docstring's
+    list), over any leading dims: real (..., n) bool (broadcast against chosen's), chosen
+    (..., n+1) bool, first and last tokens (...) -> can_point (..., n+1) bool (the end token,
+    every real input not chosen, the first input once all others are chosen unless the last
+    step returned to it) and is_first (..., n+1) bool, True at the first input's column when it
+    may close the tour now."""
+    remaining = real & ~chosen[..., 1:]  # (..., n)
+    closes = (first > 0) & ~remaining.any(dim=-1) & (last != first)  # (...)
+    is_first = nn.functional.one_hot(first, chosen.shape[-1]).bool() & closes[..., None]
+    end = remaining.new_ones(*remaining.shape[:-1], 1)  # (..., 1)
+    return torch.cat([end, remaining], dim=-1) | is_first, is_first
 
 
 def advance(state: State, prev_token: torch.Tensor) -> State:

@@ -29,7 +29,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ptrnet.model.config import ModelConfig
-from ptrnet.model.heavy import State, advance
+from ptrnet.model.heavy import State, advance, structural_mask
 from ptrnet.model.pointer import check_batch, column_mask, previous_tokens
 from ptrnet.model.transformer import SetEncoder
 
@@ -163,7 +163,7 @@ class LightPointer(nn.Module):
     ) -> torch.Tensor:
         """T queries per row: chosen (B, T, n+1) bool, first and last tokens (B, T) -> float32
         logits (B, T, n+1), -inf where the model cannot point (module docstring)."""
-        can_point = allowed_tokens(memory.real, chosen, first, last)  # (B, T, n+1)
+        can_point, _ = structural_mask(memory.real[:, None], chosen, first, last)  # (B, T, n+1)
         query = (
             memory.graph[:, None] + _pick(memory.first_keys, first) + _pick(memory.last_keys, last)
         )  # (B, T, d)
@@ -183,19 +183,6 @@ class LightPointer(nn.Module):
         k, v = memory.glimpse_k, memory.glimpse_v
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=can_point[:, None])
         return out.transpose(1, 2).flatten(2)  # (B, T, d)
-
-
-def allowed_tokens(
-    real: torch.Tensor, chosen: torch.Tensor, first: torch.Tensor, last: torch.Tensor
-) -> torch.Tensor:
-    """The structural mask: real (B, n), chosen (B, T, n+1), first and last (B, T) -> (B, T,
-    n+1) bool: the end token, every real input not chosen, and the first input once all others
-    are chosen (unless the last step returned to it), as :meth:`HeavyPointer.logits`."""
-    remaining = real[:, None] & ~chosen[..., 1:]  # (B, T, n)
-    closes = (first > 0) & ~remaining.any(dim=-1) & (last != first)  # (B, T)
-    is_first = F.one_hot(first, chosen.shape[-1]).bool() & closes[..., None]  # (B, T, n+1)
-    end = remaining.new_ones(*remaining.shape[:2], 1)  # (B, T, 1)
-    return torch.cat([end, remaining], dim=-1) | is_first
 
 
 def _with_start(vectors: torch.Tensor, start: torch.Tensor) -> torch.Tensor:
