@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ptrnet.cli.kinds import flag
 from ptrnet.io.errors import UsageError
-from ptrnet.model.config import DEFAULT_HIDDEN
+from ptrnet.model.config import DEFAULT_HIDDEN, PERMUTATION_DECODERS
 from ptrnet.runs.config import DEFAULT_STEPS
 from ptrnet.tasks import get_point_task
 
@@ -147,7 +147,7 @@ def check_used(config: RunConfig, given: set[str]) -> None:
         "epoch_size": (train.data is not None, "generated data (no --data)"),
         "encoder_layers": (model.encoder != "transformer", "--encoder transformer"),
         "heads": (
-            model.encoder != "transformer" and model.decoder == "lstm",
+            model.encoder != "transformer" and model.decoder not in PERMUTATION_DECODERS,
             "--encoder transformer or --decoder heavy|light",
         ),
         "decoder_layers": (model.decoder != "heavy", "--decoder heavy"),

@@ -17,10 +17,10 @@ from ptrnet.inference.load import (
 )
 from ptrnet.inference.predict import (
     check_vocabulary,
-    heavy_for_size,
     improve_tours_of,
     predict,
     predict_outputs,
+    rebuilder_for_size,
     search_tours,
     served_options,
     size_groups,
@@ -35,7 +35,7 @@ __all__ = [
     "bundled_model_dir",
     "check_task",
     "check_vocabulary",
-    "heavy_for_size",
+    "rebuilder_for_size",
     "improve_tours_of",
     "load_model",
     "model_directory",

@@ -22,6 +22,7 @@ from ptrnet.inference.load import LoadedModel, check_task
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.unit_square import to_unit_square
+from ptrnet.model.config import PERMUTATION_DECODERS
 from ptrnet.solvers.or_opt import two_opt_or_opt
 from ptrnet.solvers.tsp import distance_matrix
 from ptrnet.solvers.tsp_heuristics import two_opt
@@ -145,12 +146,9 @@ def check_vocabulary(loaded: LoadedModel, largest: int) -> None:
         )
 
 
-REBUILDERS = ("heavy", "light")  # decoders whose state lets them rebuild a path (RRC)
-
-
-def heavy_for_size(loaded: LoadedModel) -> Callable[[int], nn.Module]:
+def rebuilder_for_size(loaded: LoadedModel) -> Callable[[int], nn.Module]:
     """For :func:`ptrnet.decoding.reconstruct.improve_tours`: the network that rebuilds a
-    segment of L cities, a heavy- or light-decoder model (:data:`REBUILDERS`): the one
+    segment of L cities, a heavy- or light-decoder model (``PERMUTATION_DECODERS``): the one
     ``loaded`` routes L to when it is one, else the one whose sizes lie nearest L (the bundled
     TSP folder decodes n <= 10 with an LSTM pointer model, and its 11-37 heavy model rebuilds
     such short segments).
@@ -161,9 +159,9 @@ def heavy_for_size(loaded: LoadedModel) -> Callable[[int], nn.Module]:
     able = [
         (route.sizes, route.model)
         for route in loaded.routes
-        if route.model.config.model.decoder in REBUILDERS
+        if route.model.config.model.decoder in PERMUTATION_DECODERS
     ]
-    if loaded.config.model.decoder in REBUILDERS:
+    if loaded.config.model.decoder in PERMUTATION_DECODERS:
         able.append((SizeRange(0, MAX_MODEL_POINTS), loaded))
     if not able:
         raise UsageError(
@@ -173,7 +171,7 @@ def heavy_for_size(loaded: LoadedModel) -> Callable[[int], nn.Module]:
 
     def pick(length: int) -> nn.Module:
         served = loaded.for_size(length)
-        if served.config.model.decoder in REBUILDERS:
+        if served.config.model.decoder in PERMUTATION_DECODERS:
             return served.model
         return min(able, key=lambda h: max(h[0].lo - length, length - h[0].hi, 0))[1].model
 
@@ -189,7 +187,7 @@ def improve_tours_of(
     batch_size: int = 64,
 ) -> list[np.ndarray]:
     """Random Re-Construct (:mod:`ptrnet.decoding.reconstruct`) on TSP tours, with the heavy-
-    or light-decoder models of ``loaded`` (:func:`heavy_for_size`) on each instance's
+    or light-decoder models of ``loaded`` (:func:`rebuilder_for_size`) on each instance's
     unit-square image.
 
     Args:
@@ -204,11 +202,11 @@ def improve_tours_of(
         longer than the given one.
 
     Raises:
-        UsageError: no heavy- or light-decoder model (:func:`heavy_for_size`).
+        UsageError: no heavy- or light-decoder model (:func:`rebuilder_for_size`).
         ValueError: a tour that is not a closed permutation of its instance.
     """
 
-    model_for = heavy_for_size(loaded)
+    model_for = rebuilder_for_size(loaded)
     device = next(loaded.model.parameters()).device
     generator = torch.Generator().manual_seed(seed)
     out: list[np.ndarray] = [np.asarray(t, dtype=np.int64) for t in tours]

@@ -23,6 +23,9 @@ UPPER_BOUNDS = {
     "glimpses": 64,
 }
 DECODERS = ("lstm", "heavy", "light")
+#: Decoders whose state is the chosen set and the first input (:func:`ptrnet.model.heavy.advance`):
+#: they output permutations, and can rebuild a path between two given inputs (RRC).
+PERMUTATION_DECODERS = ("heavy", "light")
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ class ModelConfig:
             raise ValueError(
                 f"unknown decoder {quote(self.decoder)}; choose from {', '.join(DECODERS)}"
             )
-        if self.decoder == "lstm":
+        if self.decoder not in PERMUTATION_DECODERS:
             return
         if self.encoder != "transformer":
             raise ValueError(f"the {self.decoder} decoder needs the transformer encoder")

@@ -21,7 +21,7 @@ from typing import Any
 from ptrnet.compute.devices import check_device_name
 from ptrnet.compute.precision import PRECISIONS
 from ptrnet.decoding.options import CONSTRAINTS
-from ptrnet.model.config import ModelConfig
+from ptrnet.model.config import PERMUTATION_DECODERS, ModelConfig
 from ptrnet.quoting import quote
 from ptrnet.runs.shared import (
     DEFAULTS,
@@ -302,7 +302,7 @@ class RunConfig:
                 f"task {task.name} has {task.dim}-D inputs, "
                 f"the model expects {self.model.input_dim}-D"
             )
-        if self.model.decoder != "lstm" and not task.permutation_output:
+        if self.model.decoder in PERMUTATION_DECODERS and not task.permutation_output:
             able = ", ".join(t.name for t in POINT_TASKS.values() if t.permutation_output)
             raise ValueError(
                 f"--decoder {self.model.decoder} needs a task whose output is a permutation of "
