@@ -148,6 +148,21 @@ def test_predict_improve_rrc_shortens_the_bundled_models_tours_and_repeats_with_
     assert tour_cost("a.txt") < tour_cost("greedy.txt")
 
 
+@pytest.mark.parametrize("decoder", ["heavy", "light"])
+def test_improve_rrc_runs_through_a_lone_run_directory_not_only_a_folder(cli, tmp_path, decoder):
+    """A run of ``ptrnet train --decoder heavy|light`` (one model, no sizes.json) rebuilds its
+    own segments at every length."""
+    run = str(tmp_path / decoder)
+    train = ["train", "tsp", "--dry-run", "--decoder", decoder, "--heads", "2", "-q"]
+    assert cli(*train, "--threads", "1", "--out", run)[0] == 0
+    assert cli("generate", "tsp", "-n", "15", "--count", "2", "--seed", "3", "-o", "t.txt")[0] == 0
+    base = ["predict", "tsp", "t.txt", "--model", run, "--threads", "1", "-q"]
+    assert cli(*base, "-o", "greedy.txt")[0] == 0
+    status, _, err = cli(*base, "--improve", "rrc", "--iterations", "3", "-o", "rrc.txt")
+    assert status == 0, err
+    assert tour_cost("rrc.txt") <= tour_cost("greedy.txt") + 1e-9
+
+
 def test_improve_rrc_refuses_other_tasks_models_without_a_heavy_decoder_and_lone_iterations(
     cli, tmp_path
 ):

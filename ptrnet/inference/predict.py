@@ -162,7 +162,7 @@ def rebuilder_for_size(loaded: LoadedModel) -> Callable[[int], nn.Module]:
         if route.model.config.model.decoder in PERMUTATION_DECODERS
     ]
     if loaded.config.model.decoder in PERMUTATION_DECODERS:
-        able.append((SizeRange(0, MAX_MODEL_POINTS), loaded))
+        able.append((SizeRange(1, MAX_MODEL_POINTS), loaded))
     if not able:
         raise UsageError(
             f"--improve rrc rebuilds tour segments with a heavy- or light-decoder model "
