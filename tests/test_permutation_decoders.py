@@ -14,6 +14,7 @@ import ptrnet
 from ptrnet.datasets.batching import Batch, collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
+from ptrnet.decoding.multistart import rotate, rotations
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import load_model
 from ptrnet.model import ModelConfig, build_model
@@ -21,7 +22,8 @@ from ptrnet.model.shapes import state_shapes
 from ptrnet.runs.checkpoint import load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import get_task
-from ptrnet.training.losses import teacher_forced_loss
+from ptrnet.training.baselines import Baseline, PomoBaseline
+from ptrnet.training.losses import reinforce_loss, teacher_forced_loss
 
 torch.set_num_threads(1)
 KINDS = {
@@ -141,6 +143,44 @@ def test_reordering_the_inputs_permutes_the_logits(kind):
     first = decode(model, get_task("tsp"), Batch(points, lengths)).sequences[0]
     second = decode(model, get_task("tsp"), Batch(points[:, perm], lengths)).sequences[0]
     np.testing.assert_array_equal(perm.numpy()[second], first)
+
+
+def test_reordered_copies_encoded_once_score_as_the_copies_themselves(kind):
+    """``order=``: each instance encoded once and its encoding reordered gives the rotated
+    copies' own teacher-forced logits (padded rows included), for every start."""
+    model, (batch, _) = make_model(kind, seed=4), tsp_batch(sizes=(7, 5, 6))
+    order = rotations(batch.lengths, batch.points.shape[1])  # (3 * 7, 7)
+    copies = rotate(batch, order)
+    step, n = torch.arange(1, 10)[None, :], copies.lengths[:, None]  # (1, 9), (21, 1)
+    tokens = torch.where(step <= n, step, (step == n + 1).long())  # 1..n, back to 1, then ends
+    with torch.no_grad():
+        shared = model(batch.points, batch.lengths, tokens, order=order)
+        alone = model(copies.points, copies.lengths, tokens)
+    torch.testing.assert_close(shared, alone, atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="need \\(B \\* S, n\\) rows for the 3 instances"):
+        model.encode(batch.points, batch.lengths, order=order[:20])
+
+
+@pytest.mark.parametrize("baseline", [PomoBaseline(), Baseline()], ids=["pomo", "samples"])
+def test_reinforce_with_shared_encodings_draws_the_same_samples_loss_and_gradients(kind, baseline):
+    """REINFORCE's K rows per instance (POMO's starts, or K samples) encode each instance once:
+    the same tours, loss and gradients as encoding every row on its own."""
+    model, (batch, _) = make_model(kind, seed=2), tsp_batch(sizes=(8, 6, 8))
+    found = []
+    for shared in (True, False):
+        model.encodes_orders = shared
+        model.zero_grad()
+        loss, cost = reinforce_loss(
+            model, get_task("tsp"), batch, 3, torch.Generator().manual_seed(5), baseline=baseline
+        )
+        loss.backward()
+        found.append((loss, cost, [p.grad for p in model.parameters() if p.grad is not None]))
+    del model.encodes_orders  # back to the class's
+    (loss, cost, grads), (want_loss, want_cost, want_grads) = found
+    assert cost == want_cost and len(grads) == len(want_grads) > 0
+    torch.testing.assert_close(loss, want_loss, atol=1e-6, rtol=1e-5)
+    for got, want in zip(grads, want_grads, strict=True):
+        torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-4)
 
 
 def test_padding_changes_no_real_rows_logits(kind):

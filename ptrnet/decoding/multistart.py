@@ -12,10 +12,11 @@ instance, the run the model scores highest (``likely``) or the lowest-cost one (
 from __future__ import annotations
 
 import torch
+from torch import nn
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
-from ptrnet.decoding.interface import PointerModel
+from ptrnet.decoding.interface import PointerMemory, PointerModel, State
 from ptrnet.decoding.search import DecodingError, SearchTrace, batch_instances, search_batch
 from ptrnet.decoding.strategies import Greedy
 from ptrnet.tasks.base import Task
@@ -40,6 +41,49 @@ def rotate(batch: Batch, order: torch.Tensor) -> Batch:
     )
     points = batch.points[rows].gather(1, order[..., None].expand(-1, -1, batch.points.shape[2]))
     return Batch(points, batch.lengths[rows])
+
+
+class Reordered(nn.Module):
+    """``model`` reading the reordered copies ``rotate(batch, order)`` of ``batch`` with each
+    instance encoded once, for a network whose encoder reads a set (``encodes_orders``: a
+    copy's encoding is the instance's, reordered). ``encode`` and the teacher-forced call take
+    those copies, as the search and the likelihood pass them, and read ``batch`` instead."""
+
+    def __init__(self, model: nn.Module, batch: Batch, order: torch.Tensor) -> None:
+        super().__init__()
+        self.model, self.batch, self.order = model, batch, order
+
+    def _check(self, points: torch.Tensor) -> None:
+        if points.shape[0] != self.order.shape[0]:
+            copies = self.order.shape[0]
+            raise ValueError(f"{points.shape[0]} rows: these are not the {copies} copies")
+
+    def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> PointerMemory:
+        self._check(points)
+        return self.model.encode(self.batch.points, self.batch.lengths, order=self.order)
+
+    def step(
+        self, memory: PointerMemory, prev_token: torch.Tensor, state: State
+    ) -> tuple[torch.Tensor, State]:
+        return self.model.step(memory, prev_token, state)
+
+    def forward(
+        self, points: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
+    ) -> torch.Tensor:
+        self._check(points)
+        return self.model(self.batch.points, self.batch.lengths, targets, order=self.order)
+
+
+def reordered(
+    model: nn.Module, batch: Batch, order: torch.Tensor, bare: nn.Module | None = None
+) -> tuple[nn.Module, Batch]:
+    """The copies ``rotate(batch, order)`` (R rows) and what reads them: :class:`Reordered`
+    when the network (``bare``, default ``model``; ``model`` may wrap it, as
+    DistributedDataParallel does) has ``encodes_orders``, else ``model`` itself."""
+    copies = rotate(batch, order)
+    if getattr(bare or model, "encodes_orders", False):
+        return Reordered(model, batch, order), copies
+    return model, copies
 
 
 def unrotate_tokens(tokens: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
@@ -70,10 +114,9 @@ def multistart_rows(
     distributions are over the original inputs, and S = the longest n."""
     width = batch.points.shape[1]
     order = rotations(batch.lengths, width)  # (B*S, N)
+    reader, copies = reordered(model, batch, order)
     try:
-        trace = search_batch(
-            model, task, rotate(batch, order), Greedy(), constraints, 1, keep_probs
-        )
+        trace = search_batch(reader, task, copies, Greedy(), constraints, 1, keep_probs)
     except DecodingError as err:  # a rotated copy of instance err.instance // width
         raise err.renumbered(err.instance // width) from None
     probs = None if trace.probs is None else unrotate_probs(trace.probs, order)

@@ -46,7 +46,7 @@ from ptrnet.model import heavy_pass
 from ptrnet.model.config import ModelConfig
 from ptrnet.model.heavy_pass import can_run, decoder_pass, first_layer_qkv
 from ptrnet.model.pointer import check_batch, column_mask, previous_tokens
-from ptrnet.model.transformer import SetEncoder
+from ptrnet.model.transformer import SetEncoder, reordered_lengths
 
 # Decoder state: chosen (1, R, n+1) bool over tokens (column 0 unused) and first (1, R) long,
 # the first chosen token (0 = none yet). Rows on dim 1, as the decoding loop and views expect.
@@ -95,6 +95,8 @@ class HeavyPointer(nn.Module):
 
     fast: bool = True
 
+    encodes_orders = True  # encode and forward take order=: reordered copies, encoded once
+
     def __init__(self, config: ModelConfig) -> None:
         if config.kind != "pointer" or config.decoder != "heavy":
             raise ValueError("HeavyPointer needs kind 'pointer' and decoder 'heavy'")
@@ -128,12 +130,17 @@ class HeavyPointer(nn.Module):
                 if id(p) not in stacks:
                     nn.init.uniform_(p, -0.08, 0.08)
 
-    def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> HeavyMemory:
-        """(B, n, dim) right-padded, (B,) lengths in 1..n -> memory. Raises ValueError on bad
-        shapes or lengths."""
+    def encode(
+        self, points: torch.Tensor, lengths: torch.Tensor, order: torch.Tensor | None = None
+    ) -> HeavyMemory:
+        """(B, n, dim) right-padded, (B,) lengths in 1..n -> memory. ``order`` (R, n): the
+        memory of R = B * S reordered copies instead, each instance encoded once
+        (:meth:`ptrnet.model.transformer.SetEncoder.forward`). Raises ValueError on bad shapes
+        or lengths."""
         check_batch(points, lengths, self.config.input_dim)
-        batch, n, _ = points.shape
-        nodes, _ = self.encoder(points, lengths)  # (B, n, d); the LSTM-decoder state is unused
+        nodes, _ = self.encoder(points, lengths, order)  # (B, n, d); the LSTM state is unused
+        lengths = lengths if order is None else reordered_lengths(lengths, order)
+        batch, n, _ = nodes.shape
         chosen = torch.zeros(1, batch, n + 1, dtype=torch.bool, device=points.device)
         first = torch.zeros(1, batch, dtype=torch.long, device=points.device)
         real = column_mask(lengths, n, offset=0)  # (B, n)
@@ -164,6 +171,7 @@ class HeavyPointer(nn.Module):
         lengths: torch.Tensor,
         targets: torch.Tensor,
         active: torch.Tensor | None = None,
+        order: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Teacher-forced logits: (B, n, dim), (B,), targets (B, T) long (negative = ignored
         pad) -> (B, T, n+1) float32; logits[:, i] scores step i given targets[:, :i], as
@@ -171,9 +179,10 @@ class HeavyPointer(nn.Module):
 
         ``active`` (B, T) bool, optional: run the decoder only for these steps (the label steps
         a training step samples, :func:`ptrnet.training.losses.sample_label_steps`); the other
-        steps' logits are 0 and carry no gradient, so a loss must ignore them.
+        steps' logits are 0 and carry no gradient, so a loss must ignore them. ``order``
+        (R, n): targets (R, T) of R reordered copies, as :meth:`encode`.
         """
-        memory = self.encode(points, lengths)
+        memory = self.encode(points, lengths, order)
         prev = previous_tokens(targets)  # (B, T)
         batch, steps = prev.shape
         onehot = nn.functional.one_hot(prev, points.shape[1] + 1)  # (B, T, n+1)

@@ -31,7 +31,7 @@ from torch.nn import functional as F
 from ptrnet.model.config import ModelConfig
 from ptrnet.model.heavy import State, advance, structural_mask
 from ptrnet.model.pointer import check_batch, column_mask, previous_tokens
-from ptrnet.model.transformer import SetEncoder
+from ptrnet.model.transformer import SetEncoder, reordered_lengths
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,8 @@ class LightPointer(nn.Module):
     ``light``. ``config.heads`` heads in the encoder and the glimpse; ``config.logit_clip`` = C
     (0 = no clipping)."""
 
+    encodes_orders = True  # encode and forward take order=: reordered copies, encoded once
+
     def __init__(self, config: ModelConfig) -> None:
         if config.kind != "pointer" or config.decoder != "light":
             raise ValueError("LightPointer needs kind 'pointer' and decoder 'light'")
@@ -106,12 +108,17 @@ class LightPointer(nn.Module):
             if id(p) not in own:
                 nn.init.uniform_(p, -bound, bound)
 
-    def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> LightMemory:
-        """(B, n, dim) right-padded, (B,) lengths in 1..n -> memory. Raises ValueError on bad
-        shapes or lengths."""
+    def encode(
+        self, points: torch.Tensor, lengths: torch.Tensor, order: torch.Tensor | None = None
+    ) -> LightMemory:
+        """(B, n, dim) right-padded, (B,) lengths in 1..n -> memory. ``order`` (R, n): the
+        memory of R = B * S reordered copies instead, each instance encoded once
+        (:meth:`ptrnet.model.transformer.SetEncoder.forward`). Raises ValueError on bad shapes
+        or lengths."""
         check_batch(points, lengths, self.config.input_dim)
-        batch, n, _ = points.shape
-        nodes, (h, _) = self.encoder(points, lengths)  # (B, n, d); h[0] (B, d): the mean
+        nodes, (h, _) = self.encoder(points, lengths, order)  # (B, n, d); h[0] (B, d): the mean
+        lengths = lengths if order is None else reordered_lengths(lengths, order)
+        batch, n, _ = nodes.shape
         keys = self.keys(nodes).chunk(3, dim=-1)  # 3 x (B, n, d)
         ends = self.end_keys.to(nodes.dtype)  # (3, d)
         keys = [
@@ -140,12 +147,17 @@ class LightPointer(nn.Module):
         return logits[:, 0], (chosen, first)
 
     def forward(
-        self, points: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
+        self,
+        points: torch.Tensor,
+        lengths: torch.Tensor,
+        targets: torch.Tensor,
+        order: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Teacher-forced logits: (B, n, dim), (B,), targets (B, T) long (negative = ignored
         pad) -> (B, T, n+1) float32; logits[:, i] scores step i given targets[:, :i], as
-        ``step`` would after decoding targets[:, :i]."""
-        memory = self.encode(points, lengths)
+        ``step`` would after decoding targets[:, :i]. ``order`` (R, n): targets (R, T) of R
+        reordered copies, as :meth:`encode`."""
+        memory = self.encode(points, lengths, order)
         prev = previous_tokens(targets)  # (B, T)
         onehot = F.one_hot(prev, points.shape[1] + 1)  # (B, T, n+1)
         chosen = onehot.cummax(dim=1).values.bool()  # (B, T, n+1): chosen up to step i

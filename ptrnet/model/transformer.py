@@ -36,11 +36,19 @@ class SetEncoder(nn.Module):
             layer, config.encoder_layers, norm=nn.LayerNorm(d), enable_nested_tensor=False
         )
 
-    def forward(self, points: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, State]:
+    def forward(
+        self, points: torch.Tensor, lengths: torch.Tensor, order: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, State]:
         """(B, n, dim), (B,) -> states (B, n, d), zero at pads, and the decoder's initial (h, c).
 
-        ``lengths`` are checked by the caller (1..n).
+        ``lengths`` are checked by the caller (1..n). ``order`` (R, n) long, R = B * S: the
+        states of S reorderings per instance (row ``b * S + s`` holds instance b's input
+        ``order[r, j]`` at position j, as ``ptrnet.decoding.multistart.rotate`` builds), each
+        instance encoded once: without positions the encoder reads a set, so a reordered
+        instance's states are its states reordered.
         """
+        if order is not None:
+            return rows_reordered(self(points, lengths), order)
         n = points.shape[1]
         real = torch.arange(n, device=points.device)[None, :] < lengths[:, None]  # (B, n)
         points = points.masked_fill(~real[..., None], 0.0)  # a NaN pad would reach the values
@@ -50,3 +58,25 @@ class SetEncoder(nn.Module):
         mean = out.sum(dim=1) / lengths[:, None].to(out.dtype)  # (B, d)
         h = mean[None].expand(self.decoder_layers, -1, -1).contiguous()  # (layers, B, d)
         return out, (h, torch.zeros_like(h))
+
+
+def reordered_lengths(lengths: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
+    """(B,) lengths -> (R,) those of the R = B * S copies ``order`` (R, n) lists, instance-major.
+
+    Raises ValueError when R is not a multiple of B."""
+    if order.dim() != 2 or order.shape[0] % lengths.shape[0]:
+        raise ValueError(
+            f"order {tuple(order.shape)}: need (B * S, n) rows for the {lengths.shape[0]} instances"
+        )
+    return lengths.repeat_interleave(order.shape[0] // lengths.shape[0])
+
+
+def rows_reordered(
+    encoded: tuple[torch.Tensor, State], order: torch.Tensor
+) -> tuple[torch.Tensor, State]:
+    """States (B, n, d) and (h, c) (layers, B, d) -> those of the R = B * S reordered copies
+    that ``order`` (R, n) lists, instance-major (:meth:`SetEncoder.forward`)."""
+    out, (h, c) = encoded
+    rows = reordered_lengths(torch.arange(out.shape[0], device=order.device), order)  # (R,)
+    out = out[rows].gather(1, order[..., None].expand(-1, -1, out.shape[2]))  # (R, n, d)
+    return out, (h[:, rows], c[:, rows])

@@ -39,7 +39,7 @@ from torch import nn
 from ptrnet.datasets.batching import IGNORE_INDEX, Batch
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
-from ptrnet.decoding.multistart import rotate, rotations
+from ptrnet.decoding.multistart import reordered, rotations
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task, get_task
@@ -202,29 +202,35 @@ def reinforce_loss(
         baseline: the cost each sample is compared with; None = leave-one-out.
     """
     baseline = baseline or Baseline()
-    repeated = sampled_rows(batch, samples, baseline.multistart)  # (B*K, N, dim)
+    scorer = model if scorer is None else scorer
+    sampler, scorer, repeated = sampled_rows(model, scorer, batch, samples, baseline.multistart)
     samples = repeated.size // batch.size
     was_training = model.training
     model.eval()
     with torch.no_grad():
-        drawn = decode(model, task, repeated, SAMPLE_TOURS, generator=generator)
+        drawn = decode(sampler, task, repeated, SAMPLE_TOURS, generator=generator)
     model.train(was_training)
     cost = task.batch_cost(repeated.points, drawn.tokens, repeated.lengths)  # (B*K,)
     cost = cost.view(batch.size, samples).float()
     advantage = (cost - baseline.values(cost, batch)).view(-1)  # (B*K,)
     targets = tokens_as_targets(drawn.tokens)
-    scorer = model if scorer is None else scorer
     logp = masked_sequence_log_likelihood(
         scorer, task, repeated.points, repeated.lengths, targets, "task"
     )  # (B*K,), differentiable
     return (advantage * logp).mean(), float(cost.mean())
 
 
-def sampled_rows(batch: Batch, samples: int, multistart: bool) -> Batch:
-    """The B * K instances to sample from, instance-major: each instance ``samples`` times, or
-    with ``multistart`` once per start (K = N rotations,
-    :func:`ptrnet.decoding.multistart.rotate`)."""
+def sampled_rows(
+    model: torch.nn.Module, scorer: torch.nn.Module, batch: Batch, samples: int, multistart: bool
+) -> tuple[torch.nn.Module, torch.nn.Module, Batch]:
+    """The B * K instances to sample from, instance-major (each instance ``samples`` times, or
+    with ``multistart`` once per start: K = N rotations,
+    :func:`ptrnet.decoding.multistart.rotate`), and the sampler and scorer that read them: for
+    a set encoder, each instance encoded once (:func:`ptrnet.decoding.multistart.reordered`)."""
+    width = batch.points.shape[1]
     if multistart:
-        return rotate(batch, rotations(batch.lengths, batch.points.shape[1]))
-    rows = torch.arange(batch.size, device=batch.points.device).repeat_interleave(samples)
-    return Batch(batch.points[rows], batch.lengths[rows])
+        order = rotations(batch.lengths, width)  # (B*N, N)
+    else:
+        order = torch.arange(width, device=batch.points.device).repeat(batch.size * samples, 1)
+    sampler, repeated = reordered(model, batch, order)
+    return sampler, reordered(scorer, batch, order, bare=model)[0], repeated
