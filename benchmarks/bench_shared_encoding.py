@@ -89,7 +89,7 @@ def main() -> None:
         for name in args.decoders:
             torch.manual_seed(0)
             model = build_model(
-                ModelConfig(input_dim=2, hidden=128, heads=8, encoder="transformer", **kind)
+                ModelConfig(input_dim=2, hidden=128, heads=8, encoder="transformer", **MODELS[name])
             )
             for label, job in (("POMO step", pomo_step), ("multistart", multistart)):
                 model.train(job is pomo_step)
