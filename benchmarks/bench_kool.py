@@ -10,13 +10,14 @@ instances; the labels are the reference tours), ``tsplib`` the 29 TSPLIB instanc
 ``ptrnet/data/tsplib`` against their proven optima (EUC_2D lengths, the models see each instance
 scaled into the unit square). ``--run SYSTEM:DECODE`` with SYSTEM ``kool20``, ``kool50``,
 ``kool100`` (their models trained on that many cities; ``--kool`` or ``$KOOL_CHECKOUT`` is the
-path of a checkout of github.com/wouterkool/attention-learn-to-route) or ``ptrnet`` (the
-``--ptrnet-model``, default the bundled one), and DECODE one of ``greedy``, ``sampleK`` (the
-shortest of K tours sampled at temperature 1), and for ptrnet also ``beamK`` (the most likely
-beam), ``viewsV`` (V = 2, 4: ``--average-views V``; 8: ``--search-views 8 --average-views
-4``, the names the saved runs carry) and ``multistart-likely`` / ``multistart-shortest``
-(``-viewsV`` appended: ``--multistart V``, multistart on V symmetric copies, POMO's
-augmentation), any of them with ``-windowK`` appended
+path of a checkout of github.com/wouterkool/attention-learn-to-route) or a ptrnet model:
+``ptrnet`` (``--ptrnet-model MODEL``, default the bundled folder) or any NAME that
+``--ptrnet-model NAME=MODEL`` gives (repeatable: several ptrnet models in one process), and
+DECODE one of ``greedy``, ``sampleK`` (the shortest of K tours sampled at temperature 1), and
+for ptrnet also ``beamK`` (the most likely beam), ``viewsV`` (V = 2, 4: ``--average-views V``;
+8: ``--search-views 8 --average-views 4``, the names the saved runs carry) and
+``multistart-likely`` / ``multistart-shortest`` (``-viewsV`` appended: ``--multistart V``,
+multistart on V symmetric copies, POMO's augmentation), any of them with ``-windowK`` appended
 (a heavy-decoder model decodes instances of more than K cities through a local window of K,
 ``ptrnet eval --window K``; ``-window0``: no window; without it, the model folder's own window
 per size, as ``ptrnet eval`` without ``--window``); see ``ptrnet eval``.
@@ -68,8 +69,9 @@ class Run:
         return int(self.decode[6:]) if self.decode.startswith("sample") else 0
 
 
-def parse_run(spec: str) -> Run:
-    """``kool20:greedy`` -> Run("kool", 20, "greedy"); ``ptrnet:beam5`` -> Run("ptrnet", ...).
+def parse_run(spec: str, models: Sequence[str] = ("ptrnet",)) -> Run:
+    """``kool20:greedy`` -> Run("kool", 20, "greedy"); ``ptrnet:beam5`` -> Run("ptrnet", ...),
+    and so for any name of ``models`` (the ``--ptrnet-model NAME=MODEL`` names).
 
     Raises:
         BenchError: an unknown system, size or decoding.
@@ -78,12 +80,32 @@ def parse_run(spec: str) -> Run:
     kool = re.fullmatch(r"kool(\d+)", system)
     if kool and int(kool.group(1)) not in KOOL_SIZES:
         raise BenchError(f"--run {spec}: Kool's pretrained TSP models are {KOOL_SIZES}")
-    if not kool and system != "ptrnet":
-        raise BenchError(f"--run {spec}: the system is kool20, kool50, kool100 or ptrnet")
+    if not kool and system not in models:
+        names = ", ".join(["kool20", "kool50", "kool100", *models])
+        raise BenchError(f"--run {spec}: the system is one of {names}")
     pattern = KOOL_DECODES if kool else PTRNET_DECODES
     if not re.fullmatch(pattern, decode) or decode in ("sample0", "beam0"):
         raise BenchError(f"--run {spec}: decoding {decode!r} is not one of {pattern}")
-    return Run("kool", int(kool.group(1)), decode) if kool else Run("ptrnet", None, decode)
+    return Run("kool", int(kool.group(1)), decode) if kool else Run(system, None, decode)
+
+
+def parse_models(specs: Sequence[str] | None) -> dict[str, str]:
+    """``--ptrnet-model [NAME=]MODEL`` values -> {name: model}; a bare MODEL is ``ptrnet``'s,
+    and without any, ``ptrnet`` is the bundled folder.
+
+    Raises:
+        BenchError: a name given twice, or one that is not a plain word or is a Kool name.
+    """
+    models: dict[str, str] = {}
+    for spec in specs or ["bundled"]:
+        name, _, model = spec.rpartition("=")
+        name = name or "ptrnet"
+        if not re.fullmatch(r"[A-Za-z_][\w-]*", name) or re.fullmatch(r"kool\d*", name):
+            raise BenchError(f"--ptrnet-model {spec}: NAME must be a word, not kool...")
+        if name in models:
+            raise BenchError(f"--ptrnet-model {spec}: {name} is given twice")
+        models[name] = model
+    return models
 
 
 def ptrnet_options(decode: str) -> DecodeOptions:
@@ -176,7 +198,8 @@ def by_size(decoder: Decoder, points: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 
 def make_decoder(run: Run, kool: str | None, ptrnet_model: str) -> Decoder:
-    """A function from instances of one size to one open tour each."""
+    """A function from instances of one size to one open tour each; ``ptrnet_model``: the
+    model a ptrnet system reads (a path or ``bundled``)."""
     if run.system == "kool":
         model = load_kool(kool, run.size)
         return lambda pts: kool_tours(model, pts, run.samples)
@@ -247,19 +270,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--test", action="append", required=True, metavar="FILE[:COUNT]|tsplib")
     parser.add_argument("--run", action="append", required=True, metavar="SYSTEM:DECODE")
     parser.add_argument("--kool", default=os.environ.get("KOOL_CHECKOUT"), metavar="PATH")
-    parser.add_argument("--ptrnet-model", default="bundled", metavar="MODEL")
+    parser.add_argument("--ptrnet-model", action="append", metavar="[NAME=]MODEL")
     parser.add_argument("--two-opt", action="store_true")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     try:
-        runs = [parse_run(spec) for spec in args.run]
+        models = parse_models(args.ptrnet_model)
+        runs = [parse_run(spec, list(models)) for spec in args.run]
         for run in runs:
             if run.system == "kool":
                 model_dir(args.kool, run.size)  # fail before any decoding
         tests = [load_test(spec) for spec in args.test]
         for run in runs:
-            decoder = make_decoder(run, args.kool, args.ptrnet_model)
-            label = f"kool-tsp{run.size}" if run.system == "kool" else f"ptrnet:{args.ptrnet_model}"
+            model = models.get(run.system, "")
+            decoder = make_decoder(run, args.kool, model)
+            label = f"kool-tsp{run.size}" if run.system == "kool" else f"{run.system}:{model}"
             for test in tests:
                 for row in measure(run, label, decoder, test, args.two_opt):
                     print(json.dumps(row), flush=True)

@@ -11,6 +11,7 @@ from benchmarks.bench_kool import (
     load_test,
     main,
     mean_gap,
+    parse_models,
     parse_run,
     ptrnet_options,
 )
@@ -23,6 +24,20 @@ def test_parse_run_reads_system_size_and_decoding():
     assert parse_run("kool100:sample1280").samples == 1280
     assert parse_run("ptrnet:multistart-shortest") == Run("ptrnet", None, "multistart-shortest")
     assert parse_run("ptrnet:greedy").samples == 0
+
+
+def test_named_ptrnet_models_run_beside_the_default_one():
+    models = parse_models(["bundled", "light=runs/light/best.safetensors"])
+    assert models == {"ptrnet": "bundled", "light": "runs/light/best.safetensors"}
+    assert parse_run("light:multistart-shortest", list(models)) == Run(
+        "light", None, "multistart-shortest"
+    )
+    assert parse_models(None) == {"ptrnet": "bundled"}
+    with pytest.raises(BenchError, match="the system is one of kool20, kool50, kool100, ptrnet"):
+        parse_run("light:greedy")
+    for bad in (["a=x", "a=y"], ["kool50=x"], ["2x=y"]):
+        with pytest.raises(BenchError, match="--ptrnet-model"):
+            parse_models(bad)
 
 
 @pytest.mark.parametrize(
