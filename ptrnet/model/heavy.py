@@ -138,7 +138,7 @@ class HeavyPointer(nn.Module):
         (:meth:`ptrnet.model.transformer.SetEncoder.forward`). Raises ValueError on bad shapes
         or lengths."""
         check_batch(points, lengths, self.config.input_dim)
-        nodes, _ = self.encoder(points, lengths, order)  # (B, n, d); the LSTM state is unused
+        nodes, _ = self.encoder(points, lengths, order)  # (B or R, n, d); LSTM state unused
         lengths = lengths if order is None else reordered_lengths(lengths, order)
         batch, n, _ = nodes.shape
         chosen = torch.zeros(1, batch, n + 1, dtype=torch.bool, device=points.device)

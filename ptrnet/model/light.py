@@ -116,7 +116,7 @@ class LightPointer(nn.Module):
         (:meth:`ptrnet.model.transformer.SetEncoder.forward`). Raises ValueError on bad shapes
         or lengths."""
         check_batch(points, lengths, self.config.input_dim)
-        nodes, (h, _) = self.encoder(points, lengths, order)  # (B, n, d); h[0] (B, d): the mean
+        nodes, (h, _) = self.encoder(points, lengths, order)  # (B or R, n, d); h[0]: the mean
         lengths = lengths if order is None else reordered_lengths(lengths, order)
         batch, n, _ = nodes.shape
         keys = self.keys(nodes).chunk(3, dim=-1)  # 3 x (B, n, d)

@@ -42,7 +42,7 @@ class SetEncoder(nn.Module):
         """(B, n, dim), (B,) -> states (B, n, d), zero at pads, and the decoder's initial (h, c).
 
         ``lengths`` are checked by the caller (1..n). ``order`` (R, n) long, R = B * S: the
-        states of S reorderings per instance (row ``b * S + s`` holds instance b's input
+        states of S reorderings per instance (row r = b * S + s holds instance b's input
         ``order[r, j]`` at position j, as ``ptrnet.decoding.multistart.rotate`` builds), each
         instance encoded once: without positions the encoder reads a set, so a reordered
         instance's states are its states reordered.
