@@ -111,10 +111,8 @@ class LightPointer(nn.Module):
     def encode(
         self, points: torch.Tensor, lengths: torch.Tensor, order: torch.Tensor | None = None
     ) -> LightMemory:
-        """(B, n, dim) right-padded, (B,) lengths in 1..n -> memory. ``order`` (R, n): the
-        memory of R = B * S reordered copies instead, each instance encoded once
-        (:meth:`ptrnet.model.transformer.SetEncoder.forward`). Raises ValueError on bad shapes
-        or lengths."""
+        """(B, n, dim) right-padded, (B,) lengths in 1..n, ``order`` None or (R, n) reordered
+        copies -> memory, as :meth:`ptrnet.model.heavy.HeavyPointer.encode`."""
         check_batch(points, lengths, self.config.input_dim)
         nodes, (h, _) = self.encoder(points, lengths, order)  # (B or R, n, d); h[0]: the mean
         lengths = lengths if order is None else reordered_lengths(lengths, order)
