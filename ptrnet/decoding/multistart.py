@@ -46,8 +46,10 @@ def rotate(batch: Batch, order: torch.Tensor) -> Batch:
 class Reordered(nn.Module):
     """``model`` reading the reordered copies ``rotate(batch, order)`` of ``batch`` with each
     instance encoded once, for a network whose encoder reads a set (``encodes_orders``: a
-    copy's encoding is the instance's, reordered). ``encode`` and the teacher-forced call take
-    those copies, as the search and the likelihood pass them, and read ``batch`` instead."""
+    copy's encoding is the instance's, reordered; ``model`` may wrap it, as
+    DistributedDataParallel does, and passes ``order=`` on). ``encode`` and the teacher-forced
+    call take those copies, as the search and the likelihood pass them, and read ``batch``
+    instead."""
 
     def __init__(self, model: nn.Module, batch: Batch, order: torch.Tensor) -> None:
         super().__init__()
@@ -74,14 +76,11 @@ class Reordered(nn.Module):
         return self.model(self.batch.points, self.batch.lengths, targets, order=self.order)
 
 
-def reordered(
-    model: nn.Module, batch: Batch, order: torch.Tensor, bare: nn.Module | None = None
-) -> tuple[nn.Module, Batch]:
+def reordered(model: nn.Module, batch: Batch, order: torch.Tensor) -> tuple[nn.Module, Batch]:
     """The copies ``rotate(batch, order)`` (R rows) and what reads them: :class:`Reordered`
-    when the network (``bare``, default ``model``; ``model`` may wrap it, as
-    DistributedDataParallel does) has ``encodes_orders``, else ``model`` itself."""
+    when the network has ``encodes_orders``, else ``model`` itself."""
     copies = rotate(batch, order)
-    if getattr(bare or model, "encodes_orders", False):
+    if getattr(model, "encodes_orders", False):
         return Reordered(model, batch, order), copies
     return model, copies
 

@@ -39,7 +39,7 @@ from torch import nn
 from ptrnet.datasets.batching import IGNORE_INDEX, Batch
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
-from ptrnet.decoding.multistart import reordered, rotations
+from ptrnet.decoding.multistart import Reordered, reordered, rotations
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task, get_task
@@ -233,4 +233,5 @@ def sampled_rows(
     else:
         order = torch.arange(width, device=batch.points.device).repeat(batch.size * samples, 1)
     sampler, repeated = reordered(model, batch, order)
-    return sampler, reordered(scorer, batch, order, bare=model)[0], repeated
+    shared = sampler is not model  # the scorer wraps the same network: share it too
+    return sampler, Reordered(scorer, batch, order) if shared else scorer, repeated
