@@ -72,14 +72,14 @@ def timed(job, model: torch.nn.Module, batch: Batch, shared: bool) -> tuple[floa
     return time.process_time() - start, value
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="+", default=[50, 100])
     parser.add_argument("--batch", type=int, nargs="+", default=[16, 8], help="one per --n")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--decoders", nargs="+", choices=sorted(MODELS), default=["light"])
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     print(f"CPU: {cpu_model()}; {args.threads} torch thread(s); load {os.getloadavg()[0]:.1f}")
     print("| decoder | n | instances | job | shared (s) | each copy (s) | speed-up |")
