@@ -19,6 +19,7 @@ from ptrnet.decoding.beam import Reranker, pick_beams
 from ptrnet.decoding.interface import PointerMemory, PointerModel, State
 from ptrnet.decoding.search import DecodingError, SearchTrace, batch_instances, search_batch
 from ptrnet.decoding.strategies import Greedy
+from ptrnet.model.transformer import copy_rows
 from ptrnet.tasks.base import Task
 
 
@@ -36,9 +37,7 @@ def rotations(lengths: torch.Tensor, width: int) -> torch.Tensor:
 
 def rotate(batch: Batch, order: torch.Tensor) -> Batch:
     """The B * S rotated copies of ``batch`` that ``order`` (from :func:`rotations`) lists."""
-    rows = torch.arange(batch.size, device=order.device).repeat_interleave(
-        order.shape[0] // batch.size
-    )
+    rows = copy_rows(batch.size, order)  # (B*S,)
     points = batch.points[rows].gather(1, order[..., None].expand(-1, -1, batch.points.shape[2]))
     return Batch(points, batch.lengths[rows])
 

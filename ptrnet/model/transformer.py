@@ -60,15 +60,20 @@ class SetEncoder(nn.Module):
         return out, (h, torch.zeros_like(h))
 
 
-def reordered_lengths(lengths: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
-    """(B,) lengths -> (R,) those of the R = B * S copies ``order`` (R, n) lists, instance-major.
-
-    Raises ValueError when R is not a multiple of B."""
-    if order.dim() != 2 or order.shape[0] % lengths.shape[0]:
+def copy_rows(count: int, order: torch.Tensor) -> torch.Tensor:
+    """The instance (of ``count``) each of the R = count * S copies that ``order`` (R, n)
+    lists comes from, instance-major: (R,) long. Raises ValueError when R is not a multiple of
+    ``count``."""
+    if order.dim() != 2 or order.shape[0] % count:
         raise ValueError(
-            f"order {tuple(order.shape)}: need (B * S, n) rows for the {lengths.shape[0]} instances"
+            f"order {tuple(order.shape)}: need (B * S, n) rows for the {count} instances"
         )
-    return lengths.repeat_interleave(order.shape[0] // lengths.shape[0])
+    return torch.arange(count, device=order.device).repeat_interleave(order.shape[0] // count)
+
+
+def reordered_lengths(lengths: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
+    """(B,) lengths -> (R,) those of the copies ``order`` (R, n) lists (:func:`copy_rows`)."""
+    return lengths[copy_rows(lengths.shape[0], order)]
 
 
 def rows_reordered(
@@ -77,6 +82,6 @@ def rows_reordered(
     """States (B, n, d) and (h, c) (layers, B, d) -> those of the R = B * S reordered copies
     that ``order`` (R, n) lists, instance-major (:meth:`SetEncoder.forward`)."""
     out, (h, c) = encoded
-    rows = reordered_lengths(torch.arange(out.shape[0], device=order.device), order)  # (R,)
+    rows = copy_rows(out.shape[0], order)  # (R,)
     out = out[rows].gather(1, order[..., None].expand(-1, -1, out.shape[2]))  # (R, n, d)
     return out, (h[:, rows], c[:, rows])
