@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptrnet.solvers.local_search_kernels import two_opt_kernel
 from ptrnet.solvers.tsp_exact import cycle_cost, integer_distances
 
 A1_TWO_OPT_PASSES = 3
@@ -32,25 +33,14 @@ def two_opt(dist: np.ndarray, tour: np.ndarray, max_passes: int | None = None) -
         tour: (n,) permutation, no closing index.
         max_passes: stop after this many passes; None runs to a local optimum.
     """
-    tour = np.array(tour, dtype=np.int64)
-    n = len(tour)
-    # A relative threshold keeps float noise from cycling between equal-length tours.
-    threshold = -1e-12 * float(dist.max(initial=0.0))
-    passes = 0
-    improved = n >= 4
-    while improved and (max_passes is None or passes < max_passes):
-        improved = False
-        for i in range(n - 2):
-            # For i = 0, j = n-1 would pick the edge that shares city t[0]: skip it.
-            j = np.arange(i + 2, n if i > 0 else n - 1)
-            a, b, c, e = tour[i], tour[i + 1], tour[j], tour[(j + 1) % n]
-            delta = dist[a, c] + dist[b, e] - dist[a, b] - dist[c, e]
-            k = int(np.argmin(delta))
-            if delta[k] < threshold:
-                tour[i + 1 : j[k] + 1] = tour[i + 1 : j[k] + 1][::-1]
-                improved = True
-        passes += 1
-    return tour
+    return two_opt_kernel(*kernel_inputs(dist, tour), -1 if max_passes is None else max_passes)
+
+
+def kernel_inputs(dist: np.ndarray, tour: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``dist`` and a fresh copy of ``tour`` in the types the compiled local-search kernels take
+    (:mod:`ptrnet.solvers.local_search_kernels`): C-contiguous float64 and int64."""
+    dist = np.ascontiguousarray(dist, dtype=np.float64)
+    return dist, np.array(tour, dtype=np.int64)
 
 
 def greedy_edge_tour(dist: np.ndarray) -> np.ndarray:
