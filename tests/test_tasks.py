@@ -6,6 +6,7 @@ import torch
 
 from ptrnet.datasets.batching import collate
 from ptrnet.tasks import POINT_TASKS, SizeRange, from_tokens, get_task, to_tokens
+from ptrnet.tasks.constraints import DecodeState
 from ptrnet.tasks.convex_hull import signed_area
 from ptrnet.tasks.tsp import canonical_tour
 
@@ -274,3 +275,34 @@ def test_canonical_tour_does_not_depend_on_the_direction_given():
         assert canonical_tour(points, tour[::-1]).tolist() == want.tolist()
         assert canonical_tour(points, np.roll(tour, 3)).tolist() == want.tolist()
         assert TSP.canonical(points, want).tolist() == want.tolist()
+
+
+def tsp_rule(n: int, emitted: list[int], done: bool) -> set[int]:
+    """The TSP tokens allowed after ``emitted`` (plain Python): the first input first, then
+    any input not yet emitted, then back to the first, then the end token (0)."""
+    if done or len(emitted) > n:
+        return {0}
+    if not emitted:
+        return {1}
+    if len(emitted) == n:
+        return {emitted[0]}
+    return set(range(1, n + 1)) - set(emitted)
+
+
+def test_tsp_mask_follows_the_plain_rule_along_random_walks_of_mixed_sizes():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        lengths = torch.tensor(rng.integers(1, 8, size=5))
+        state = DecodeState.start(TSP, lengths)
+        emitted = [[] for _ in lengths]
+        for _ in range(int(lengths.max()) + 3):
+            mask = state.allowed()
+            tokens = []
+            for b, n in enumerate(lengths.tolist()):
+                done = bool(state.done[b])
+                assert set(mask[b].nonzero()[:, 0].tolist()) == tsp_rule(n, emitted[b], done)
+                tokens.append(int(rng.choice(mask[b].nonzero()[:, 0].numpy())))
+                if tokens[-1] and not done:
+                    emitted[b].append(tokens[-1])
+            state = state.update(torch.tensor(tokens))
+            state = state.index(torch.arange(len(lengths)))  # reindexing keeps the columns

@@ -286,14 +286,16 @@ def structural_mask(
     may close the tour now."""
     remaining = real & ~chosen[..., 1:]  # (..., n)
     closes = (first > 0) & ~remaining.any(dim=-1) & (last != first)  # (...)
-    is_first = nn.functional.one_hot(first, chosen.shape[-1]).bool() & closes[..., None]
-    end = remaining.new_ones(*remaining.shape[:-1], 1)  # (..., 1)
-    return torch.cat([end, remaining], dim=-1) | is_first, is_first
+    # One scatter, not one_hot(first) & closes: decoding calls this at every step, where each
+    # tensor operation's fixed cost counts (docs/speed.md).
+    is_first = torch.zeros_like(chosen).scatter(-1, first[..., None], closes[..., None])
+    can_point = nn.functional.pad(remaining, (1, 0), value=True)  # the end token: column 0
+    return can_point | is_first, is_first
 
 
 def advance(state: State, prev_token: torch.Tensor) -> State:
     """The decoder state after ``prev_token`` (R,): it joins the chosen set, and becomes the
     first token if none was chosen yet. State: chosen (1, R, n+1) bool, first (1, R) long."""
     chosen, first = state
-    chosen = chosen | nn.functional.one_hot(prev_token, chosen.shape[-1]).bool()[None]
+    chosen = chosen.scatter(-1, prev_token[None, :, None], True)  # (1, R, n+1)
     return chosen, torch.where(first == 0, prev_token[None], first)

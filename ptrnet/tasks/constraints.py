@@ -74,6 +74,19 @@ class DecodeState:
     steps: torch.Tensor
     done: torch.Tensor
     points: torch.Tensor | None = None
+    real: torch.Tensor | None = None
+    end: torch.Tensor | None = None
+
+    def __post_init__(self) -> None:
+        # Fixed for the whole decoding, so built once rather than at every step: (B, n+1) bool
+        # real input columns, and the end column alone.
+        if self.real is None:
+            cols = torch.arange(self.visited.shape[1], device=self.lengths.device)
+            object.__setattr__(self, "real", (cols >= 1) & (cols <= self.lengths[:, None]))
+        if self.end is None:
+            end = torch.zeros_like(self.visited)
+            end[:, 0] = True
+            object.__setattr__(self, "end", end)
 
     @classmethod
     def start(
@@ -114,8 +127,7 @@ class DecodeState:
 
     def real_columns(self) -> torch.Tensor:
         """(B, n+1) bool: columns that are real inputs (end column and padding excluded)."""
-        cols = torch.arange(self.n + 1, device=self.lengths.device)
-        return (cols >= 1) & (cols <= self.lengths[:, None])
+        return self.real
 
     def unvisited(self) -> torch.Tensor:
         """(B, n+1) bool: real input columns not emitted yet."""
@@ -123,9 +135,7 @@ class DecodeState:
 
     def end_if(self, ready: torch.Tensor) -> torch.Tensor:
         """(B, n+1) bool: only the end column, in the rows where ``ready`` (B,) holds."""
-        mask = torch.zeros_like(self.visited)
-        mask[:, 0] = ready
-        return mask
+        return self.end & ready[:, None]
 
     def located(self) -> torch.Tensor:
         """(B, n+1, dim) float64: where each token's input lies (column 0, the end, at 0).
@@ -157,9 +167,7 @@ class DecodeState:
 
     def allowed(self) -> torch.Tensor:
         """(B, n+1) bool mask of tokens allowed at the next step; never all False in a row."""
-        real = self.real_columns()
-        end = torch.zeros_like(real)
-        end[:, 0] = True
+        real, end = self.real, self.end
         if self.mode == "none":
             mask = real | end
         else:
@@ -185,7 +193,7 @@ class DecodeState:
             second=torch.where(moved & (self.steps == 1), token, self.second),
             last=torch.where(moved, token, self.last),
             previous=torch.where(moved, self.last, self.previous),
-            steps=self.steps + moved.long(),
+            steps=self.steps + moved,
             done=self.done | ended,
         )
 
@@ -202,6 +210,8 @@ class DecodeState:
             steps=self.steps[rows],
             done=self.done[rows],
             points=None if self.points is None else self.points[rows],
+            real=self.real[rows],
+            end=self.end[rows],
         )
 
 

@@ -162,11 +162,18 @@ class TSPTask(Task):
         return n + 1
 
     def allowed_next(self, state: DecodeState) -> torch.Tensor:
+        import torch
+
+        # Step 0: the first input (token 1) only; then every input not yet visited; at step
+        # n_b, back to the first; after it, the end. One column is set by a scatter: token 1
+        # at step 0, the first input at step n_b (elsewhere it is visited, so stays False).
         steps, lengths = state.steps, state.lengths
-        start = state.one_hot(state.first.new_ones(steps.shape), steps == 0)
-        middle = state.unvisited() & ((steps > 0) & (steps < lengths))[:, None]
-        back = state.one_hot(state.first, (steps == lengths) & (steps > 0))
-        return start | middle | back | state.end_if(steps > lengths)
+        opening = steps == 0
+        middle = (steps > 0) & (steps < lengths)
+        single = opening | (steps == lengths)
+        column = torch.where(opening, 1, state.first)[:, None]  # (B, 1)
+        mask = (state.unvisited() & middle[:, None]).scatter(1, column, single[:, None])
+        return mask | state.end_if(steps > lengths)
 
     def batch_cost(
         self, points: torch.Tensor, tokens: torch.Tensor, lengths: torch.Tensor
