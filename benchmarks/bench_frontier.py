@@ -34,6 +34,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
+from fnmatch import fnmatch
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +42,7 @@ import torch
 
 try:
     from benchmarks import frontier_methods as fm
-    from benchmarks.bench_kool import TestSet, cpu_model, load_test
+    from benchmarks.bench_kool import TestSet, cpu_model, load_test, parse_models
     from benchmarks.frontier_report import (
         best_reference,
         dominance_lines,
@@ -53,7 +54,7 @@ try:
     from benchmarks.kool_models import BenchError, model_dir
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
     import frontier_methods as fm
-    from bench_kool import TestSet, cpu_model, load_test
+    from bench_kool import TestSet, cpu_model, load_test, parse_models
     from frontier_report import (
         best_reference,
         dominance_lines,
@@ -63,6 +64,9 @@ except ImportError:  # run as a script: benchmarks/ itself is on sys.path
         plot_set,
     )
     from kool_models import BenchError, model_dir
+
+
+REFERENCE_FAMILIES = ("fast-tsp", "lkh")  # the solvers whose tours are the uniform references
 
 
 def uniform_set(n: int, count: int) -> TestSet:
@@ -98,8 +102,9 @@ class Runner:
     """Runs the methods on one test set, keeping each row's result for the rows built on it
     (RRC on ptrnet's greedy row, a polished row on its base)."""
 
-    def __init__(self, test: TestSet, args: argparse.Namespace, loaded) -> None:
-        self.test, self.args, self.loaded = test, args, loaded
+    def __init__(self, test: TestSet, args: argparse.Namespace, models: dict) -> None:
+        self.test, self.args, self.models = test, args, models
+        self.loaded = models[None]  # the bundled folder
         self.size = max(len(p) for p in test.points)
         self.done: dict[str, dict] = {}  # method name -> its result
 
@@ -141,7 +146,8 @@ class Runner:
             return self.solve_each(lambda p: decode([p])[0], list(self.test.points))
         if method.rrc:
             return self.rrc(method.rrc)
-        found = self.batched(lambda pts: fm.ptrnet_decoder(method.name)(self.loaded, pts))
+        decode = fm.ptrnet_decoder(method.decoding)
+        found = self.batched(lambda pts: decode(self.models[method.model], pts))
         found["tours"] = [fm.open_tour(t) for t in found["tours"]]
         return found
 
@@ -189,6 +195,10 @@ def chosen(methods: list[fm.Method], size: int, args: argparse.Namespace) -> lis
     """The methods that run at ``size`` (each one's ``max_n``, unless ``--all-methods``): Kool
     rows only with a checkout, LKH-3 only with elkai."""
     picked = [m for m in methods if args.all_methods or m.max_n is None or size <= m.max_n]
+    picked = [m for m in picked if size >= m.min_n]
+    if args.only:
+        wanted = [m for m in picked if any(fnmatch(m.name, pattern) for pattern in args.only)]
+        picked = [m for m in picked if m in wanted or m.family in REFERENCE_FAMILIES]
     if not args.kool_ok:
         picked = [m for m in picked if m.family != "kool"]
     if not args.lkh_ok:
@@ -196,12 +206,13 @@ def chosen(methods: list[fm.Method], size: int, args: argparse.Namespace) -> lis
     return picked
 
 
-def measure_set(test: TestSet, args: argparse.Namespace, loaded, methods: list) -> list[dict]:
+def measure_set(test: TestSet, args: argparse.Namespace, models: dict, methods: list) -> list[dict]:
     """Every chosen method's row on ``test``, printed as each finishes (the reference solvers
-    first: on uniform sets the per-instance shorter of their tours is the reference)."""
-    runner = Runner(test, args, loaded)
+    first: on uniform sets the per-instance shorter of their tours is the reference).
+    ``models``: the loaded ptrnet models by ``--ptrnet-model`` name, None the bundled folder."""
+    runner = Runner(test, args, models)
     picked = chosen(methods, runner.size, args)
-    found = {m.name: runner.run(m) for m in picked if m.family in ("fast-tsp", "lkh")}
+    found = {m.name: runner.run(m) for m in picked if m.family in REFERENCE_FAMILIES}
     refs, note = test.refs, "proven optima, TSPLIB EUC_2D lengths"
     if not test.rounded:
         refs, wins = best_reference({k: test.lengths(v["tours"]) for k, v in found.items()})
@@ -263,6 +274,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--lkh-runs", type=positive_int, help="elkai runs (default 10 to n = 200, 1 beyond)")
     add("--kool", default=os.environ.get("KOOL_CHECKOUT"), metavar="PATH")
     add("--all-methods", action="store_true", help="run every method at every size")
+    add(
+        "--ptrnet-model",
+        action="append",
+        default=[],
+        metavar="NAME=MODEL",
+        help="another ptrnet model or folder beside the bundled one (repeatable), at sizes "
+        "LO-HI if given: its greedy and multi-start rows, each also + or-opt, named NAME ...",
+    )
+    add(
+        "--only",
+        nargs="+",
+        metavar="PATTERN",
+        help="only the rows whose names match a pattern (fnmatch: 'light *', 'kool*')",
+    )
     add("--quick", action="store_true", help="smoke test: n 20 50, 2 instances, 1 alone")
     add("--out", required=True, metavar="DIR", help="rows.jsonl, table.md, the plots")
     add("--plots", metavar="DIR", help="where the plots go (default: --out)")
@@ -271,6 +296,29 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.quick:
         args.n, args.count, args.single, args.rrc, args.lkh_runs = [20, 50], 2, 1, [10], 1
     return args
+
+
+def extra_models(specs: list[str]) -> dict[str, tuple[str, tuple[int, int | None]]]:
+    """``--ptrnet-model NAME=MODEL[@LO-HI]`` values -> {NAME: (MODEL, (LO, HI))}: the model's
+    rows run at test sets of LO <= n <= HI (TSPLIB: its largest n; default every n). The
+    bundled folder's rows keep their plain names, so every other model needs a NAME.
+
+    Raises:
+        BenchError: a spec without NAME, a name given twice or not a plain word, or sizes
+            that are not LO-HI."""
+    from ptrnet.tasks import SizeRange
+
+    models = {}
+    for name, spec in (parse_models(specs) if specs else {}).items():
+        if name == "ptrnet":
+            raise BenchError("--ptrnet-model needs NAME=MODEL (the bundled folder always runs)")
+        path, _, sizes = spec.partition("@")
+        try:
+            size = SizeRange.parse(sizes) if sizes else None
+        except ValueError as err:
+            raise BenchError(f"--ptrnet-model {name}={spec}: {err}") from None
+        models[name] = (path, (size.lo, size.hi) if size else (1, None))
+    return models
 
 
 def check_optional(args: argparse.Namespace) -> None:
@@ -302,13 +350,19 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     check_optional(args)
     from ptrnet.inference import load_model, predict
+    from ptrnet.solvers.or_opt import two_opt_or_opt
 
-    loaded, methods, rows = load_model(None, "tsp"), fm.methods(args.rrc), []
+    extra = extra_models(args.ptrnet_model)
+    models = {None: load_model(None, "tsp")}
+    models |= {name: load_model(path, "tsp") for name, (path, _) in extra.items()}
+    methods, rows = fm.methods(args.rrc, {name: sizes for name, (_, sizes) in extra.items()}), []
     (out / "rows.jsonl").write_text("")
     warm = uniform_set(20, 1).points
-    predict(loaded, "tsp", warm)  # the first call's one-off costs stay out of every row
+    for loaded in models.values():  # the first call's one-off costs stay out of every row
+        predict(loaded, "tsp", warm)
+    two_opt_or_opt(np.ones((5, 5)) - np.eye(5), np.arange(5))  # compiled (or loaded) now
     for test in test_sets(args):
-        rows += measure_set(test, args, loaded, methods)
+        rows += measure_set(test, args, models, methods)
     report(rows, out, plots)
 
 

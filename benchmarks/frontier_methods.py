@@ -35,7 +35,9 @@ class Method:
     whether it decodes many instances together (``batched``; otherwise instances are solved
     one at a time and the batch time is the sum of the single ones). ``rrc``: rounds of RRC
     after ptrnet's greedy tours (0: none). ``polish``: the tours of the row named ``base``,
-    then 2-opt and Or-opt to a local optimum of both, its time added."""
+    then 2-opt and Or-opt to a local optimum of both, its time added. ``model``: the
+    ``--ptrnet-model`` NAME a ptrnet row decodes with (None: the bundled folder); such a row
+    is named ``NAME decoding``. ``min_n``: the smallest n it runs at."""
 
     family: str
     name: str
@@ -43,6 +45,13 @@ class Method:
     batched: bool = False
     rrc: int = 0
     base: str | None = None
+    model: str | None = None
+    min_n: int = 1
+
+    @property
+    def decoding(self) -> str:
+        """The ptrnet decoding name of the row (bench_kool's: greedy, beam5, ...)."""
+        return self.name.split(" ", 1)[1] if self.model else self.name
 
     @property
     def polish(self) -> bool:
@@ -145,11 +154,26 @@ def kool_decoder(checkout: str, n: int, decode: str) -> Callable[[Sequence[np.nd
     return lambda points: by_size(lambda pts: kool_tours(model, pts, samples), list(points))
 
 
-def methods(rrc_rounds: Sequence[int]) -> list[Method]:
+def model_methods(name: str, sizes: tuple[int, int | None] = (1, None)) -> list[Method]:
+    """The rows of a ``--ptrnet-model NAME=MODEL[@LO-HI]`` at n in ``sizes`` (LO, HI or None):
+    greedy, and the shortest of greedy from every city (up to n = 200), each also followed by
+    2-opt and Or-opt."""
+    low, high = sizes
+    rows = []
+    for decoding, cap in (("greedy", high), ("multistart-shortest", min(200, high or 200))):
+        plain = Method("ptrnet", f"{name} {decoding}", cap, True, model=name, min_n=low)
+        rows += [plain, Method("ptrnet", f"{plain.name} + or-opt", cap, True,
+                               base=plain.name, model=name, min_n=low)]  # fmt: skip
+    return rows
+
+
+def methods(rrc_rounds: Sequence[int], models: dict | None = None) -> list[Method]:
     """Every row, cheapest first within a family, with the largest n each runs at by default:
     the costly searches stop where they would take minutes per size on one core (sampling 128
     and multi-start beyond n = 50, RRC of more than 30 rounds beyond n = 100), Kool's sampling
-    at n = 100, the largest size of their models."""
+    at n = 100, the largest size of their models. ``models``: {name: (LO, HI)} of further
+    ptrnet models (:func:`model_methods`). Kool's greedy tours get the same 2-opt and Or-opt as
+    ptrnet's (``kool greedy + or-opt``), so that the search is compared on both."""
     ptrnet = [
         Method("ptrnet", "greedy", batched=True),
         Method("ptrnet", "beam5", 200, batched=True),
@@ -163,9 +187,11 @@ def methods(rrc_rounds: Sequence[int]) -> list[Method]:
         for m in ptrnet
         if m.name == "greedy" or m.rrc
     ]
+    ptrnet += [row for name, sizes in (models or {}).items() for row in model_methods(name, sizes)]
     return [
         *ptrnet,
         Method("kool", "kool greedy", batched=True),
+        Method("kool", "kool greedy + or-opt", batched=True, base="kool greedy"),
         Method("kool", "kool sample1280", 100),
         Method("classic", "nearest neighbour"),
         Method("classic", "farthest insertion"),

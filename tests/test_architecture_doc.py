@@ -33,7 +33,8 @@ HOLDS = {
     "stays light)",
     "data": "paths of the shipped data files (the paper's released files, TSPLIB)",
     "quoting": "`quote()`: how an error shows a bad value",
-    "solvers": "exact and heuristic reference solvers: pure numpy functions, no I/O",
+    "solvers": "exact and heuristic reference solvers: numpy functions (local-search loops "
+    "compiled by numba), no I/O",
     "tasks": "the task registry and cards, each task's rules, the decoding state and its masks, "
     "symmetries, random streams",
     "io": "files: paper format, CSV, TSPLIB, atomic writes, bounded JSON, one-line errors",

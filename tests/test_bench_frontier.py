@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks.bench_frontier import Runner, main
+from benchmarks.bench_frontier import Runner, chosen, extra_models, main
 from benchmarks.bench_kool import TestSet
 from benchmarks.frontier_methods import (
     Method,
@@ -32,6 +32,7 @@ from benchmarks.frontier_report import (
     pivot_table,
     short,
 )
+from benchmarks.kool_models import BenchError
 from ptrnet.solvers.or_opt import two_opt_or_opt
 from ptrnet.solvers.tsp import distance_matrix, tour_length
 from ptrnet.solvers.tsp_heuristics import nearest_neighbour_tours
@@ -178,7 +179,8 @@ def test_each_polished_row_follows_its_base_row_and_runs_where_it_does():
     names = [m.name for m in rows]
     polished = [m for m in rows if m.polish]
     assert [m.name for m in polished] == [
-        "greedy + or-opt", "rrc10 + or-opt", "rrc30 + or-opt", "rrc100 + or-opt"
+        "greedy + or-opt", "rrc10 + or-opt", "rrc30 + or-opt", "rrc100 + or-opt",
+        "kool greedy + or-opt",
     ]  # fmt: skip
     for m in polished:
         base = rows[names.index(m.base)]
@@ -189,7 +191,7 @@ def test_a_polished_row_is_its_bases_tours_locally_searched_with_the_time_added(
     rng = np.random.default_rng(2)
     points = [rng.random((12, 2)) for _ in range(3)]
     test = TestSet("n = 12", points, points, np.ones(3))
-    runner = Runner(test, argparse.Namespace(single=1), loaded=None)
+    runner = Runner(test, argparse.Namespace(single=1), {None: None})
     tours = [rng.permutation(12) for _ in points]
     runner.done["greedy"] = dict(tours=tours, cpu_single=1.0, cpu_batch=0.5, wall_batch=0.7)
     found = runner.run(Method("ptrnet", "greedy + or-opt", batched=True, base="greedy"))
@@ -221,3 +223,30 @@ def test_report_redraws_table_and_plots_from_saved_rows(tmp_path):
     assert "| n = 20 | kool greedy | 2 / 1 | 0.50% |" in table
     assert "kool below-left (batch of 1): kool greedy" in table
     assert (tmp_path / "frontier_n20.png").stat().st_size > 1000
+
+
+def test_a_further_model_has_greedy_and_multistart_rows_polished_at_its_sizes():
+    rows = [m for m in methods([10], {"light": (71, 500)}) if m.model]
+    assert [m.name for m in rows] == [
+        "light greedy", "light greedy + or-opt",
+        "light multistart-shortest", "light multistart-shortest + or-opt",
+    ]  # fmt: skip
+    assert [(m.min_n, m.max_n) for m in rows] == [(71, 500)] * 2 + [(71, 200)] * 2
+    assert [m.decoding for m in rows if not m.polish] == ["greedy", "multistart-shortest"]
+
+
+def test_further_models_need_a_name_and_take_a_size_range():
+    assert extra_models(["light=a/b.safetensors@71-1000"]) == {
+        "light": ("a/b.safetensors", (71, 1000))
+    }
+    assert extra_models(["light=folder"]) == {"light": ("folder", (1, None))}
+    with pytest.raises(BenchError, match="NAME=MODEL"):
+        extra_models(["folder"])
+    with pytest.raises(BenchError, match="light=folder@big"):
+        extra_models(["light=folder@big"])
+
+
+def test_only_keeps_the_matching_rows_and_the_reference_solvers():
+    args = argparse.Namespace(all_methods=False, only=["kool*"], kool_ok=True, lkh_ok=True)
+    names = [m.name for m in chosen(methods([10]), 50, args)]
+    assert names == ["kool greedy", "kool greedy + or-opt", "kool sample1280", "fast-tsp", "lkh-3"]
