@@ -80,6 +80,9 @@ class PointerDecoder:
     def __init__(self, model: Any, memory: Any, rules: DecodeState) -> None:
         self.model, self.memory, self.rules = model, memory, rules
         self.limits = rules.task.max_steps(rules.lengths) + 1  # (R,)
+        # Before this step no row is at its limit: the limit checks are skipped (a step's
+        # every tensor operation counts when one instance is decoded alone).
+        self.first_limit = int(self.limits.min()) if self.limits.numel() else 0
 
     def start(self) -> PointerState:
         previous = torch.zeros_like(self.rules.lengths)  # token 0 -> start symbol input
@@ -87,8 +90,11 @@ class PointerDecoder:
 
     def step(self, state: PointerState) -> tuple[torch.Tensor, PointerState]:
         logits, hidden = self.model.step(self.memory, state.previous, state.hidden)  # (R, V)
-        allowed = end_only(state.rules.allowed(), self.limits <= state.steps)
-        return masked_log_probs(logits, allowed), replace(state, hidden=hidden)  # (R, V)
+        allowed = state.rules.allowed()
+        if state.steps >= self.first_limit:
+            allowed = end_only(allowed, self.limits <= state.steps)
+        moved = PointerState(hidden, state.previous, state.rules, state.steps, state.ended)
+        return masked_log_probs(logits, allowed), moved  # (R, V)
 
     def reorder(self, state: PointerState, rows: torch.Tensor) -> PointerState:
         return replace(
@@ -100,13 +106,11 @@ class PointerDecoder:
         )
 
     def advance(self, state: PointerState, token: torch.Tensor) -> PointerState:
-        cut = self.limits <= state.steps  # (R,)
-        return replace(
-            state,
-            previous=token,
-            rules=state.rules.update(token),
-            steps=state.steps + 1,
-            ended=state.ended | ((token == 0) & ~cut),
+        ends = token == 0  # (R,)
+        if state.steps >= self.first_limit:
+            ends = ends & ~(self.limits <= state.steps)  # a cut-off row has not ended
+        return PointerState(
+            state.hidden, token, state.rules.update(token), state.steps + 1, state.ended | ends
         )
 
     def finished(self, state: PointerState) -> torch.Tensor:

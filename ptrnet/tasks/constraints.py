@@ -186,8 +186,10 @@ class DecodeState:
         hit = torch.zeros_like(self.visited).scatter(1, token[:, None], True)
         ended = live & (token == 0)
         moved = live & ~ended
-        return replace(
-            self,
+        return DecodeState(  # not dataclasses.replace: this runs at every step
+            task=self.task,
+            mode=self.mode,
+            lengths=self.lengths,
             visited=self.visited | (hit & live[:, None]),
             first=torch.where(moved & (self.steps == 0), token, self.first),
             second=torch.where(moved & (self.steps == 1), token, self.second),
@@ -195,6 +197,9 @@ class DecodeState:
             previous=torch.where(moved, self.last, self.previous),
             steps=self.steps + moved,
             done=self.done | ended,
+            points=self.points,
+            real=self.real,
+            end=self.end,
         )
 
     def index(self, rows: torch.Tensor) -> DecodeState:
