@@ -161,6 +161,7 @@ class Runner:
         """The tours of the row ``base`` (run before), then 2-opt and Or-opt on the distances
         the classic solvers see; each instance's search time added to both of its times."""
         from ptrnet.solvers.or_opt import two_opt_or_opt
+
         found = self.earlier(base)
         tours, cpu = [], 0.0
         for dist, tour in zip(distances(self.test), found["tours"], strict=True):
