@@ -43,7 +43,8 @@ def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tenso
     (:func:`~ptrnet.decoding.search.check_finite`).
     """
     keep = fit_mask(allowed, logits.shape[-1])
-    return torch.log_softmax(logits.float().masked_fill(~keep, float("-inf")), dim=-1)
+    logits = logits if logits.dtype == torch.float32 else logits.float()
+    return torch.log_softmax(logits.masked_fill(~keep, float("-inf")), dim=-1)
 
 
 @dataclass(frozen=True)

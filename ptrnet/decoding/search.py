@@ -129,9 +129,8 @@ def check_finite(logp: torch.Tensor, step: int) -> None:
     """Raise DecodingError, naming the first row (as ``instance``), when a row of the masked
     log-probabilities (R, V) holds NaN: its logits were NaN or infinite at an allowed token (a
     model whose weights overflow float32 on this input), so no output of it can be trusted."""
-    broken = torch.isnan(logp).any(dim=1)  # (R,)
-    if bool(broken.any()):
-        row = int(broken.nonzero()[0, 0])
+    if bool(torch.isnan(logp).any()):
+        row = int(torch.isnan(logp).any(dim=1).nonzero()[0, 0])  # the first broken row
         raise DecodingError(
             row,
             f"the model's scores are not finite numbers (NaN or infinity) at output step "

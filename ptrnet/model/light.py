@@ -179,7 +179,8 @@ class LightPointer(nn.Module):
         )  # (B, T, d)
         glimpse = self.glimpse_out(self.glimpse(memory, query, can_point))  # (B, T, d)
         d = glimpse.shape[-1]
-        u = torch.bmm(glimpse, memory.logit_k.transpose(1, 2)).float() / d**0.5  # (B, T, n+1)
+        u = torch.bmm(glimpse, memory.logit_k.transpose(1, 2))  # (B, T, n+1)
+        u = (u if u.dtype == torch.float32 else u.float()) / d**0.5
         if self.config.logit_clip:
             u = self.config.logit_clip * torch.tanh(u)
         return u.masked_fill(~can_point, float("-inf"))

@@ -76,10 +76,12 @@ class DecodeState:
     points: torch.Tensor | None = None
     real: torch.Tensor | None = None
     end: torch.Tensor | None = None
+    budget: torch.Tensor | None = None
 
     def __post_init__(self) -> None:
-        # Fixed for the whole decoding, so built once rather than at every step: (B, n+1) bool
-        # real input columns, and the end column alone.
+        # Fixed for the whole decoding, so built once rather than at every step (where each
+        # tensor operation's fixed cost counts): (B, n+1) bool real input columns, the end
+        # column alone, and (B,) the task's output budget.
         if self.real is None:
             cols = torch.arange(self.visited.shape[1], device=self.lengths.device)
             object.__setattr__(self, "real", (cols >= 1) & (cols <= self.lengths[:, None]))
@@ -87,6 +89,8 @@ class DecodeState:
             end = torch.zeros_like(self.visited)
             end[:, 0] = True
             object.__setattr__(self, "end", end)
+        if self.budget is None:
+            object.__setattr__(self, "budget", self.task.max_steps(self.lengths))
 
     @classmethod
     def start(
@@ -167,21 +171,18 @@ class DecodeState:
 
     def allowed(self) -> torch.Tensor:
         """(B, n+1) bool mask of tokens allowed at the next step; never all False in a row."""
-        real, end = self.real, self.end
+        end, stop = self.end, self.done  # (B, n+1), (B,): a finished row may only end
         if self.mode == "none":
-            mask = real | end
+            mask = self.real | end
         else:
-            mask = self.task.allowed_next(self) & (real | end)
-            # The task's output budget: a row that has used it may only end.
-            mask = torch.where(
-                (self.steps >= self.task.max_steps(self.lengths))[:, None], end, mask
-            )
-        mask = torch.where(self.done[:, None], end, mask)
+            mask = self.task.allowed_next(self) & (self.real | end)
+            stop = stop | (self.steps >= self.budget)  # so may a row that used its budget
+        mask = torch.where(stop[:, None], end, mask)
         return mask | (end & ~mask.any(dim=1, keepdim=True))
 
     def update(self, token: torch.Tensor) -> DecodeState:
         """The state after emitting ``token`` (B,) long; rows already done stay unchanged."""
-        token = token.long()
+        token = token if token.dtype == torch.long else token.long()
         live = ~self.done
         hit = torch.zeros_like(self.visited).scatter(1, token[:, None], True)
         ended = live & (token == 0)
@@ -200,6 +201,7 @@ class DecodeState:
             points=self.points,
             real=self.real,
             end=self.end,
+            budget=self.budget,
         )
 
     def index(self, rows: torch.Tensor) -> DecodeState:
@@ -217,6 +219,7 @@ class DecodeState:
             points=None if self.points is None else self.points[rows],
             real=self.real[rows],
             end=self.end[rows],
+            budget=self.budget[rows],
         )
 
 
