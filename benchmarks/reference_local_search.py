@@ -10,17 +10,8 @@ OR_OPT_RUNS = (1, 2, 3)
 
 
 def two_opt(dist: np.ndarray, tour: np.ndarray, max_passes: int | None = None) -> np.ndarray:
-    """The numpy 2-opt: improve ``tour`` by 2-opt moves; return a new array.
-
-    One pass visits every first edge (t[i], t[i+1]) in order, evaluates all second edges
-    (t[j], t[j+1]) at once and applies the best improving reversal of t[i+1..j]. Passes repeat
-    until one makes no move (a 2-opt local optimum) or ``max_passes`` have run.
-
-    Args:
-        dist: (n, n) symmetric distances.
-        tour: (n,) permutation, no closing index.
-        max_passes: stop after this many passes; None runs to a local optimum.
-    """
+    """The numpy 2-opt: the contract and moves of :func:`ptrnet.solvers.tsp_heuristics.two_opt`,
+    each first edge's second edges evaluated as one array."""
     tour = np.array(tour, dtype=np.int64)
     n = len(tour)
     # A relative threshold keeps float noise from cycling between equal-length tours.
@@ -43,14 +34,8 @@ def two_opt(dist: np.ndarray, tour: np.ndarray, max_passes: int | None = None) -
 
 
 def or_opt(dist: np.ndarray, tour: np.ndarray, max_passes: int | None = None) -> np.ndarray:
-    """Improve ``tour`` by Or-opt moves; return a new array.
-
-    One pass takes each run length of :data:`OR_OPT_RUNS` and, for each position in turn, the
-    run of that many cities starting there: it evaluates every place the run could go, both ways
-    round, at once, and moves it to the best one if that shortens the tour. Passes repeat until
-    one makes no move (an Or-opt local optimum) or ``max_passes`` have run. A moved tour may
-    start at another city; the cycle is what counts.
-    """
+    """The numpy Or-opt: the contract and moves of :func:`ptrnet.solvers.or_opt.or_opt`, each
+    run's places evaluated as one array."""
     tour = np.array(tour, dtype=np.int64)
     # A relative threshold keeps float noise from cycling between equal-length tours.
     threshold = -1e-12 * float(dist.max(initial=0.0))
