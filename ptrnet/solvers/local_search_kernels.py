@@ -5,7 +5,7 @@ The public functions are :func:`ptrnet.solvers.tsp_heuristics.two_opt`,
 :func:`ptrnet.solvers.or_opt.or_opt` and :func:`ptrnet.solvers.or_opt.two_opt_or_opt`; their
 docstrings state the moves. These kernels make the same moves in the same order, so they reach
 the same tours as the vectorised numpy code they replaced (benchmarks/reference_local_search.py
-keeps that code as the oracle), about 50x faster on one instance of 50-200 cities, where
+keeps that code as the oracle), 30-165x faster on one instance of 20-200 cities, where
 numpy's per-call overhead had dominated (benchmarks/bench_local_search.py).
 
 Contract of every kernel: ``dist`` a C-contiguous (n, n) float64 matrix, ``tour`` an int64

@@ -61,6 +61,9 @@ class DecodeState:
         done: (B,) whether the end symbol has been emitted.
         points: (B, n, dim) float64 instances, zero-padded, for a task whose rule depends on
             where the inputs lie (the convex hull's left turns); None where none was given.
+        real: (B, n+1) bool, the real input columns; end: (B, n+1) bool, the end column alone;
+            budget: (B,) the task's output budget (``max_steps``). Fixed for a decoding:
+            built from ``lengths`` and ``task`` when not given, then carried along.
     """
 
     task: Rules
