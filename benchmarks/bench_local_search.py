@@ -14,7 +14,6 @@ their disk cache) before timing.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -23,24 +22,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from benchmarks import reference_local_search as reference  # noqa: E402
+from benchmarks.bench_kool import cpu_model  # noqa: E402
 from ptrnet.solvers.or_opt import two_opt_or_opt  # noqa: E402
 from ptrnet.solvers.tsp import distance_matrix  # noqa: E402
 from ptrnet.solvers.tsp_heuristics import nearest_neighbour_tours, two_opt  # noqa: E402
-
-
-def load_reference():
-    path = Path(__file__).resolve().parent / "reference_local_search.py"
-    spec = importlib.util.spec_from_file_location("reference_local_search", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
 
 
 def cpu_ms(search, cases) -> tuple[float, list[np.ndarray]]:
@@ -65,7 +51,6 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--count", type=int, default=20, help="instances per size")
     parser.add_argument("--start", choices=["nn", "random"], default="nn")
     args = parser.parse_args(argv)
-    reference = load_reference()
     searches = {
         "2-opt": (two_opt, reference.two_opt),
         "2-opt + Or-opt": (two_opt_or_opt, reference.two_opt_or_opt),

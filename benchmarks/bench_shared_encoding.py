@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.bench_kool import cpu_model  # noqa: E402
 from ptrnet.datasets.batching import Batch  # noqa: E402
 from ptrnet.decoding.decode import decode  # noqa: E402
 from ptrnet.decoding.options import DecodeOptions  # noqa: E402
@@ -39,13 +40,6 @@ MODELS = {
     "light": dict(decoder="light", encoder_layers=3, logit_clip=10.0),
     "heavy": dict(decoder="heavy", encoder_layers=1, decoder_layers=6),
 }
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
 
 
 def pomo_step(model: torch.nn.Module, batch: Batch) -> float:

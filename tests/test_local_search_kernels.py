@@ -3,28 +3,14 @@ they replaced (benchmarks/reference_local_search.py): the same tour, move for mo
 and tie-heavy instances (cities on a small grid, rounded distances), from any start tour, with
 and without a pass limit."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks import reference_local_search as reference
 from ptrnet.solvers.or_opt import or_opt, two_opt_or_opt
 from ptrnet.solvers.tsp_heuristics import two_opt
-
-REFERENCE = Path(__file__).parent.parent / "benchmarks" / "reference_local_search.py"
-
-
-def load_reference():
-    spec = importlib.util.spec_from_file_location("reference_local_search", REFERENCE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-reference = load_reference()
 
 
 def instance(seed: int, n: int, kind: str) -> tuple[np.ndarray, np.ndarray]:

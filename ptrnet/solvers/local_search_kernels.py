@@ -21,6 +21,12 @@ from numba import njit
 OR_OPT_RUNS = (1, 2, 3)  # the run lengths tried, in this order
 
 
+def kernel_inputs(dist: np.ndarray, tour: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``dist`` and a fresh copy of ``tour`` in the types every kernel here takes: C-contiguous
+    float64 and int64 (the public searches call this, so any caller's arrays work)."""
+    return np.ascontiguousarray(dist, dtype=np.float64), np.array(tour, dtype=np.int64)
+
+
 @njit(cache=True)
 def move_threshold(dist: np.ndarray) -> float:
     """The improvement a move must beat: relative, so that float noise cannot cycle between

@@ -16,10 +16,10 @@ import numpy as np
 
 from ptrnet.solvers.local_search_kernels import (
     OR_OPT_RUNS,
+    kernel_inputs,
     or_opt_kernel,
     two_opt_or_opt_kernel,
 )
-from ptrnet.solvers.tsp_heuristics import kernel_inputs
 
 __all__ = ["OR_OPT_RUNS", "or_opt", "two_opt_or_opt"]
 

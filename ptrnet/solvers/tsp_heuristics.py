@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptrnet.solvers.local_search_kernels import two_opt_kernel
+from ptrnet.solvers.local_search_kernels import kernel_inputs, two_opt_kernel
 from ptrnet.solvers.tsp_exact import cycle_cost, integer_distances
 
 A1_TWO_OPT_PASSES = 3
@@ -34,13 +34,6 @@ def two_opt(dist: np.ndarray, tour: np.ndarray, max_passes: int | None = None) -
         max_passes: stop after this many passes; None runs to a local optimum.
     """
     return two_opt_kernel(*kernel_inputs(dist, tour), -1 if max_passes is None else max_passes)
-
-
-def kernel_inputs(dist: np.ndarray, tour: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``dist`` and a fresh copy of ``tour`` in the types the compiled local-search kernels take
-    (:mod:`ptrnet.solvers.local_search_kernels`): C-contiguous float64 and int64."""
-    dist = np.ascontiguousarray(dist, dtype=np.float64)
-    return dist, np.array(tour, dtype=np.int64)
 
 
 def greedy_edge_tour(dist: np.ndarray) -> np.ndarray:
