@@ -197,8 +197,11 @@ def chosen(methods: list[fm.Method], size: int, args: argparse.Namespace) -> lis
     picked = [m for m in methods if args.all_methods or m.max_n is None or size <= m.max_n]
     picked = [m for m in picked if size >= m.min_n]
     if args.only:
-        wanted = [m for m in picked if any(fnmatch(m.name, pattern) for pattern in args.only)]
-        picked = [m for m in picked if m in wanted or m.family in REFERENCE_FAMILIES]
+        picked = [
+            m
+            for m in picked
+            if m.family in REFERENCE_FAMILIES or any(fnmatch(m.name, p) for p in args.only)
+        ]
     if not args.kool_ok:
         picked = [m for m in picked if m.family != "kool"]
     if not args.lkh_ok:
