@@ -307,3 +307,42 @@ def test_the_web_page_decodes_through_the_routes_window(windowed_folder):
     assert model["info"]["window"] == 4 and model["info"]["name"].endswith("big")
     want = decode(loaded.for_size(14).model, TSP, collate([points]), DecodeOptions(window=4))
     assert model["sequence"] == want.sequences[0].tolist()
+
+
+def coincident_instances():
+    """The two instances that once failed through the bundled folder's window of 50: 250
+    copies of one point, and 150 copies beside 100 random points."""
+    rng = np.random.default_rng(0)
+    spread = np.concatenate([np.full((150, 2), 0.5), rng.random((100, 2))])
+    return [np.full((250, 2), 0.5), spread]
+
+
+def test_coincident_points_decode_through_a_window_to_tours():
+    """Among equal distances the window keeps the lower index, so the first step's window holds
+    input 0 (topk's choice among 250 ties left it out: no allowed token, NaN scores)."""
+    solver = ptrnet.load("tsp")
+    for points in coincident_instances():
+        result = solver.solve(points)
+        assert TSP.is_valid(points, result.sequence)
+        assert np.isfinite(result.log_prob)
+
+
+def test_predict_writes_tours_for_coincident_points_through_a_window(tmp_path, capsys):
+    data = tmp_path / "coincident.txt"
+    data.write_text("".join(" ".join(map(str, p.ravel())) + "\n" for p in coincident_instances()))
+    out = tmp_path / "tours.txt"
+    assert main(["predict", "tsp", str(data), "-o", str(out), "--threads", "1"]) == 0, (
+        capsys.readouterr().err
+    )
+    for points, line in zip(coincident_instances(), out.read_text().splitlines(), strict=True):
+        tour = np.array(line.split(" output ")[1].split(), dtype=np.int64) - 1
+        assert TSP.is_valid(points, tour)
+
+
+def test_the_window_keeps_the_lower_index_among_equal_distances(windowed_folder):
+    from ptrnet.inference import load_model, predict
+
+    cases = [np.full((20, 2), 0.25), np.concatenate([np.full((12, 2), 0.5), *instances([8])])]
+    tours = predict(load_model(windowed_folder, "tsp"), TSP, cases)
+    for points, seq in zip(cases, tours, strict=True):
+        assert TSP.is_valid(points, seq)

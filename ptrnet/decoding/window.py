@@ -183,13 +183,15 @@ class LocalWindow(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The inputs each row's step sees, left-packed: (R, m) long input indices, m <=
         ``size`` + 2, and (R,) lengths. In order: the first chosen input, the last (when
-        another), then up to ``size`` remaining inputs, nearest the last first (nearest input
-        0, where a TSP tour starts, before any is chosen)."""
+        another), then up to ``size`` remaining inputs, nearest the last first, ties by lower
+        index (nearest input 0, where a TSP tour starts, before any is chosen)."""
         remaining = real & ~chosen[:, 1:]  # (R, n)
         anchor = points.gather(1, (last - 1).clamp(min=0)[:, None, None].expand(-1, 1, 2))
         distance = (points - anchor).square().sum(dim=-1)  # (R, n)
         distance = distance.masked_fill(~remaining, float("inf"))
-        near = distance.topk(min(self.size, real.shape[1]), dim=1, largest=False).indices
+        # A stable sort, not topk: among equal distances (coincident inputs) the lower index
+        # comes first, so input 0 is in the first step's window however many share its place.
+        near = distance.sort(dim=1, stable=True).indices[:, : self.size]  # (R, k)
         has_first = first > 0
         has_last = has_first & (last != first)
         ends = torch.stack([first, last], dim=1).sub(1).clamp(min=0)  # (R, 2)
