@@ -21,14 +21,17 @@ CUDA GPUs, one GPU per local rank) and the loop wraps the model in DDP. The cont
   Only rank 0 writes the run directory (config, log, checkpoints) and prints.
 
 Setting ``PTRNET_REPLICA_TRACE=PREFIX`` makes every rank append ``step sha256`` of its
-parameters after each step to ``PREFIX.rank<R>``: a check that the replicas stay identical.
+parameters after each step to ``PREFIX.rank<R>``: a check that the replicas stay identical;
+its last line counts the DDP wrappers still alive once the rank has left the process group.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import os
+import traceback
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -251,15 +254,33 @@ def session(
         dist.init_process_group(backend_for(target))
     try:
         yield current
-    except BaseException:
+    except BaseException as err:
         if joined:
-            dist.destroy_process_group()
+            traceback.clear_frames(err.__traceback__)  # the frames' DDP wrapper, see _leave
+            _leave(current, barrier=False)
         raise
     if joined:
-        # Every rank reaches this line before any leaves the group: a rank that tears down its
-        # gloo connections while a peer still has one open can abort that peer at exit.
+        _leave(current, barrier=True)
+
+
+def _leave(current: Session, barrier: bool) -> None:
+    """Leave the process group, with nothing left that holds it.
+
+    ``destroy_process_group`` only drops the group from c10d's registry: a DDP wrapper still
+    alive (in a reference cycle, or the frame of an exception) keeps the gloo group and its
+    worker threads until interpreter finalisation, whose teardown of them aborted a rank
+    after a finished run (``terminate called without an active exception``, SIGABRT). So the
+    cycles are collected first. With a barrier, every rank reaches it before any leaves: a rank
+    that tears down its gloo connections while a peer still has one open can abort that peer.
+    """
+    gc.collect()
+    if barrier:
         dist.barrier()
-        dist.destroy_process_group()
+    dist.destroy_process_group()
+    if current.trace is not None:
+        wrappers = sum(isinstance(o, DistributedDataParallel) for o in gc.get_objects())
+        with open(f"{current.trace}.rank{current.ranks.rank}", "a", encoding="ascii") as stream:
+            stream.write(f"left the group, DDP wrappers alive: {wrappers}\n")
 
 
 class NullLog:

@@ -133,10 +133,30 @@ def train(
         threads, workers = cpu_plan(config.train.threads, config.train.workers, ranks=local)
         torch.set_num_threads(threads)
         with claim_run_dir(run_dir) if run_session.main else nullcontext():  # rank 0 writes
-            trainer = Trainer(config, os.fspath(run_dir), resume, run_session)
-            fixed = config.train.threads is not None
-            trainer.planner = ThreadPlanner(threads, workers, fixed, local)
-            return trainer.run(progress and run_session.main, workers, on_validation, should_stop)
+            # The trainer lives in _run's frame only: it (and its DDP wrapper, which holds the
+            # process group) is gone before the session leaves the group (distributed.session).
+            planner = ThreadPlanner(threads, workers, config.train.threads is not None, local)
+            return _run(
+                Trainer(config, os.fspath(run_dir), resume, run_session),
+                planner,
+                progress and run_session.main,
+                workers,
+                on_validation,
+                should_stop,
+            )
+
+
+def _run(
+    trainer: Trainer,
+    planner: ThreadPlanner,
+    progress: bool,
+    workers: int,
+    on_validation: ValidationHook | None,
+    should_stop: StopRequest | None,
+) -> TrainResult:
+    """``trainer``'s run with ``planner`` choosing its threads."""
+    trainer.planner = planner
+    return trainer.run(progress, workers, on_validation, should_stop)
 
 
 class Trainer(RunLoop):
