@@ -83,7 +83,8 @@ def test_a_span_run_loads_by_path_with_its_task(tmp_path):
         (lambda r: r.answer("a | b", "who ?"), ValueError, "the passage may not contain '|'"),
         (lambda r: r.answer("a b", "?" * 2001), ValueError, "over the limit of 2,000"),
         (lambda r: r.answer("a b", "who ?", decode="top_k"), ValueError, "decode 'top_k'"),
-        (lambda r: r.answer("a b", "who ?", beam_width=0), ValueError, "beam_width must be 1"),
+        (lambda r: r.answer("a b", "who ?", beam_width=0), ValueError, "beam_width must be an"),
+        (lambda r: r.answer("a b", "who ?", beam_width=132), ValueError, "at most 131"),
         (lambda r: ptrnet.load("span", device="cuda"), ValueError, "runs on the CPU only"),
         (lambda r: ptrnet.load("span", task="tsp"), UsageError, "trained on span, not tsp"),
         (lambda r: ptrnet.load("tsp", task="span"), UsageError, "trained on tsp, not span"),
@@ -93,3 +94,33 @@ def test_a_span_run_loads_by_path_with_its_task(tmp_path):
 def test_bad_input_is_one_clear_error(reader, call, error, message):
     with pytest.raises(error, match=message):
         call(reader)
+
+
+SEED_RANGE = "seed must be an integer from 0 to 2"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda r: r.answer("a b", "who ?", seed=2**64), SEED_RANGE),
+        (lambda r: r.answer("a b", "who ?", seed=-1), SEED_RANGE),
+        (lambda r: r.answer("a b", "who ?", seed=1.5), SEED_RANGE),
+        (lambda r: r.answer("a b", "who ?", seed=True), SEED_RANGE),
+        (lambda r: r.answer("a b", "who ?", decode="beam", beam_width=True),
+         "beam_width must be an integer >= 1, got True"),
+        (lambda r: r.answer_all([("a b", "who ?")], batch_size=-1), "batch_size must be an"),
+        (lambda r: r.answer_all([("a b", "who ?")], batch_size=0), "batch_size must be an"),
+        (lambda r: r.answer_all([("a b", "who ?")], batch_size=True), "batch_size must be an"),
+        (lambda r: r.explain("a b", "who ?", top=-1), "top must be an integer >= 1, got -1"),
+        (lambda r: r.explain("a b", "who ?", top=0), "top must be an integer >= 1, got 0"),
+    ],
+)  # fmt: skip
+def test_seeds_and_counts_are_checked_as_the_point_api_checks_them(reader, call, message):
+    """Before any decoding, as ``Solver.solve`` does (check_seed, at_least_one): no torch
+    error, no empty answer list for a negative batch size."""
+    with pytest.raises(ValueError, match=message):
+        call(reader)
+
+
+def test_the_largest_seed_is_taken(reader):
+    assert reader.answer(PASSAGE, "Who founded Mivel Labs?", seed=2**64 - 1) == "kanori sato"

@@ -70,3 +70,9 @@ def test_copy_options_and_bad_lines_are_one_line_errors(run, tmp_path):
                                 "and question\n")  # fmt: skip
     status, _, err = run("eval", "copy", "d.txt", "--model", "run")
     assert status != 0 and "not a copy-task checkpoint" in err
+
+
+def test_predict_refuses_a_second_question_mark_as_the_api_does(cli):
+    status, out, err = cli("predict", "span", "ann founded bo . | who | founded bo ?")
+    assert (status, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith("ptrnet: error: more than one '|'")

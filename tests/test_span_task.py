@@ -69,6 +69,15 @@ def test_a_source_without_a_question_is_refused():
         split_source(("a", QUESTION_MARK))
 
 
+def test_a_second_question_mark_is_refused():
+    """One ``|`` between passage and question, as ``ptrnet.load("span")`` takes them: ``a | b |
+    c`` is refused, not answered with ``b | c`` as the question."""
+    with pytest.raises(ValueError, match="more than one '|'"):
+        split_source(("a", QUESTION_MARK, "b", QUESTION_MARK, "c"))
+    with pytest.raises(ValueError, match="more than one '|'"):
+        split_source(("a", QUESTION_MARK, QUESTION_MARK, "c"))
+
+
 @pytest.mark.parametrize(
     ("predicted", "target", "f1"),
     [

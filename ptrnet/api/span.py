@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from ptrnet.decoding.checks import at_least_one, at_most
 from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH, SEARCH_STRATEGIES
-from ptrnet.io.limits import MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
+from ptrnet.io.limits import MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH, check_seed
+from ptrnet.quoting import quote
 from ptrnet.tasks import get_task
 from ptrnet.tasks.sentences import tokenize
 from ptrnet.tasks.span import QUESTION_MARK, SpanTask
@@ -86,9 +88,11 @@ class SpanReader:
 
         Raises:
             ValueError: a passage or question without words or with the question mark ``|``,
-                more than :data:`~ptrnet.io.limits.MAX_LINE_TOKENS` tokens in all, or an
-                unknown ``decode`` or a ``beam_width`` outside 1 ..
-                :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`.
+                more than :data:`~ptrnet.io.limits.MAX_LINE_TOKENS` tokens in all, an
+                unknown ``decode``, a ``beam_width`` (or ``batch_size``) that is not an integer
+                from 1 (to :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`), or a ``seed``
+                that is not an integer from 0 to 2^64 - 1, as :meth:`ptrnet.api.Solver.solve`
+                checks them.
         """
         return self.answer_all([(passage, question)], decode=decode, beam_width=beam_width,
                                seed=seed)[0]  # fmt: skip
@@ -104,7 +108,7 @@ class SpanReader:
     ) -> list[str]:
         """The answer to each (passage, question), in order, decoded in batches of
         ``batch_size``; arguments and errors as :meth:`answer`'s."""
-        _check_decoding(decode, beam_width)
+        seed = _check_decoding(decode, beam_width, seed, batch_size)
         sources = [source_words(passage, question) for passage, question in questions]
         answers = answer_sources(self.loaded, sources, decode, beam_width, batch_size, seed)
         return [" ".join(answer) for answer in answers]
@@ -112,7 +116,9 @@ class SpanReader:
     def explain(self, passage: str, question: str, top: int = 3) -> SpanExplanation:
         """The greedy answer with the ``top`` most likely choices at each decision (the start
         and end positions, ``index:word``; the classifier's answers), as ``ptrnet predict span
-        --explain`` prints them. Raises ValueError as :meth:`answer`."""
+        --explain`` prints them. Raises ValueError as :meth:`answer`, and for a ``top`` that is
+        not an integer >= 1."""
+        at_least_one("top", top)
         return explain_span(self.loaded, source_words(passage, question), top)
 
 
@@ -139,9 +145,15 @@ def source_words(passage: str, question: str) -> tuple[str, ...]:
     return source
 
 
-def _check_decoding(decode: str, beam_width: int) -> None:
-    """Raise ValueError for a search the span decoder does not run."""
+def _check_decoding(decode: str, beam_width: int, seed: int, batch_size: int) -> int:
+    """``seed`` as an ``int``, after the checks the point API makes
+    (:func:`ptrnet.api.solver.decode_options`): ValueError for a search the span decoder does
+    not run, a ``beam_width`` or ``batch_size`` that is not an integer >= 1 (a bool neither),
+    a beam wider than :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`, or a seed outside
+    0 .. 2^64 - 1 (:func:`~ptrnet.io.limits.check_seed`)."""
     if decode not in SEARCH_STRATEGIES:
-        raise ValueError(f"decode {decode!r}: choose {', '.join(SEARCH_STRATEGIES)}")
-    if not isinstance(beam_width, int) or not 1 <= beam_width <= MAX_SENTENCE_BEAM_WIDTH:
-        raise ValueError(f"beam_width must be 1 to {MAX_SENTENCE_BEAM_WIDTH}, got {beam_width!r}")
+        raise ValueError(f"decode {quote(decode)}: choose {', '.join(SEARCH_STRATEGIES)}")
+    at_least_one("beam_width", beam_width)  # a DecodeOptionError: a ValueError
+    at_least_one("batch_size", batch_size)
+    at_most("beam_width", beam_width, MAX_SENTENCE_BEAM_WIDTH)
+    return check_seed(seed)

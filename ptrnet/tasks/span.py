@@ -172,16 +172,23 @@ def sample_pair(seed: int, index: int, stream: int = 0) -> Pair:
 
 
 def split_source(source: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(passage, question) of a source sentence: the tokens before and after the first
+    """(passage, question) of a source sentence: the tokens before and after its one
     :data:`QUESTION_MARK`.
 
     Raises:
-        ValueError: no question mark, or an empty passage or question.
+        ValueError: no question mark or more than one (neither the passage nor the question may
+            hold one, as ``ptrnet.load("span")`` and the page refuse it), or an empty passage
+            or question.
     """
     if QUESTION_MARK not in source:
         raise ValueError(f"no {QUESTION_MARK!r} between passage and question")
     cut = source.index(QUESTION_MARK)
     passage, question = source[:cut], source[cut + 1 :]
+    if QUESTION_MARK in question:
+        raise ValueError(
+            f"more than one {QUESTION_MARK!r}: one goes between passage and question, and "
+            "neither may contain another"
+        )
     if not passage or not question:
         raise ValueError(f"an empty {'passage' if not passage else 'question'}")
     return passage, question
