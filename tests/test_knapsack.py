@@ -80,6 +80,40 @@ def test_negative_or_non_finite_items_have_no_reference():
             KNAPSACK.solve(np.array(bad))
 
 
+def test_item_errors_print_plain_floats(cli, tmp_path):
+    """``item 1 has weight np.float64(-1.0)`` before: numpy's repr leaked into the message."""
+    with pytest.raises(DegenerateInstanceError) as err:
+        KNAPSACK.solve(np.array([[-1.0, 0.5], [0.5, 0.5]]))
+    assert str(err.value).endswith("item 1 has weight -1.0")
+    (tmp_path / "bad.txt").write_text("-1.0 0.5 0.5 0.5\n")
+    status, _, err = cli("solve", "knapsack", "bad.txt", "-o", "t.txt")
+    assert status == 1 and err.endswith("item 1 has weight -1.0\n") and "np." not in err
+
+
+@pytest.mark.parametrize("command", ["solve", "predict"])
+def test_numbers_past_float32_are_refused_in_one_line(cli, tmp_path, command):
+    """A weight of 5e99 was cast to float32 and reported as ``inf`` by solve, and decoded as
+    ``inf`` by predict (exit 0); a value too (the model reads it as float32)."""
+    for line, what in (("5e99 0.5 0.5 0.5", "weight 5e+99"), ("0.5 0.5 0.5 4e38", "value 4e+38")):
+        (tmp_path / "big.txt").write_text(line + "\n")
+        status, out, err = cli(command, "knapsack", "big.txt", "-o", "-", "-q")
+        assert status == 1 and out == "" and err.count("\n") == 1, err
+        assert err.startswith("ptrnet: error: big.txt:1: knapsack ")
+        assert "at most 3.4028235e+38 (float32, what a model reads); item " in err and what in err
+    assert KNAPSACK.solve(np.array([[3.4e38, 0.5], [0.5, 3.4e38]])).tolist() == [1]
+
+
+def test_predict_refuses_negative_weights_in_one_line(cli, tmp_path):
+    """``ptrnet predict knapsack`` with a weight of -1 exited 0 with ``"valid": true``."""
+    (tmp_path / "neg.txt").write_text("-1.0 0.6 0.3 0.2 0.5 0.9\n")
+    status, out, err = cli("predict", "knapsack", "neg.txt", "--output-format", "json", "-o", "-")
+    assert status == 1 and out == ""
+    assert err == (
+        "ptrnet: error: neg.txt:1: knapsack weights must be finite and >= 0; "
+        "item 1 has weight -1.0\n"
+    )
+
+
 def test_capacity_follows_bello_et_al_and_caps_at_25():
     assert [capacity(n) for n in (5, 10, 50, 100, 200, 1000)] == [1.25, 2.5, 12.5, 25, 25, 25]
     assert capacity(torch.tensor([50.0, 200.0])).tolist() == [12.5, 25.0]

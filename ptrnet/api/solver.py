@@ -337,4 +337,5 @@ def _instance(task: Task, points: Any) -> np.ndarray:
             f"a {task.name} instance has a value beyond +-{MAX_COORDINATE:g} (lengths and areas "
             "in its units would not stay finite)"
         )
+    task.check_points(array)  # e.g. a negative knapsack weight
     return array

@@ -34,6 +34,7 @@ from ptrnet.io.unit_square import UnitMap, fit_unit_square
 from ptrnet.quoting import quote
 from ptrnet.solvers.geometry import planar_degeneracy
 from ptrnet.tasks import DegenerateInstanceError, Task
+from ptrnet.tasks.base import Reference
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,9 +83,17 @@ class Prepared(NamedTuple):
     labelled: bool = False
 
 
-def prepare(instance: Instance, task: Task) -> Prepared:
-    """One instance with its unit-square form (itself for a task that is not
-    ``shape_invariant``)."""
+def prepare(instance: Instance, task: Task, path: str) -> Prepared:
+    """One instance of ``path`` with its unit-square form (itself for a task that is not
+    ``shape_invariant``).
+
+    Raises:
+        InputError: an instance the task cannot take (:meth:`Task.check_points`), at its line.
+    """
+    try:
+        task.check_points(instance.points)
+    except ValueError as err:
+        raise InputError(path, instance.line, str(err)) from None
     mapping = fit_unit_square(instance.points, task.shape_invariant)
     unit = instance.points if mapping is None else mapping.to_unit(instance.points)
     return Prepared(
@@ -115,7 +124,7 @@ def read_prepared(
         InputError: a malformed file, or an instance over ``max_n`` points (at its line).
     """
     read = read_instances(path, task, fmt, columns=columns, labels=labels)
-    instances = [prepare(instance, task) for instance in read]
+    instances = [prepare(instance, task, path) for instance in read]
     check_size(path, instances, max_n, "the model")
     return instances
 
@@ -138,14 +147,18 @@ def references(
             f"{task.name} solver's (as ptrnet solve writes them)",
             file=sys.stderr,
         )
-    return [inst.seq if inst.seq is not None else solved(task, path, inst) for inst in instances]
+    return [
+        inst.seq if inst.seq is not None else solved(task, path, inst).sequence
+        for inst in instances
+    ]
 
 
-def solved(task: Task, path: str, inst: Prepared, solver: str | None = None) -> np.ndarray:
-    """``task.solve`` of the instance's unit image with ``solver`` (None: the task's default);
-    a solver's refusal becomes an error at the instance's line."""
+def solved(task: Task, path: str, inst: Prepared, solver: str | None = None) -> Reference:
+    """``task.reference`` of the instance's unit image with ``solver`` (None: the task's
+    default); a solver's refusal (past its bound on work included) becomes an error at the
+    instance's line."""
     try:
-        return task.solve(inst.unit, solver)
+        return task.reference(inst.unit, solver)
     except (DegenerateInstanceError, ValueError) as err:
         raise InputError(path, inst.line, f"cannot solve: {err}") from None
 

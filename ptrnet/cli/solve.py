@@ -12,8 +12,10 @@ rounded EUC_2D rule, is reported on stderr.
 Limits: 100,000 points per instance read (1 MiB per line, 4 GiB per file), and as many as a
 labelled line ptrnet reads back holds (hull and TSP 18,724, Delaunay 12,192, sort 33,824); TSP
 solvers: exact and held_karp n <= 20, a2 n <= 200, a3 n <= 1000, a1 n <= 2000, near_exact and
-lkh n <= 5000 (auto: exact up to 20, near_exact beyond). Collinear or coincident points have
-no hull or triangulation: an error naming the line.
+lkh n <= 5000 (auto: exact up to 20, near_exact beyond); knapsack exact: at most 2,097,152
+partial solutions (262,144 where sums need Python integers), beyond which it names near_exact,
+whose sets past that bound are noted on stderr with their distance from the optimum. Collinear
+or coincident points have no hull or triangulation: an error naming the line.
 """
 
 from __future__ import annotations
@@ -68,12 +70,20 @@ def run(args: argparse.Namespace) -> int:
     instances = read_prepared(source, task, args.format, columns=args.columns)
     if args.output_format == "paper":  # the output's line, labels included, must read back
         check_size(args.input, instances, largest_readable_n(task), "a line ptrnet reads back")
-    answers = [
-        Answer(inst.points, solved(task, args.input, inst, solver), inst.names)
+    refs = [
+        solved(task, args.input, inst, solver)
         for inst in progress(instances, len(instances), args.quiet, f"solve {task.name}")
+    ]
+    answers = [
+        Answer(inst.points, ref.sequence, inst.names)
+        for inst, ref in zip(instances, refs, strict=True)
     ]
     written = write_answers(args.output, args.output_format, task, answers)
     report(args, args.input, task, instances, degenerate=False)
+    for inst, ref in zip(instances, refs, strict=True):
+        if ref.note is not None:
+            where = f"{args.input}:{inst.line}" if inst.line else args.input
+            note(args, f"{where}: {solver}: {ref.note}")
     note(args, f"wrote {written} {task.name} instances to {output_name(args.output)}")
     if task.name == "tsp" and is_tsplib(source):
         _note_tsplib(args, source, answers[0].sequence)

@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -100,6 +100,15 @@ def trim_steps(tokens: Sequence[int] | np.ndarray) -> int:
     return int(ends[0]) + 1 if ends.size else len(tokens)
 
 
+class Reference(NamedTuple):
+    """A reference sequence and, where its solver could not prove it optimal though the task's
+    default solver would, a note saying how far from the optimum it may be (None: nothing to
+    add to what the solver's name says)."""
+
+    sequence: np.ndarray
+    note: str | None = None
+
+
 class Task(TaskCard, ABC):
     """One point problem and everything the rest of ptrnet needs to know about it (its task card).
 
@@ -125,8 +134,10 @@ class Task(TaskCard, ABC):
     ``permutation_output`` (the heavy decoder), ``shape_invariant`` (the unit-square map),
     ``has_cost`` with :meth:`sequence_cost` and optionally a batched :meth:`batch_cost`
     (REINFORCE) and ``objective_cost`` (the ``shortest`` pick),
-    :meth:`sample_points` (default: uniform in [0, 1)^dim) and :meth:`label_shape_problem`
-    (the length checks a reference label must pass before :meth:`is_valid`).
+    :meth:`sample_points` (default: uniform in [0, 1)^dim), :meth:`label_shape_problem`
+    (the length checks a reference label must pass before :meth:`is_valid`),
+    :meth:`check_points` (instances it cannot take at all), and ``answer_solver`` with
+    :meth:`reference` (a reference with bounded work on every instance, and its note).
     """
 
     input_kind: ClassVar[str] = "points"
@@ -202,6 +213,10 @@ class Task(TaskCard, ABC):
     #: Whether :meth:`complete` finishes any partial output the best way (TSP: the shortest
     #: path back to the start through the cities left), which DAgger training needs.
     completable: ClassVar[bool] = False
+    #: The solver of the reference a front end must always answer with (the web page): its
+    #: work bounded on every instance, exact wherever the default solver is, a
+    #: :meth:`reference` note otherwise. None: the default solver, bounded already.
+    answer_solver: ClassVar[str | None] = None
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Draw one instance of size n: uniform in [0, 1)^dim.  Returns (n, dim) float64."""
@@ -236,6 +251,14 @@ class Task(TaskCard, ABC):
     @abstractmethod
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         """The canonical target sequence for ``points`` (0-based, see module docstring)."""
+
+    def reference(self, points: np.ndarray, solver: str | None = None) -> Reference:
+        """:meth:`solve`'s answer with its :class:`Reference` note (default: none)."""
+        return Reference(self.solve(points, solver))
+
+    def check_points(self, points: np.ndarray) -> None:
+        """Raise ValueError for an instance no solver or model of the task can take (finite
+        numbers within the readers' limits are checked before); default: every one is taken."""
 
     def complete(
         self, points: np.ndarray, prefix: np.ndarray, solver: str | None = None

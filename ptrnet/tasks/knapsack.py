@@ -20,10 +20,17 @@ Task card
     and ``optimal_rate`` (share of all outputs worth the optimum).
     Cost (REINFORCE, the ``shortest`` pick): the negated total value. A result's answer cost
     is the total value.
-    Reference: exact (:mod:`ptrnet.solvers.knapsack`); solver ``greedy`` is the heuristic of
+    Reference: exact (:mod:`ptrnet.solvers.knapsack`), within a bound on its work
+    (:data:`~ptrnet.solvers.knapsack.MAX_STATES` partial solutions) that random instances stay
+    far below and adversarial ones (value = weight) pass, raising
+    :class:`~ptrnet.solvers.errors.SearchBoundError`; solver ``near_exact`` is the exact one
+    within that bound and beyond it a set within a stated distance of the optimum (what the
+    web page shows, with its note: ``answer_solver``); solver ``greedy`` is the heuristic of
     taking items by decreasing value per weight while they fit, the baseline a model must beat
     (Bello et al.'s greedy stops at the first item that overflows; this one goes on). Negative
-    weights or values raise :class:`DegenerateInstanceError`. Items are never mapped into the
+    weights or values, and numbers past float32's range (which no weight counts at and no
+    model reads), are refused (:meth:`KnapsackTask.check_points`,
+    :class:`DegenerateInstanceError`). Items are never mapped into the
     unit square (a weight means itself against the capacity: ``shape_invariant`` false);
     items outside [0, 1) are solved and decoded as given.
 """
@@ -37,8 +44,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptrnet.solvers.knapsack import greedy_knapsack, ratio_order, solve_knapsack, total_fits
-from ptrnet.tasks.base import Task, check_indices
+from ptrnet.solvers.errors import DegenerateInstanceError
+from ptrnet.solvers.knapsack import (
+    check_items,
+    greedy_knapsack,
+    ratio_order,
+    search_knapsack,
+    solve_knapsack,
+    total_fits,
+)
+from ptrnet.tasks.base import Reference, Task, check_indices
 
 if TYPE_CHECKING:
     import torch
@@ -46,6 +61,8 @@ if TYPE_CHECKING:
     from ptrnet.tasks.constraints import DecodeState
 
 MAX_CAPACITY = 25.0  # Bello et al.'s capacity at n = 100 and 200
+#: The largest number a float32 holds; past it (past half an ulp above it) the cast is inf.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: Slack of the decoding mask's float64 sums, a share of the capacity: far below the spacing
 #: of float32 weights in [0, 1) (2**-24), so for them the mask is exact; for other inputs a
 #: label always passes it (module :func:`KnapsackTask.allowed_next`).
@@ -103,7 +120,8 @@ class KnapsackTask(Task):
     paper_model = "rl greedy"
     paper_source = "Bello et al. 2016, Table 5: their RL-trained Ptr-Net, greedy"
     paper_constraints = "task"  # Bello et al. never decode an overflowing set (module docstring)
-    solvers = ("exact", "greedy")
+    solvers = ("exact", "near_exact", "greedy")
+    answer_solver = "near_exact"
     has_cost = True
     objective_cost = True
     best_pick = "most valuable load"
@@ -114,10 +132,52 @@ class KnapsackTask(Task):
         return rng.random((n, 2), dtype=np.float32).astype(np.float64)
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
-        method = solve_knapsack if self.check_solver(solver) == "exact" else greedy_knapsack
+        return self.reference(points, solver).sequence
+
+    def reference(self, points: np.ndarray, solver: str | None = None) -> Reference:
+        """The solver's set in canonical order; ``near_exact``'s is noted where the exact
+        search's bound was reached (its value and the bound on the optimum's).
+
+        Raises:
+            DegenerateInstanceError: an instance :meth:`check_points` refuses.
+            SearchBoundError: solver ``exact`` past its bound on work.
+        """
+        self.check_points(points)
         points = np.asarray(points, dtype=np.float64)
-        chosen = method(item_weights(points), points[:, 1], capacity(len(points)))
-        return self.canonical(points, chosen)
+        args = item_weights(points), points[:, 1], capacity(len(points))
+        solver = self.check_solver(solver)
+        if solver == "greedy":
+            return Reference(self.canonical(points, greedy_knapsack(*args)))
+        if solver == "exact":
+            return Reference(self.canonical(points, solve_knapsack(*args)))
+        found = search_knapsack(*args, exact=False)
+        note = None
+        if not found.optimal:
+            note = (
+                f"not proved optimal (the exact search's bound was reached): the set is worth "
+                f"{total_value(points, found.chosen):.10g}, the optimum at most "
+                f"{found.bound:.10g}"
+            )
+        return Reference(self.canonical(points, found.chosen), note)
+
+    def check_points(self, points: np.ndarray) -> None:
+        """Weights and values finite, >= 0 and within float32's range: a weight counts at
+        float32 precision and a model reads both as float32 (5e99 would be ``inf``).
+
+        Raises:
+            DegenerateInstanceError: naming the first item that is not.
+        """
+        points = np.asarray(points, dtype=np.float64)
+        check_items(points[:, 0], points[:, 1])
+        big = np.flatnonzero((points > FLOAT32_MAX).any(axis=1))
+        if big.size:
+            i = int(big[0])
+            what = "weight" if points[i, 0] > FLOAT32_MAX else "value"
+            number = float(points[i, 0 if what == "weight" else 1])
+            raise DegenerateInstanceError(
+                f"knapsack {what}s must be at most {FLOAT32_MAX:.8g} (float32, what a model "
+                f"reads); item {i + 1} has {what} {number!r}"
+            )
 
     def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:
         seq = np.asarray(seq, dtype=np.int64)

@@ -101,14 +101,20 @@ def answer(
     when it lies outside [0, 1]^2 (``unit_square`` states the map; metrics stay in the
     instance's units).
 
+    The reference is :meth:`Task.reference`'s by the task's ``answer_solver``, whose work is
+    bounded on every instance the page takes; where it is not proved optimal (knapsack past its
+    exact search's bound) ``reference_note`` says how far from the optimum it may be,
+    ``reference_exact`` is false and no ``optimal_cost`` is reported.
+
     Raises:
         DegenerateInstanceError: the instance has no exact solution (e.g. all points collinear).
     """
-    ref = task.solve(points)
+    ref, note = task.reference(points, task.answer_solver)
     out: dict[str, Any] = {
         "task": task.name,
         "n": len(points),
         "reference": ref.tolist(),
+        "reference_note": note,
         "model": None,
         "metrics": None,
         "message": f"no model loaded for {task.name}: showing the exact solution only",
@@ -127,6 +133,12 @@ def answer(
             out["message"] = "a searched tour is not the model's own output: no step-through"
         pred = np.asarray(out["model"]["sequence"], dtype=np.int64)
         out["metrics"] = metrics_for(task, points, ref, pred)
+    if note is not None:
+        out["reference_exact"] = False
+        said = out["message"] if loaded is not None else f"no model loaded for {task.name}"
+        out["message"] = "; ".join(filter(None, [said, f"the reference is {note}"]))
+        if out["metrics"] is not None:
+            out["metrics"]["optimal_cost"] = None
     return out
 
 
