@@ -64,6 +64,11 @@ beams fits one decoding batch."""
 MAX_SEED = 2**64 - 1
 """Largest seed: torch's generators take 0..2^64 - 1, numpy's any integer >= 0."""
 
+EXERCISE_SECONDS = 60.0
+"""Default limit of ``ptrnet exercises check`` (``--timeout``) on each exercise's child process,
+its start included: a solution's child takes about 2 s of CPU, importing torch included, and
+4.6 s of wall time on a loaded 2-core machine (measured); a student's endless loop stops there."""
+
 QUOTE_CHARS = 24
 """An error quotes at most this many characters of a bad token of an input file, then '...'
 (:func:`ptrnet.io.errors.quote`; a file's line already names where the token is)."""

@@ -4,5 +4,6 @@ against ptrnet's own implementations on random cases (``ptrnet exercises check D
 
 * :mod:`~ptrnet.lessons.exercises.sources`: the filled-in files (the solutions).
 * :mod:`~ptrnet.lessons.exercises.write`: writes the stubs or the solutions into a folder.
-* :mod:`~ptrnet.lessons.exercises.check`: loads a student's files and names what is wrong.
+* :mod:`~ptrnet.lessons.exercises.check`: loads a student's files and names what is wrong, each
+  in a child process with a time limit for ``ptrnet exercises check``.
 """

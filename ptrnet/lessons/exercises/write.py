@@ -1,9 +1,20 @@
 """Write the exercise folder: the stubs (or, with ``solutions``, the filled-in files), the
-training script and a pytest file that checks them."""
+training script and a pytest file that checks them.
+
+The folder is written all at once or not at all, so that a failed write (a full disk) leaves
+nothing that stops a retry: a new folder is filled under a temporary name beside it and renamed
+into place; an existing empty folder gets the files moved in from a temporary folder inside it,
+the moves undone on failure. Nothing is written through a symbolic link: the folder may not be
+one, and must be empty.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -72,26 +83,120 @@ def solution(text: str) -> str:
     return re.sub(rf"^ *({re.escape(BEGIN)}|{re.escape(END)})\n", "", text, flags=re.M)
 
 
-def write_exercises(folder: str | Path, solutions: bool = False) -> list[Path]:
+def write_exercises(folder: str | os.PathLike[str], solutions: bool = False) -> list[Path]:
     """Write the five exercise files, the training script and the pytest file into ``folder``
-    (created if missing); returns their paths. Stubs unless ``solutions``.
+    (created, with its parents, if missing), all or none of them; returns their paths. Stubs
+    unless ``solutions``.
 
     Raises:
-        FileExistsError: ``folder`` already holds one of the exercise files (a student's work
-            is never overwritten).
+        ValueError: an empty name, or ``folder`` is a symbolic link.
+        FileExistsError: ``folder`` is not an empty folder (a student's work is never
+            overwritten, nor anything written through a link inside it).
+        OSError: the write failed (a full disk), named by ``folder``; nothing is left behind.
     """
+    if not os.fspath(folder):
+        raise ValueError("an empty folder name: name the folder to write (. for this one)")
     folder = Path(folder)
-    names = [e.file for e in EXERCISES] + [TRAINER, TEST_FILE]
-    taken = [name for name in names if (folder / name).exists()]
-    if taken:
-        raise FileExistsError(f"{folder / taken[0]} exists; choose an empty folder")
-    folder.mkdir(parents=True, exist_ok=True)
+    _check_empty(folder)
     texts = {
         e.file: solution(source(e.file)) if solutions else stub(source(e.file), e.number)
         for e in EXERCISES
     }
     texts[TRAINER] = source(TRAINER)
     texts[TEST_FILE] = TEST_SOURCE
+    try:
+        if folder.is_dir():
+            _fill_existing(folder, texts)
+        else:
+            _fill_new(folder, texts)
+    except OSError as err:
+        if err.filename == os.fspath(folder):
+            raise
+        raise OSError(err.errno, err.strerror or str(err), os.fspath(folder)) from None
+    return [folder / name for name in texts]
+
+
+def write_file(path: Path, text: str) -> None:
+    """Create the file ``path`` (never one that exists, nor through a link) holding ``text``."""
+    with open(path, "x", encoding="utf-8") as stream:
+        stream.write(text)
+
+
+def _check_empty(folder: Path) -> None:
+    """Raise ValueError if ``folder`` is a symbolic link, FileExistsError if it is something
+    other than a folder or holds anything (an exercise file named first)."""
+    if folder.is_symlink():
+        raise ValueError(f"{folder} is a symbolic link; name a real folder to write")
+    if not os.path.lexists(folder):
+        return
+    if not folder.is_dir():
+        raise FileExistsError(f"{folder} exists and is not a folder; choose an empty folder")
+    held = sorted(os.listdir(folder))
+    if held:
+        ours = [e.file for e in EXERCISES] + [TRAINER, TEST_FILE]
+        first = next((name for name in ours if name in held), held[0])
+        link = " (a symbolic link)" if (folder / first).is_symlink() else ""
+        raise FileExistsError(f"{folder / first}{link} exists; choose an empty folder")
+
+
+def _fill(staging: Path, texts: dict[str, str]) -> None:
     for name, text in texts.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return [folder / name for name in names]
+        write_file(staging / name, text)
+
+
+def _fill_new(folder: Path, texts: dict[str, str]) -> None:
+    """Fill a temporary folder beside ``folder``, then rename it to ``folder``; on failure
+    remove it and the parents made for it."""
+    made = _make_parents(folder.parent)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
+    try:
+        _fill(staging, texts)
+        umask = os.umask(0)
+        os.umask(umask)
+        staging.chmod(0o777 & ~umask)  # mkdtemp makes it 0700; a plain mkdir would not
+        os.rename(staging, folder)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for parent in made:
+            with contextlib.suppress(OSError):
+                parent.rmdir()
+        raise
+
+
+def _fill_existing(folder: Path, texts: dict[str, str]) -> None:
+    """Fill a temporary folder inside the empty ``folder`` (same file system), then move the
+    files up; on failure remove the temporary folder and the files moved."""
+    staging = Path(tempfile.mkdtemp(prefix=".ptrnet-exercises.", suffix=".tmp", dir=folder))
+    moved: list[Path] = []
+    try:
+        _fill(staging, texts)
+        for name in texts:
+            os.rename(staging / name, folder / name)
+            moved.append(folder / name)
+        staging.rmdir()
+    except BaseException:
+        for path in moved:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _make_parents(parent: Path) -> list[Path]:
+    """Make the missing folders of ``parent``; returns those made, deepest first (none left
+    behind if one cannot be made)."""
+    missing = []
+    while not os.path.lexists(parent):
+        missing.append(parent)
+        parent = parent.parent
+    made: list[Path] = []
+    try:
+        for path in reversed(missing):
+            path.mkdir()
+            made.insert(0, path)
+    except OSError:
+        for path in made:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        raise
+    return made
