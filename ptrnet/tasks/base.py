@@ -357,6 +357,12 @@ class Task(TaskCard, ABC):
         training signal report another measure (the hull's area)."""
         return self.sequence_cost(points, seq) if self.objective_cost else math.nan
 
+    def reference_is_exact(self, n: int) -> bool:
+        """Whether :meth:`solve`'s default solver is exact for instances of ``n`` inputs, so
+        that its answer's cost may be called optimal; False where a heuristic answers (TSP
+        beyond 20 cities: near-exact, and a model's tour may be shorter)."""
+        return True
+
     def label_shape_problem(self, n: int, seq: np.ndarray) -> str | None:
         """Why a reference label of length ``len(seq)`` cannot be one for n inputs, or None.
 

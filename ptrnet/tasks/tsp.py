@@ -26,6 +26,7 @@ import numpy as np
 
 from ptrnet.solvers.geometry import safe_range
 from ptrnet.solvers.tsp import TSP_SOLVERS, solve_path, solve_tour, tour_length
+from ptrnet.solvers.tsp_exact import EXACT_MAX_N
 from ptrnet.tasks.base import Task
 from ptrnet.tasks.convex_hull import open_cycle, restart_closed_cycle, signed_area
 from ptrnet.tasks.sort import is_permutation
@@ -110,6 +111,9 @@ class TSPTask(Task):
 
     def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:
         return canonical_tour(points, seq)
+
+    def reference_is_exact(self, n: int) -> bool:
+        return n <= EXACT_MAX_N  # the ``auto`` solver: exact up to 20 cities, near-exact beyond
 
     def at_label_start(self, seq: np.ndarray) -> np.ndarray:
         return restart_closed_cycle(seq)  # a whole tour's lowest index is city 0

@@ -33,12 +33,16 @@ def json_number(value: float | bool) -> float | bool | None:
 def metrics_for(task: Task, points: np.ndarray, ref: np.ndarray, pred: np.ndarray) -> dict:
     """The task's metrics for one prediction (``count`` dropped), plus ``valid``; for a task
     whose cost is its objective also the reference's measure (:meth:`Task.answer_cost`, what
-    a user reads: TSP's optimal tour length) as ``optimal_cost``."""
+    a user reads: TSP's tour length) as ``reference_cost``, and as ``optimal_cost`` only where
+    the reference is exact (:meth:`Task.reference_is_exact`; else null: a heuristic's length
+    is not optimal, and a gap to it may be negative)."""
     values = task.metrics([points], [ref], [pred])
     out = {key: json_number(values[key]) for key in task.metric_keys}
     out["valid"] = bool(task.is_valid(points, pred))
     if task.objective_cost:
-        out["optimal_cost"] = json_number(task.answer_cost(points, ref))
+        cost = json_number(task.answer_cost(points, ref))
+        out["reference_cost"] = cost
+        out["optimal_cost"] = cost if task.reference_is_exact(len(points)) else None
     return out
 
 
@@ -115,6 +119,7 @@ def answer(
         "n": len(points),
         "reference": ref.tolist(),
         "reference_note": note,
+        "reference_exact": task.reference_is_exact(len(points)),  # else a heuristic's answer
         "model": None,
         "metrics": None,
         "message": f"no model loaded for {task.name}: showing the exact solution only",

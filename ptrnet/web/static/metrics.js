@@ -16,11 +16,15 @@ function tourLength(points, seq) {
   return total;
 }
 
+// What the reference's length is called: optimal only where the server's solver is exact
+// (`reference_exact` of the answer); beyond that a heuristic's, which a model may beat.
+const referenceName = (exact) => (exact ? "optimal" : "reference (heuristic)");
+
 /** Facts about the exact answer alone (no model loaded), by drawing kind. */
-function exactRows(drawing, points, ref) {
+function exactRows(drawing, points, ref, exact) {
   const rows = [["points", String(points.length)]];
   if (drawing === "hull") rows.push(["hull vertices", String(ref.length - 1)]);
-  if (drawing === "tour") rows.push(["optimal tour length", num(tourLength(points, ref))]);
+  if (drawing === "tour") rows.push([`${referenceName(exact)} tour length`, num(tourLength(points, ref))]);
   if (drawing === "triangles") rows.push(["triangles", String(ref.length / 3)]);
   if (drawing === "subset") rows.push(["inputs chosen", String(ref.length)]);
   if (drawing === "bars") rows.push(["smallest, largest", `${points[ref[0]][0]}, ${points[ref[ref.length - 1]][0]}`]);
@@ -41,8 +45,8 @@ const ROWS = {
       ["valid tour?", ...yes(m.valid)],
       [search ? "searched tour length" : "tour length", num(m.mean_length)],
       ...(search ? [["model's own tour length", num(tourLength(points, own))]] : []),
-      ["optimal length", num(m.optimal_cost)],
-      ["gap to optimal", pct(m.mean_gap)],
+      [`${referenceName(result.reference_exact)} length`, num(m.reference_cost)],
+      [result.reference_exact ? "gap to optimal" : "gap to reference (< 0: shorter)", pct(m.mean_gap)],
     ];
   },
   triangles: (m, result) => [
@@ -73,7 +77,7 @@ function searchText(search) {
 /** Rows for the metrics table of `task` (its GET /api/tasks entry); empty without an answer. */
 export function metricRows(task, points, result) {
   if (!result || result.task !== task.name) return [];
-  if (!result.model) return exactRows(task.drawing, points, result.reference);
+  if (!result.model) return exactRows(task.drawing, points, result.reference, result.reference_exact);
   const m = result.model;
   const decoding = m.strategy === "beam" ? `beam, width ${m.beam_width}` : "greedy";
   const likelihood = m.log_prob === null ? "—" : m.log_prob.toFixed(2);
