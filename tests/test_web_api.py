@@ -9,10 +9,12 @@ import pytest
 import torch
 
 pytest.importorskip("fastapi", reason="the web extra is not installed")
+from fastapi import Request  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 from ptrnet.tasks import DRAWINGS, get_task  # noqa: E402
-from ptrnet.web.app import MAX_BODY, create_app  # noqa: E402
+from ptrnet.web.app import MAX_BODY, create_app, last_event_id  # noqa: E402
+from ptrnet.web.live_train import LiveTrainer  # noqa: E402
 from ptrnet.web.schemas import MAX_POINTS, TRACE_LIMIT  # noqa: E402
 from tests.test_viz import instance, tiny_model  # noqa: E402
 
@@ -177,6 +179,46 @@ def test_live_training_streams_events_then_tests_lengths():
         for series in result["decoding"].values():
             assert len(series["accuracy"]) == len(series["invalid_rate"]) == 2
         assert result["decoding"]["task"]["invalid_rate"] == [0.0, 0.0]
+
+
+class FinishedJob:
+    """A finished training job with three events (no training)."""
+
+    events = [{"id": k, "type": kind} for k, kind in enumerate(("start", "progress", "end"))]
+
+    def ended(self) -> bool:
+        return True
+
+    def events_from(self, index: int) -> list[dict]:
+        return self.events[index:]
+
+
+@pytest.mark.parametrize("value", [b"\xb2", "\uff11".encode(), b"9" * 5000, b"-1", b"1e3", b" "])
+def test_a_last_event_id_that_is_no_event_id_reads_as_absent(value):
+    """``"²".isdigit()`` is true and ``int`` refuses it, as it refuses 5,000 digits: both were
+    a 500 with a traceback. The header's bytes here are what uvicorn passes on."""
+    assert last_event_id(Request({"type": "http", "headers": [(b"last-event-id", value)]})) == -1
+
+
+def test_events_after_a_5000_digit_last_event_id_start_from_the_first():
+    trainer = LiveTrainer()
+    trainer.job = FinishedJob()  # type: ignore[assignment]
+    with TestClient(create_app(trainer=trainer), base_url="http://localhost") as client:
+        response = client.get("/api/train/events", headers={"Last-Event-ID": "9" * 5000})
+        assert response.status_code == 200 and response.text.count("data: ") == 3
+        resumed = client.get("/api/train/events", headers={"Last-Event-ID": "1"})
+        assert resumed.text.count("data: ") == 1
+
+
+@pytest.mark.parametrize(("n", "exact"), [(20, True), (21, False)])
+def test_a_heuristic_tsp_reference_is_not_called_optimal(client, n, exact):
+    """Beyond 20 cities the reference tour is near-exact (a heuristic), so the model's gap to it
+    may be negative: the answer says so, and its length is no ``optimal_cost``."""
+    data = client.post("/api/predict", json=body("tsp", n)).json()
+    assert data["reference_exact"] is exact
+    metrics = data["metrics"]
+    assert metrics["reference_cost"] > 0
+    assert metrics["optimal_cost"] == (metrics["reference_cost"] if exact else None)
 
 
 def test_one_job_at_a_time_and_cancel():

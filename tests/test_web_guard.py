@@ -18,7 +18,8 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from benchmarks.bench_web_load import KINDS, load, serving  # noqa: E402
 from ptrnet.web.app import MAX_BODY, create_app  # noqa: E402
-from ptrnet.web.guard import Guard, GuardLimits  # noqa: E402
+from ptrnet.web.guard import Guard, GuardLimits, is_heavy  # noqa: E402
+from ptrnet.web.lesson import Lessons  # noqa: E402
 from tests.test_viz import tiny_model  # noqa: E402
 
 
@@ -115,6 +116,82 @@ def test_queue_timeout_is_503() -> None:
 
     results = run_guard(limits, ["/api/train/test"] * 2, hold_s=0.3)
     assert [status for status, _ in results] == [200, 503]
+
+
+def lesson_routes() -> list[str]:
+    """The app's ``/api/lesson/*`` routes: each runs a model or starts a training."""
+    app = create_app({}, lessons=Lessons())
+    return sorted(r.path for r in app.routes if r.path.startswith("/api/lesson/"))
+
+
+@pytest.mark.parametrize("path", lesson_routes())
+def test_every_lesson_route_that_computes_is_heavy(path: str) -> None:
+    """200 span or induction clients made the page itself slow: no lesson route escapes the
+    heavy slots (one runs, none waits, the second is refused)."""
+    assert is_heavy(path)
+    limits = GuardLimits(heavy_workers=1, heavy_queue=0)
+    assert [status for status, _ in run_guard(limits, [path, path])] == [200, 429]
+    assert not is_heavy("/api/lesson") and not is_heavy("/api/tasks")
+
+
+def test_a_heavy_slot_is_free_once_its_answer_starts() -> None:
+    """An answer whose bytes the client never reads (its ``send`` never returns) holds no
+    slot: the next heavy request runs at once instead of waiting, then 429 or 503."""
+    written = asyncio.Event()  # never set: the client does not read
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    guard = Guard(app, GuardLimits(heavy_workers=1, heavy_queue=0))
+    started: list[int] = []
+
+    async def one() -> None:
+        async def receive():
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        async def send(message):
+            if message["type"] == "http.response.start":
+                started.append(message["status"])
+            else:
+                await written.wait()
+
+        headers = [(b"host", b"localhost"), (b"content-type", b"application/json")]
+        scope = {"type": "http", "method": "POST", "path": "/api/predict", "headers": headers}
+        await guard(scope, receive, send)
+
+    async def main() -> None:
+        tasks = [asyncio.create_task(one()) for _ in range(3)]
+        for _ in range(50):
+            await asyncio.sleep(0)
+        for task in tasks:
+            task.cancel()
+
+    asyncio.run(main())
+    assert started == [200, 200, 200]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "status"),
+    [
+        ("GET", "/", {}, 200),
+        ("GET", "/static/app.js", {}, 200),
+        ("GET", "/api/tasks", {}, 200),
+        ("GET", "/api/nothing", {}, 404),
+        ("GET", "/api/tasks", {"host": "evil.example.com"}, 400),
+        ("POST", "/api/train/cancel", {"content-type": "text/plain"}, 415),
+    ],
+)
+def test_every_answer_carries_the_security_headers(client, method, path, headers, status) -> None:
+    """The page may not be framed (clickjacking), loads only its own scripts, styles and API
+    (it has no inline script or style), and no answer is sniffed into another type."""
+    response = client.request(method, path, headers=headers)
+    assert response.status_code == status
+    policy = response.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
+    assert "script-src 'self';" in policy and "unsafe" not in policy
+    assert response.headers["x-frame-options"] == "DENY"
+    assert response.headers["x-content-type-options"] == "nosniff"
 
 
 @pytest.fixture(scope="module")

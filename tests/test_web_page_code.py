@@ -5,7 +5,10 @@ are wired to it."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -109,3 +112,86 @@ def test_the_search_controls_are_wired() -> None:
     assert '{ improve: "rrc", iterations: rounds }' in app
     assert "search-controls" in page_controls().attrs
     assert "model.decoded_sequence" in (STATIC / "board.js").read_text(encoding="utf-8")
+
+
+class Loads(HTMLParser):
+    """What the page loads or runs: every ``src``/``href``, inline code (a script's or style's
+    text, ``style=`` and ``on...=`` attributes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+        self.inline: list[str] = []
+        self._tag: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._tag = tag
+        for name, value in attrs:
+            if name in ("src", "href"):
+                self.urls.append(value or "")
+            elif name == "style" or name.startswith("on"):
+                self.inline.append(f"<{tag} {name}=...>")
+        if tag == "style":
+            self.inline.append("<style>")
+
+    def handle_data(self, data: str) -> None:
+        if self._tag == "script" and data.strip():
+            self.inline.append(f"<script>{data.strip()[:40]}")
+
+
+def test_the_page_needs_nothing_its_content_security_policy_forbids() -> None:
+    """The policy (ptrnet/web/guard.py) allows the page's own scripts, styles and API and a
+    ``data:`` image (the empty icon), with no ``'unsafe-inline'``: so the page has no inline
+    script or style, and its scripts neither write HTML nor style attributes nor run strings
+    (CSSOM assignments such as ``el.style.background = ...`` are allowed)."""
+    loads = Loads()
+    loads.feed((STATIC / "index.html").read_text(encoding="utf-8"))
+    assert loads.inline == []
+    assert all(url.startswith("/static/") or url == "data:," for url in loads.urls), loads.urls
+    forbidden = re.compile(
+        r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|setAttribute\(\s*[\"']style"
+        r"|\.cssText|\beval\(|new Function|setTimeout\(\s*[\"'`]"
+        r"|https?://(?!www\.w3\.org/2000/svg\b)"  # another origin; SVG's namespace is a name
+    )
+    for script in sorted(STATIC.glob("*.js")):
+        found = forbidden.findall(script.read_text(encoding="utf-8"))
+        assert not found, f"{script.name}: {found}"
+
+
+def metric_names(reference_exact: bool, model: bool = True) -> list[str]:
+    """The names of the metrics table's rows for a 25-city tour answer, from metrics.js run in
+    Node (skipped without it)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    answer = {
+        "task": "tsp",
+        "reference": [0, 1, 2, 0],
+        "reference_exact": reference_exact,
+        "metrics": {"valid": True, "mean_length": 2.9, "mean_gap": -0.02, "reference_cost": 3.0},
+        "model": {"sequence": [0, 2, 1, 0], "strategy": "greedy", "log_prob": -1.0}
+        if model
+        else None,
+    }
+    script = (
+        f"import {{ metricRows }} from {json.dumps((STATIC / 'metrics.js').as_uri())};\n"
+        f"const rows = metricRows({{ name: 'tsp', drawing: 'tour' }}, "
+        f"[[0, 0], [1, 0], [0, 1]], {json.dumps(answer)});\n"
+        "console.log(JSON.stringify(rows.map((row) => row[0])));"
+    )
+    run = subprocess.run(
+        [node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+@pytest.mark.parametrize("model", [True, False])
+def test_the_metrics_never_call_a_heuristic_reference_optimal(model: bool) -> None:
+    """Beyond 20 cities the server's reference tour is near-exact and a model's tour may be
+    shorter (a negative gap): the page then names it a heuristic reference, not the optimum."""
+    heuristic = metric_names(reference_exact=False, model=model)
+    assert not [name for name in heuristic if "optimal" in name], heuristic
+    assert any("reference (heuristic)" in name for name in heuristic)
+    exact = metric_names(reference_exact=True, model=model)
+    assert any("optimal" in name for name in exact)

@@ -10,19 +10,22 @@ Routes:
   (:class:`~ptrnet.web.schemas.PredictRequest`).
 * ``POST /api/train`` -- start a live sorting run (:class:`~ptrnet.web.schemas.TrainRequest`);
   ``POST /api/train/cancel`` stops it; ``GET /api/train/events`` streams its events as
-  server-sent events (resuming after ``Last-Event-ID``); ``POST /api/train/test`` measures
+  server-sent events (resuming after ``Last-Event-ID``; a stream ends after the limits'
+  ``stream_lifetime_s`` and the browser reconnects); ``POST /api/train/test`` measures
   length generalisation (:class:`~ptrnet.web.schemas.LengthTestRequest`).
 
 Models come only from the factory's ``models`` argument (the command line, bundled defaults);
 no request names a file and no answer shows one. Every bad request is answered 4xx with
 ``{"detail": message}``. :class:`~ptrnet.web.guard.Guard` checks the Host, the content type,
-the body size and read time, and bounds concurrent heavy requests before any route runs.
+the body size and read time, and bounds concurrent heavy requests before any route runs; it
+also adds the security headers (Content-Security-Policy, X-Frame-Options) to every answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -91,9 +94,10 @@ def create_app(
         if name not in POINT_TASKS or loaded.task != name:
             raise ValueError(f"model {loaded.path} was trained on {loaded.task}, not {quote(name)}")
     trainer = trainer or LiveTrainer()
+    limits = limits or GuardLimits()
     app = FastAPI(title="ptrnet", docs_url=None, redoc_url=None, openapi_url=None)
     add_error_handlers(app)
-    app.add_middleware(Guard, limits=limits or GuardLimits())
+    app.add_middleware(Guard, limits=limits)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/", include_in_schema=False)
@@ -120,7 +124,7 @@ def create_app(
         except UsageError as err:  # improve="rrc" with a model that has no heavy or light decoder
             raise HTTPException(422, str(err)) from None
 
-    add_training_routes(app, trainer)
+    add_training_routes(app, trainer, limits.stream_lifetime_s)
     add_lesson_routes(app, models, trainer, lessons or bundled_lessons())
     return app
 
@@ -140,8 +144,9 @@ def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:
     }
 
 
-def add_training_routes(app: FastAPI, trainer: LiveTrainer) -> None:
-    """The live-training endpoints (one job at a time)."""
+def add_training_routes(app: FastAPI, trainer: LiveTrainer, stream_lifetime_s: float) -> None:
+    """The live-training endpoints (one job at a time); an event stream lasts at most
+    ``stream_lifetime_s`` seconds."""
 
     @app.post("/api/train", status_code=202)
     def train(request: TrainRequest) -> dict[str, str]:
@@ -171,29 +176,37 @@ def add_training_routes(app: FastAPI, trainer: LiveTrainer) -> None:
             raise HTTPException(404, "no training job has been started")
         start = last_event_id(request) + 1
         return StreamingResponse(
-            event_stream(job, start, request),
+            event_stream(job, start, request, stream_lifetime_s),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache"},
         )
 
 
 def last_event_id(request: Request) -> int:
-    """The ``Last-Event-ID`` an EventSource sends on reconnecting; -1 when absent or bad."""
+    """The ``Last-Event-ID`` an EventSource sends on reconnecting; -1 when absent or not an
+    event id (1 to 18 ASCII digits: ``isdigit`` also takes ``"²"``, which ``int`` refuses)."""
     value = request.headers.get("last-event-id", "")
-    return int(value) if value.isdigit() else -1
+    return int(value) if re.fullmatch(r"[0-9]{1,18}", value) else -1
 
 
-async def event_stream(job: TrainJob, index: int, request: Request) -> AsyncIterator[str]:
-    """Server-sent events from ``index`` on, until the job's ``end`` event has been sent."""
+async def event_stream(
+    job: TrainJob, index: int, request: Request, lifetime_s: float
+) -> AsyncIterator[str]:
+    """Server-sent events from ``index`` on, until the job's ``end`` event has been sent or
+    ``lifetime_s`` has passed (the client's EventSource then reconnects, resuming after the
+    last event's id)."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + lifetime_s
     while True:
         ended = job.ended()  # read first: then every event up to the end is in ``events``
         events = job.events_from(index)
         for event in events:
             yield f"id: {event['id']}\ndata: {json.dumps(event)}\n\n"
         index += len(events)
-        if ended or await request.is_disconnected():
+        left = until - loop.time()
+        if ended or left <= 0 or await request.is_disconnected():
             return
-        await asyncio.sleep(POLL_S)
+        await asyncio.sleep(min(POLL_S, left))
 
 
 def add_error_handlers(app: FastAPI) -> None:

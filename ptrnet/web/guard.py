@@ -12,10 +12,18 @@ In order, for each HTTP request:
    refused unread, and a chunked body is cut off at ``max_body`` bytes, both with 413; the body
    must arrive within ``body_timeout_s`` (408), so a client that declares 200,000 bytes and
    sends 7 cannot hold a connection.
-4. **Heavy requests share fairly**: at most ``heavy_workers`` decoding/training requests run at
-   once, ``heavy_queue`` more wait (up to ``queue_timeout_s``, then 503); beyond that the
-   answer is 429 at once. Both carry ``Retry-After``. Light requests (the page, the task list,
-   the event stream) never wait for heavy ones.
+4. **Heavy requests share fairly**: at most ``heavy_workers`` requests that compute (decoding,
+   training, every ``/api/lesson/*`` route: :func:`is_heavy`) run at once, ``heavy_queue`` more
+   wait (up to ``queue_timeout_s``, then 503); beyond that the answer is 429 at once. Both carry
+   ``Retry-After``. A slot is given back as soon as its answer is computed (the answer starts),
+   not when the client has read it: a client that does not read holds no slot (writing is
+   bounded by :mod:`ptrnet.web.connections`). Light requests (the page, the task list, the
+   event stream) never wait for heavy ones.
+
+Every answer, the Guard's own refusals included, carries :data:`SECURITY_HEADERS`: a
+Content-Security-Policy that lets the page load only its own scripts, styles and API (it has no
+inline script or style), and may not be framed. ``stream_lifetime_s`` is read by the app: an
+event stream ends after it, and the browser's EventSource reconnects with ``Last-Event-ID``.
 """
 
 from __future__ import annotations
@@ -26,15 +34,25 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_HOSTS = ("localhost", "127.0.0.1", "::1")
-HEAVY_PATHS = frozenset(
-    {
-        "/api/predict",
-        "/api/train",
-        "/api/train/test",
-        "/api/lesson/vocabulary",
-        "/api/lesson/copy",
-        "/api/lesson/train",
-    }
+HEAVY_PATHS = frozenset({"/api/predict", "/api/train", "/api/train/test"})
+LESSON_PREFIX = "/api/lesson/"  # every route under it runs a model or starts a training
+STREAM_PATHS = frozenset({"/api/train/events"})  # long answers: server-sent events
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src data:",  # the page's empty icon, data:,
+        "connect-src 'self'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    )
+)
+SECURITY_HEADERS = (
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
 )
 
 
@@ -49,10 +67,13 @@ class GuardLimits:
     heavy_queue: int = 8
     queue_timeout_s: float = 20.0
     retry_after_s: int = 2
+    stream_lifetime_s: float = 60.0  # then an event stream ends; EventSource reconnects
 
     def __post_init__(self) -> None:
         if self.heavy_workers < 1 or self.heavy_queue < 0 or self.max_body < 1:
             raise ValueError("heavy_workers >= 1, heavy_queue >= 0 and max_body >= 1 needed")
+        if not self.stream_lifetime_s > 0:
+            raise ValueError("stream_lifetime_s > 0 needed")
 
 
 class Guard:
@@ -68,6 +89,7 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        send = secured(send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         refusal = self._refusal(scope, headers)
         if refusal is None:
@@ -76,7 +98,7 @@ class Guard:
             await _reply(send, *refusal)
             return
         replay = _replay(body, receive)
-        if scope["path"] not in HEAVY_PATHS:
+        if not is_heavy(scope["path"]):
             await self.app(scope, replay, send)
             return
         await self._heavy(scope, replay, send)
@@ -137,10 +159,41 @@ class Guard:
                 return
             finally:
                 self.waiting -= 1
+        held = True
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                self._slots.release()
+
+        async def send_answer(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                release()  # computed: writing it to a client that may not read holds no slot
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, send_answer)
         finally:
-            self._slots.release()
+            release()
+
+
+def is_heavy(path: str) -> bool:
+    """Whether a request for ``path`` computes (a model, a solver, a training), so that it
+    runs in one of the Guard's bounded slots."""
+    return path in HEAVY_PATHS or path.startswith(LESSON_PREFIX)
+
+
+def secured(send: Any) -> Any:
+    """A ``send`` that adds :data:`SECURITY_HEADERS` to the answer's headers."""
+
+    async def send_secured(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            headers = [*message.get("headers", []), *SECURITY_HEADERS]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return send_secured
 
 
 def host_name(host: str) -> str:
