@@ -41,3 +41,15 @@ def browser():
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield browser
         browser.close()
+
+
+def wait_count(page, selector: str, count: int, timeout: float = TIMEOUT_MS) -> None:
+    """Wait until ``selector`` matches ``count`` elements. Uses Playwright's ``expect``, not
+    ``wait_for_function``: the page's Content-Security-Policy (``script-src 'self'``) forbids
+    the ``eval`` that a string predicate needs, and the tests keep that policy on."""
+    sync_api.expect(page.locator(selector)).to_have_count(count, timeout=timeout)
+
+
+def wait_text(page, selector: str, text: str, timeout: float = TIMEOUT_MS) -> None:
+    """Wait until the element ``selector`` contains ``text`` (as :func:`wait_count`)."""
+    sync_api.expect(page.locator(selector)).to_contain_text(text, timeout=timeout)

@@ -24,7 +24,7 @@ from ptrnet.web.app import create_app  # noqa: E402
 from ptrnet.web.lesson import bundled_lessons  # noqa: E402
 
 # Skips this module without Chromium or Playwright.
-from tests.browser import TIMEOUT_MS, TRAIN_MS  # noqa: E402
+from tests.browser import TIMEOUT_MS, TRAIN_MS, wait_count, wait_text  # noqa: E402
 from tests.test_viz import tiny_model  # noqa: E402
 
 pytest_plugins = ["tests.browser"]  # the browser fixture
@@ -65,7 +65,7 @@ def test_click_predict_step_and_drag(page, tmp_path):
     page.click("#clear")
     with page.expect_response("**/api/predict"):
         click_points(page, [(0.1, 0.1), (0.9, 0.15), (0.85, 0.9), (0.2, 0.8), (0.5, 0.5)])
-    page.wait_for_function("document.querySelectorAll('#board circle.point').length === 5")
+    wait_count(page, "#board circle.point", 5)
     page.wait_for_selector("#board path.model-path", state="attached")
     page.wait_for_selector("#board path.ref.hull")
     assert "hull correct?" in page.inner_text("#metrics")
@@ -101,16 +101,12 @@ def test_live_training_then_length_test(page, tmp_path):
     }.items():
         page.fill(field, value)
     page.click("#tr-start")
-    page.wait_for_function(
-        "document.querySelector('#tr-status').textContent.includes('done')", timeout=TRAIN_MS
-    )
+    wait_text(page, "#tr-status", "done", timeout=TRAIN_MS)
     assert page.locator("#chart-loss path.series").count() >= 1
     page.fill("#te-lengths", "3 6")
     page.fill("#te-count", "10")
     page.click("#te-run")
-    page.wait_for_function(
-        "document.querySelector('#te-status').textContent.includes('tested on')", timeout=TRAIN_MS
-    )
+    wait_text(page, "#te-status", "tested on", timeout=TRAIN_MS)
     assert page.locator("#chart-gen-acc path.series").count() >= 2
     page.screenshot(path=str(tmp_path / "training.png"), full_page=True)
 
@@ -186,15 +182,11 @@ def test_page_grows_with_the_window_and_every_chart_line_says_what_it_measures(
     for field, value in settings.items():
         page.fill(field, value)
     page.click("#tr-start")
-    page.wait_for_function(
-        "document.querySelector('#tr-status').textContent.includes('done')", timeout=TRAIN_MS
-    )
+    wait_text(page, "#tr-status", "done", timeout=TRAIN_MS)
     page.fill("#te-lengths", "5 10 20")
     page.fill("#te-count", "20")
     page.click("#te-run")
-    page.wait_for_function(
-        "document.querySelector('#te-status').textContent.includes('tested on')", timeout=TRAIN_MS
-    )
+    wait_text(page, "#te-status", "tested on", timeout=TRAIN_MS)
     page.wait_for_selector("#board path.model-path", state="attached")
     sizes = {}
     for width, height in ((1920, 1080), (1024, 768)):
@@ -260,7 +252,7 @@ def test_a_tour_search_is_asked_for_drawn_over_the_models_own_tour_and_named(
     search = {key: body["decoding"].get(key) for key in ("improve", "iterations", "or_opt")}
     assert search == {"improve": "rrc", "iterations": 2, "or_opt": True}
     model = answered.value.json()["model"]
-    page.wait_for_function("document.querySelector('#metrics').textContent.includes('searched')")
+    wait_text(page, "#metrics", "searched")
     table = metric_table(page)
     assert table["searched"] == "RRC 2 rounds, then 2-opt + Or-opt"
     own = closed_length(body["points"], model["decoded_sequence"])

@@ -23,7 +23,7 @@ from ptrnet.web.app import create_app  # noqa: E402
 from ptrnet.web.lesson import bundled_lessons  # noqa: E402
 
 # Skips this module without Chromium or Playwright.
-from tests.browser import TIMEOUT_MS, TRAIN_MS  # noqa: E402
+from tests.browser import TIMEOUT_MS, TRAIN_MS, wait_count, wait_text  # noqa: E402
 
 pytest_plugins = ["tests.browser"]  # the browser fixture
 
@@ -153,9 +153,9 @@ def test_the_tooltips_say_what_the_buttons_do(page):
     assert "points" in page.get_attribute("#randomise", "title")
     page.fill("#random-count", "7")  # "as many as the box says"
     page.click("#randomise")
-    page.wait_for_function("document.querySelectorAll('#board circle.point').length === 7")
+    wait_count(page, "#board circle.point", 7)
     page.click("#clear")  # "remove every point"
-    page.wait_for_function("document.querySelectorAll('#board circle.point').length === 0")
+    wait_count(page, "#board circle.point", 0)
     page.select_option("#task", "sort")
     assert "numbers" in page.get_attribute("#randomise", "title")
     assert "numbers" in page.get_attribute("#random-count", "title")
@@ -213,7 +213,7 @@ def test_the_seq2seq_has_no_class_for_point_six(page, shots):
     with page.expect_response("**/api/lesson/vocabulary"):
         page.fill("#vc-n", "8")
         page.dispatch_event("#vc-n", "change")
-    page.wait_for_function("document.querySelectorAll('#vc-table th.absent').length === 3")
+    wait_count(page, "#vc-table th.absent", 3)
 
 
 def test_copy_panel_or_its_missing_model(page, shots):
@@ -247,7 +247,7 @@ def test_induction_panel_draws_the_stripe_of_a_typed_sequence(page):
     data = response.value.json()
     assert data["tokens"] == [LESSONS.induction.config.bos, *[5, 9, 2, 7, 1] * 2]
     # BOS A A, |A| = 5: 66 causal cells, the stripe on queries 6..9, 11 tokens under the map
-    page.wait_for_function("document.querySelectorAll('#ih-map rect.ih-cell').length === 66")
+    wait_count(page, "#ih-map rect.ih-cell", 66)
     assert page.locator("#ih-map rect.ih-stripe").count() == 4
     assert page.locator("#ih-tokens .word").count() == 11
     page.select_option("#ih-layer", "1")  # the previous-token head: stripe on queries 1..10
@@ -266,7 +266,7 @@ def test_span_panel_shades_the_passage_and_outlines_the_span_of_a_typed_question
         page.click("#sp-run")
     data = response.value.json()
     assert data["passage"][:2] == ["kanori", "sato"] and data["typed"]
-    page.wait_for_function("document.querySelectorAll('#sp-passage-words .sp-token').length === 10")
+    wait_count(page, "#sp-passage-words .sp-token", 10)
     picked = page.locator("#sp-passage-words .sp-pick")
     assert picked.count() == data["end"] - data["start"] + 1
     assert " ".join(picked.all_inner_texts()) == data["answer"]
@@ -284,12 +284,10 @@ def test_convex_hull_trains_live_then_is_tested_on_longer_inputs(page):
     for field, value in {"#tr-hidden": "16", "#tr-steps": "10", "#tr-batch": "16"}.items():
         page.fill(field, value)
     page.click("#tr-start")
-    page.wait_for_function(
-        "document.querySelector('#tr-status').textContent.includes('done')", timeout=TRAIN_MS
-    )
+    wait_text(page, "#tr-status", "done", timeout=TRAIN_MS)
     page.fill("#te-lengths", "5 8")
     page.fill("#te-count", "10")
     page.click("#te-run")
-    page.wait_for_function("document.querySelector('#te-status').textContent.includes('tested on')")
+    wait_text(page, "#te-status", "tested on")
     assert page.locator("#chart-gen-acc path.series").count() == 2
     assert "hull" in page.text_content("#chart-gen-acc")
