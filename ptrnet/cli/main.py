@@ -13,6 +13,7 @@ import argparse
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Sequence
 
 from ptrnet import __version__
@@ -76,6 +77,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # --help, --version, or an argparse error already printed
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE_ERROR
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """``args.run(args)``, with the errors a user can cause turned into one line and a status."""
     try:
         return args.run(args)
     except InputError as err:
@@ -99,6 +107,13 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):  # no real file descriptor (e.g. captured in tests)
         pass
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Python's warnings on the command line: ``ptrnet: warning: MESSAGE``, one line (not the
+    file, line and source line of where it was raised)."""
+    del category, filename, lineno, line
+    print(f"ptrnet: warning: {message}", file=file or sys.stderr)
 
 
 def _error(message: object, status: int) -> int:

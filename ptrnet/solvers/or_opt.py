@@ -14,12 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptrnet.solvers.local_search_kernels import (
-    OR_OPT_RUNS,
-    kernel_inputs,
-    or_opt_kernel,
-    two_opt_or_opt_kernel,
-)
+from ptrnet.solvers.local_search_kernels import OR_OPT_RUNS, compiled, kernel_inputs
 
 __all__ = ["OR_OPT_RUNS", "or_opt", "two_opt_or_opt"]
 
@@ -35,10 +30,10 @@ def or_opt(dist: np.ndarray, tour: np.ndarray, max_passes: int | None = None) ->
     another city; the cycle is what counts.
     """
     limit = -1 if max_passes is None else max_passes
-    return or_opt_kernel(*kernel_inputs(dist, tour), limit)
+    return compiled().or_opt_kernel(*kernel_inputs(dist, tour), limit)
 
 
 def two_opt_or_opt(dist: np.ndarray, tour: np.ndarray) -> np.ndarray:
     """2-opt to a local optimum, then Or-opt and 2-opt in turn until neither moves: a tour that
     no single 2-opt or Or-opt move shortens. Deterministic; never longer than ``tour``."""
-    return two_opt_or_opt_kernel(*kernel_inputs(dist, tour))
+    return compiled().two_opt_or_opt_kernel(*kernel_inputs(dist, tour))

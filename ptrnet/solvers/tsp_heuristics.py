@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptrnet.solvers.local_search_kernels import kernel_inputs, two_opt_kernel
+from ptrnet.solvers.local_search_kernels import compiled, kernel_inputs
 from ptrnet.solvers.tsp_exact import cycle_cost, integer_distances
 
 A1_TWO_OPT_PASSES = 3
@@ -33,7 +33,8 @@ def two_opt(dist: np.ndarray, tour: np.ndarray, max_passes: int | None = None) -
         tour: (n,) permutation, no closing index.
         max_passes: stop after this many passes; None runs to a local optimum.
     """
-    return two_opt_kernel(*kernel_inputs(dist, tour), -1 if max_passes is None else max_passes)
+    limit = -1 if max_passes is None else max_passes
+    return compiled().two_opt_kernel(*kernel_inputs(dist, tour), limit)
 
 
 def greedy_edge_tour(dist: np.ndarray) -> np.ndarray:
