@@ -83,3 +83,32 @@ def test_real_tensors_and_arrays_still_decode(sort):
     assert sort.solve(values).sequence.tolist() == expected
     assert sort.solve(torch.tensor(values)).sequence.tolist() == expected
     assert sort.solve(np.array(values, dtype=np.float32)).sequence.tolist() == expected
+
+
+TOO_LARGE = {
+    "one instance": [10**400, 0.1, 0.2],
+    "points as lists": [[0.3], [-(10**400)], [0.2]],
+    "ragged instances": [[0.1, 0.2, 0.3], [0.3, 10**400]],
+    "object array": np.array([0.3, 10**400, 0.2], dtype=object),
+}
+
+
+@pytest.mark.parametrize("points", TOO_LARGE.values(), ids=TOO_LARGE)
+def test_an_integer_too_large_for_a_float_is_a_value_error(sort, points):
+    """``10**400`` raised numpy's OverflowError; a point after a good one was also reported as
+    a shape error (the overflow read as ragged input)."""
+    with pytest.raises(ValueError) as caught:
+        sort.solve(points)
+    assert str(caught.value) == (
+        "a sort instance has an integer too large for a float64 (coordinates must be finite "
+        "and within +-1e+100)"
+    )
+
+
+def test_a_tsp_point_too_large_for_a_float_is_a_value_error_wherever_it_is():
+    from ptrnet.api.solver import as_instances
+    from ptrnet.tasks import get_task
+
+    for points in ([[10**400, 0], [0, 1], [1, 1]], [[0, 1], [10**400, 0], [1, 1]]):
+        with pytest.raises(ValueError, match=r"^a tsp instance has an integer too large"):
+            as_instances(get_task("tsp"), points)

@@ -47,7 +47,8 @@ def test_more_numeric_columns_than_a_point_has_ask_for_columns(tmp_path):
 
 def test_a_column_the_file_lacks_is_an_error_naming_its_columns(tmp_path):
     (tmp_path / "c.csv").write_text(CITIES)
-    with pytest.raises(InputError, match=r"c\.csv:1: no column 'lng' \(the header has name, lat"):
+    lacks = r"c\.csv:1: no column 'lng' \(the header has 'name', 'lat'"
+    with pytest.raises(InputError, match=lacks):
         read_instances(tmp_path / "c.csv", TSP, columns=("lng", "lat"))
     with pytest.raises(InputError, match=r"c\.csv:2: no column 7 \(0-based\): a row has 4"):
         read_instances(tmp_path / "c.csv", TSP, columns=("7", "1"))
@@ -99,3 +100,66 @@ def test_a_training_file_in_csv_gives_its_sizes(tmp_path):
 
     (tmp_path / "values.csv").write_text("value\n0.3\n0.1\n0.7\n0.2\n")
     assert str(file_sizes(get_point_task("sort"), tmp_path / "values.csv")) == "4"
+
+
+def test_a_header_shorter_than_its_rows_leaves_the_last_columns_unheaded(tmp_path, capsys):
+    """``x,y`` over rows of three cells was an IndexError traceback in ``name_column``; the
+    unheaded third column now names the points."""
+    (tmp_path / "h.csv").write_text("x,y\n0.1,0.2,foo\n0.3,0.4,bar\n0.5,0.9,baz\n")
+    (instance,) = read_instances(tmp_path / "h.csv", TSP)
+    np.testing.assert_array_equal(instance.points, [[0.1, 0.2], [0.3, 0.4], [0.5, 0.9]])
+    assert instance.names == ("foo", "bar", "baz")
+    argv = ["solve", "tsp", str(tmp_path / "h.csv"), "-o", "-", "-q", "--output-format", "json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["names"] == ["foo", "bar", "baz", "foo"]
+
+
+def test_a_header_name_spelled_exactly_wins_over_another_case(tmp_path):
+    """``X,x,y`` with ``--columns x,y`` silently took ``X``."""
+    (tmp_path / "c.csv").write_text("X,x,y\n9,0.1,0.2\n8,0.3,0.4\n7,0.5,0.9\n")
+    (instance,) = read_instances(tmp_path / "c.csv", TSP, columns=("x", "y"))
+    np.testing.assert_array_equal(instance.points, [[0.1, 0.2], [0.3, 0.4], [0.5, 0.9]])
+    (instance,) = read_instances(tmp_path / "c.csv", TSP, columns=("X", "Y"))
+    np.testing.assert_array_equal(instance.points, [[9, 0.2], [8, 0.4], [7, 0.9]])
+
+
+@pytest.mark.parametrize(
+    "header, shown",
+    [("Lat,LAT,y", "0 ('Lat'), 1 ('LAT')"), ("lat,lat,y", "0 ('lat'), 1 ('lat')")],
+)
+def test_a_header_name_several_cells_match_is_an_error_naming_them(tmp_path, header, shown):
+    (tmp_path / "c.csv").write_text(f"{header}\n1,0.1,0.2\n2,0.3,0.4\n3,0.5,0.9\n")
+    with pytest.raises(InputError) as caught:
+        read_instances(tmp_path / "c.csv", TSP, columns=("lat", "y"))
+    assert str(caught.value) == (
+        f"{tmp_path / 'c.csv'}:1: column 'lat' is ambiguous: the header has it at {shown}; "
+        "pick one by its 0-based index"
+    )
+
+
+def test_a_missing_column_error_quotes_each_header_cell_short_and_escaped(tmp_path):
+    """An 800 KB header line of cells holding ``ESC [2J`` was echoed raw, 8 cells whole."""
+    cell = "\x1b[2J" + "b" * 100_000
+    (tmp_path / "c.csv").write_text(",".join(["a", *[cell] * 8]) + "\n" + "0.1," * 8 + "0.2\n")
+    with pytest.raises(InputError) as caught:
+        read_instances(tmp_path / "c.csv", TSP, columns=("x", "y"))
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'c.csv'}:1: no column 'x' (the header has 'a', ")
+    assert message.count("'\\x1b[2Jbbb") == 7 and message.endswith("(100004 characters), ...)")
+    assert message.isprintable() and len(message) < 500 + len(str(tmp_path))
+
+
+def test_control_characters_of_point_names_are_written_escaped(tmp_path, capsys):
+    """NUL and ESC of a name column reached the CSV output raw (and, as ``\\u001b``, JSON's
+    decoded strings): they are escaped as ``predict copy`` writes them."""
+    (tmp_path / "c.csv").write_text("name,x,y\n\x1b[2Jevil,0.1,0.2\nb\x00c,0.3,0.4\nd,0.5,0.9\n")
+    (instance,) = read_instances(tmp_path / "c.csv", TSP)
+    assert instance.names == ("\\x1b[2Jevil", "b\\x00c", "d")
+    argv = ["solve", "tsp", str(tmp_path / "c.csv"), "-o", "-", "-q", "--output-format"]
+    assert main([*argv, "json"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out)["names"][:2] == ["\\x1b[2Jevil", "b\\x00c"] and out.isascii()
+    assert main([*argv, "csv"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(",\\x1b[2Jevil > b\\x00c > d > \\x1b[2Jevil\n")
+    assert "\x1b" not in out and "\x00" not in out

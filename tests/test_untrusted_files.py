@@ -255,6 +255,16 @@ def test_an_npy_declaring_more_bytes_than_it_holds_is_one_line(tmp_path):
     )
 
 
+def test_an_npy_of_no_instances_is_an_error_naming_the_file(tmp_path, capsys):
+    """A (0, n, 2) array wrote 0 instances and exited 0; an empty text file is an error."""
+    np.save(tmp_path / "none.npy", np.zeros((0, 5, 2)))
+    assert main(["solve", "tsp", str(tmp_path / "none.npy"), "-o", str(tmp_path / "o.txt")]) == 1
+    assert capsys.readouterr().err == (
+        f"ptrnet: error: {tmp_path / 'none.npy'}: array of shape (0, 5, 2): no instances\n"
+    )
+    assert not (tmp_path / "o.txt").exists()
+
+
 DIMENSIONS = st.one_of(st.integers(0, 12), st.integers(0, 10**20), st.just(MAX_POINTS + 1))
 DESCRS = st.sampled_from(["<f8", ">f4", "<i8", "|u1", "|b1", "<c16", "|O", "<U3", "<f2"])
 

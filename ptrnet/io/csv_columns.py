@@ -9,6 +9,7 @@ import os
 from collections.abc import Sequence
 
 from ptrnet.io.errors import InputError
+from ptrnet.io.limits import QUOTE_CHARS
 from ptrnet.io.text import is_number
 from ptrnet.quoting import quote
 from ptrnet.tasks import Task
@@ -73,23 +74,21 @@ def numeric_columns(path: str | os.PathLike[str], task: Task, first: Row) -> lis
 def named_columns(
     path: str | os.PathLike[str], header: Row, first: Row, columns: Sequence[str]
 ) -> list[int]:
-    """The 0-based indices of ``columns`` (header names, any case, or 0-based indices), in
-    their order; ``header`` has no cells when the file has no header row.
+    """The 0-based indices of ``columns`` (header names or 0-based indices), in their order;
+    ``header`` has no cells when the file has no header row. A name matches the header cell
+    spelled exactly as it is, else the one cell equal to it in any case (``Lat`` for ``lat``).
 
     Raises:
-        InputError: a name the header lacks or an index past the ``first`` row's cells.
+        InputError: a name the header lacks, a name several header cells match (spelled
+            exactly, or in any case when none is exact: ``lat`` in ``Lat,LAT``), or an index
+            past the ``first`` row's cells.
     """
-    known = [cell.lower() for cell in header[1]]
     picked = []
     for column in columns:
         if column.isascii() and column.isdigit():
             index = int(column)
-        elif column.lower() in known:
-            index = known.index(column.lower())
         else:
-            shown = ", ".join(header[1][:HEADER_SHOWN]) + (", ..." * (len(known) > HEADER_SHOWN))
-            what = f"the header has {shown}" if known else "no header row to name it"
-            raise InputError(path, header[0], f"no column {quote(column)} ({what})")
+            index = _header_index(path, header, column)
         if index >= len(first[1]):
             raise InputError(
                 path, first[0], f"no column {index} (0-based): a row has {len(first[1])} values"
@@ -101,9 +100,32 @@ def named_columns(
 HEADER_SHOWN = 8  # header names an error lists
 
 
+def _header_index(path: str | os.PathLike[str], header: Row, column: str) -> int:
+    """The index of the header cell naming ``column`` (:func:`named_columns`)."""
+    line, cells = header
+    exact = [j for j, cell in enumerate(cells) if cell == column]
+    matches = exact or [j for j, cell in enumerate(cells) if cell.lower() == column.lower()]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        shown = ", ".join(f"{j} ({quote(cells[j], QUOTE_CHARS)})" for j in matches[:HEADER_SHOWN])
+        raise InputError(
+            path,
+            line,
+            f"column {quote(column)} is ambiguous: the header has it at {shown}; "
+            "pick one by its 0-based index",
+        )
+    shown = ", ".join(quote(cell, QUOTE_CHARS) for cell in cells[:HEADER_SHOWN])
+    shown += ", ..." * (len(cells) > HEADER_SHOWN)
+    what = f"the header has {shown}" if cells else "no header row to name it"
+    raise InputError(path, line, f"no column {quote(column)} ({what})")
+
+
 def name_column(header: list[str] | None, first: list[str], picked: list[int]) -> int | None:
     """The column of point names: among the others holding text on the first row, the one
-    headed ``name``, else the first; None when there is none."""
+    headed ``name``, else the first; None when there is none. A header shorter than the rows
+    leaves the last columns unheaded: they may hold the names all the same."""
     text = [j for j, cell in enumerate(first) if j not in picked and not is_number(cell)]
-    named = [j for j in text if header is not None and header[j].lower() == "name"]
+    headed = header or []
+    named = [j for j in text if j < len(headed) and headed[j].lower() == "name"]
     return (named or text or [None])[0]

@@ -14,8 +14,11 @@ Layouts (``FORMATS``; ``auto`` picks by extension, then by content):
   header only when none of its cells is a number; otherwise it is data, and a bad cell in it is
   an error at line 1. The coordinates are the columns ``columns`` names (header names or 0-based
   indices, in the order x, y), else the columns holding numbers on the first row, which must
-  be ``dim`` of them. One column holding text (the one headed ``name`` if several do) is kept
-  as the points' names (:attr:`Instance.names`).
+  be ``dim`` of them; a header name matches its cell spelled exactly, else the one cell equal
+  to it in any case. One column holding text (the one headed ``name`` if several do; a header
+  shorter than the rows leaves the last columns unheaded) is kept as the points' names
+  (:attr:`Instance.names`), control characters escaped (:func:`ptrnet.quoting.printable`),
+  so no output writes them raw. Rows are read one at a time, up to the points limit.
 * ``npy`` (``.npy``): an (n, dim) array (one instance), (B, n, dim) (B instances; errors name
   instance k as ``FILE:k``) or, for sort, (n,); no pickles. The header's dtype and shape are
   checked against the limits, and the bytes it declares against the file's, before any array
@@ -39,7 +42,7 @@ import os
 import re
 import stat
 from collections.abc import Sequence
-from itertools import islice
+from itertools import chain, islice
 from typing import NamedTuple
 
 import numpy as np
@@ -53,17 +56,20 @@ from ptrnet.io.csv_columns import (
     numeric_columns,
     sniff_delimiter,
 )
+from ptrnet.io.decimal_comma import decimal_comma_delimiter, with_decimal_points
 from ptrnet.io.errors import InputError, UsageError
-from ptrnet.io.limits import MAX_POINTS
+from ptrnet.io.geo_columns import check_lon_lat, find_lon_lat, picked_lon_lat, reading_note
 from ptrnet.io.npy_points import read_npy_arrays
-from ptrnet.io.paper_format import OUTPUT, LineProblem, parse_line, parse_points
+from ptrnet.io.paper_format import OUTPUT, parse_line
+from ptrnet.io.point_rows import PointRows
 from ptrnet.io.text import (
     HeldInput,
     hold_input,
     numbered_lines,
 )
 from ptrnet.io.tsplib import read_tsplib
-from ptrnet.quoting import quote
+from ptrnet.quoting import printable, quote
+from ptrnet.solvers.distances import GREAT_CIRCLE, Distances
 from ptrnet.tasks import Task
 
 FORMATS = ("auto", "paper", "points", "csv", "npy", "tsplib")
@@ -91,6 +97,11 @@ class Instance(NamedTuple):
         seq: the file's 0-based reference label (paper format, ``labels=True``), else None.
         names: the n point names of a CSV name column, else None.
         labelled: whether the file gave a label (read into ``seq`` or skipped).
+        distances: how the file says its lengths are measured, for a task that measures
+            lengths (:meth:`Task.with_distances`): great-circle km for a CSV's latitude and
+            longitude columns, TSPLIB's GEO or ATT rule; None: the task's own (Euclidean).
+        note: how the file was read, when that is not the plain reading (latitude and
+            longitude columns, decimal commas, a TSPLIB distance rule), for one line on stderr.
     """
 
     points: np.ndarray
@@ -98,6 +109,8 @@ class Instance(NamedTuple):
     seq: np.ndarray | None = None
     names: tuple[str, ...] | None = None
     labelled: bool = False
+    distances: Distances | None = None
+    note: str | None = None
 
 
 def is_tsplib(path: str | os.PathLike[str]) -> bool:
@@ -212,73 +225,89 @@ def _read_paper(path: str | os.PathLike[str], task: Task, labels: bool) -> list[
 
 
 def _read_points(path: str | os.PathLike[str], task: Task) -> list[Instance]:
-    rows = [(line, text.split()) for line, text in numbered_lines(path) if text.strip()]
-    return [_one_instance(path, task, rows)]
+    rows = PointRows(path, task)
+    for line, text in numbered_lines(path):
+        if tokens := text.split():
+            rows.add(line, tokens)
+    return [Instance(rows.points(), rows.first_line)]
 
 
 def read_csv(
     path: str | os.PathLike[str], task: Task, columns: Sequence[str] | None = None
 ) -> list[Instance]:
-    """The one instance of the CSV file ``path`` (layout ``csv`` of the module docstring).
+    """The one instance of the CSV file ``path`` (layout ``csv`` of the module docstring),
+    read a row at a time: only the delimiter's sample lines are held as text.
 
     Raises:
         InputError: a malformed file, or ``columns`` it does not have.
     """
-    lines = [(line, text) for line, text in numbered_lines(path) if text.strip()]
-    if not lines:
+    lines = ((line, text) for line, text in numbered_lines(path) if text.strip())
+    sample = list(islice(lines, SNIFF_LINES))
+    if not sample:
         raise InputError(path, 1, "empty file: no points")
-    delimiter = sniff_delimiter([text for _, text in lines[:SNIFF_LINES]])
-    rows = [(line, cells_of(path, line, text, delimiter)) for line, text in lines]
-    header = rows[0][1] if is_header(rows[0][1]) else None
-    body = rows[1:] if header is not None else rows
-    if not body:
-        raise InputError(path, rows[0][0], "a header row and no points")
-    first_line, first = body[0]
+    texts = [text for _, text in sample]
+    decimal = decimal_comma_delimiter(texts, sniffed := sniff_delimiter(texts))
+    delimiter = decimal or sniffed
+    rows = ((line, cells_of(path, line, text, delimiter)) for line, text in chain(sample, lines))
+    if decimal:
+        rows = ((line, with_decimal_points(path, line, cells)) for line, cells in rows)
+    top = next(rows)
+    header = top[1] if is_header(top[1]) else None
+    first = next(rows, None) if header is not None else top
+    if first is None:
+        raise InputError(path, top[0], "a header row and no points")
+    lon_lat = None
     if columns is None:
-        picked = numeric_columns(path, task, body[0])
+        if header is not None and task.dim == 2 and task.shape_invariant:
+            lon_lat = find_lon_lat(path, top[0], header)
+        picked = lon_lat or numeric_columns(path, task, first)
     else:
-        picked = named_columns(path, (rows[0][0], header or []), body[0], columns)
-    name = name_column(header, first, picked)
-    if picked == list(range(len(first))):  # every cell a coordinate: rows checked as points
-        coordinates = body
-    else:
-        for line, cells in body:
-            if len(cells) != len(first):
+        picked = named_columns(path, (top[0], header or []), first, columns)
+        if task.dim == 2 and task.shape_invariant:
+            lon_lat = picked_lon_lat(header, picked)
+            picked = lon_lat or picked
+    name = name_column(header, first[1], picked)
+    every = picked == list(range(len(first[1])))  # every cell a coordinate: rows checked as points
+    points = PointRows(path, task)
+    names: list[str] = []
+    lines: list[int] = []  # of each point, where latitudes and longitudes are checked
+    for line, cells in chain([first], rows):
+        if lon_lat:
+            lines.append(line)
+        if not every:
+            if len(cells) != len(first[1]):
+                points.parse_pending()  # an earlier row's bad number is the first problem
                 raise InputError(
-                    path, line, f"{len(cells)} values; line {first_line} has {len(first)}"
+                    path, line, f"{len(cells)} values; line {first[0]} has {len(first[1])}"
                 )
-        coordinates = [(line, [cells[j] for j in picked]) for line, cells in body]
-    instance = _one_instance(path, task, coordinates)
-    names = None if name is None else tuple(cells[name] for _, cells in body)
-    return [instance._replace(names=names)]
+            if name is not None:
+                names.append(printable(cells[name]))
+            cells = [cells[j] for j in picked]
+        points.add(line, cells)
+    instance = Instance(points.points(), points.first_line)
+    instance = instance._replace(names=None if name is None else tuple(names))
+    notes = [f"{DELIMITER_NAMES[delimiter]}-separated, decimal commas read"] if decimal else []
+    if lon_lat:
+        check_lon_lat(path, instance.points, lines)
+        rule = GREAT_CIRCLE if task.distances is not None else None
+        what = rule.what if rule else "a plane in degrees (x longitude, y latitude)"
+        notes.append(reading_note(header, lon_lat, what))
+        instance = instance._replace(distances=rule)
+    return [instance._replace(note="; ".join(notes) or None)]
 
 
-def _one_instance(
-    path: str | os.PathLike[str], task: Task, rows: list[tuple[int, list[str]]]
-) -> Instance:
-    """One instance from rows of ``task.dim`` numbers each, located by line."""
-    if not rows:
-        raise InputError(path, 1, "empty file: no points")
-    if len(rows) > MAX_POINTS:
-        raise InputError(path, rows[MAX_POINTS][0], f"more than {MAX_POINTS} points, the limit")
-    for line, cells in rows:
-        try:
-            if len(cells) != task.dim:
-                raise LineProblem(f"{len(cells)} values; a {task.name} point has {task.dim}")
-            parse_points(cells, task, min_n=1)
-        except LineProblem as err:
-            raise InputError(path, line, str(err)) from None
-    tokens = [cell for _, cells in rows for cell in cells]
-    try:
-        return Instance(parse_points(tokens, task), rows[0][0])
-    except LineProblem as err:
-        raise InputError(path, None, str(err)) from None
+DELIMITER_NAMES = {";": "semicolon", "\t": "tab"}
 
 
 def _read_tsplib(path: str | os.PathLike[str], task: Task) -> list[Instance]:
     if task.name != "tsp":
         raise UsageError(f"a TSPLIB file is a tsp instance, not a {task.name} one")
-    return [Instance(read_tsplib(path).coords, None)]
+    instance = read_tsplib(path)
+    rule = instance.distances
+    note = None if rule is None else f"EDGE_WEIGHT_TYPE {instance.edge_weight_type}: {rule.what}"
+    if instance.edge_weight_type == "GEO":
+        note = f"{note}; coordinates read as latitude/longitude DDD.MM"
+    return [Instance(instance.coords, None, distances=rule, note=note)]
 
 
 def _read_npy(path: str | os.PathLike[str], task: Task) -> list[Instance]:

@@ -53,7 +53,8 @@ def npy_header(
     path: str | os.PathLike[str], stream: BinaryIO, task: Task
 ) -> tuple[tuple[int, ...], bool, np.dtype]:
     """``(shape, fortran order, dtype)`` from the header of the .npy ``stream`` (left at the
-    data), checked: real numbers, a shape the task takes, 1..MAX_POINTS points per instance.
+    data), checked: real numbers, a shape the task takes, 1..MAX_POINTS points per instance,
+    at least one instance.
 
     Raises:
         InputError: a header that fails a check. ValueError or EOFError: not a .npy header.
@@ -83,6 +84,8 @@ def npy_header(
             f"array of shape {_shape_text(shape)}: {points} points per instance; "
             f"task {task.name} takes {task.min_n}..{MAX_POINTS}",
         )
+    if len(shape) == 3 and shape[0] == 0:  # as an empty text file: nothing to answer
+        raise InputError(path, None, f"array of shape {_shape_text(shape)}: no instances")
     return shape, fortran, dtype
 
 

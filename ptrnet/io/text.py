@@ -94,13 +94,28 @@ def read_regular_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES)
         raise InputError(path, None, f"cannot read: {err.strerror or err}") from None
     with os.fdopen(fd, "rb") as stream:
         try:
-            _check_regular(path, os.fstat(fd), limit)
-            data = stream.read(limit + 1)
+            info = os.fstat(fd)
+            _check_regular(path, info, limit)
+            data = _read_within(stream, info.st_size, limit)
         except OSError as err:
             raise InputError(path, None, f"cannot read: {err.strerror or err}") from None
     if len(data) > limit:  # it grew since fstat
         raise InputError(path, None, f"file over the limit of {limit} bytes")
     return data
+
+
+def _read_within(stream: BinaryIO, size: int, limit: int) -> bytes:
+    """The bytes of ``stream``, at most ``limit + 1`` of them: first the ``size`` that ``fstat``
+    gave, in one read that allocates no more than the file holds (a read of ``limit + 1`` bytes
+    would reserve 4 GiB up front, a MemoryError under ``ulimit -v``), then in chunks while the
+    file grows."""
+    data = stream.read(min(size, limit) + 1)
+    if len(data) <= size:
+        return data
+    grown = bytearray(data)  # it grew since fstat: the caller refuses it past the limit
+    while len(grown) <= limit and (chunk := stream.read(min(_CHUNK, limit + 1 - len(grown)))):
+        grown += chunk
+    return bytes(grown)
 
 
 def check_regular_file(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> None:

@@ -21,17 +21,14 @@ an output never sends a raw NUL or ESC to a terminal or file. Every problem is a
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.errors import InputError
 from ptrnet.io.limits import MAX_FILE_TOKENS, MAX_LINE_TOKENS
 from ptrnet.io.text import numbered_lines
+from ptrnet.quoting import printable
 from ptrnet.tasks.sentences import SEPARATOR, Pair, tokenize
-
-#: The control characters :func:`printable` escapes: category Cc, the tab (the separator) aside.
-CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 
 def parse_line(line: str, path: str, number: int, need_target: bool = True) -> Pair:
@@ -99,10 +96,3 @@ def write_pairs(path: str | os.PathLike[str], pairs: Iterable[Pair]) -> int:
             stream.write(printable(pair.line()) + "\n")
             count += 1
     return count
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character but the tab (Unicode category Cc: NUL, ESC, DEL,
-    the C1 range) written as Python escapes it (``\\x00``, ``\\x1b``), so printing it cannot
-    drive a terminal and a written line stays one line."""
-    return CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
