@@ -83,9 +83,9 @@ def test_without_a_search_the_decoders_score_stays(tsp, instances):
     ("options", "message"),
     [
         (dict(iterations=5), "iterations=5: iterations need improve='rrc'"),
-        (dict(improve="rrc", iterations=0), "iterations=0: an integer >= 1"),
-        (dict(improve="rrc", iterations=-2), "iterations=-2: an integer >= 1"),
-        (dict(improve="rrc", iterations=2.5), "iterations=2.5: an integer >= 1"),
+        (dict(improve="rrc", iterations=0), "iterations=0: an integer from 1 to 1,000"),
+        (dict(improve="rrc", iterations=-2), "iterations=-2: an integer from 1 to 1,000"),
+        (dict(improve="rrc", iterations=2.5), "iterations=2.5: an integer from 1 to 1,000"),
         (dict(improve="lkh"), "improve='lkh': 'rrc' or 'none'"),
         (dict(two_opt="yes"), "two_opt='yes': True or False"),
         (dict(two_opt=True, return_probs=True), "return_probs: the distributions"),

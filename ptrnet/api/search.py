@@ -14,9 +14,12 @@ import numpy as np
 
 from ptrnet.decoding.options import DEFAULT_RRC_ITERATIONS
 from ptrnet.inference import LoadedModel, search_tours
+from ptrnet.io.limits import MAX_ITERATIONS
 from ptrnet.tasks import Task
 
 __all__ = ["TourSearch", "tour_search"]
+
+ROUNDS = f"an integer from 1 to {MAX_ITERATIONS:,}"  # what iterations= must be
 
 
 @dataclass(frozen=True)
@@ -56,15 +59,19 @@ def tour_search(
     iterations: int | None = None,
     two_opt: bool = False,
     or_opt: bool = False,
+    constraints: str | None = None,
 ) -> TourSearch:
     """The search ``improve`` (``"rrc"`` or ``"none"``/None), ``iterations`` (rounds of RRC;
     None = :data:`DEFAULT_RRC_ITERATIONS`), ``two_opt`` and ``or_opt`` describe, checked as the
-    command line checks ``--improve``, ``--iterations``, ``--two-opt`` and ``--or-opt``.
+    command line checks ``--improve``, ``--iterations``, ``--two-opt`` and ``--or-opt``;
+    ``constraints`` is the decoding's (a search needs tours, which ``"none"`` may not give).
 
     Raises:
         ValueError: naming the option: an ``improve`` other than "rrc"/"none", a search for a
-            task other than tsp, ``iterations`` without ``improve="rrc"``, ``iterations`` that
-            is not an integer >= 1, a ``two_opt`` or ``or_opt`` that is not a bool.
+            task other than tsp or with ``constraints="none"``, ``iterations`` without
+            ``improve="rrc"``, ``iterations`` that is not an integer from 1 to
+            :data:`~ptrnet.io.limits.MAX_ITERATIONS`, a ``two_opt`` or ``or_opt`` that is not
+            a bool.
     """
     improve = "none" if improve is None else improve
     if improve not in ("none", "rrc"):
@@ -81,8 +88,18 @@ def tour_search(
         if improve != "rrc":
             raise ValueError(f"iterations={iterations!r}: iterations need improve='rrc'")
         if isinstance(iterations, bool) or not isinstance(iterations, int | np.integer):
-            raise ValueError(f"iterations={iterations!r}: an integer >= 1")
-        if iterations < 1:
-            raise ValueError(f"iterations={iterations}: an integer >= 1")
-    rounds = 0 if improve == "none" else int(iterations or DEFAULT_RRC_ITERATIONS)
-    return TourSearch(rounds, bool(two_opt), bool(or_opt))
+            raise ValueError(f"iterations={iterations!r}: {ROUNDS}")
+        if not 1 <= iterations <= MAX_ITERATIONS:
+            raise ValueError(f"iterations={iterations}: {ROUNDS}")
+    search = TourSearch(
+        0 if improve == "none" else int(iterations or DEFAULT_RRC_ITERATIONS),
+        bool(two_opt),
+        bool(or_opt),
+    )
+    if search and constraints == "none":
+        name = "improve='rrc'" if search.iterations else "or_opt=True" if or_opt else "two_opt=True"
+        raise ValueError(
+            f"{name}: searches tours, and constraints='none' may decode outputs that are not "
+            "tours; use constraints='task'"
+        )
+    return search

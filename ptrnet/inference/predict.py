@@ -23,6 +23,7 @@ from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.unit_square import to_unit_square
 from ptrnet.model.config import PERMUTATION_DECODERS
+from ptrnet.solvers.geometry import safe_range
 from ptrnet.solvers.or_opt import two_opt_or_opt
 from ptrnet.solvers.tsp import distance_matrix
 from ptrnet.solvers.tsp_heuristics import two_opt
@@ -87,8 +88,8 @@ def predict_outputs(
     if largest > MAX_MODEL_POINTS:
         raise UsageError(f"an instance has {largest} points; models decode n <= {MAX_MODEL_POINTS}")
     out: list[Decoded | None] = [None] * len(points_list)
-    for model, rows in size_groups(loaded, points_list):
-        group = [points_list[i] for i in rows]
+    for model, rows in size_groups(loaded, points_list, task):
+        group = model_rows(model, task, [points_list[i] for i in rows])
         served = served_options(model, options)
         check_vocabulary(model, max(len(p) for p in group))
         _check_window(model, served, max(len(p) for p in group))
@@ -113,15 +114,34 @@ def served_options(model: LoadedModel, options: DecodeOptions | None) -> DecodeO
 
 
 def size_groups(
-    loaded: LoadedModel, points_list: Sequence[np.ndarray]
+    loaded: LoadedModel, points_list: Sequence[np.ndarray], task: Task | None = None
 ) -> list[tuple[LoadedModel, list[int]]]:
-    """The indices of ``points_list`` grouped by the model that serves their size
-    (:meth:`LoadedModel.for_size`), in input order within a group; one group without routes."""
+    """The indices of ``points_list`` grouped by the model that serves their size and, with
+    ``task``, whether they state a capacity (:meth:`LoadedModel.for_size`), in input order
+    within a group; one group without routes."""
     groups: dict[int, tuple[LoadedModel, list[int]]] = {}
     for i, points in enumerate(points_list):
-        model = loaded.for_size(len(points))
+        stated = task is not None and task.stated_capacity(points) is not None
+        model = loaded.for_size(len(points), stated)
         groups.setdefault(id(model), (model, []))[1].append(i)
     return list(groups.values())
+
+
+def model_rows(
+    loaded: LoadedModel, task: Task, points_list: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    """Each instance as rows ``loaded``'s model reads (:meth:`Task.model_rows`: a knapsack
+    capacity model gets Bello et al.'s capacity stated where an instance states none).
+
+    Raises:
+        UsageError: an instance the model cannot read (a stated capacity for a model that
+            reads none), naming the model.
+    """
+    width = loaded.config.model.input_dim
+    try:
+        return [task.model_rows(points, width) for points in points_list]
+    except ValueError as err:
+        raise UsageError(f"{err} (model {loaded.path})") from None
 
 
 def _check_window(loaded: LoadedModel, options: DecodeOptions, largest: int) -> None:
@@ -234,7 +254,9 @@ def two_opt_tours(
     points_list: Sequence[np.ndarray], tours: Sequence[np.ndarray], or_opt: bool = False
 ) -> list[np.ndarray]:
     """Each closed tour (n + 1 indices, 0-based) 2-opted to a local optimum on the Euclidean
-    distances of its instance, in the instance's own units (:func:`ptrnet.solvers.two_opt`),
+    distances of its instance, on its :func:`~ptrnet.solvers.geometry.safe_range` image (the
+    instance itself unless 1e-100 or 1e100 across: the same tour, no underflow)
+    (:func:`ptrnet.solvers.two_opt`),
     or with ``or_opt`` to a local optimum of 2-opt and Or-opt moves together
     (:func:`ptrnet.solvers.or_opt.two_opt_or_opt`): still closed, from the same city, never
     longer. A search on tour lengths, like RRC.
@@ -246,7 +268,7 @@ def two_opt_tours(
     _check_closed(points_list, tours)
     polish = two_opt_or_opt if or_opt else two_opt
     return [
-        _closed_from(polish(distance_matrix(points), tour[:-1]), tour[0])
+        _closed_from(polish(distance_matrix(safe_range(points)), tour[:-1]), tour[0])
         for points, tour in zip(points_list, tours, strict=True)
     ]
 

@@ -52,13 +52,27 @@ def safe_range(points: np.ndarray) -> np.ndarray:
     """``points`` unchanged when their arithmetic is safe (every |coordinate| and the extent
     within :data:`SAFE_MAGNITUDE`, so ordinary instances keep their exact labels), else
     :func:`normalized`."""
+    return safe_scaled(points)[0]
+
+
+def safe_scaled(points: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(safe_range(points), scale)``: a length measured on the first is ``scale`` times
+    smaller than on ``points`` (1.0 when they are unchanged, else their extent), so lengths
+    computed on the image and multiplied by ``scale`` neither underflow (an instance 1e-200
+    across: its squared distances are 0) nor overflow (1e200: infinity).
+
+    Raises:
+        ValueError: an extent beyond the largest float (:func:`normalized`).
+    """
     points = np.asarray(points, dtype=np.float64)
     if len(points) == 0:
-        return points
+        return points, 1.0
     extent = float(np.ptp(points, axis=0).max()) if np.all(np.isfinite(points)) else np.inf
     big = not float(np.abs(points).max()) <= SAFE_MAGNITUDE
     tiny = 0 < extent < 1 / SAFE_MAGNITUDE
-    return normalized(points) if big or tiny or not np.isfinite(extent) else points
+    if big or tiny or not np.isfinite(extent):
+        return normalized(points), extent
+    return points, 1.0
 
 
 def first_copies(points: np.ndarray) -> np.ndarray:

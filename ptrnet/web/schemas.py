@@ -70,6 +70,11 @@ class DecodingRequest(Strict):
     def _lone_iterations(self) -> DecodingRequest:
         if self.iterations is not None and self.improve != "rrc":
             raise ValueError(f"iterations={self.iterations}: iterations need improve='rrc'")
+        if self.searches and self.constraints == "none":  # a search needs a tour to start from
+            raise ValueError(
+                "improve, two_opt and or_opt search tours, and constraints='none' may decode "
+                "outputs that are not tours; use constraints='task'"
+            )
         return self
 
     @property
