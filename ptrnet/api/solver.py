@@ -125,8 +125,8 @@ class Solver:
 
         Raises:
             ValueError: a bad search option (``improve``, ``iterations``, ``two_opt`` or
-                ``or_opt`` for a task other than tsp, ``iterations`` without ``improve="rrc"``
-                or below 1,
+                ``or_opt`` for a task other than tsp or with ``constraints="none"``,
+                ``iterations`` without ``improve="rrc"`` or outside 1..1,000,
                 ``return_probs`` with a search, RRC with a model without a heavy or light decoder),
                 a bad decoding option (a window the model cannot use included, a
                 seed outside 0..2^64 - 1), input that is not instances of the task, a
@@ -143,7 +143,9 @@ class Solver:
         if "views" in options:
             raise TypeError(VIEWS_SPLIT)
 
-        search = tour_search(self.task, improve, iterations, two_opt, or_opt)
+        search = tour_search(
+            self.task, improve, iterations, two_opt, or_opt, options.get("constraints")
+        )
         if search and return_probs:
             raise ValueError(
                 "return_probs: the distributions are the decoded tour's, not the searched one's"
@@ -257,6 +259,8 @@ def as_instances(task: Task, points: Any) -> tuple[list[np.ndarray], bool]:
         points = [_tensor_values(task, p) if hasattr(p, "detach") else p for p in points]
     try:
         array = _real_array(task, points)
+    except IntegerTooLarge:
+        raise
     except ValueError:  # ragged: a list of instances of different sizes
         if isinstance(points, (str, bytes)) or not isinstance(points, Sequence):
             raise ValueError(
@@ -302,6 +306,7 @@ def _real_array(task: Task, points: Any) -> np.ndarray:
     Raises:
         TypeError: complex values (numpy would keep the real part and only warn), or values
             that are not numbers.
+        IntegerTooLarge: an integer float64 cannot hold (``10**400``), not an OverflowError.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("error", np.exceptions.ComplexWarning)
@@ -309,10 +314,20 @@ def _real_array(task: Task, points: Any) -> np.ndarray:
             return np.asarray(points, dtype=np.float64)
         except np.exceptions.ComplexWarning:
             raise _complex_error(task) from None
+        except OverflowError:  # a Python int past float64's range, such as 10**400
+            raise IntegerTooLarge(
+                f"a {task.name} instance has an integer too large for a float64 (coordinates "
+                f"must be finite and within +-{MAX_COORDINATE:g})"
+            ) from None
         except TypeError as err:  # Python complex numbers, or objects float() refuses
             if "complex" in str(err):
                 raise _complex_error(task) from None
             raise TypeError(f"{task.name} points must be real numbers ({err})") from None
+
+
+class IntegerTooLarge(ValueError):
+    """A coordinate that is a Python integer past float64's range: a ValueError like any
+    value out of range, never taken for ragged input."""
 
 
 def _complex_error(task: Task) -> TypeError:

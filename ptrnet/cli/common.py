@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from ptrnet.io.errors import UsageError
-from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_SAMPLES, MAX_SEED
+from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_ITERATIONS, MAX_SAMPLES, MAX_SEED
 from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, TASKS, SizeRange, Task, TaskCard, get_point_task, get_task
 
@@ -200,6 +200,11 @@ def beam_width_int(text: str) -> int:
 def samples_int(text: str) -> int:
     """argparse type of ``--samples``: an integer from 1 to :data:`MAX_SAMPLES`."""
     return _int_within(text, 1, MAX_SAMPLES, f"an integer from 1 to {MAX_SAMPLES:,}")
+
+
+def iterations_int(text: str) -> int:
+    """argparse type of ``--iterations``: an integer from 1 to :data:`MAX_ITERATIONS`."""
+    return _int_within(text, 1, MAX_ITERATIONS, f"an integer from 1 to {MAX_ITERATIONS:,}")
 
 
 def count_or_off(text: str) -> int:

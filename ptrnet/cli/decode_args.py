@@ -11,6 +11,7 @@ from ptrnet.cli.common import (
     add_device_argument,
     add_threads_argument,
     beam_width_int,
+    iterations_int,
     positive_int,
     samples_int,
     seed_int,
@@ -23,7 +24,13 @@ from ptrnet.decoding.options import (
     DEFAULT_RRC_ITERATIONS,
 )
 from ptrnet.io.errors import UsageError
-from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_SAMPLES, MAX_SEARCH_POINTS, MAX_SENTENCE_BEAM_WIDTH
+from ptrnet.io.limits import (
+    MAX_BEAM_WIDTH,
+    MAX_ITERATIONS,
+    MAX_SAMPLES,
+    MAX_SEARCH_POINTS,
+    MAX_SENTENCE_BEAM_WIDTH,
+)
 
 if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
@@ -132,11 +139,12 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     )
     add(
         "--iterations",
-        type=positive_int,
+        type=iterations_int,
         default=DEFAULT_RRC_ITERATIONS,
         metavar="K",
         action=StoreGiven,
-        help="with --improve rrc: rounds of rebuilding per tour (default: %(default)s)",
+        help=f"with --improve rrc: rounds of rebuilding per tour, 1 to {MAX_ITERATIONS:,} "
+        "(default: %(default)s)",
     )
     add(
         "--two-opt",
@@ -168,11 +176,13 @@ def rrc_iterations(args: argparse.Namespace, task: Task) -> int:
     """The rounds of ``--improve rrc`` (0: no search).
 
     Raises:
-        UsageError: ``--improve rrc`` for a task other than tsp, or ``--iterations`` without it.
+        UsageError: ``--improve rrc`` for a task other than tsp or with ``--constraints none``,
+            or ``--iterations`` without it.
     """
     if args.improve == "rrc":
         if task.name != "tsp":
             raise UsageError(f"--improve rrc: rebuilds tours, for task tsp, not {task.name}")
+        _check_tours_decoded(args, "--improve rrc")
         return args.iterations
     if "iterations" in (getattr(args, "given", None) or ()):
         raise UsageError(f"--iterations {args.iterations}: iterations need --improve rrc")
@@ -181,11 +191,23 @@ def rrc_iterations(args: argparse.Namespace, task: Task) -> int:
 
 def two_opt_wanted(args: argparse.Namespace, task: Task) -> bool:
     """Whether ``--two-opt`` or ``--or-opt`` (which includes it) was given. Raises UsageError
-    for a task other than tsp."""
+    for a task other than tsp, or with ``--constraints none``."""
     for flag, given in (("--two-opt", args.two_opt), ("--or-opt", args.or_opt)):
         if given and task.name != "tsp":
             raise UsageError(f"{flag}: shortens tours, for task tsp, not {task.name}")
+        if given:
+            _check_tours_decoded(args, flag)
     return args.two_opt or args.or_opt
+
+
+def _check_tours_decoded(args: argparse.Namespace, flag: str) -> None:
+    """Raise UsageError when the search ``flag`` meets ``--constraints none``: it searches
+    tours, and an unconstrained decoding may output a sequence that is not one."""
+    if getattr(args, "constraints", None) == "none":
+        raise UsageError(
+            f"{flag}: searches tours, and --constraints none may decode outputs that are not "
+            "tours; use --constraints task"
+        )
 
 
 def check_beam_width(args: argparse.Namespace) -> None:

@@ -36,6 +36,12 @@ MAX_SAMPLES = 4_096
 the TSP benchmarks compare with; what one instance's samples hold is bounded by
 :data:`MAX_SEARCH_POINTS` (1,280 samples fit an instance of up to 203 cities)."""
 
+MAX_ITERATIONS = 1_000
+"""Rounds of Random Re-Construct (``--iterations``, ``iterations=``): the largest budget Luo
+et al. (LEHD, 2023) report, RRC1000. A round takes about 0.12 s at n = 100 and 1.1 s at
+n = 1,000 on one CPU thread (docs/results.md, the frontier's rrc rows), so the longest search
+is about 20 minutes an instance, never forever; the web page allows 100 per request."""
+
 MAX_SEARCH_POINTS = 2**18
 """Candidate points one decoding search of a point task may hold: instances x width (beams or
 samples) x views x starts (n with multistart) x (n + 1). Each costs 5-12 KB of peak memory

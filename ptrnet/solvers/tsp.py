@@ -25,7 +25,7 @@ import numpy as np
 
 from ptrnet.quoting import quote
 from ptrnet.solvers import tsp_exact, tsp_heuristics
-from ptrnet.solvers.geometry import safe_range
+from ptrnet.solvers.geometry import safe_range, safe_scaled
 
 TSP_SOLVERS: tuple[str, ...] = (
     "auto",
@@ -77,13 +77,17 @@ def check_solver_size(solver: str, n: int) -> None:
 
 def distance_matrix(points: np.ndarray) -> np.ndarray:
     """Euclidean distances between all pairs of ``points`` (n, dim): (n, n) float64, exactly
-    symmetric with a zero diagonal."""
-    points = np.asarray(points, dtype=np.float64)
-    return np.linalg.norm(points[:, None, :] - points[None, :, :], axis=-1)
+    symmetric with a zero diagonal, in the points' units. Measured on :func:`safe_scaled`'s
+    image and scaled back, so no finite instance's distances underflow to 0 or overflow;
+    a search on the distances runs on ``distance_matrix(safe_range(points))``, whose values
+    are near 1 (a relative move threshold cannot tell apart sub-normal differences)."""
+    image, scale = safe_scaled(points)
+    return scale * np.linalg.norm(image[:, None, :] - image[None, :, :], axis=-1)
 
 
 def tour_length(points: np.ndarray, tour: np.ndarray) -> float:
-    """Length of the closed tour through ``points`` (n, dim), the return edge included.
+    """Length of the closed tour through ``points`` (n, dim), the return edge included, in the
+    points' units (measured on :func:`safe_scaled`'s image: finite and non-zero at any scale).
 
     Args:
         points: (n, dim) coordinates.
@@ -99,7 +103,8 @@ def tour_length(points: np.ndarray, tour: np.ndarray) -> float:
         tour = tour[:-1]
     if not np.array_equal(np.sort(tour), np.arange(n)):
         raise ValueError(f"not a tour of {n} cities: {tour.tolist()}")
-    return float(np.linalg.norm(points[tour] - points[np.roll(tour, -1)], axis=1).sum())
+    image, scale = safe_scaled(points)  # in range, then back to the points' units
+    return scale * float(np.linalg.norm(image[tour] - image[np.roll(tour, -1)], axis=1).sum())
 
 
 def solve_tour(points: np.ndarray, solver: str = "auto", *, seed: int = 0) -> np.ndarray:
