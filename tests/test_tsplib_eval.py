@@ -64,12 +64,27 @@ def test_predict_writes_the_instance_in_its_own_units(model, tmp_path):
 
 def test_errors_are_one_line(model, tmp_path, capsys):
     optima = tmp_path / "optimal.txt"
-    optima.write_text("berlin52 : 7542\n")
+    optima.write_text("berlin52 : 7542\nberlin52 : 7542\n")
     assert main(["eval", "tsp", FILES[0], "--model", model, "--optimal", str(optima)]) == 1
-    assert "no optimum for 'eil51'" in capsys.readouterr().err
+    assert "optimal.txt:2: 'berlin52' again, already given on line 1" in capsys.readouterr().err
     assert main(["predict", "sort", FILES[0], "-o", str(tmp_path / "x"), "--model", model]) != 0
     err = capsys.readouterr().err
     assert err.startswith("ptrnet: error: ") and "not sort" in err
+
+
+def test_a_file_the_optima_do_not_name_is_measured_without_a_gap(model, tmp_path, capsys):
+    """eil51's own cities: TSPLIB's optimum holds even where the given file lacks its name."""
+    optima = tmp_path / "optimal.txt"
+    optima.write_text("berlin52 : 7542\n")
+    mine = tmp_path / "mine.tsp"
+    mine.write_text((TSPLIB / "berlin52.tsp").read_text().replace("berlin52", "mine"))
+    argv = ["eval", "tsp", FILES[0], str(mine), "--model", model, "--optimal", str(optima)]
+    assert main([*argv, "--json"]) == 0
+    captured = capsys.readouterr()
+    eil51, mine_row = json.loads(captured.out)["instances"]
+    assert eil51["optimum"] == 426 and mine_row["name"] == "mine"
+    assert mine_row["optimum"] is None and mine_row["gap"] is None
+    assert f"ptrnet: {mine}: no optimum for 'mine' in {optima}; no gap is computed" in captured.err
 
 
 @pytest.mark.parametrize(

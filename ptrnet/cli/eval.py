@@ -17,6 +17,10 @@ scaled into the unit square and its tour measured under TSPLIB's EUC_2D rule aga
 optimum from ``--optimal`` (default: ``optimal.txt`` beside the first file, else the optima of
 the 29 TSPLIB instances shipped in ptrnet/data/tsplib); ``--two-opt`` (any tsp file) 2-opts
 each tour to a local optimum before it is measured, on TSPLIB's rounded lengths for these.
+TSPLIB's published optimum of a name is used only for a file whose cities are the shipped
+instance's, not for another file of that name; a file without a usable optimum (or whose stated
+one its tour undercuts) is reported with its length and no gap, left out of the mean, with a
+note on stderr saying why.
 
 For a sentence task (copy), DATA is one file of ``SOURCE<TAB>TARGET`` lines and the metrics are
 exact_match, token_accuracy, oov_recall and the mean p_gen on copied and on generated words;
@@ -37,6 +41,7 @@ from ptrnet.cli.common import (
     add_task_argument,
     decode_progress,
     load_model_on,
+    note,
     routes_text,
     set_threads,
 )
@@ -74,8 +79,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--optimal",
         metavar="FILE",
-        help="TSPLIB optima, 'name : length' lines (default: optimal.txt beside the "
-        "first file, else the shipped optima of ptrnet/data/tsplib)",
+        help="TSPLIB optima, 'name : length' lines, each name once, each length a positive "
+        "integer (default: optimal.txt beside the first file, else the shipped optima of "
+        "ptrnet/data/tsplib, used only for files with the shipped instances' cities)",
     )
     add_model_arguments(parser, protocol="paper")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -205,6 +211,13 @@ def default_optimal_path(first_file: str) -> str:
     return beside if os.path.isfile(beside) else str(TSPLIB_OPTIMAL)
 
 
+def optima_source(path: str) -> str:
+    """How notes name the optima file ``path``: the shipped one in words, any other by path."""
+    from ptrnet.data import TSPLIB_OPTIMAL
+
+    return "ptrnet's TSPLIB optima" if path == str(TSPLIB_OPTIMAL) else path
+
+
 def run_tsplib(args: argparse.Namespace, loaded, start: float) -> int:
     """``eval tsp FILE.tsp ...``: gaps to the proven optima, one row per file; ``start`` is
     when decoding began (``time.perf_counter``)."""
@@ -219,6 +232,7 @@ def run_tsplib(args: argparse.Namespace, loaded, start: float) -> int:
         loaded,
         args.data,
         read_optimal(optimal_path),
+        source=optima_source(optimal_path),
         improve=args.two_opt or args.or_opt,
         or_opt=args.or_opt,
         options=decode_options(args, get_task("tsp")),
@@ -230,4 +244,7 @@ def run_tsplib(args: argparse.Namespace, loaded, start: float) -> int:
     else:
         text = format_results(results)
     report_run(args, loaded, text, len(results), time.perf_counter() - start, tsplib=True)
+    for result in results:
+        if result.note:
+            note(args, result.note)
     return 0

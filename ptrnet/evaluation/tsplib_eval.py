@@ -3,7 +3,9 @@ optima (``optimal.txt``), optionally after 2-opt over the model's tour on those 
 
 The model sees each instance scaled into the unit square (aspect ratio kept); lengths are
 measured on the file's own coordinates with TSPLIB's rounding, so they compare directly with the
-published optima.
+published optima. A published optimum is used only for a file with the published instance's
+cities (:mod:`ptrnet.io.tsplib_optima`); a file without a usable optimum is reported with its
+length, no gap, and a note.
 """
 
 from __future__ import annotations
@@ -16,9 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ptrnet.inference import improve_tours_of, predict
-from ptrnet.io.errors import InputError
 from ptrnet.io.tsplib import read_tsplib, tsplib_distances
-from ptrnet.quoting import quote
+from ptrnet.io.tsplib_optima import Optimum, optimum_for
 from ptrnet.solvers.or_opt import two_opt_or_opt
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks import get_task
@@ -30,13 +31,16 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class TSPLibResult:
-    """One instance: its size, the proven optimum, the model's tour length and the gap."""
+    """One instance: its size, the proven optimum, the model's tour length and the gap
+    (``length / optimum - 1``); ``optimum`` and ``gap`` are None where no optimum is known, and
+    ``note`` then says why ('' otherwise)."""
 
     name: str
     n: int
-    optimum: int
+    optimum: int | None
     length: int
-    gap: float
+    gap: float | None
+    note: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -47,15 +51,19 @@ def evaluate_tsplib(
     paths: Sequence[str | os.PathLike[str]],
     optimal: dict[str, int],
     *,
+    source: str = "the optima file",
     improve: bool = False,
     or_opt: bool = False,
     options: DecodeOptions | None = None,
     rrc_iterations: int = 0,
     seed: int = 0,
 ) -> list[TSPLibResult]:
-    """Decode each TSPLIB file with ``loaded`` (a TSP model) and compare with ``optimal``.
+    """Decode each TSPLIB file with ``loaded`` (a TSP model) and compare with its optimum.
 
     Args:
+        optimal: optima by instance name, as stated in the file named ``source``; which one a
+            file is measured against is :func:`ptrnet.io.tsplib_optima.optimum_for`'s rule, and
+            an optimum longer than the model's tour (so not this file's) is dropped too.
         improve: run 2-opt to a local optimum from the model's tour before measuring.
         or_opt: with ``improve``, 2-opt and Or-opt moves together to a local optimum of both
             (:func:`ptrnet.solvers.or_opt.two_opt_or_opt`).
@@ -64,16 +72,13 @@ def evaluate_tsplib(
         options: how to decode (:func:`ptrnet.inference.predict`; None = its defaults).
 
     Raises:
-        InputError: a file without an entry in ``optimal``, or a malformed file.
+        InputError: a malformed file.
     """
 
     results = []
     for path in paths:
         instance = read_tsplib(path)
-        if instance.name not in optimal:
-            raise InputError(
-                path, None, f"no optimum for {quote(instance.name)} in the optima file"
-            )
+        optimum = optimum_for(path, instance, optimal, source)
         (seq,) = predict(loaded, get_task("tsp"), [instance.points], options)
         if rrc_iterations:
             (seq,) = improve_tours_of(loaded, [instance.points], [seq], rrc_iterations, seed)
@@ -81,19 +86,38 @@ def evaluate_tsplib(
         if improve:
             polish = two_opt_or_opt if or_opt else two_opt
             tour = polish(tsplib_distances(instance.coords), tour)
-        length, best = instance.tsplib_length(tour), optimal[instance.name]
+        length = instance.tsplib_length(tour)
+        optimum = _undercut(optimum, length, path, source)
+        gap = None if optimum.value is None else length / optimum.value - 1.0
         results.append(
-            TSPLibResult(instance.name, len(instance.points), best, length, length / best - 1.0)
+            TSPLibResult(
+                instance.name, len(instance.points), optimum.value, length, gap, optimum.note
+            )
         )
     return results
 
 
+def _undercut(optimum: Optimum, length: int, path: str | os.PathLike[str], source: str) -> Optimum:
+    """``optimum``, or none where the model's tour (``length``, a valid tour) is shorter: a
+    stated optimum that a tour undercuts is not the optimum of this file."""
+    if optimum.value is None or length >= optimum.value:
+        return optimum
+    return Optimum(
+        None,
+        f"{os.fspath(path)}: the tour found ({length}) is shorter than the optimum stated in "
+        f"{source} ({optimum.value}), which is not this file's; no gap is computed",
+    )
+
+
 def format_results(results: Sequence[TSPLibResult]) -> str:
-    """A Markdown table of the results with the mean gap as its last line."""
+    """A Markdown table of the results with the mean gap as its last line; an instance without
+    an optimum shows ``n/a`` and is left out of the mean, whose label then counts those in it."""
     lines = ["| instance | n | optimum | ptrnet | gap |", "|---|---|---|---|---|"]
-    lines += [
-        f"| {r.name} | {r.n} | {r.optimum} | {r.length} | {100 * r.gap:.2f}% |" for r in results
-    ]
-    mean = float(np.mean([r.gap for r in results])) if results else float("nan")
-    lines.append(f"| **mean** | | | | **{100 * mean:.2f}%** |")
+    for r in results:
+        optimum, gap = ("n/a", "n/a") if r.gap is None else (r.optimum, f"{100 * r.gap:.2f}%")
+        lines.append(f"| {r.name} | {r.n} | {optimum} | {r.length} | {gap} |")
+    gaps = [r.gap for r in results if r.gap is not None]
+    mean = f"{100 * float(np.mean(gaps)):.2f}%" if gaps else "n/a"
+    label = "mean" if len(gaps) == len(results) else f"mean of {len(gaps)} with an optimum"
+    lines.append(f"| **{label}** | | | | **{mean}** |")
     return "\n".join(lines)

@@ -25,6 +25,7 @@ from ptrnet.io.unit_square import UnitMap
 from ptrnet.quoting import quote
 
 SUPPORTED_EDGE_WEIGHT_TYPES = ("EUC_2D",)
+MAX_OPTIMUM_DIGITS = 18  # lengths below 10^18; longer strings are not read into an int
 
 
 @dataclass(frozen=True)
@@ -177,19 +178,44 @@ def _parse_node(text: str, path: str | os.PathLike[str], line: int) -> tuple[int
 
 
 def read_optimal(path: str | os.PathLike[str]) -> dict[str, int]:
-    """Published optimal lengths from lines ``name : length``.
+    """Proven optimal lengths from lines ``name : length``, each name once.
 
     Raises:
-        InputError: a line that is not ``name : integer``.
+        InputError: a line that is not ``name : length``, a length that is not a positive
+            integer (TSPLIB's lengths are integers; 0 leaves no gap to compute), or a name given
+            twice (the message names both lines).
     """
-    optimal = {}
+    optimal: dict[str, int] = {}
+    first_line: dict[str, int] = {}
     for line, text in numbered_lines(path):
         if not text.strip():
             continue
-        name, sep, value = text.partition(":")
-        if not sep or not (value.strip().isascii() and value.strip().isdigit()):
+        name, value = _parse_optimum(text, path, line)
+        if name in first_line:
             raise InputError(
-                path, line, f"expected 'name : length', got {quote(text.strip(), QUOTE_CHARS)}"
+                path,
+                line,
+                f"{quote(name, QUOTE_CHARS)} again, already given on line {first_line[name]}; "
+                "give each name once",
             )
-        optimal[name.strip()] = int(value)
+        optimal[name], first_line[name] = value, line
     return optimal
+
+
+def _parse_optimum(text: str, path: str | os.PathLike[str], line: int) -> tuple[str, int]:
+    """``name : length`` -> ``(name, length)``, the length a positive integer of at most
+    :data:`MAX_OPTIMUM_DIGITS` digits."""
+    name, sep, value = (part.strip() for part in text.partition(":"))
+    if not sep or not name:
+        raise InputError(
+            path, line, f"expected 'name : length', got {quote(text.strip(), QUOTE_CHARS)}"
+        )
+    digits = value.isascii() and value.isdigit() and len(value) <= MAX_OPTIMUM_DIGITS
+    if not (digits and int(value) > 0):
+        raise InputError(
+            path,
+            line,
+            f"the optimum of {quote(name, QUOTE_CHARS)} must be a positive integer "
+            f"(at most {MAX_OPTIMUM_DIGITS} digits), got {quote(value, QUOTE_CHARS)}",
+        )
+    return name, int(value)
