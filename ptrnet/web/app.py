@@ -8,6 +8,8 @@ Routes:
 * ``POST /api/predict`` -- exact solution, the model's output and trace (for TSP optionally
   searched: RRC, 2-opt), metrics
   (:class:`~ptrnet.web.schemas.PredictRequest`).
+* ``POST /api/read`` -- points pasted or dropped on the page, read by the command line's reader
+  (:mod:`ptrnet.web.reading`).
 * ``POST /api/train`` -- start a live sorting run (:class:`~ptrnet.web.schemas.TrainRequest`);
   ``POST /api/train/cancel`` stops it; ``GET /api/train/events`` streams its events as
   server-sent events (resuming after ``Last-Event-ID``; a stream ends after the limits'
@@ -30,7 +32,6 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
@@ -45,6 +46,7 @@ from ptrnet.web.answers import answer, model_info
 from ptrnet.web.guard import Guard, GuardLimits
 from ptrnet.web.lesson import Lessons, add_lesson_routes, bundled_lessons
 from ptrnet.web.live_train import JobBusy, LiveTrainer, TrainJob
+from ptrnet.web.reading import add_read_route
 from ptrnet.web.schemas import (
     MAX_BEAM,
     MAX_POINTS,
@@ -114,7 +116,7 @@ def create_app(
     @app.post("/api/predict")
     def predict(request: PredictRequest) -> dict[str, Any]:
         task = POINT_TASKS[request.task]
-        points = np.asarray(request.points, dtype=np.float64)
+        points = request.instance()  # knapsack: stating its capacity, where the request gives one
         try:
             return answer(task, points, models.get(task.name), request.decoding)
         except DegenerateInstanceError as err:
@@ -124,6 +126,7 @@ def create_app(
         except UsageError as err:  # improve="rrc" with a model that has no heavy or light decoder
             raise HTTPException(422, str(err)) from None
 
+    add_read_route(app)
     add_training_routes(app, trainer, limits.stream_lifetime_s)
     add_lesson_routes(app, models, trainer, lessons or bundled_lessons())
     return app
@@ -140,6 +143,7 @@ def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:
         "default_constraints": "task",  # the page decodes under the task's rules by default
         "paper_constraints": task.paper_constraints,
         "tour_search": tour_search(task),  # decoding may ask for RRC, 2-opt, Or-opt
+        "capacity": task.capacity_column,  # a request may give the instance's capacity
         "model": None if loaded is None else model_info(loaded),
     }
 

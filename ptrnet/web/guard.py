@@ -13,12 +13,12 @@ In order, for each HTTP request:
    must arrive within ``body_timeout_s`` (408), so a client that declares 200,000 bytes and
    sends 7 cannot hold a connection.
 4. **Heavy requests share fairly**: at most ``heavy_workers`` requests that compute (decoding,
-   training, every ``/api/lesson/*`` route: :func:`is_heavy`) run at once, ``heavy_queue`` more
-   wait (up to ``queue_timeout_s``, then 503); beyond that the answer is 429 at once. Both carry
-   ``Retry-After``. A slot is given back as soon as its answer is computed (the answer starts),
-   not when the client has read it: a client that does not read holds no slot (writing is
-   bounded by :mod:`ptrnet.web.connections`). Light requests (the page, the task list, the
-   event stream) never wait for heavy ones.
+   reading a pasted file, training, every ``/api/lesson/*`` route: :func:`is_heavy`) run at
+   once, ``heavy_queue`` more wait (up to ``queue_timeout_s``, then 503); beyond that the
+   answer is 429 at once. Both carry ``Retry-After``. A slot is given back as soon as its
+   answer is computed (the answer starts), not when the client has read it: a client that
+   does not read holds no slot (writing is bounded by :mod:`ptrnet.web.connections`). Light
+   requests (the page, the task list, the event stream) never wait for heavy ones.
 
 Every answer, the Guard's own refusals included, carries :data:`SECURITY_HEADERS`: a
 Content-Security-Policy that lets the page load only its own scripts, styles and API (it has no
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_HOSTS = ("localhost", "127.0.0.1", "::1")
-HEAVY_PATHS = frozenset({"/api/predict", "/api/train", "/api/train/test"})
+HEAVY_PATHS = frozenset({"/api/predict", "/api/read", "/api/train", "/api/train/test"})
 LESSON_PREFIX = "/api/lesson/"  # every route under it runs a model or starts a training
 STREAM_PATHS = frozenset({"/api/train/events"})  # long answers: server-sent events
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -179,8 +179,8 @@ class Guard:
 
 
 def is_heavy(path: str) -> bool:
-    """Whether a request for ``path`` computes (a model, a solver, a training), so that it
-    runs in one of the Guard's bounded slots."""
+    """Whether a request for ``path`` computes (a model, a solver, a file's reader, a
+    training), so that it runs in one of the Guard's bounded slots."""
     return path in HEAVY_PATHS or path.startswith(LESSON_PREFIX)
 
 

@@ -4,6 +4,7 @@
 import { fromPx, percent, render, SIZE } from "./board.js";
 import { metricRows } from "./metrics.js";
 import { drawMixing } from "./mixing.js";
+import { clearReadStatus, initReading } from "./reading.js";
 
 const $ = (id) => document.getElementById(id);
 const DEBOUNCE_MS = 150;
@@ -13,6 +14,8 @@ const state = {
   limits: {},
   task: null, // the name of the task shown (the #task select's value)
   points: [], // [[x, y]] in the unit square, or [[v]] for a task of numbers (dim 1)
+  names: null, // the points' names (read from a file's name column; "" for a point added), or null
+  frame: null, // the map of the file read into the unit square ({offset, scale}), or null
   result: null, // last answer of POST /api/predict
   step: null, // decoding step shown; null = the whole output
 };
@@ -149,7 +152,7 @@ function showStepper(marks) {
     $("end-prob").textContent = "";
     return;
   }
-  const chose = marks.current < 0 ? "the end symbol ⇐" : `input ${marks.current + 1}`;
+  const chose = marks.current < 0 ? "the end symbol ⇐" : pointLabel(marks.current);
   const p = trace.probs[step][trace.tokens[step]];
   $("step-info").textContent =
     `Step ${step + 1} of ${total}: the pointer chose ${chose} (p = ${percent(p)}). ` +
@@ -173,6 +176,12 @@ const currentStep = () => {
   return state.step === null ? trace.tokens.length : state.step;
 };
 
+/** "input 3", and its name where the points were read with names: "input 3 (Lyon)". */
+function pointLabel(i) {
+  const name = state.names && state.names[i];
+  return name ? `input ${i + 1} (${name})` : `input ${i + 1}`;
+}
+
 // ---- editing --------------------------------------------------------------------------------
 
 function svgPoint(event) {
@@ -190,6 +199,7 @@ function onPointerDown(event) {
     $("board").setPointerCapture(event.pointerId);
   } else if (state.points.length < state.limits.max_points) {
     state.points.push(fromPx(...svgPoint(event)));
+    if (state.names) state.names.push("");
     changed();
   }
 }
@@ -205,6 +215,7 @@ function onContextMenu(event) {
   if (numbers() || index === undefined) return;
   event.preventDefault();
   state.points.splice(Number(index), 1);
+  if (state.names) state.names.splice(Number(index), 1);
   changed();
 }
 
@@ -222,14 +233,32 @@ function randomise() {
     $("numbers").value = Array.from({ length: count }, () => round(Math.random())).join(" ");
     return readNumbers();
   }
-  state.points = Array.from({ length: count }, () => [round(Math.random()), round(Math.random())]);
+  setPoints(Array.from({ length: count }, () => [round(Math.random()), round(Math.random())]));
+}
+
+/** Replace the points; `names` and `frame` as read from a file (POST /api/read), else none. */
+function setPoints(points, names = null, frame = null) {
+  state.points = points;
+  state.names = names;
+  state.frame = frame;
+  if (!names && !frame) clearReadStatus();
   changed();
+}
+
+/** An answer of POST /api/read: the file's points in the unit square with their names, or for a
+ * task of numbers the numbers as the file gives them, into the list box. */
+function usePoints(answer) {
+  if (numbers()) {
+    $("numbers").value = answer.points.map((p) => p[0]).join(" ");
+    return readNumbers();
+  }
+  setPoints(answer.unit, answer.names ? [...answer.names] : null, answer.mapping);
 }
 
 function readNumbers() {
   const values = $("numbers").value.split(/[\s,;]+/).filter(Boolean).map(Number);
   if (values.some((v) => !Number.isFinite(v))) return showError("Numbers only, please.");
-  state.points = values.map((v) => [v]);
+  Object.assign(state, { points: values.map((v) => [v]), names: null, frame: null });
   changed();
 }
 
@@ -249,7 +278,9 @@ function switchTask() {
   $("clear").title = list ? "remove every point (not for a list of numbers)" : "remove every point";
   if (list) readNumbers();
   else {
-    if (state.points.length && state.points[0].length !== entry().dim) state.points = [];
+    if (state.points.length && state.points[0].length !== entry().dim) {
+      Object.assign(state, { points: [], names: null, frame: null });
+    }
     if (!state.points.length) return randomise();
     changed();
   }
@@ -279,7 +310,7 @@ async function start() {
   }
   $("strategy").addEventListener("change", () => $("beam-label").classList.toggle("hidden", $("strategy").value !== "beam"));
   $("beam-label").classList.add("hidden");
-  $("clear").addEventListener("click", () => { state.points = []; changed(); });
+  $("clear").addEventListener("click", () => setPoints([]));
   $("randomise").addEventListener("click", randomise);
   $("numbers").addEventListener("input", readNumbers);
   $("step-first").addEventListener("click", () => setStep(0));
@@ -288,6 +319,7 @@ async function start() {
   $("step-last").addEventListener("click", () => setStep(Infinity));
   $("step-slider").addEventListener("input", (e) => setStep(Number(e.target.value)));
   $("show-mixing").addEventListener("change", redraw);
+  initReading({ task: () => state.task, limits: state.limits, onRead: usePoints });
   switchTask();
 }
 

@@ -1,5 +1,6 @@
 // The board: draws an instance, the exact answer, the model's answer and one decoding step.
-// Sequences from the server are 0-based; labels on the page are 1-based, like the paper's files.
+// Sequences from the server are 0-based; labels on the page are 1-based, like the paper's files,
+// or the points' names where they were read from a file with a name column (view.names).
 // Model tokens: 0 = end symbol, j = input j-1 (ptrnet/tasks/base.py).
 // What is drawn follows the task's drawing kind (Task.drawing, sent by GET /api/tasks): "hull"
 // (closed polygon of chosen points), "tour" (path through the points), "triangles", "bars"
@@ -109,6 +110,7 @@ function drawDecoded(g, points, model) {
 export function stepMarks(model, step, n) {
   const trace = model && model.trace;
   if (!trace || step === null || step >= trace.tokens.length) return null;
+  if (trace.probs[step].length !== n + 1) return null; // an answer for other points, in flight
   const chosen = new Set(emitted(model, step));
   return {
     prob: trace.probs[step].slice(1, n + 1),
@@ -120,15 +122,37 @@ export function stepMarks(model, step, n) {
   };
 }
 
-function drawPoint(g, i, [x, y], marks, labels) {
+const NAME_CHARS = 16; // a longer name is cut on the board (its tooltip has it whole)
+
+/** A point's label on the board: its name where it has one (cut to NAME_CHARS), else its number. */
+function pointText(i, names) {
+  const name = names && names[i];
+  if (!name) return String(i + 1);
+  return name.length > NAME_CHARS ? `${name.slice(0, NAME_CHARS - 1)}…` : name;
+}
+
+/** A point's tooltip: number, name and coordinates in the units of the file it was read from
+ * (frame: its map into the unit square, unit = (x - offset) / scale), else the unit square's. */
+function pointTip(i, point, names, frame) {
+  const name = names && names[i] ? ` ${names[i]}` : "";
+  const coords = frame ? point.map((v, k) => v * frame.scale + frame.offset[k]) : point;
+  return `${i + 1}:${name} (${coords.map((v) => Number(v.toPrecision(6))).join(", ")})`;
+}
+
+function drawPoint(g, i, [x, y], marks, labels, view) {
   const cls = ["point"];
   if (marks && !marks.allowed[i]) cls.push("masked");
   if (marks && marks.chosen.has(i)) cls.push("chosen");
   if (marks && marks.current === i) cls.push("current");
   const p = marks ? marks.prob[i] : 0;
   if (p > 0) add(g, "circle", { cx: x, cy: y, r: 5 + 18 * Math.sqrt(p), class: "halo" });
-  add(g, "circle", { cx: x, cy: y, r: 5, class: cls.join(" "), "data-index": i });
-  if (labels) add(g, "text", { x: x + 7, y: y - 7, class: "label" }, String(i + 1));
+  const dot = add(g, "circle", { cx: x, cy: y, r: 5, class: cls.join(" "), "data-index": i });
+  add(dot, "title", {}, pointTip(i, view.points[i], view.names, view.frame));
+  if (labels && view.names && view.names[i]) {
+    const left = x > SIZE - 120; // near the right edge a name runs leftwards, inside the board
+    const attrs = { x: left ? x - 7 : x + 7, y: y - 7, class: left ? "label named end" : "label named" };
+    add(g, "text", attrs, pointText(i, view.names));
+  } else if (labels) add(g, "text", { x: x + 7, y: y - 7, class: "label" }, String(i + 1));
   if (p >= 0.005) add(g, "text", { x: x + 7, y: y + 14, class: "prob" }, percent(p));
 }
 
@@ -148,7 +172,7 @@ function drawPlane(svg, view, marks) {
     }
   }
   const g = add(svg, "g", { class: "points" });
-  px.forEach((p, i) => drawPoint(g, i, p, marks, points.length <= 60));
+  px.forEach((p, i) => drawPoint(g, i, p, marks, points.length <= 60, view));
 }
 
 /** Bars: inputs in the given order (top), sorted output (bottom). */

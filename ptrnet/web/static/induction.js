@@ -8,6 +8,9 @@ import { post } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
+const SIZE = 600; // the map's viewBox is SIZE x SIZE units
+const LEAST_PX = 12; // the axis labels read at this size on screen at least ...
+const LARGE_PX = 20; // ... and at this size with large text (a projector)
 let seed = 0;
 let answer = null;
 let bos = -1; // the model's beginning-of-sequence token, shown as ⟨s⟩
@@ -22,14 +25,36 @@ function el(parent, tag, attrs, text) {
   return node;
 }
 
+/** How the axis labels of a map of `size` tokens are laid out, in the map's units: font size
+ * (LEAST_PX on screen at least, LARGE_PX with large text, whatever size the map is drawn at),
+ * margin (room for three characters), cell size, and `every`: one token in `every` is labelled,
+ * so that no two labels overlap (the cells' tooltips and the tokens beside the map name them
+ * all). Column labels are turned upright, so a column needs only a line's height. */
+function labelLayout(svg, size) {
+  const width = svg.getBoundingClientRect().width;
+  const scale = width > 0 ? width / SIZE : 1; // screen pixels per unit
+  const least = (document.body.classList.contains("large") ? LARGE_PX : LEAST_PX) / scale;
+  const roughCell = (SIZE - 2 * least - 8) / size;
+  const font = Math.max(least, Math.min(0.6 * roughCell, 18));
+  const margin = Math.ceil(2 * font + 8);
+  const cell = (SIZE - margin) / size;
+  return { font, margin, cell, every: Math.ceil((1.25 * font) / cell) };
+}
+
+/** A token's axis label, `font` units high (inline CSSOM style: the page's CSP allows it). */
+function label(svg, attrs, font, text) {
+  const node = el(svg, "text", { "dominant-baseline": "central", ...attrs }, text);
+  node.style.fontSize = `${font}px`;
+  return node;
+}
+
 /** The heatmap of `pattern` (T rows of T weights) with the stripe key = query - offset, for
- * queries start..stop - 1. */
+ * queries start..stop - 1. Returns how many tokens there are per axis label (1: every one). */
 function drawHeatmap(pattern, offset, start, stop) {
   const svg = $("ih-map");
   svg.replaceChildren();
   const size = pattern.length;
-  const margin = 34;
-  const cell = (600 - margin) / size;
+  const { font, margin, cell, every } = labelLayout(svg, size);
   const tokens = answer.tokens;
   pattern.forEach((row, q) => {
     row.forEach((a, k) => {
@@ -45,14 +70,18 @@ function drawHeatmap(pattern, offset, start, stop) {
         class: "ih-stripe" });
     }
   });
-  const font = Math.min(12, cell * 0.8);
   tokens.forEach((t, i) => {
-    el(svg, "text", { x: margin + (i + 0.5) * cell, y: margin - 4, class: "label mid",
-      "font-size": font }, name(t));
-    el(svg, "text", { x: margin - 4, y: margin + (i + 0.75) * cell, class: "label end",
-      "font-size": font }, name(t));
+    if (i % every) return;
+    const x = margin + (i + 0.5) * cell;
+    const y = margin - 5;
+    label(svg, { x, y, class: "label ih-col", transform: `rotate(-90 ${x} ${y})` }, font, name(t));
+    label(svg, { x: margin - 5, y: margin + (i + 0.5) * cell, class: "label end ih-row" }, font,
+      name(t));
   });
+  return every;
 }
+
+const ordinal = (k) => (k === 2 ? "2nd" : k === 3 ? "3rd" : `${k}th`);
 
 function drawTokens() {
   const box = $("ih-tokens");
@@ -74,8 +103,9 @@ function draw() {
   const layer2 = $("ih-layer").value === "2";
   const half = answer.half;
   const size = answer.tokens.length;
-  if (layer2) drawHeatmap(answer.layer2, half - 1, half + 1, size - 1);
-  else drawHeatmap(answer.layer1, 1, 1, size);
+  const every = layer2
+    ? drawHeatmap(answer.layer2, half - 1, half + 1, size - 1)
+    : drawHeatmap(answer.layer1, 1, 1, size);
   drawTokens();
   const right = answer.right.filter(Boolean).length;
   const head = layer2 ? `layer 2, head ${answer.layer2_head + 1}, mean attention on the stripe ` +
@@ -83,7 +113,8 @@ function draw() {
     `mean attention on the previous token ${(100 * answer.previous_token_score).toFixed(0)}%`;
   $("ih-status").textContent = `${head}. Repeated half: ${right} of ${answer.right.length} ` +
     `next tokens predicted right (framed green; red: wrong). First-half tokens cannot be ` +
-    `predicted: nothing before them says what they are.`;
+    `predicted: nothing before them says what they are.` + (every > 1 ? ` The axes label ` +
+    `every ${ordinal(every)} token; a cell's tooltip names its query and key.` : "");
 }
 
 async function ask(tokens) {
@@ -126,5 +157,14 @@ export function initInduction(info) {
   $("ih-run").addEventListener("click", typed);
   $("ih-sequence").addEventListener("keydown", (e) => { if (e.key === "Enter") typed(); });
   $("ih-layer").addEventListener("change", () => { if (answer) draw(); });
+  // The labels' size follows the map's drawn size and the large-text switch: redraw on both.
+  let pending = false;
+  const redraw = () => {
+    if (pending || !answer) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; draw(); });
+  };
+  window.addEventListener("resize", redraw);
+  $("cl-large").addEventListener("change", redraw);
   ask(null);
 }

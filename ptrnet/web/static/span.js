@@ -77,8 +77,10 @@ export function initSpan(info) {
     `Blue (top half): P(start); orange (bottom half): P(end | start).`;
   $("sp-random").addEventListener("click", () => { seed += 1; ask({ seed }); });
   $("sp-run").addEventListener("click", typed);
-  for (const id of ["sp-passage", "sp-question"]) {
-    $(id).addEventListener("keydown", (e) => { if (e.key === "Enter") typed(); });
-  }
+  // The question is one line: Enter answers. The passage box takes lines: Ctrl+Enter answers.
+  $("sp-question").addEventListener("keydown", (e) => { if (e.key === "Enter") typed(); });
+  $("sp-passage").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) typed();
+  });
   ask({ seed });
 }
