@@ -30,12 +30,12 @@ def test_eval_reports_the_model_the_decoding_and_the_time(sort_data, capsys):
     out = capsys.readouterr().out
     assert "exact_match" in out
     assert "bundled/sort/best.safetensors (step" in out and ", cpu)" in out
-    assert "beam search, width 3, most likely; 1 view; constraints task" in out
+    assert "beam search, width 3, most likely; 1 view; only valid outputs" in out
     assert "7 instances in" in out
     assert main([*argv, "--json", "--threads", "1"]) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("{") and captured.out.count("\n") == 1  # JSON alone
-    assert "decoding greedy; 1 view; constraints task; time 7 instances in" in captured.err
+    assert "decoding greedy; 1 view; only valid outputs; time 7 instances in" in captured.err
 
 
 def test_predict_takes_bundled_and_a_device(sort_data, tmp_path, capsys):

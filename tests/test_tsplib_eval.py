@@ -126,6 +126,6 @@ def test_two_opt_never_lengthens_the_rounded_tour(tmp_path, monkeypatch):
 def test_the_report_names_the_two_opt_pass(model, capsys):
     """The decoding line said "greedy; 1 view" with --two-opt as without it."""
     assert main(["eval", "tsp", FILES[0], "--model", model, "--two-opt", "--threads", "1"]) == 0
-    assert "constraints task; then 2-opt on TSPLIB lengths" in capsys.readouterr().out
+    assert "only valid outputs; then 2-opt on TSPLIB lengths" in capsys.readouterr().out
     assert main(["eval", "tsp", FILES[0], "--model", model, "--threads", "1"]) == 0
     assert "2-opt" not in capsys.readouterr().out

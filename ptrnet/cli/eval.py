@@ -112,7 +112,22 @@ def describe_decoding(options: DecodeOptions, task: Task) -> str:
         window = "; no window"
     elif options.window:
         window = f"; window {options.window} (n > {options.window})"
-    return f"{words}; {views}{window}; constraints {options.constraints}"
+    return f"{words}; {views}{window}; {options.constraint_words}"
+
+
+def search_words(args: argparse.Namespace, tsplib: bool = False) -> list[str]:
+    """The tour search after decoding (``--improve rrc``, ``--two-opt``, ``--or-opt``) in
+    words, one phrase per stage in the order they run; empty without a search. ``tsplib``:
+    the local search ran on TSPLIB's rounded lengths."""
+    words = []
+    if getattr(args, "improve", "none") == "rrc":
+        words.append(f"RRC, {args.iterations} rounds (seed {args.seed}; a search on tour lengths)")
+    if getattr(args, "two_opt", False) or getattr(args, "or_opt", False):
+        moves = "2-opt and Or-opt" if getattr(args, "or_opt", False) else "2-opt"
+        words.append(
+            f"{moves} on TSPLIB lengths" if tsplib else f"{moves} (a search on tour lengths)"
+        )
+    return words
 
 
 def report_run(
@@ -125,18 +140,7 @@ def report_run(
 
     device = next(loaded.model.parameters()).device
     task = get_task(loaded.task)
-    polish = ""
-    if getattr(args, "improve", "none") == "rrc":
-        polish += (
-            f"; then RRC, {args.iterations} rounds (seed {args.seed}; a search on tour lengths)"
-        )
-    if getattr(args, "two_opt", False) or getattr(args, "or_opt", False):
-        moves = "2-opt and Or-opt" if getattr(args, "or_opt", False) else "2-opt"
-        polish += (
-            f"; then {moves} on TSPLIB lengths"
-            if tsplib
-            else f"; then {moves} (a search on tour lengths)"
-        )
+    polish = "".join(f"; then {words}" for words in search_words(args, tsplib))
     rows = [
         ("model", f"{loaded.path} (step {loaded.step:,}, {device}){routes_text(loaded)}"),
         ("decoding", describe_decoding(decode_options(args, task), task) + polish),

@@ -7,9 +7,13 @@
   input named its points), ``cost`` (the task's measure in the input's units,
   :mod:`ptrnet.api.results`; null for an invalid output), ``log_prob`` (``predict`` only: the
   model's log-likelihood of the sequence; null when it is minus infinity) and ``valid``.
-* ``csv``: a header, then one row per instance with the same fields: ``instance`` (1-based),
-  ``n``, ``cost``, ``log_prob`` (``predict`` only), ``valid``, ``sequence`` (0-based indices
-  separated by spaces) and ``names`` (separated by `` > ``, empty when the input named none).
+* ``csv``: a header, then one row per instance with the same fields, always the columns of
+  :data:`CSV_COLUMNS` in that order, whatever the command, task or options: ``instance``
+  (1-based), ``n``, ``cost`` (empty for an invalid output), ``log_prob`` (empty where there
+  is none: ``solve``'s answers, tours from ``--improve``/``--two-opt``/``--or-opt``, minus
+  infinity), ``valid``, ``sequence`` (0-based indices separated by spaces) and ``names``
+  (separated by `` > ``, empty when the input named none), so a reader may take them by
+  position.
 
 Every form is written atomically (``-``: standard output).
 """
@@ -32,6 +36,8 @@ from ptrnet.tasks import Task
 
 OUTPUT_FORMATS = ("paper", "json", "csv")
 NAME_SEPARATOR = " > "
+#: The ``csv`` form's columns: one schema for every command, task and option.
+CSV_COLUMNS = ("instance", "n", "cost", "log_prob", "valid", "sequence", "names")
 
 
 class Answer(NamedTuple):
@@ -52,7 +58,8 @@ def add_output_format_argument(parser: argparse.ArgumentParser) -> None:
         default="paper",
         help="what to write: paper (default; the paper's format, which ptrnet score reads), "
         "json (one object per line and instance: sequence, names, cost in the input's "
-        "units, log_prob, valid) or csv (one row per instance with the same fields)",
+        "units, log_prob, valid) or csv (one row per instance, always the columns "
+        f"{','.join(CSV_COLUMNS)}, empty where undefined)",
     )
 
 
@@ -89,17 +96,20 @@ def write_answers(path: str, fmt: str, task: Task, answers: Sequence[Answer]) ->
 
 
 def _write_csv(stream, task: Task, answers: Sequence[Answer]) -> None:
-    """The ``csv`` form of the module docstring."""
-    with_log_prob = any(a.log_prob is not None for a in answers)
-    header = ["instance", "n", "cost", *(["log_prob"] * with_log_prob), "valid"]
+    """The ``csv`` form of the module docstring: the :data:`CSV_COLUMNS`, empty cells where a
+    field is undefined."""
     writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow([*header, "sequence", "names"])
+    writer.writerow(CSV_COLUMNS)
     for k, answer in enumerate(answers, 1):
         fields = record(task, answer)
-        numbers = {"instance": k, "n": len(answer.points), **fields}
-        row = [_cell(numbers.get(key)) for key in header]
-        sequence = " ".join(map(str, fields["sequence"]))
-        writer.writerow([*row, sequence, NAME_SEPARATOR.join(fields.get("names", []))])
+        cells = {
+            **fields,
+            "instance": k,
+            "n": len(answer.points),
+            "sequence": " ".join(map(str, fields["sequence"])),
+            "names": NAME_SEPARATOR.join(fields.get("names", [])),
+        }
+        writer.writerow([_cell(cells.get(column)) for column in CSV_COLUMNS])
 
 
 def _cell(value: object) -> object:

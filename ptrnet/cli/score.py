@@ -14,7 +14,7 @@ import json
 
 from ptrnet.cli.common import add_task_argument, point_task_named
 from ptrnet.cli.inputs import add_input_arguments
-from ptrnet.evaluation.score import FAIL, check_aligned, json_safe, score_examples
+from ptrnet.evaluation.score import FAIL, check_aligned, json_safe, percent, score_examples
 from ptrnet.tasks import get_task
 
 NAME = "score"
@@ -63,10 +63,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def format_table(task_name: str, metrics: dict) -> str:
-    """Aligned ``name  value`` rows: rates and lengths to 4 decimals, a length (not a rate,
-    ``Task.rate_metrics``) below 0.001 or from 1e15 to 6 significant digits (an instance
-    1e-200 across has a length, not 0.0000); ``fail`` reads ``FAIL`` when set (more than 1%
-    of the polygons not simple), else ``no``."""
+    """Aligned ``name  value`` rows: rates and gaps (``Task.rate_metrics``) in percent to 2
+    decimals (``3.20%``, as ``demo`` and ``plot`` show them; ``--json`` keeps fractions),
+    lengths to 4 decimals, a length below 0.001 or from 1e15 to 6 significant digits (an
+    instance 1e-200 across has a length, not 0.0000); ``fail`` reads ``FAIL`` when set (more
+    than 1% of the polygons not simple), else ``no``."""
     rates = getattr(get_task(task_name), "rate_metrics", frozenset())
     rows = [("task", task_name)] + [
         (key, _format(value, key in rates)) for key, value in metrics.items()
@@ -80,6 +81,8 @@ def _format(value: bool | int | float, rate: bool) -> str:
         return f"{FAIL} (more than 1% not simple)" if value else "no"
     if isinstance(value, int):
         return str(value)
+    if rate:
+        return percent(value, 2)
     if not rate and (0 < abs(value) < 1e-3 or abs(value) >= 1e15):
         return f"{value:.6g}"
     return f"{value:.4f}"

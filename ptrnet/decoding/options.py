@@ -225,6 +225,15 @@ class DecodeOptions:
             words.append(f"{self.average_views} averaged views")
         return ", ".join(words) or "1 view"
 
+    @property
+    def constraint_words(self) -> str:
+        """The decoding mask in words, for tables, reports and titles: ``only valid outputs``
+        (``task``: the task's rules enforced at every step) or ``unconstrained, an output may
+        break the task's rules`` (``none``)."""
+        if self.constraints == "none":
+            return "unconstrained, an output may break the task's rules"
+        return "only valid outputs"
+
     def candidates(self, n: int) -> int:
         """Decoder rows one instance of ``n`` inputs takes: width x averaged views x searches x
         starts (``n`` with multistart, else 1)."""

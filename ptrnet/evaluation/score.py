@@ -114,9 +114,11 @@ def area_text(metrics: dict) -> str:
     return f"{FAIL} ({percent(area)}; {percent(bad)} not simple)" if known else FAIL
 
 
-def percent(value: float | None) -> str:
-    """A rate in [0, 1] as ``12.3%``; ``—`` when undefined."""
-    return "—" if _undefined(value) else f"{100 * value:.1f}%"
+def percent(value: float | None, decimals: int = 1) -> str:
+    """A rate or gap as a fraction (0.123) in percent with ``decimals`` decimals (``12.3%``);
+    ``—`` when undefined. Every human-readable table and title shows rates and gaps so
+    (``ptrnet demo``, ``eval``, ``score``, ``plot``); JSON keeps the fraction."""
+    return "—" if _undefined(value) else f"{100 * value:.{decimals}f}%"
 
 
 def _undefined(value: object) -> bool:
