@@ -19,7 +19,6 @@ from ptrnet.tasks import POINT_TASKS, get_task, to_tokens
 from ptrnet.tasks.base import trim_steps
 from ptrnet.viz.curves import curves_figure, panel_columns, read_log
 from ptrnet.viz.figures import prediction_figure, save_png
-from ptrnet.viz.heatmap import wrong_steps
 from ptrnet.viz.trace import allowed_masks, decode_trace
 
 torch.set_num_threads(1)
@@ -40,14 +39,56 @@ def instance(task_name: str, n: int = 8, seed: int = 0) -> np.ndarray:
     return get_task(task_name).sample_points(np.random.default_rng(seed), n)
 
 
-def test_wrong_steps_compares_step_by_step_and_past_the_reference():
-    assert wrong_steps(np.array([2, 1, 3, 0]), np.array([2, 3, 1, 0])).tolist() == [
+def test_steps_agree_by_token_and_step_and_not_past_the_reference():
+    agrees = get_task("sort").steps_as_reference
+    assert agrees(np.array([2, 1, 3, 0]), np.array([2, 3, 1, 0])).tolist() == [
+        True,
+        False,
         False,
         True,
-        True,
-        False,
     ]
-    assert wrong_steps(np.array([1, 2, 0]), np.array([1, 0])).tolist() == [False, True, True]
+    assert agrees(np.array([1, 2, 0]), np.array([1, 0])).tolist() == [True, False, False]
+
+
+def test_a_tour_run_the_other_way_round_agrees_with_the_reference_at_every_step():
+    """Tokens of city c are c + 1: the reference 0-1-2-3-4-0 backwards is 0-4-3-2-1-0."""
+    tsp = get_task("tsp")
+    ref = to_tokens(np.array([0, 1, 2, 3, 4, 0]))
+    assert tsp.steps_as_reference(to_tokens(np.array([0, 4, 3, 2, 1, 0])), ref).all()
+    # one swap (0-1-3-2-4-0): edges 1-3 and 2-4 are not the reference's, 3-2 is (reversed)
+    swapped = tsp.steps_as_reference(to_tokens(np.array([0, 1, 3, 2, 4, 0])), ref)
+    assert swapped.tolist() == [True, True, False, True, False, True, True]
+    # the same tour from another start: the start is on it, every edge is the reference's
+    other = tsp.steps_as_reference(to_tokens(np.array([2, 1, 0, 4, 3, 2])), ref)
+    assert other.all()
+
+
+def test_a_hull_from_another_vertex_agrees_and_a_wrong_vertex_does_not():
+    hull = get_task("convex_hull")
+    ref = to_tokens(np.array([0, 2, 4, 6, 0]))
+    assert hull.steps_as_reference(to_tokens(np.array([4, 6, 0, 2, 4])), ref).all()
+    assert hull.steps_as_reference(to_tokens(np.array([6, 4, 2, 0, 6])), ref).all()
+    # input 5 is not a hull vertex: the start there, and both edges through it, disagree
+    wrong = hull.steps_as_reference(to_tokens(np.array([5, 2, 4, 6, 5])), ref)
+    assert wrong.tolist() == [False, False, True, True, False, True]
+    # sort keeps the step-by-step rule
+    assert get_task("sort").cycle_answer is False
+
+
+def test_the_heatmap_marks_a_reversed_tour_as_the_reference(tmp_path):
+    task, points = get_task("tsp"), instance("tsp")
+    ref = task.solve(points)
+    backwards = np.append(ref[0], ref[-2::-1])
+    tokens = to_tokens(backwards)
+    probs = np.eye(len(points) + 1)[tokens]
+    fig = prediction_figure(task, points, ref, backwards, probs, tokens, "t")
+    agree, differ = (len(c.get_offsets()) for c in fig.axes[1].collections)
+    assert (agree, differ) == (len(tokens), 0)
+    legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert legend == [
+        "chosen, an edge of the reference tour",
+        "chosen, not an edge of the reference tour",
+    ]
 
 
 def test_trim_steps_stops_after_the_first_end_token():
@@ -84,9 +125,9 @@ def test_prediction_figure_renders_for_every_task(task_name, tmp_path):
     fig = prediction_figure(task, points, ref, trace.sequence, trace.probs, trace.tokens, "t")
     assert len(fig.axes) == 3  # instance, heatmap, colorbar
     heat = fig.axes[1]
-    wrong = wrong_steps(trace.tokens, to_tokens(ref))
+    agrees = task.steps_as_reference(trace.tokens, to_tokens(ref))
     marks = [c.get_offsets() for c in heat.collections]
-    assert [len(m) for m in marks] == [int((~wrong).sum()), int(wrong.sum())]
+    assert [len(m) for m in marks] == [int(agrees.sum()), int((~agrees).sum())]
     save_png(fig, tmp_path / "p.png")
     assert (tmp_path / "p.png").read_bytes().startswith(PNG)
 

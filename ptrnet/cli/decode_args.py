@@ -128,6 +128,23 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         help="the decoding mask itself: task (the task's rules) or none (any input or the end "
         "symbol) (default: the one --protocol chooses)",
     )
+    add_search_arguments(parser)
+    add(
+        "--batch-size",
+        type=positive_int,
+        default=DEFAULT_DECODE_BATCH,
+        metavar="B",
+        help="decoding batch",
+    )
+    add_threads_argument(parser)
+    add_device_argument(parser)
+
+
+def add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    """The tour search after decoding (tsp): ``--improve rrc``, ``--iterations``,
+    ``--two-opt``, ``--or-opt`` and ``--seed``; ``eval``, ``predict`` and ``plot`` take them
+    (:func:`rrc_iterations`, :func:`two_opt_wanted`)."""
+    add = parser.add_argument
     add(
         "--improve",
         choices=("none", "rrc"),
@@ -161,15 +178,6 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         "includes --two-opt",
     )
     add("--seed", type=seed_int, default=0, help="seed for --decode sample and --improve rrc")
-    add(
-        "--batch-size",
-        type=positive_int,
-        default=DEFAULT_DECODE_BATCH,
-        metavar="B",
-        help="decoding batch",
-    )
-    add_threads_argument(parser)
-    add_device_argument(parser)
 
 
 def rrc_iterations(args: argparse.Namespace, task: Task) -> int:

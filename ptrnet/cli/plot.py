@@ -7,13 +7,20 @@ Three forms::
     ptrnet plot induction RUN_DIR [--index I] -o FILE.png
 
 The first draws instance ``I`` (0-based) of ``INPUT``, read as ``ptrnet predict`` reads it (paper
-format, one point per line, CSV with ``--columns``, .npy, TSPLIB), with its exact solution, a
+format, one point per line, CSV with ``--columns``, .npy, TSPLIB), with its reference, a
 model's output over it and the pointer heatmap beside it. The model decodes the instance as
 ``predict`` does (its unit-square image, the same sequence); the drawing is in the input's
-units, labelled by the points' names when a CSV gives them. The model is MODEL_OR_TASK when
-that is a run directory or checkpoint; after a task name it is ``--model`` (default: the task's
-bundled model; ``none`` draws the exact solution alone), named in the title as given. The
-reference is the instance's own label when it has one, else the task's solver's.
+units, labelled by the points' names when a CSV gives them (set apart so that no two overlap).
+The model is MODEL_OR_TASK when that is a run directory or checkpoint; after a task name it is
+``--model`` (default: the task's bundled model; ``none`` draws the reference alone), named in
+the title as given. The reference is the instance's own label when it has one, else the task's
+solver's (exact, or named a heuristic reference where the solver is not exact at that size).
+For tsp, ``--improve rrc``, ``--two-opt`` and ``--or-opt`` search as ``predict`` does and the
+searched tour is drawn, the heatmap showing the model's own steps before the search;
+``--prediction FILE`` draws instance ``I`` of a predictions file in the paper's format (what
+``predict`` writes by default) instead of decoding. The title says what was drawn, the
+output's metrics in words (rates and gaps in percent) and the heatmap marks each step as
+agreeing with the reference or not (tsp: an edge of the reference tour, either direction).
 
 The second form draws loss, decoded validation metrics and throughput from
 ``RUN_DIR/log.csv``; ``curves`` is therefore a reserved word in the first position (write
@@ -30,6 +37,8 @@ import argparse
 import os
 import sys
 
+import numpy as np
+
 from ptrnet.cli.common import (
     add_device_argument,
     add_output_argument,
@@ -37,6 +46,7 @@ from ptrnet.cli.common import (
     point_task_named,
     positive_int,
 )
+from ptrnet.cli.decode_args import add_search_arguments, rrc_iterations, two_opt_wanted
 from ptrnet.cli.inputs import add_input_arguments
 from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH
 from ptrnet.io.errors import InputError, UsageError
@@ -88,6 +98,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="after a task name: a run directory, a checkpoint file, 'bundled' or 'none' "
         "(default: bundled, the task's bundled model)",
     )
+    add_search_arguments(parser)
+    parser.add_argument(
+        "--prediction",
+        metavar="FILE",
+        help="draw instance I of FILE, predictions in the paper's format (ptrnet predict's "
+        "default output, the same instances as INPUT), instead of decoding with a model",
+    )
     add_device_argument(parser)
     add_output_argument(parser)
     parser.set_defaults(run=run)
@@ -118,21 +135,28 @@ def curves_figure_for(run_dir: str):
 
 
 def instance_figure(args: argparse.Namespace):
-    """The figure for ``MODEL_OR_TASK INPUT``: instance, exact solution, model output, heatmap."""
+    """The figure for ``MODEL_OR_TASK INPUT``: instance, reference, the output drawn (the
+    model's, a search's tour made of it, or ``--prediction``'s) and the model's heatmap."""
     from ptrnet.cli.inputs import check_size, references
     from ptrnet.decoding.options import DecodeOptions
-    from ptrnet.inference import check_vocabulary
+    from ptrnet.inference import check_vocabulary, search_tours
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.viz.figures import prediction_figure
     from ptrnet.viz.trace import decode_trace
 
+    if args.prediction is not None:
+        return predicted_figure(args)
     loaded, task, model_name = chosen_model(args)
+    iterations, polish = rrc_iterations(args, task), two_opt_wanted(args, task)
     inst = pick_instance(args, task)
-    where = f"{args.input}:{inst.line}" if inst.line else args.input
-    title = f"{task.name}, n = {len(inst.points)}, {where}"
+    title = instance_words(args, task, inst)
     if loaded is None:
+        if iterations or polish:
+            raise UsageError("--improve, --two-opt and --or-opt search a model's tour: give one")
         ref = references(args, args.input, task, [inst])[0]
-        return prediction_figure(task, inst.points, ref, title=title, names=inst.names)
+        return prediction_figure(
+            task, inst.points, ref, title=title, names=inst.names, reference=ref_words(task, inst)
+        )
     check_size(args.input, [inst], MAX_MODEL_POINTS, "the model")
     try:
         check_vocabulary(loaded.for_size(len(inst.points)), len(inst.points))
@@ -140,13 +164,110 @@ def instance_figure(args: argparse.Namespace):
         raise InputError(args.input, inst.line, str(err)) from None
     options = DecodeOptions(
         strategy=args.decode, beam_width=args.beam_width, constraints=args.constraints
-    )
+    ).for_task(task)
     ref = references(args, args.input, task, [inst])[0]
     trace = decode_trace(loaded, task, inst.points, options)
-    title += f" -- {model_name}, {args.decode}, constraints {trace.constraints}"
+    drawn, decoded = trace.sequence, None
+    if iterations or polish:
+        (drawn,) = search_tours(
+            loaded,
+            [inst.points],
+            [trace.sequence],
+            iterations,
+            polish,
+            args.seed,
+            or_opt=args.or_opt,
+        )
+        decoded = trace.sequence
     return prediction_figure(
-        task, inst.points, ref, trace.sequence, trace.probs, trace.tokens, title, inst.names
+        task,
+        inst.points,
+        ref,
+        drawn,
+        trace.probs,
+        trace.tokens,
+        f"{title} -- model {model_name}\n{decoding_words(args, options)}",
+        inst.names,
+        ref_words(task, inst),
+        decoded,
     )
+
+
+def instance_words(args: argparse.Namespace, task: Task, inst) -> str:
+    """The title's start: the task, the size and where the instance is (``FILE:LINE``)."""
+    where = f"{args.input}:{inst.line}" if inst.line else args.input
+    return f"{task.name}, n = {len(inst.points)}, {where}"
+
+
+def decoding_words(args: argparse.Namespace, options) -> str:
+    """The decoding and any search after it, in words (``greedy decoding, only valid
+    outputs, then 2-opt and Or-opt (a search on tour lengths)``)."""
+    from ptrnet.cli.eval import search_words
+
+    how = (
+        "greedy decoding"
+        if options.strategy == "greedy"
+        else f"beam search, width {args.beam_width}"
+    )
+    return ", then ".join([f"{how}, {options.constraint_words}", *search_words(args)])
+
+
+def ref_words(task: Task, inst) -> str:
+    """What the reference is, for the legend: the file's label, the exact solution, or a
+    heuristic's where the task's solver is not exact at the instance's size."""
+    if inst.seq is not None:
+        return "reference (the file's label)"
+    return "exact" if task.reference_is_exact(len(inst.points)) else "heuristic reference"
+
+
+def predicted_figure(args: argparse.Namespace):
+    """``--prediction FILE``: instance ``--index`` of FILE (paper format, the same instances
+    as INPUT, line for line) drawn over its reference; no model, no heatmap.
+
+    Raises:
+        UsageError: ``--prediction`` beside a model or a search option.
+        InputError: a malformed FILE, or one whose instances are not INPUT's.
+    """
+    from ptrnet.cli.inputs import read_prepared, references
+    from ptrnet.evaluation.score import check_aligned
+    from ptrnet.io.paper_format import Example, read_examples
+    from ptrnet.tasks import TASKS
+    from ptrnet.viz.figures import prediction_figure
+
+    if args.source not in TASKS or args.model not in (None, NO_MODEL):
+        raise UsageError("--prediction draws a file's answers: give a task, not a model")
+    task = point_task_named(args.source, "plot")
+    searched = [
+        flag for flag, on in SEARCH_FLAGS.items() if getattr(args, on) not in (False, "none")
+    ]
+    if searched:
+        raise UsageError(f"--prediction draws the file's answers as written, without {searched[0]}")
+    inst = pick_instance(args, task)
+    instances = read_prepared(args.input, task, args.format, columns=args.columns, labels=True)
+    preds = read_examples(args.prediction, task, "prediction")
+    check_aligned(
+        [Example(i.points, np.zeros(0, np.int64), i.line or 1) for i in instances],
+        preds,
+        args.input,
+        args.prediction,
+    )
+    pred = preds[args.index]
+    ref = references(args, args.input, task, [inst])[0]
+    title = f"{instance_words(args, task, inst)} -- answer from {args.prediction}:{pred.line}"
+    return prediction_figure(
+        task,
+        inst.points,
+        ref,
+        pred.seq,
+        title=title,
+        names=inst.names,
+        reference=ref_words(task, inst),
+        answer="prediction",
+    )
+
+
+# The search options, flag -> attribute, which --prediction refuses.
+SEARCH_FLAGS = {"--improve": "improve", "--two-opt": "two_opt", "--or-opt": "or_opt"}
 
 
 def chosen_model(args: argparse.Namespace):

@@ -164,8 +164,15 @@ class Task(TaskCard, ABC):
     #: path through all points), ``triangles``, ``bars`` (values in output order) or
     #: ``subset`` (the chosen inputs marked, their order not drawn: a set answer).
     drawing: ClassVar[str]
-    #: The metrics that are rates in [0, 1], printed as percentages in tables.
+    #: The metrics that are rates in [0, 1] or relative gaps, printed as percentages in
+    #: tables and titles (fractions in JSON).
     rate_metrics: ClassVar[frozenset[str]] = frozenset()
+    #: Whether an answer is a closed cycle that is the same from any start and either way
+    #: round (hull, TSP), so that :meth:`steps_as_reference` judges steps by its edges.
+    cycle_answer: ClassVar[bool] = False
+    #: How the pointer heatmap names a step that agrees with the reference and one that does
+    #: not (:meth:`steps_as_reference`).
+    step_agreement: ClassVar[tuple[str, str]] = ("as reference", "differs from reference")
     #: The paper's reported numbers for the task, ``(model, n) -> {metric: value}`` (rates as
     #: fractions), ``model`` naming what the paper trained: ``"ptr 5-50"`` one Ptr-Net trained
     #: on n = 5..50, ``"ptr n"`` a Ptr-Net trained at the tested n. Empty: none reported.
@@ -356,6 +363,37 @@ class Task(TaskCard, ABC):
         tasks with ``objective_cost``: TSP's tour length), else NaN. Tasks whose cost is a
         training signal report another measure (the hull's area)."""
         return self.sequence_cost(points, seq) if self.objective_cost else math.nan
+
+    def steps_as_reference(self, tokens: np.ndarray, ref_tokens: np.ndarray) -> np.ndarray:
+        """(T,) bool: whether each of the emitted model ``tokens`` (T,) agrees with the
+        reference ``ref_tokens`` (:func:`to_tokens` of a label, the end symbol included), as
+        the pointer heatmap marks steps; :attr:`step_agreement` names the two marks.
+
+        By default a step agrees when it emits the reference's token at the same step, so
+        steps past the reference's end disagree. For a ``cycle_answer`` task the comparison is
+        free of start and direction, as its metrics are (a tour and its reverse are the same
+        tour): a step from one input to another agrees when it travels an edge of the
+        reference cycle either way round, the first step when it chooses an input on the
+        cycle, and the end symbol where the reference ends too."""
+        tokens = np.asarray(tokens, dtype=np.int64)
+        ref = np.asarray(ref_tokens, dtype=np.int64)
+        same = np.full(len(tokens), -1, dtype=np.int64)
+        k = min(len(tokens), len(ref))
+        same[:k] = ref[:k]
+        agrees = tokens == same
+        if not self.cycle_answer:
+            return agrees
+        cycle = ref[ref != END_TOKEN]
+        edges = {frozenset(e) for e in zip(cycle[:-1].tolist(), cycle[1:].tolist(), strict=True)}
+        for t, token in enumerate(tokens.tolist()):
+            if token == END_TOKEN:
+                continue
+            before = int(tokens[t - 1]) if t else END_TOKEN
+            if before == END_TOKEN:
+                agrees[t] = token in cycle
+            else:
+                agrees[t] = frozenset((before, token)) in edges
+        return agrees
 
     def reference_is_exact(self, n: int) -> bool:
         """Whether :meth:`solve`'s default solver is exact for instances of ``n`` inputs, so

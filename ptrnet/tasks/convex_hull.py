@@ -118,6 +118,8 @@ class ConvexHullTask(Task):
     demo_sizes = (5, 10, 50)
     drawing = "hull"
     rate_metrics = frozenset({"accuracy", "area_coverage", "non_simple_rate"})
+    cycle_answer = True  # the same polygon from any vertex, either way round
+    step_agreement = ("an edge of the reference hull", "not an edge of the reference hull")
     paper_results = MappingProxyType(  # the paper's Table 1
         {
             ("lstm n", 5): {"accuracy": 0.877, "area_coverage": 0.996},

@@ -78,6 +78,8 @@ class TSPTask(Task):
     demo_sizes = (5, 10, 20)
     drawing = "tour"
     rate_metrics = frozenset({"valid_rate", "mean_gap"})
+    cycle_answer = True  # the same tour from any start, either way round
+    step_agreement = ("an edge of the reference tour", "not an edge of the reference tour")
     paper_results = MappingProxyType(  # the paper's Table 2; mean closed-tour lengths
         {
             ("optimal", 5): {"mean_length": 2.12},

@@ -29,11 +29,12 @@ from matplotlib.patches import Patch, Polygon
 
 from ptrnet.tasks import get_task
 from ptrnet.tasks.delaunay import triangle_set
+from ptrnet.viz.labels import MARKER_SIZE, add_labels
 
 EXACT = "#2ca02c"
 MODEL = "#1f77b4"
 WRONG = "#d62728"
-LABEL_LIMIT = 60  # more points than this: no index labels (they would overlap)
+LABEL_LIMIT = 60  # more points than this: no labels (too many to set apart)
 EXACT_GID, MODEL_GID = "exact", "model"  # the paths' artist ids, for a reader of the figure
 MARGIN = 0.05  # the space around the points, a share of their largest extent
 
@@ -45,11 +46,18 @@ def draw_solution(
     ref: np.ndarray,
     pred: np.ndarray | None = None,
     names: tuple[str, ...] | None = None,
+    reference: str = "exact",
+    legend_below: bool = False,
+    answer: str = "model",
 ) -> None:
     """Draw ``points`` (n, dim) with the exact sequence ``ref`` and the model's ``pred``;
     ``task`` is the task's name. Planar drawings are in the points' own units with equal
     aspect and axes fitted to the points; they are labelled by ``names`` when given, else by
-    1-based index.
+    1-based index (:func:`ptrnet.viz.labels.add_labels`, which
+    :func:`~ptrnet.viz.labels.separate_labels` may then move apart). ``reference`` names
+    ``ref`` in the legend (``exact``, or what else it is) and ``answer`` names ``pred``
+    (``model``, or where else it came from); ``legend_below`` puts the legend under the axes,
+    clear of the points and their labels, instead of where it covers least.
 
     Raises:
         ValueError: an unknown task, or one whose ``drawing`` has no drawer here.
@@ -65,42 +73,53 @@ def draw_solution(
     drawer(ax, points, np.asarray(ref), _optional(pred))
     if kind != "bars":
         _plane(ax, points, names)
-    ax.legend(handles=_legend(kind, pred is not None), loc="best", fontsize="small")
+    handles = _legend(kind, pred is not None, reference, answer)
+    if legend_below:
+        ax.legend(
+            handles=handles,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.08),
+            ncol=len(handles),
+            fontsize="small",
+            frameon=False,
+        )
+    else:
+        ax.legend(handles=handles, loc="best", fontsize="small")
 
 
 def _optional(seq: np.ndarray | None) -> np.ndarray | None:
     return None if seq is None else np.asarray(seq, dtype=np.int64)
 
 
-def _legend(kind: str, with_model: bool) -> list:
+def _legend(kind: str, with_model: bool, reference: str = "exact", answer: str = "model") -> list:
     if kind == "subset":
-        return _subset_legend(with_model)
+        return _subset_legend(with_model, reference, answer)
     if kind == "bars":
-        handles = [Patch(color=EXACT, alpha=0.35, label="exact (sorted)")]
+        handles = [Patch(color=EXACT, alpha=0.35, label=f"{reference} (sorted)")]
         if with_model:
             handles += [
-                Patch(facecolor="none", edgecolor=MODEL, label="model, right value"),
-                Patch(facecolor="none", edgecolor=WRONG, label="model, wrong value"),
+                Patch(facecolor="none", edgecolor=MODEL, label=f"{answer}, right value"),
+                Patch(facecolor="none", edgecolor=WRONG, label=f"{answer}, wrong value"),
             ]
         return handles
-    handles = [Line2D([], [], color=EXACT, lw=4, alpha=0.5, label="exact")]
+    handles = [Line2D([], [], color=EXACT, lw=4, alpha=0.5, label=reference)]
     if with_model:
-        handles.append(Line2D([], [], color=MODEL, lw=1.5, label="model"))
+        handles.append(Line2D([], [], color=MODEL, lw=1.5, label=answer))
         if kind == "triangles":
             handles.append(
-                Line2D([], [], color=WRONG, lw=1.2, ls="--", label="model, not Delaunay")
+                Line2D([], [], color=WRONG, lw=1.2, ls="--", label=f"{answer}, not Delaunay")
             )
     return handles
 
 
-def _subset_legend(with_model: bool) -> list:
+def _subset_legend(with_model: bool, reference: str = "exact", answer: str = "model") -> list:
     ring = {"ls": "", "marker": "o", "mfc": "none", "ms": 12, "mew": 3, "alpha": 0.6}
-    handles = [Line2D([], [], color=EXACT, label="exact choice", **ring)]
+    handles = [Line2D([], [], color=EXACT, label=f"{reference} choice", **ring)]
     if with_model:
         dot = {"ls": "", "marker": "o", "ms": 6}
         handles += [
-            Line2D([], [], color=MODEL, label="model, also exact", **dot),
-            Line2D([], [], color=WRONG, label="model, not exact", **dot),
+            Line2D([], [], color=MODEL, label=f"{answer}, also {reference}", **dot),
+            Line2D([], [], color=WRONG, label=f"{answer}, not {reference}", **dot),
         ]
     return handles
 
@@ -108,11 +127,10 @@ def _subset_legend(with_model: bool) -> list:
 def _plane(ax: Axes, points: np.ndarray, names: tuple[str, ...] | None) -> None:
     """Scatter the points with their labels (``names``, else 1-based indices), on equal-aspect
     axes that fit the points with a margin of :data:`MARGIN` of their extent."""
-    ax.scatter(points[:, 0], points[:, 1], s=14, color="black", zorder=5)
+    ax.scatter(points[:, 0], points[:, 1], s=MARKER_SIZE, color="black", zorder=5)
     if len(points) <= LABEL_LIMIT:
         labels = names if names is not None else [str(i + 1) for i in range(len(points))]
-        for label, (x, y) in zip(labels, points, strict=True):
-            ax.annotate(label, (x, y), xytext=(3, 3), textcoords="offset points", fontsize=7)
+        add_labels(ax, points[:, :2], labels)
     lo, hi = points.min(axis=0), points.max(axis=0)
     extent = float((hi - lo).max())
     pad = MARGIN * extent if extent > 0 else MARGIN * max(1.0, float(np.abs(points).max()))
