@@ -52,18 +52,24 @@ def test_a_named_csv_comes_back_in_its_units_in_the_unit_square_and_named(client
 
 
 def test_the_answer_is_the_command_lines_reading_of_the_same_file(client, tmp_path):
-    """One road: the route's points and names are what read_instances gives for the file."""
-    for name, text in {
+    """One road: the route's points, names, note and length rule are what read_instances gives
+    for the file."""
+    files = {
         "cities.csv": CITIES,
+        "geo.csv": CITIES.replace("city,x,y", "city,lon,lat"),  # whatever the reader makes of it
         "four.tsp": TSPLIB,
         "pts.txt": "1 2\n3 4\n5 7\n",
-    }.items():
+    }
+    for name, text in files.items():
         path = tmp_path / name
         path.write_text(text, encoding="utf-8")
         (expected,) = read_instances(str(path), get_task("tsp"))
         answer = read(client, text, name=name).json()
         np.testing.assert_array_equal(answer["points"], expected.points)
         assert answer["names"] == (None if expected.names is None else list(expected.names))
+        assert answer["note"] == expected.note
+        rule = expected.distances
+        assert answer["distances"] == (None if rule is None else rule.name)
 
 
 @pytest.mark.parametrize(

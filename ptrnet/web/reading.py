@@ -15,9 +15,13 @@ the same file.
 
 The answer is the first instance (a paper-format file may hold many; ``instances`` says how
 many), in the input's units and in the unit square the model decodes (``unit``, with the map
-between them), and its point names (a CSV name column), control characters escaped by the
-reader. The page takes at most :data:`~ptrnet.web.schemas.MAX_POINTS` points; the request body
-is bounded by the Guard (256 KB), and the route is heavy (it runs in one of the Guard's slots).
+between them), its point names (a CSV name column), control characters escaped by the reader,
+and what the reader says about it: ``note`` (how it was read, when not plainly: latitude and
+longitude columns, decimal commas) and ``distances`` (the name of the file's own length rule,
+``great_circle`` for latitude and longitude, None for the task's Euclidean one; the page
+measures straight lines in the unit square all the same). The page takes at most
+:data:`~ptrnet.web.schemas.MAX_POINTS` points; the request body is bounded by the Guard
+(256 KB), and the route is heavy (it runs in one of the Guard's slots).
 """
 
 from __future__ import annotations
@@ -141,6 +145,8 @@ def read_answer(request: ReadRequest) -> dict[str, Any]:
         "unit": unit.tolist(),
         "mapping": None if mapping is None else unit_map(mapping),
         "names": None if first.names is None else list(first.names),
+        "note": first.note,  # how the file was read, when not plainly (the reader's words)
+        "distances": None if first.distances is None else first.distances.name,
         "line": first.line,
         "instances": len(instances),
         "labelled": first.labelled,

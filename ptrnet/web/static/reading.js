@@ -24,10 +24,16 @@ function summary(answer) {
   const named = answer.names ? ", with their names" : "";
   const more = answer.instances > 1 ? ` (the first of ${answer.instances} instances)` : "";
   let text = `Read ${answer.name}: ${n} point${n === 1 ? "" : "s"}${named}${more}.`;
-  if (answer.mapping) {
+  if (answer.note) text += ` ${answer.note}.`;
+  const ownRule = answer.distances && answer.distances !== "euclidean";
+  if (answer.mapping) text += ` Mapped into the unit square by ${answer.mapping.text}.`;
+  if (ownRule) {
+    text += ` Lengths on this page are straight lines in the unit square, not the file's own` +
+      ` rule (${answer.distances.replaceAll("_", " ")}), which ptrnet predict measures.`;
+  } else if (answer.mapping) {
     const scale = Number(answer.mapping.scale.toPrecision(6));
-    text += ` Mapped into the unit square by ${answer.mapping.text}: lengths on this page are` +
-      ` in the unit square (× ${scale} in the file's units, areas × ${scale}²).`;
+    text += ` Lengths on this page are in the unit square (× ${scale} in the file's units,` +
+      ` areas × ${scale}²).`;
   }
   return text;
 }
