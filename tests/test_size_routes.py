@@ -164,7 +164,7 @@ def test_the_bundled_delaunay_folder_routes_n_5_and_n_10_to_their_own_models():
     n = 10 model, every other n to the 5-10 one (the manifest is read, not assumed: one line
     per range)."""
     folder = inference.bundled_model_dir("delaunay")
-    routes = [(str(s), p, w) for s, p, w in read_size_routes(folder)]
+    routes = [(str(s), p, w) for s, p, w, _ in read_size_routes(folder)]
     assert routes == [("5", f"{folder}/n5", 0), ("10", f"{folder}/n10", 0)]
     loaded = load_model(None, "delaunay")
     five, nine, ten = loaded.for_size(5), loaded.for_size(9), loaded.for_size(10)

@@ -278,7 +278,7 @@ def test_the_bundled_tsp_folder_windows_only_beyond_200_cities():
     from ptrnet.inference import bundled_model_dir, load_model, read_size_routes
 
     folder = bundled_model_dir("tsp")
-    assert [(str(s), p, w) for s, p, w in read_size_routes(folder)] == [
+    assert [(str(s), p, w) for s, p, w, _ in read_size_routes(folder)] == [
         ("11-37", f"{folder}/heavy10-30", 0),
         ("38-85", f"{folder}/heavy40-52", 0),
         ("86-200", f"{folder}/heavy20-100", 0),

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from ptrnet.decoding.options import DecodeOptions
 
-__all__ = ["Solver", "as_instances", "decode_options"]
+__all__ = ["Solver", "as_instances", "decode_options", "stating_capacity"]
 
 
 class Solver:
@@ -79,6 +79,7 @@ class Solver:
         self,
         points: Any,
         *,
+        capacity: Any = None,
         return_probs: bool = False,
         improve: str | None = None,
         iterations: int | None = None,
@@ -91,6 +92,10 @@ class Solver:
         Args:
             points: one instance, an (n, dim) array (sort also takes an (n,) array), or several:
                 a list of instances (sizes may differ) or a (B, n, dim) array or tensor.
+            capacity: knapsack: the capacity, as ``--capacity`` takes it: a number > 0 or a
+                share of each instance's total weight (``"30%"``), for every instance, or a
+                sequence of them, one per instance (None: Bello et al.'s ``min(n / 4, 25)``).
+                A number counts rounded down to float32 (:mod:`ptrnet.tasks.knapsack`).
             return_probs: fill each result's ``probs`` (the pointer distributions).
             improve: tsp: ``"rrc"`` searches for shorter tours after decoding (Random
                 Re-Construct with the model's heavy or light decoders, seeded by ``seed``), as
@@ -151,6 +156,7 @@ class Solver:
                 "return_probs: the distributions are the decoded tour's, not the searched one's"
             )
         instances, single = as_instances(self.task, points)
+        instances = stating_capacity(self.task, instances, capacity)
         try:
             decoding = decode_options(self.task, **options)
             results = self._results(instances, decoding, return_probs, search)
@@ -187,6 +193,39 @@ class Solver:
             )
             for points, item, seq, score in zip(instances, found, sequences, scores, strict=True)
         ]
+
+
+def stating_capacity(task: Task, instances: list[np.ndarray], capacity: Any) -> list[np.ndarray]:
+    """``instances`` under ``capacity`` (:meth:`Solver.solve`'s keyword: one for all, or one
+    per instance); unchanged for None.
+
+    Raises:
+        ValueError: a task without a capacity, a capacity it refuses, or a sequence of
+            capacities of another length than ``instances``, naming the instance.
+    """
+    if capacity is None:
+        return instances
+    if not task.capacity_column:
+        raise ValueError(f"capacity: task {task.name} has no capacity (knapsack has)")
+    if np.ndim(capacity) == 0:
+        each = [capacity] * len(instances)
+    else:
+        each = list(capacity)
+        if len(each) != len(instances):
+            raise ValueError(
+                f"capacity: {len(each)} capacities for {len(instances)} instance(s); give one "
+                "for all or one per instance"
+            )
+    out = []
+    for k, (points, value) in enumerate(zip(instances, each, strict=True)):
+        try:
+            out.append(
+                task.with_capacity(points, value.item() if hasattr(value, "item") else value)
+            )
+        except ValueError as err:
+            where = f" of instance {k + 1}" if len(instances) > 1 else ""
+            raise ValueError(f"capacity{where}: {err}") from None
+    return out
 
 
 def decode_options(

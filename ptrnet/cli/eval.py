@@ -51,7 +51,7 @@ from ptrnet.cli.decode_args import (
     rrc_iterations,
     two_opt_wanted,
 )
-from ptrnet.cli.inputs import add_input_arguments
+from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.score import format_table
 from ptrnet.io.errors import UsageError
@@ -76,6 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the task's solver's; copy: SOURCE<TAB>TARGET lines) or TSPLIB .tsp files",
     )
     add_input_arguments(parser)
+    add_capacity_argument(parser)
     parser.add_argument(
         "--optimal",
         metavar="FILE",
@@ -183,7 +184,13 @@ def run(args: argparse.Namespace, task: Task) -> int:
     args.data = args.data[0]
     limit = DRY_RUN_COUNT if args.dry_run else None
     instances = read_prepared(
-        args.data, task, args.format, MAX_MODEL_POINTS, columns=args.columns, labels=True
+        args.data,
+        task,
+        args.format,
+        MAX_MODEL_POINTS,
+        columns=args.columns,
+        labels=True,
+        capacity=args.capacity,
     )[:limit]
     refs = references(args, args.data, task, instances)
     points = [inst.points for inst in instances]

@@ -1,6 +1,8 @@
 """``ptrnet generate``: a labelled dataset in the paper's format, from a seed.
 
-For a point task (sort, convex_hull, delaunay, tsp) ``-n/--sizes`` is required. A sentence task
+For a point task (sort, convex_hull, delaunay, tsp, knapsack) ``-n/--sizes`` is required;
+knapsack takes ``--capacity`` (a number, a share of each instance's total weight, or a range of
+shares drawn per instance), and each line then states its capacity (``capacity C``). A sentence task
 (copy) takes ``--count``, ``--seed``, ``--stream`` and ``-o`` only, and writes its text format
 (``SOURCE<TAB>TARGET`` per line).
 
@@ -26,12 +28,14 @@ from ptrnet.cli.common import (
     size_range,
     task_solver,
 )
+from ptrnet.cli.inputs import add_capacity_argument
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.datasets.generation import generate_dataset, shard_range
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_LINE_BYTES, MAX_POINTS
 from ptrnet.io.paper_format import largest_readable_n, write_examples
 from ptrnet.tasks import SizeRange, Task
+from ptrnet.tasks.knapsack import CapacitySpec, KnapsackTask
 
 NAME = "generate"
 DEFAULT_SEED = 2015
@@ -71,6 +75,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "span: 5, its test stream of held-out names)",
     )
     add_solver_argument(parser)
+    add_capacity_argument(parser, ranges=True)
     parser.add_argument(
         "--workers",
         type=positive_int,
@@ -93,6 +98,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
     if args.sizes is None:
         raise UsageError("-n/--sizes is required for a point task, e.g. -n 5-50")
     check_readable_sizes(task, args.sizes)
+    task = generating_task(task, args.capacity)
     solver = task_solver(task, args.solver)
     total = len(shard_range(args.count, args.shard))
     try:
@@ -107,12 +113,26 @@ def run(args: argparse.Namespace, task: Task) -> int:
             stream=args.stream or 0,
         )
         shown = progress(examples, total, args.quiet, f"generate {task.name}")
-        written = write_examples(args.output, shown)
+        written = write_examples(args.output, shown, task)
     except ValueError as err:
         # Bad sizes for the task, or a solver refusing an instance (exact TSP above n = 20).
         raise UsageError(str(err)) from None
     note(args, f"wrote {written} {task.name} instances to {args.output}")
     return 0
+
+
+def generating_task(task: Task, capacity: CapacitySpec | None) -> Task:
+    """``task`` drawing instances under ``--capacity`` (knapsack; each line then states its
+    capacity, ``capacity C``), or ``task`` itself without one.
+
+    Raises:
+        UsageError: a capacity for a task without one.
+    """
+    if capacity is None:
+        return task
+    if not isinstance(task, KnapsackTask):
+        raise UsageError(f"--capacity: task {task.name} has no capacity (knapsack has)")
+    return task.with_capacities(capacity)
 
 
 def check_readable_sizes(task: Task, sizes: SizeRange) -> None:

@@ -28,13 +28,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ptrnet.io.errors import InputError
+from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.instances import Instance, read_instances
 from ptrnet.io.unit_square import UnitMap, fit_unit_square
 from ptrnet.quoting import quote
 from ptrnet.solvers.geometry import planar_degeneracy
 from ptrnet.tasks import DegenerateInstanceError, Task
 from ptrnet.tasks.base import Reference
+from ptrnet.tasks.knapsack import CapacitySpec
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +62,44 @@ def column_names(text: str) -> tuple[str, ...]:
     return names
 
 
+def add_capacity_argument(parser: argparse.ArgumentParser, ranges: bool = False) -> None:
+    """``--capacity`` (knapsack; ``generate``, ``solve``, ``predict``, ``eval``): a number or a
+    share of each instance's total weight, with ``ranges`` also a range of shares drawn per
+    instance (``generate``)."""
+    drawn = ", or a range drawn per instance (10%%-50%%)" if ranges else ""
+    parser.add_argument(
+        "--capacity",
+        type=capacity_spec,
+        metavar="C|P%" + ("|P%-Q%" if ranges else ""),
+        help="knapsack: the capacity, a number (12.5) or a share of each instance's total "
+        f"weight (30%%){drawn}; it replaces any a file states (default: the file's, else "
+        "Bello et al.'s min(n/4, 25))",
+    )
+
+
+def capacity_spec(text: str) -> CapacitySpec:
+    """argparse type of ``--capacity`` (:meth:`CapacitySpec.parse`)."""
+    try:
+        return CapacitySpec.parse(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def stating(task: Task, points: np.ndarray, capacity: CapacitySpec | None) -> np.ndarray:
+    """``points`` under ``--capacity`` (unchanged without one).
+
+    Raises:
+        ValueError: a task without a capacity, or a capacity refused for these items, in one
+            line naming ``--capacity``.
+    """
+    if capacity is None:
+        return points
+    try:
+        return task.with_capacity(points, capacity)
+    except ValueError as err:
+        raise ValueError(f"--capacity {capacity}: {err}") from None
+
+
 class Prepared(NamedTuple):
     """One instance read for a command.
 
@@ -83,25 +122,30 @@ class Prepared(NamedTuple):
     labelled: bool = False
 
 
-def prepare(instance: Instance, task: Task, path: str) -> Prepared:
-    """One instance of ``path`` with its unit-square form (itself for a task that is not
-    ``shape_invariant``).
+def prepare(
+    instance: Instance, task: Task, path: str, capacity: CapacitySpec | None = None
+) -> Prepared:
+    """One instance of ``path`` under ``capacity`` (:func:`stating`; a file's label, made
+    under the file's capacity, is then dropped) with its unit-square form (itself for a task
+    that is not ``shape_invariant``).
 
     Raises:
-        InputError: an instance the task cannot take (:meth:`Task.check_points`), at its line.
+        InputError: an instance the task cannot take (:meth:`Task.check_points`) or a
+            capacity refused for it, at its line.
     """
     try:
-        task.check_points(instance.points)
+        points = stating(task, instance.points, capacity)
+        task.check_points(points)
     except ValueError as err:
         raise InputError(path, instance.line, str(err)) from None
-    mapping = fit_unit_square(instance.points, task.shape_invariant)
-    unit = instance.points if mapping is None else mapping.to_unit(instance.points)
+    mapping = fit_unit_square(points, task.shape_invariant)
+    unit = points if mapping is None else mapping.to_unit(points)
     return Prepared(
-        instance.points,
+        points,
         unit,
         mapping,
         instance.line,
-        instance.seq,
+        instance.seq if capacity is None else None,  # a label under the file's capacity
         instance.names,
         instance.labelled,
     )
@@ -115,16 +159,22 @@ def read_prepared(
     *,
     columns: tuple[str, ...] | None = None,
     labels: bool = False,
+    capacity: CapacitySpec | None = None,
 ) -> list[Prepared]:
-    """The instances of ``path`` (layout ``fmt``, CSV ``columns``), prepared; paper-format
-    labels read as references with ``labels`` (:func:`ptrnet.io.instances.read_instances`).
+    """The instances of ``path`` (layout ``fmt``, CSV ``columns``), prepared under
+    ``capacity`` (``--capacity``: replacing any the file states); paper-format labels read as
+    references with ``labels`` (:func:`ptrnet.io.instances.read_instances`).
 
     Raises:
-        UsageError: an unknown ``fmt`` or ``columns`` that do not fit the task or layout.
-        InputError: a malformed file, or an instance over ``max_n`` points (at its line).
+        UsageError: an unknown ``fmt``, ``columns`` that do not fit the task or layout, or a
+            ``capacity`` for a task without one.
+        InputError: a malformed file, an instance over ``max_n`` points or one the capacity
+            does not suit (at its line).
     """
+    if capacity is not None and not task.capacity_column:
+        raise UsageError(f"--capacity: task {task.name} has no capacity (knapsack has)")
     read = read_instances(path, task, fmt, columns=columns, labels=labels)
-    instances = [prepare(instance, task, path) for instance in read]
+    instances = [prepare(instance, task, path, capacity) for instance in read]
     check_size(path, instances, max_n, "the model")
     return instances
 

@@ -87,7 +87,7 @@ def write_answers(path: str, fmt: str, task: Task, answers: Sequence[Answer]) ->
     many were written."""
     with atomic_write(path) as stream:
         if fmt == "paper":
-            stream.writelines(format_line(a.points, a.sequence) + "\n" for a in answers)
+            stream.writelines(format_line(a.points, a.sequence, task) + "\n" for a in answers)
         elif fmt == "json":
             stream.writelines(json.dumps(record(task, a), allow_nan=False) + "\n" for a in answers)
         else:

@@ -49,7 +49,7 @@ from ptrnet.cli.decode_args import (
     rrc_iterations,
     two_opt_wanted,
 )
-from ptrnet.cli.inputs import add_input_arguments
+from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.outputs import add_output_format_argument
 from ptrnet.io.errors import UsageError
@@ -72,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "error; --text: always a sentence",
     )
     add_input_arguments(parser)
+    add_capacity_argument(parser)
     add_output_format_argument(parser)
     parser.add_argument(
         "-o",
@@ -105,7 +106,12 @@ def run(args: argparse.Namespace, task: Task) -> int:
     loaded = load_model_on(args.model, task, args.device)
     limit = DRY_RUN_COUNT if args.dry_run else None
     instances = read_prepared(
-        args.input, task, args.format, MAX_MODEL_POINTS, columns=args.columns
+        args.input,
+        task,
+        args.format,
+        MAX_MODEL_POINTS,
+        columns=args.columns,
+        capacity=args.capacity,
     )[:limit]
     points = [inst.points for inst in instances]
     with decode_progress(args, task, len(points)) as shown, located(args.input, task, instances):

@@ -35,7 +35,14 @@ from ptrnet.cli.common import (
     progress,
     task_solver,
 )
-from ptrnet.cli.inputs import add_input_arguments, check_size, read_prepared, report, solved
+from ptrnet.cli.inputs import (
+    add_capacity_argument,
+    add_input_arguments,
+    check_size,
+    read_prepared,
+    report,
+    solved,
+)
 from ptrnet.cli.outputs import Answer, add_output_format_argument, write_answers
 from ptrnet.io.instances import is_tsplib
 from ptrnet.io.paper_format import largest_readable_n
@@ -56,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="paper-format file, one point per line, .csv, .npy, or TSPLIB .tsp (task tsp)",
     )
     add_input_arguments(parser)
+    add_capacity_argument(parser)
     add_solver_argument(parser)
     add_output_format_argument(parser)
     add_output_argument(parser)
@@ -67,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
     task = point_task_named(args.task, NAME)
     solver = task_solver(task, args.solver)
     source = hold_input(args.input)  # a pipe is read once, for the instances and the TSPLIB note
-    instances = read_prepared(source, task, args.format, columns=args.columns)
+    instances = read_prepared(
+        source, task, args.format, columns=args.columns, capacity=args.capacity
+    )
     if args.output_format == "paper":  # the output's line, labels included, must read back
         check_size(args.input, instances, largest_readable_n(task), "a line ptrnet reads back")
     refs = [

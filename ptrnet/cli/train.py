@@ -57,6 +57,7 @@ from ptrnet.cli.train_config import fresh_config, resumed_config
 from ptrnet.compute.precision import PRECISIONS
 from ptrnet.io.errors import UsageError
 from ptrnet.model.config import DECODERS, ENCODERS
+from ptrnet.model.features import FEATURES
 from ptrnet.runs.config import BASELINES, DEFAULT_STEPS
 from ptrnet.tasks import TASKS, Task
 
@@ -107,6 +108,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--decoder-layers", type=positive_int, metavar="L", help="heavy decoder layers (default 6)")
     add("--glimpses", type=int, metavar="G", help="pointer glimpses (Bello et al.; default 0)")
     add("--logit-clip", type=float, metavar="C", help="pointer logits C tanh(u) (default 0: off)")
+    add(
+        "--features",
+        choices=FEATURES,
+        help="what the network reads of each input: raw (default) or capacity (knapsack whose "
+        "instances state a capacity, --data from generate --capacity: weight / capacity and "
+        "value / the largest value)",
+    )
     add("--optimizer", choices=("sgd", "adam"), help="sgd: lr 1.0; adam: lr 1e-3 (default)")
     add("--lr", type=float, metavar="X", help="learning rate (default: per optimizer)")
     add(

@@ -36,6 +36,7 @@ POINTER_OPTIONS = (
     "logit_clip",
     "decoder",
     "decoder_layers",
+    "features",
 )
 # --decoder heavy without --encoder / --encoder-layers: LEHD's light encoder.
 HEAVY_DEFAULTS = {"encoder": "transformer", "encoder_layers": 1}
@@ -93,6 +94,7 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     """A new run's configuration: preset (``--dry-run``) < explicit options."""
     from ptrnet.api.training import file_sizes
     from ptrnet.model import ModelConfig
+    from ptrnet.model.features import ROW_WIDTH
     from ptrnet.runs.config import RunConfig, TrainConfig
     from ptrnet.tasks import SizeRange
 
@@ -120,7 +122,7 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     pointer = {**defaults, **pointer}
     model = ModelConfig(
         kind=kind,
-        input_dim=task.dim,
+        input_dim=ROW_WIDTH.get(pointer.get("features")) or task.dim,
         hidden=hidden,
         layers=args.layers or 1,
         init=args.init or "paper",

@@ -87,10 +87,10 @@ def labelled_instance(
 
 
 def _label_block(
-    task_name: str, sizes: SizeRange, seed: int, stream: int, solver: str, start: int, stop: int
+    task: Task, sizes: SizeRange, seed: int, stream: int, solver: str, start: int, stop: int
 ) -> list[Labelled]:
-    """Worker job: instances ``start .. stop-1``, labelled. Takes the task by name to pickle."""
-    task = get_point_task(task_name)
+    """Worker job: instances ``start .. stop-1``, labelled. The task travels pickled (a
+    configured one, knapsack's generating capacities, keeps its settings)."""
     return [labelled_instance(task, sizes, seed, i, solver, stream) for i in range(start, stop)]
 
 
@@ -129,7 +129,7 @@ def generate_dataset(
         raise ValueError(f"workers must be >= 1, got {workers}")
     size = max(1, min(MAX_BLOCK, math.ceil(len(indices) / (4 * workers))))
     jobs = [
-        (task.name, sizes, seed, stream, solver, start, min(start + size, indices.stop))
+        (task, sizes, seed, stream, solver, start, min(start + size, indices.stop))
         for start in range(indices.start, indices.stop, size)
     ]
     # Arguments are checked above, eagerly; the work starts when the caller iterates.

@@ -12,7 +12,9 @@ loaded model then carries those models as :attr:`LoadedModel.routes`, and :func:
 decodes each instance with the one that serves its size (:meth:`LoadedModel.for_size`), so
 every front end that loads a directory picks by size without knowing it. A route may also set
 the local window its sizes decode through when the caller names none (the bundled TSP folder:
-n >= 201 through a window of 50, :mod:`ptrnet.decoding.window`).
+n >= 201 through a window of 50, :mod:`ptrnet.decoding.window`), or serve the instances that
+state a capacity (``"capacity": true``; the bundled knapsack folder sends a user's capacity to
+its capacity-conditioned model, and keeps Bello et al.'s to the model of their protocol).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ptrnet.compute.devices import resolve_device
 from ptrnet.decoding.options import check_window
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.json_file import read_json_file
+from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.model import build_model
 from ptrnet.quoting import quote
 from ptrnet.runs import CHECKPOINT_NAMES
@@ -41,7 +44,9 @@ BUNDLED_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 #: The file in a model directory that routes instance sizes to models in its sub-folders:
 #: ``{"models": [{"sizes": "5", "dir": "n5"}, {"sizes": "201-1000", "dir": "big",
 #: "window": 50}, ...]}``; sizes no entry lists go to the directory's own model. ``window``
-#: (optional) is the local window those sizes decode through unless the caller sets one.
+#: (optional) is the local window those sizes decode through unless the caller sets one;
+#: ``"capacity": true`` (optional) routes the instances that state a capacity (knapsack),
+#: of ``sizes`` (default: every size), and only those.
 SIZES_JSON = "sizes.json"
 
 
@@ -80,9 +85,17 @@ class LoadedModel:
         """Name of the task the model was trained on."""
         return self.config.train.task
 
-    def for_size(self, n: int) -> LoadedModel:
-        """The model that decodes an instance of n points: the route listing n, else this."""
-        return next((r.model for r in self.routes if r.sizes.lo <= n <= r.sizes.hi), self)
+    def for_size(self, n: int, capacity: bool = False) -> LoadedModel:
+        """The model that decodes an instance of n points (stating a capacity, with
+        ``capacity``): the route listing n (and ``capacity``), else this."""
+        return next(
+            (
+                r.model
+                for r in self.routes
+                if r.sizes.lo <= n <= r.sizes.hi and r.capacity == capacity
+            ),
+            self,
+        )
 
     def to(self, device: Any) -> LoadedModel:
         """Move this model and every routed one to ``device`` (a torch device); returns self."""
@@ -93,10 +106,12 @@ class LoadedModel:
 
 @dataclass(frozen=True)
 class SizeRoute:
-    """Instances with n in ``sizes`` decode with ``model``."""
+    """Instances with n in ``sizes`` (those that state a capacity with ``capacity``, the
+    others without) decode with ``model``."""
 
     sizes: SizeRange
     model: LoadedModel
+    capacity: bool = False
 
 
 def model_directory(path: str | os.PathLike[str] | None, task: Task | str | None) -> str | None:
@@ -173,7 +188,7 @@ def load_model(
         return loaded
     routes = []
     shared: dict[str, LoadedModel] = {}  # sub-folder -> its model, loaded once
-    for sizes, sub, window in read_size_routes(folder):
+    for sizes, sub, window, capacity in read_size_routes(folder):
         route = shared.get(sub) or _load_file(resolve_checkpoint(sub), target)
         shared[sub] = route
         problem = None
@@ -181,9 +196,11 @@ def load_model(
             problem = f"routes n = {sizes} to a {route.task} model ({route.path})"
         elif window and route.config.model.decoder != "heavy":
             problem = f"window {window} for n = {sizes}: {route.path} has no heavy decoder"
+        elif capacity and route.config.model.features != "capacity":
+            problem = f"routes stated capacities to {route.path}, which reads none"
         if problem:
             raise InputError(os.path.join(folder, SIZES_JSON), None, problem)
-        routes.append(SizeRoute(sizes, replace(route, window=window)))
+        routes.append(SizeRoute(sizes, replace(route, window=window), capacity))
     return replace(loaded, routes=tuple(routes))
 
 
@@ -201,13 +218,15 @@ def _load_file(file: str, target: Any) -> LoadedModel:
     return LoadedModel(model, ckpt.config, file, ckpt.step, ckpt.info)
 
 
-def read_size_routes(folder: str) -> list[tuple[SizeRange, str, int]]:
-    """The (sizes, sub-folder path, window) entries of ``folder``'s :data:`SIZES_JSON`, none
-    without one.
+def read_size_routes(folder: str) -> list[tuple[SizeRange, str, int, bool]]:
+    """The (sizes, sub-folder path, window, capacity) entries of ``folder``'s
+    :data:`SIZES_JSON`, none without one.
 
     Each entry is ``{"sizes": "LO-HI" or "N", "dir": NAME}``, NAME a sub-folder of ``folder``
     holding a checkpoint, with an optional ``"window": K`` (0 or an integer >= 2; 0 when
-    absent); no two entries' sizes overlap. Several entries may name the same sub-folder.
+    absent) and an optional ``"capacity": true`` (the instances that state a capacity;
+    ``sizes`` may then be left out: every size); no two entries of the same ``capacity``
+    overlap in sizes. Several entries may name the same sub-folder.
 
     Raises:
         InputError: a path that is not a regular file, unreadable or oversized JSON
@@ -224,26 +243,32 @@ def read_size_routes(folder: str) -> list[tuple[SizeRange, str, int]]:
         raise InputError(path, err.line, f"not a size routing file ({err.problem})") from None
     except (ValueError, KeyError, TypeError) as err:
         raise InputError(path, None, f"not a size routing file ({err})") from None
-    ordered = sorted(routes, key=lambda route: route[0].lo)
-    for (a, *_), (b, *_) in zip(ordered, ordered[1:], strict=False):
-        if b.lo <= a.hi:
+    ordered = sorted(routes, key=lambda route: (route[3], route[0].lo))
+    for (a, *_, first), (b, *_, second) in zip(ordered, ordered[1:], strict=False):
+        if first == second and b.lo <= a.hi:
             raise InputError(path, None, f"sizes {a} and {b} overlap")
     return routes
 
 
-def _size_route(folder: str, entry: dict[str, Any]) -> tuple[SizeRange, str, int]:
+def _size_route(folder: str, entry: dict[str, Any]) -> tuple[SizeRange, str, int, bool]:
     """One entry of a :data:`SIZES_JSON`; raises ValueError, KeyError or TypeError."""
 
-    if not {"sizes", "dir"} <= set(entry) <= {"sizes", "dir", "window"}:
+    capacity = entry.get("capacity", False)
+    needed = {"dir"} if capacity is True else {"sizes", "dir"}
+    if not needed <= set(entry) <= {"sizes", "dir", "window", "capacity"}:
         raise ValueError(
-            f"an entry needs the keys 'sizes' and 'dir' and may have 'window', got {sorted(entry)}"
+            "an entry needs the keys 'sizes' and 'dir' (only 'dir' if 'capacity' is true) "
+            f"and may have 'window' and 'capacity', got {sorted(entry)}"
         )
+    if not isinstance(capacity, bool):
+        raise ValueError(f"'capacity' must be true or false, got {quote(capacity)}")
     name = entry["dir"]
     if not isinstance(name, str) or name in ("", ".", "..") or os.path.basename(name) != name:
         raise ValueError(f"'dir' must name a sub-folder, got {quote(name)}")
     window = entry.get("window", 0)
     check_window(window)  # a DecodeOptionError is a ValueError
-    return SizeRange.parse(entry["sizes"]), os.path.join(folder, name), window
+    sizes = SizeRange.parse(entry.get("sizes", f"1-{MAX_MODEL_POINTS}"))
+    return sizes, os.path.join(folder, name), window, capacity
 
 
 def check_task(loaded: LoadedModel, task: Task | str) -> Task:

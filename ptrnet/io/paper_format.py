@@ -9,6 +9,9 @@ One instance per line::
   ``1 3 2 1``; a TSP tour has n + 1 indices), Delaunay triangles flattened as triples.
 * A line without ``output`` is an unlabelled instance; that is also the plain point-list format
   (one instance per line, coordinates separated by whitespace).
+* A task whose instances may state a capacity (``Task.capacity_column``: knapsack) writes it
+  after the items, ``w1 v1 ... wn vn capacity C [output ...]``; in memory it is one more
+  column (:meth:`Task.with_capacity`). A line without it is under the task's default.
 * Blank lines are skipped; line numbers in errors are those of the file. Lines end at ``\n``,
   ``\r\n`` or ``\r``; numbers are ASCII decimals; sizes are bounded (:mod:`ptrnet.io.text`,
   :mod:`ptrnet.io.limits`).
@@ -43,6 +46,7 @@ from ptrnet.quoting import quote
 from ptrnet.tasks.base import Task
 
 OUTPUT = "output"
+CAPACITY = "capacity"
 FLOAT_CHARS = len(repr(-2.2250738585072014e-308))  # 24: the longest repr of any float64
 Labels = Literal["reference", "prediction", "optional", "ignore"]
 LABEL_MODES: tuple[str, ...] = get_args(Labels)
@@ -60,9 +64,16 @@ class LineProblem(ValueError):
     """What is wrong with the current line; the caller adds the file and line number."""
 
 
-def format_line(points: np.ndarray, seq: np.ndarray | None = None) -> str:
-    """One line of the paper format (no newline); ``seq`` None writes an unlabelled instance."""
-    coords = " ".join(map(repr, np.asarray(points, dtype=np.float64).ravel().tolist()))
+def format_line(points: np.ndarray, seq: np.ndarray | None = None, task: Task | None = None) -> str:
+    """One line of the paper format (no newline); ``seq`` None writes an unlabelled instance.
+    With ``task``, a capacity the instance states is written as ``capacity C``."""
+    points = np.asarray(points, dtype=np.float64)
+    capacity = None if task is None else task.stated_capacity(points)
+    if capacity is not None:
+        points = points[:, : task.dim]
+    coords = " ".join(map(repr, points.ravel().tolist()))
+    if capacity is not None:
+        coords = f"{coords} {CAPACITY} {capacity!r}"
     if seq is None:
         return coords
     indices = " ".join(map(str, (np.asarray(seq, dtype=np.int64) + 1).tolist()))
@@ -70,13 +81,16 @@ def format_line(points: np.ndarray, seq: np.ndarray | None = None) -> str:
 
 
 def write_examples(
-    path: str | os.PathLike[str], examples: Iterable[tuple[np.ndarray, np.ndarray | None]]
+    path: str | os.PathLike[str],
+    examples: Iterable[tuple[np.ndarray, np.ndarray | None]],
+    task: Task | None = None,
 ) -> int:
-    """Write ``(points, seq)`` pairs to ``path`` atomically (all or nothing); returns the count."""
+    """Write ``(points, seq)`` pairs to ``path`` atomically (all or nothing); returns the count.
+    With ``task``, capacities the instances state are written (:func:`format_line`)."""
     count = 0
     with atomic_write(path) as stream:
         for points, seq, *_ in examples:
-            stream.write(format_line(points, seq) + "\n")
+            stream.write(format_line(points, seq, task) + "\n")
             count += 1
     return count
 
@@ -98,7 +112,10 @@ def parse_line(
             coords, indices = tokens[:cut], tokens[cut + 1 :]
         else:
             coords, indices = tokens, None
+        coords, capacity = _split_capacity(coords, task)
         points = parse_points(coords, task)
+        if capacity is not None:
+            points = _stating(points, capacity, task)
         if labels == "ignore":
             indices = None
         seq = None if indices is None else _parse_indices(indices, len(points))
@@ -111,6 +128,34 @@ def parse_line(
     except LineProblem as err:
         raise InputError(path, line, str(err)) from None
     return Example(points, seq, line)
+
+
+def _split_capacity(tokens: list[str], task: Task) -> tuple[list[str], str | None]:
+    """Coordinate tokens and the capacity token after ``capacity`` (None without one).
+
+    Raises:
+        LineProblem: ``capacity`` for a task without one, or not followed by one number last.
+    """
+    if CAPACITY not in tokens:
+        return tokens, None
+    if not task.capacity_column:
+        raise LineProblem(f"'{CAPACITY}' on a line of task {task.name}, which has none")
+    cut = tokens.index(CAPACITY)
+    rest = tokens[cut + 1 :]
+    if len(rest) != 1 or not is_number(rest[0]):
+        shown = quote(" ".join(rest), QUOTE_CHARS) if rest else "nothing"
+        raise LineProblem(
+            f"'{CAPACITY}' takes one number after the items (before '{OUTPUT}'), got {shown}"
+        )
+    return tokens[:cut], rest[0]
+
+
+def _stating(points: np.ndarray, capacity: str, task: Task) -> np.ndarray:
+    """``points`` stating the capacity token (:meth:`Task.with_capacity`)."""
+    try:
+        return task.with_capacity(points, float(capacity))
+    except ValueError as err:
+        raise LineProblem(str(err)) from None
 
 
 def parse_points(tokens: list[str], task: Task, min_n: int | None = None) -> np.ndarray:
@@ -197,6 +242,8 @@ def line_bytes_bound(task: Task, n: int) -> int:
     `` output``, and ``task.max_steps(n)`` indices of at most ``len(str(n))`` digits, each
     after a space."""
     coordinates = n * task.dim * (FLOAT_CHARS + 1) - 1
+    if task.capacity_column:  # " capacity C"
+        coordinates += len(CAPACITY) + FLOAT_CHARS + 2
     return coordinates + len(OUTPUT) + 1 + task.max_steps(n) * (len(str(n)) + 1)
 
 

@@ -100,7 +100,7 @@ class AttentionSeq2Seq(_FixedVocabulary):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
         d = config.hidden
-        self.decoder = nn.LSTM(config.input_dim + d, d, config.layers, batch_first=True)
+        self.decoder = nn.LSTM(config.feature_dim + d, d, config.layers, batch_first=True)
         self.w1 = nn.Linear(d, d, bias=False)
         self.w2 = nn.Linear(d, d, bias=False)
         self.v = nn.Parameter(torch.empty(d))

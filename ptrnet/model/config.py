@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from ptrnet.model.features import FEATURES, ROW_WIDTH, feature_dim
 from ptrnet.quoting import quote
 
 DEFAULT_HIDDEN = 256  # LSTM units (the paper: 256 or 512)
@@ -58,6 +59,10 @@ class ModelConfig:
             a task whose output is a permutation of its inputs (checked with the task:
             ``RunConfig``).
         decoder_layers: the heavy decoder's self-attention layers; unused by the LSTM decoder.
+        features: what the network reads of each row (:mod:`ptrnet.model.features`): ``raw``
+            (the rows) or ``capacity`` (rows (weight, value, capacity) of a knapsack that
+            states its capacity, read as weight / capacity and value / the largest value;
+            ``input_dim`` 3, the Ptr-Net with its LSTM decoder).
 
     A checkpoint saved before these fields existed loads with their defaults: the paper's
     LSTM Ptr-Net.
@@ -76,6 +81,12 @@ class ModelConfig:
     logit_clip: float = 0.0
     decoder: str = "lstm"
     decoder_layers: int = 6
+    features: str = "raw"
+
+    @property
+    def feature_dim(self) -> int:
+        """Numbers per input element the network reads (:func:`features.feature_dim`)."""
+        return feature_dim(self.features, self.input_dim)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -86,6 +97,7 @@ class ModelConfig:
             raise ValueError(f"unknown init {quote(self.init)}; choose from {', '.join(INITS)}")
         self._check_positive("input_dim", "hidden", "layers")
         self._check_pointer_options()
+        self._check_features()
         if self.kind == "pointer":
             if self.max_n is not None:
                 raise ValueError("max_n applies only to the seq2seq and attention baselines")
@@ -130,6 +142,22 @@ class ModelConfig:
                 f"not to the {self.kind} baseline"
             )
         self._check_decoder()
+
+    def _check_features(self) -> None:
+        if self.features not in FEATURES:
+            raise ValueError(
+                f"unknown features {quote(self.features)}; choose from {', '.join(FEATURES)}"
+            )
+        width = ROW_WIDTH[self.features]
+        if width is not None and self.input_dim != width:
+            raise ValueError(
+                f"features {self.features} read rows of {width} numbers, not input_dim "
+                f"{self.input_dim}"
+            )
+        if self.features != "raw" and (self.kind != "pointer" or self.decoder != "lstm"):
+            raise ValueError(
+                f"features {self.features} apply to the pointer model with the lstm decoder"
+            )
 
     def _check_decoder(self) -> None:
         if self.decoder not in DECODERS:

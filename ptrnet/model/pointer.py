@@ -40,6 +40,7 @@ from torch import nn
 
 from ptrnet.model.attention import additive_scores, score_dtype
 from ptrnet.model.config import ModelConfig
+from ptrnet.model.features import model_inputs
 from ptrnet.model.lstm import run_lstm
 from ptrnet.model.ragged import ragged_lstm
 from ptrnet.model.transformer import SetEncoder
@@ -169,9 +170,9 @@ class EncoderDecoder(nn.Module):
         if config.encoder == "transformer":
             self.encoder = SetEncoder(config)
         else:
-            self.encoder = nn.LSTM(config.input_dim, d, config.layers, batch_first=True)
-        self.decoder = nn.LSTM(config.input_dim, d, config.layers, batch_first=True)
-        self.start = nn.Parameter(torch.empty(config.input_dim))  # learned start symbol input
+            self.encoder = nn.LSTM(config.feature_dim, d, config.layers, batch_first=True)
+        self.decoder = nn.LSTM(config.feature_dim, d, config.layers, batch_first=True)
+        self.start = nn.Parameter(torch.empty(config.feature_dim))  # learned start symbol input
         nn.init.uniform_(self.start, -1 / math.sqrt(d), 1 / math.sqrt(d))
 
     def reset_parameters(self) -> None:
@@ -194,15 +195,27 @@ class EncoderDecoder(nn.Module):
         states (B, n, d), zero at pads, and each row's final (h, c) at its real last element
         (a Transformer encoder: the mean state as h, zero c; :mod:`ptrnet.model.transformer`).
 
+        ``points`` are what the network reads (:meth:`features`), ``feature_dim`` numbers each.
+
         Raises ValueError on bad shapes or lengths.
         """
-        lengths_cpu = check_batch(points, lengths, self.config.input_dim)
+        lengths_cpu = check_batch(points, lengths, self.config.feature_dim)
         n = points.shape[1]
         if self.config.encoder == "transformer":
             return self.encoder(points, lengths)
         if bool((lengths_cpu == n).all()):  # no padding: self.encoder(points), one fused call
             return run_lstm(self.encoder, points)
         return ragged_lstm(self.encoder, points, lengths_cpu)  # = the LSTM over a packed batch
+
+    def features(self, points: torch.Tensor) -> torch.Tensor:
+        """Instance rows (B, n, input_dim) -> what the network reads, (B, n, feature_dim)
+        (``config.features``, :mod:`ptrnet.model.features`); raises ValueError on a row width
+        other than ``input_dim``."""
+        if points.dim() != 3 or points.shape[-1] != self.config.input_dim:
+            raise ValueError(
+                f"expected points (B, n, {self.config.input_dim}), got {tuple(points.shape)}"
+            )
+        return model_inputs(points, self.config.features)
 
     def input_table(self, points: torch.Tensor) -> torch.Tensor:
         """(B, n, dim) -> (B, n+1, dim): decoder input per previous token (start symbol first)."""
@@ -282,6 +295,7 @@ class PointerNetwork(EncoderDecoder):
 
     def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> Memory:
         """Encode a batch: (B, n, dim), (B,) -> Memory with m = V = n+1 (e_0, e_1..e_n)."""
+        points = self.features(points)  # (B, n, feature_dim)
         out, state = self.run_encoder(points, lengths)  # (B, n, d): e_1..e_n
         end = self.end.to(out.dtype).expand(out.shape[0], 1, -1)  # (B, 1, d): e_0
         enc = torch.cat([end, out], dim=1)  # (B, n+1, d)

@@ -28,7 +28,7 @@ class SetEncoder(nn.Module):
         super().__init__()
         d = config.hidden
         self.decoder_layers = config.layers
-        self.embed = nn.Linear(config.input_dim, d)
+        self.embed = nn.Linear(config.feature_dim, d)
         layer = nn.TransformerEncoderLayer(
             d, config.heads, dim_feedforward=4 * d, dropout=0.0, batch_first=True, norm_first=True
         )

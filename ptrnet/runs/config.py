@@ -297,9 +297,15 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         task = get_task(self.train.task)
-        if self.model.input_dim != task.dim:
+        capacity = self.model.features == "capacity"  # rows state a capacity: one more column
+        if capacity and not getattr(task, "capacity_column", False):
             raise ValueError(
-                f"task {task.name} has {task.dim}-D inputs, "
+                f"features capacity need a task whose instances state a capacity (knapsack), "
+                f"not {task.name}"
+            )
+        if self.model.input_dim != task.dim + capacity:
+            raise ValueError(
+                f"task {task.name} has {task.dim + capacity}-D inputs, "
                 f"the model expects {self.model.input_dim}-D"
             )
         if self.model.decoder in PERMUTATION_DECODERS and not task.permutation_output:

@@ -193,6 +193,9 @@ class Task(TaskCard, ABC):
     #: whose numbers mean themselves (knapsack's weights against a fixed capacity), decoded as
     #: given.
     shape_invariant: ClassVar[bool] = True
+    #: Whether an instance may state a capacity as one more column, the same on every row:
+    #: (n, dim + 1) (knapsack's own capacity; files write it as ``capacity C``).
+    capacity_column: ClassVar[bool] = False
     #: Whether the symmetries of the unit square (axis flips and swaps, all isometries of
     #: [0, 1]^dim) keep an instance's solution: true for the planar geometric tasks; false for
     #: sort, whose ascending order a flip reverses.
@@ -266,6 +269,32 @@ class Task(TaskCard, ABC):
     def check_points(self, points: np.ndarray) -> None:
         """Raise ValueError for an instance no solver or model of the task can take (finite
         numbers within the readers' limits are checked before); default: every one is taken."""
+
+    def with_capacity(self, points: np.ndarray, capacity: object) -> np.ndarray:
+        """``points`` stating ``capacity`` (tasks with ``capacity_column``): (n, dim + 1).
+
+        Raises:
+            ValueError: a task without a capacity, or a capacity it refuses.
+        """
+        raise ValueError(f"task {self.name} has no capacity")
+
+    def stated_capacity(self, points: np.ndarray) -> float | None:
+        """The capacity ``points`` state (tasks with ``capacity_column``), else None."""
+        return None
+
+    def model_rows(self, points: np.ndarray, input_dim: int) -> np.ndarray:
+        """``points`` as rows of ``input_dim`` numbers, what a model of that width reads.
+
+        Raises:
+            ValueError: rows of another width, which this task cannot give it.
+        """
+        points = np.asarray(points)
+        if points.ndim != 2 or points.shape[1] != input_dim:
+            raise ValueError(
+                f"the model reads {input_dim} number(s) per input; a {self.name} instance of "
+                f"shape {points.shape} has {points.shape[-1]}"
+            )
+        return points
 
     def complete(
         self, points: np.ndarray, prefix: np.ndarray, solver: str | None = None

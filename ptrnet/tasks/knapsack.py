@@ -4,8 +4,14 @@ Reinforcement Learning", Sec. 5) solved with a Ptr-Net beside TSP.
 Task card
     Input: n items, each a point (weight, value), uniform in [0, 1) (float32 numbers, so the
     model reads them exactly).  Shape (n, 2).
-    Capacity: Bello et al.'s, 12.5 for n = 50 and 25 for n = 100 and 200; for any n the rule
-    ``min(n / 4, 25)`` (:func:`capacity`), which gives theirs.
+    Capacity: by default Bello et al.'s, 12.5 for n = 50 and 25 for n = 100 and 200; for any n
+    the rule ``min(n / 4, 25)`` (:func:`capacity`), which gives theirs. An instance may state
+    its own: shape (n, 3), the third column the capacity on every row
+    (:func:`with_capacity`, the one way to build one; :func:`stated_capacity` reads it back).
+    A capacity counts at float32 precision, rounded down (:func:`counted_capacity`), so a set
+    that fits it fits the number given. :class:`CapacitySpec` is the ``--capacity`` option:
+    a number, a share of the items' total weight (``30%``) or a range of shares drawn per
+    instance (``10%-50%``, :meth:`KnapsackTask.with_capacities` for generation).
     Output: the chosen items, each once, in decreasing value-per-weight order (ties by index),
     then the end symbol; files list their 1-based indices after ``output``. A weight counts at
     float32 precision, the precision a model reads it at (generated weights are float32
@@ -15,9 +21,9 @@ Task card
     optimal set, values being >= 0, can always be filled up so). Bello et al. stop decoding at
     the first item that overflows; the mask keeps to feasible sets instead
     (``paper_constraints = "task"``).
-    Metrics: ``valid_rate`` (distinct items whose weights fit), ``mean_value`` (total value,
-    averaged over valid outputs), ``mean_gap`` (1 - value / optimal value, over valid outputs)
-    and ``optimal_rate`` (share of all outputs worth the optimum).
+    Metrics: ``valid_rate`` (distinct items whose weights fit the capacity), ``mean_value``
+    (total value, averaged over valid outputs), ``mean_gap`` (1 - value / optimal value, over
+    valid outputs) and ``optimal_rate`` (share of all outputs worth the optimum).
     Cost (REINFORCE, the ``shortest`` pick): the negated total value. A result's answer cost
     is the total value.
     Reference: exact (:mod:`ptrnet.solvers.knapsack`), within a bound on its work
@@ -38,12 +44,15 @@ Task card
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ptrnet.quoting import quote
 from ptrnet.solvers.errors import DegenerateInstanceError
 from ptrnet.solvers.knapsack import (
     check_items,
@@ -74,6 +83,126 @@ def capacity(n: int | np.ndarray | torch.Tensor):
     if isinstance(n, int | float | np.integer):
         return min(n / 4, MAX_CAPACITY)
     return (n / 4).clip(max=MAX_CAPACITY)
+
+
+def counted_capacity(value: float) -> float:
+    """``value`` as a capacity counts: the largest float32 number at most ``value``, so a model
+    (which reads float32) and the solvers measure against the same number, and a set that fits
+    it fits ``value``.
+
+    Raises:
+        ValueError: ``value`` not a finite number > 0 within float32's range, or below float32's
+            smallest positive number.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        raise ValueError(f"a knapsack capacity is a number, got {quote(value)}")
+    value = float(value)
+    if not (math.isfinite(value) and 0 < value <= FLOAT32_MAX):
+        raise ValueError(
+            f"a knapsack capacity is a finite number > 0 and at most {FLOAT32_MAX:.8g} "
+            f"(float32), not {value!r}"
+        )
+    counted = np.float32(value)
+    if float(counted) > value:
+        counted = np.nextafter(counted, np.float32(0))
+    if counted <= 0:
+        raise ValueError(
+            f"a knapsack capacity is at least float32's smallest positive number, not {value!r}"
+        )
+    return float(counted)
+
+
+def with_capacity(points: np.ndarray, value: float) -> np.ndarray:
+    """Items (n, 2) (or an instance that states a capacity, (n, 3), whose capacity is
+    replaced) under capacity ``value``: (n, 3) float64, the third column
+    :func:`counted_capacity` of ``value`` on every row.
+
+    Raises:
+        ValueError: a capacity :func:`counted_capacity` refuses, or ``points`` of another shape.
+    """
+    points = np.asarray(points, dtype=np.float64)
+    if points.ndim != 2 or points.shape[1] not in (2, 3):
+        raise ValueError(f"knapsack items are an (n, 2) array; got shape {points.shape}")
+    column = np.full((len(points), 1), counted_capacity(value))
+    return np.concatenate([points[:, :2], column], axis=1)
+
+
+def stated_capacity(points: np.ndarray) -> float | None:
+    """The capacity an instance states (its third column), or None for items (n, 2)."""
+    points = np.asarray(points)
+    return float(points[0, 2]) if points.ndim == 2 and points.shape[1] == 3 else None
+
+
+def instance_capacity(points: np.ndarray) -> float:
+    """The capacity an instance is solved against: the one it states, else Bello et al.'s
+    :func:`capacity` of its size."""
+    stated = stated_capacity(points)
+    return capacity(len(points)) if stated is None else counted_capacity(stated)
+
+
+@dataclass(frozen=True)
+class CapacitySpec:
+    """The ``--capacity`` option: a number (``12.5``), a share of each instance's total weight
+    (``30%``), or shares drawn uniformly per instance (``10%-50%``).
+
+    Attributes:
+        value: the capacity itself, or None for a share.
+        share: (lo, hi) fractions of the total weight, 0 < lo <= hi <= 1, or None.
+    """
+
+    value: float | None = None
+    share: tuple[float, float] | None = None
+
+    @classmethod
+    def parse(cls, text: str | float) -> CapacitySpec:
+        """``"12.5"``, ``"30%"`` or ``"10%-50%"`` (or a number) as a spec.
+
+        Raises:
+            ValueError: one line naming the text and the forms taken.
+        """
+        if not isinstance(text, str):
+            return cls(value=counted_capacity(text))
+        forms = "a number > 0 (12.5), a share of the total weight (30%) or a range (10%-50%)"
+        number = r"\s*(\d+(?:\.\d*)?|\.\d+)\s*"
+        shares = re.fullmatch(f"{number}%(?:-{number}%)?\\s*", text)
+        try:
+            value = None if shares else float(text)
+        except ValueError:
+            raise ValueError(f"{quote(text)}: expected {forms}") from None
+        if shares is None:
+            try:
+                return cls(value=counted_capacity(value))
+            except ValueError as err:
+                raise ValueError(f"{quote(text)}: {err}") from None
+        lo = float(shares.group(1)) / 100
+        hi = float(shares.group(2) or shares.group(1)) / 100
+        if not 0 < lo <= hi <= 1:
+            raise ValueError(
+                f"{quote(text)}: a share of the total weight lies in (0%, 100%], low end first"
+            )
+        return cls(share=(lo, hi))
+
+    def draw(self, weights: np.ndarray, rng: np.random.Generator | None = None) -> float:
+        """The capacity for items of ``weights``: the number, or a share of their sum (a range
+        drawn from ``rng``, the instance's own generator).
+
+        Raises:
+            ValueError: a share of items that weigh nothing (no capacity > 0 comes of it).
+        """
+        if self.value is not None:
+            return self.value
+        lo, hi = self.share
+        share = lo if lo == hi else float(rng.uniform(lo, hi))
+        total = math.fsum(np.asarray(weights, dtype=np.float64).tolist())
+        if not total > 0:
+            raise ValueError(f"the items weigh 0 in all, so no share ({self}) of it is a capacity")
+        return counted_capacity(share * total)
+
+    def __str__(self) -> str:
+        if self.value is not None:
+            return repr(self.value)
+        lo, hi = (f"{100 * x:g}%" for x in self.share)
+        return lo if lo == hi else f"{lo}-{hi}"
 
 
 def item_weights(points: np.ndarray) -> np.ndarray:
@@ -127,9 +256,63 @@ class KnapsackTask(Task):
     best_pick = "most valuable load"
     shape_invariant = False  # weights count against a fixed capacity: never rescaled
 
+    capacity_column = True  # an instance may state its capacity: (n, 3)
+
+    def __init__(self, capacities: CapacitySpec | None = None) -> None:
+        self.capacities = capacities
+
+    def with_capacities(self, capacities: CapacitySpec | None) -> KnapsackTask:
+        """This task generating instances under ``capacities`` (None: Bello et al.'s, stated
+        by none): what ``ptrnet generate knapsack --capacity`` draws from."""
+        return KnapsackTask(capacities)
+
+    def with_capacity(self, points: np.ndarray, capacity: float | str | CapacitySpec) -> np.ndarray:
+        """Items (n, 2) (or an instance stating another capacity) under ``capacity``: a number,
+        or a :class:`CapacitySpec` (or its text) of one share of their total weight.
+
+        Raises:
+            ValueError: a capacity :func:`counted_capacity` refuses, a range of shares (drawn
+                only where instances are generated), or a share of items weighing nothing.
+        """
+        spec = capacity if isinstance(capacity, CapacitySpec) else CapacitySpec.parse(capacity)
+        if spec.share is not None and spec.share[0] != spec.share[1]:
+            raise ValueError(
+                f"a range of shares ({spec}) is drawn for generated instances only; give one "
+                "share (30%) or a number"
+            )
+        return with_capacity(points, spec.draw(item_weights(points)))
+
+    def stated_capacity(self, points: np.ndarray) -> float | None:
+        return stated_capacity(points)
+
+    def model_rows(self, points: np.ndarray, input_dim: int) -> np.ndarray:
+        """Rows for a model reading ``input_dim`` numbers: a capacity-reading model (3) gets
+        items without one under Bello et al.'s :func:`capacity`, stated.
+
+        Raises:
+            ValueError: an instance stating its capacity for a model that reads none (it was
+                trained under Bello et al.'s only), or rows of another width.
+        """
+        points = np.asarray(points, dtype=np.float64)
+        if input_dim == 3 and points.shape[1:] == (2,):
+            return with_capacity(points, capacity(len(points)))
+        if input_dim == 2 and points.shape[1:] == (3,):
+            raise ValueError(
+                f"the instance states capacity {stated_capacity(points)!r}, and this model reads "
+                f"no capacity: it was trained under Bello et al.'s min(n / 4, 25) only; decode "
+                "it with a model trained with --features capacity (the bundled knapsack model "
+                "routes stated capacities to one)"
+            )
+        return super().model_rows(points, input_dim)
+
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """n items (weight, value) uniform in [0, 1), as float32 numbers.  Returns (n, 2)."""
-        return rng.random((n, 2), dtype=np.float32).astype(np.float64)
+        """n items (weight, value) uniform in [0, 1), as float32 numbers: (n, 2); with
+        ``capacities`` (n, 3), the capacity drawn after the items from the same ``rng``, so
+        the items are those of the same seed without it."""
+        items = rng.random((n, 2), dtype=np.float32).astype(np.float64)
+        if self.capacities is None:
+            return items
+        return with_capacity(items, self.capacities.draw(item_weights(items), rng))
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         return self.reference(points, solver).sequence
@@ -144,7 +327,7 @@ class KnapsackTask(Task):
         """
         self.check_points(points)
         points = np.asarray(points, dtype=np.float64)
-        args = item_weights(points), points[:, 1], capacity(len(points))
+        args = item_weights(points), points[:, 1], instance_capacity(points)
         solver = self.check_solver(solver)
         if solver == "greedy":
             return Reference(self.canonical(points, greedy_knapsack(*args)))
@@ -162,14 +345,16 @@ class KnapsackTask(Task):
 
     def check_points(self, points: np.ndarray) -> None:
         """Weights and values finite, >= 0 and within float32's range: a weight counts at
-        float32 precision and a model reads both as float32 (5e99 would be ``inf``).
+        float32 precision and a model reads both as float32 (5e99 would be ``inf``); a stated
+        capacity as :meth:`check_capacity` takes it.
 
         Raises:
             DegenerateInstanceError: naming the first item that is not.
         """
         points = np.asarray(points, dtype=np.float64)
         check_items(points[:, 0], points[:, 1])
-        big = np.flatnonzero((points > FLOAT32_MAX).any(axis=1))
+        self.check_capacity(points)
+        big = np.flatnonzero((points[:, :2] > FLOAT32_MAX).any(axis=1))
         if big.size:
             i = int(big[0])
             what = "weight" if points[i, 0] > FLOAT32_MAX else "value"
@@ -178,6 +363,28 @@ class KnapsackTask(Task):
                 f"knapsack {what}s must be at most {FLOAT32_MAX:.8g} (float32, what a model "
                 f"reads); item {i + 1} has {what} {number!r}"
             )
+
+    @staticmethod
+    def check_capacity(points: np.ndarray) -> None:
+        """A stated capacity (the third column) the same on every row and one that
+        :func:`counted_capacity` takes; nothing to check for items (n, 2).
+
+        Raises:
+            DegenerateInstanceError: naming the problem.
+        """
+        if points.shape[1] != 3:
+            return
+        column = points[:, 2]
+        if not (column == column[0]).all():
+            row = int(np.flatnonzero(column != column[0])[0])
+            raise DegenerateInstanceError(
+                f"a knapsack instance states one capacity; item {row + 1} has {column[row]!r}, "
+                f"item 1 {column[0]!r}"
+            )
+        try:
+            counted_capacity(float(column[0]))
+        except ValueError as err:
+            raise DegenerateInstanceError(str(err)) from None
 
     def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:
         seq = np.asarray(seq, dtype=np.int64)
@@ -192,7 +399,7 @@ class KnapsackTask(Task):
         return (
             check_indices(seq, n)
             and len(np.unique(seq)) == len(seq)
-            and total_fits(item_weights(points), seq, capacity(n))
+            and total_fits(item_weights(points), seq, instance_capacity(points))
         )
 
     def max_steps(self, n: int) -> int:
@@ -216,14 +423,19 @@ class KnapsackTask(Task):
         return -values.gather(1, tokens.clamp(min=0)).sum(dim=1)
 
     def allowed_next(self, state: DecodeState) -> torch.Tensor:
-        """Items not chosen yet that fit the room left; the end once none does.
+        """Items not chosen yet that fit the room left under each row's capacity (stated, else
+        Bello et al.'s); the end once none does.
 
         Sums run in float64 over float32 weights, exact for weights in [0, 1) whose sum stays
         below 2**29. For other inputs :data:`SLACK` (times the capacity) covers the rounding:
         an item fits if its weight is at most the room plus the slack, and the end is allowed
         when no item fits within the room less the slack, so an exact label passes both."""
-        weights = state.located()[..., 0]  # (B, n+1), the end column 0
-        cap = capacity(state.lengths.to(weights.dtype))  # (B,)
+        located = state.located()  # (B, n+1, dim), the end column 0
+        weights = located[..., 0]  # (B, n+1)
+        if located.shape[-1] == 3:  # stated capacities, the same on every row of an instance
+            cap = located[:, 1, 2]  # (B,): item 1's (every row has one)
+        else:
+            cap = capacity(state.lengths.to(weights.dtype))  # (B,)
         room = cap - (weights * state.visited).sum(dim=1)  # (B,)
         slack = SLACK * cap
         free = state.unvisited()

@@ -94,7 +94,7 @@ def model_answer(
         "beam_width": options.beam_width if options.strategy == "beam" else None,
         "constraints": trace.constraints,
         "trace": trace_json(trace) if len(points) <= TRACE_LIMIT else None,
-        "info": model_info(loaded.for_size(len(points))),
+        "info": model_info(loaded.for_size(len(points), task.stated_capacity(points) is not None)),
     }
 
 
@@ -117,6 +117,7 @@ def answer(
     out: dict[str, Any] = {
         "task": task.name,
         "n": len(points),
+        "capacity": task.stated_capacity(points),  # knapsack: the capacity given, else null
         "reference": ref.tolist(),
         "reference_note": note,
         "reference_exact": task.reference_is_exact(len(points)),  # else a heuristic's answer

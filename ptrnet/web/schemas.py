@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
 
 from ptrnet.decoding.options import DEFAULT_RRC_ITERATIONS, DecodeOptions
@@ -99,11 +100,21 @@ class DecodingRequest(Strict):
 
 class PredictRequest(Strict):
     """One instance of a task: ``points`` is n rows of ``task.dim`` numbers (``[[v], ...]`` for
-    sort), n between the task's minimum and :data:`MAX_POINTS`."""
+    sort), n between the task's minimum and :data:`MAX_POINTS`; ``capacity`` (knapsack) the
+    capacity it is solved and decoded under (None: the task's default, Bello et al.'s
+    ``min(n / 4, 25)``)."""
 
     task: str
     points: list[list[Coordinate]] = Field(min_length=1, max_length=MAX_POINTS)
     decoding: DecodingRequest = DecodingRequest()
+    capacity: FiniteFloat | None = Field(None, gt=0, le=COORD_LIMIT * MAX_POINTS)
+
+    def instance(self) -> np.ndarray:
+        """The points as an (n, dim) float64 array, stating ``capacity`` where given."""
+        points = np.asarray(self.points, dtype=np.float64)
+        if self.capacity is None:
+            return points
+        return TASKS[self.task].with_capacity(points, self.capacity)
 
     @field_validator("task")
     @classmethod
@@ -122,6 +133,8 @@ class PredictRequest(Strict):
             )
         if len(self.points) < task.min_n:
             raise ValueError(f"task {task.name} needs at least {task.min_n} points")
+        if self.capacity is not None:
+            task.with_capacity(np.zeros((1, task.dim)), self.capacity)  # ValueError: refused
         beam = self.decoding.strategy == "beam"
         work = (self.decoding.beam_width if beam else 1) * task.max_steps(len(self.points))
         if work > STEP_BUDGET:

@@ -78,6 +78,8 @@ async function fetchAnswer() {
     return redraw();
   }
   const body = { task: state.task, points: state.points, decoding: decodingOptions() };
+  // Knapsack: the capacity box, sent as typed (the server's 422 names a bad one); empty = default.
+  if (task.capacity && $("capacity").value !== "") body.capacity = Number($("capacity").value);
   try {
     const response = await fetch("/api/predict", {
       method: "POST",
@@ -268,6 +270,7 @@ function switchTask() {
   const list = numbers();
   $("sort-controls").classList.toggle("hidden", !list);
   $("search-controls").classList.toggle("hidden", !entry().tour_search);
+  $("capacity-label").classList.toggle("hidden", !entry().capacity);
   $("board-hint").classList.toggle("hidden", list);
   $("clear").disabled = list;
   $("count-unit").textContent = list ? "numbers" : "points";
@@ -305,7 +308,7 @@ async function start() {
   board.addEventListener("contextmenu", onContextMenu);
   $("task").addEventListener("change", switchTask);
   $("rrc-rounds").max = state.limits.max_rrc_iterations;
-  for (const id of ["strategy", "beam-width", "constraints", "search", "rrc-rounds"]) {
+  for (const id of ["strategy", "beam-width", "constraints", "search", "rrc-rounds", "capacity"]) {
     $(id).addEventListener("change", schedulePredict);
   }
   $("strategy").addEventListener("change", () => $("beam-label").classList.toggle("hidden", $("strategy").value !== "beam"));

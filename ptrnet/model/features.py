@@ -1,0 +1,41 @@
+"""What a network reads of its instance rows: the rows themselves, or features computed from them.
+
+* ``raw`` (the paper's and every bundled model before this option): the rows as given,
+  ``input_dim`` numbers each.
+* ``capacity``: rows (weight, value, capacity), a knapsack instance that states its capacity
+  (:mod:`ptrnet.tasks.knapsack`). The network reads two numbers per item, weight / capacity and
+  value / the instance's largest value: the capacity enters every item's features, and neither
+  the unit of weight nor that of value changes what it reads (an instance and its rescaled copy
+  have one optimal set).
+
+Shapes: ``B`` batch, ``n`` inputs.
+"""
+
+from __future__ import annotations
+
+import torch
+
+FEATURES = ("raw", "capacity")
+#: Rows each feature set reads (None: any).
+ROW_WIDTH = {"raw": None, "capacity": 3}
+
+
+def feature_dim(features: str, input_dim: int) -> int:
+    """Numbers per input element the network itself reads, for rows of ``input_dim``."""
+    return input_dim - 1 if features == "capacity" else input_dim
+
+
+def model_inputs(points: torch.Tensor, features: str) -> torch.Tensor:
+    """(B, n, input_dim) rows, zero-padded -> (B, n, feature_dim) what the network reads.
+
+    ``capacity``: (B, n, 3) rows (weight, value, capacity) -> (B, n, 2) (weight / capacity,
+    value / the row's largest value); padding (capacity 0) and an instance worth nothing read
+    0, never NaN.
+    """
+    if features == "raw":
+        return points
+    weight, value, cap = points.unbind(-1)  # (B, n) each
+    top = value.amax(dim=1, keepdim=True)  # (B, 1): padding is 0, values are >= 0
+    relative = torch.where(cap > 0, weight / cap.clamp(min=torch.finfo(cap.dtype).tiny), 0)
+    scaled = torch.where(top > 0, value / top.clamp(min=torch.finfo(top.dtype).tiny), 0)
+    return torch.stack([relative, scaled], dim=-1)
