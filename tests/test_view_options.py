@@ -3,7 +3,9 @@
 Oracle: tests/data/view_decodings.json, the outputs the ``views`` option gave (2/4-view
 averaging, eight-view search, multistart on 1, 2, 4, 8 views) at commit 6a1bff6 on a tiny
 seeded model, written by tests/data/make_view_decodings.py at that commit. Each case pairs the
-old options with the new ones that mean the same decoding.
+old options with the new ones that mean the same decoding. The Delaunay cases decode under the
+rule and validity of that commit (:func:`ascending_triangles`, :func:`repeats_valid`), which a
+later one replaced (no triangle twice, in any vertex order).
 """
 
 import json
@@ -20,6 +22,8 @@ from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 from ptrnet.decoding.view_scores import mean_view_log_likelihood
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import get_task
+from ptrnet.tasks.base import check_indices
+from ptrnet.tasks.delaunay import DelaunayTask, torch_where_position
 from ptrnet.tasks.symmetry import (
     MIRROR,
     ROTATIONS,
@@ -41,10 +45,32 @@ def model():
     return net
 
 
+def ascending_triangles(self, state):
+    """Delaunay's ``task`` rule when the fixture was recorded: ascending indices within a
+    triangle, room left for the larger ones, the end only between triangles (repeats allowed)."""
+    cols = torch.arange(state.n + 1)[None]  # (1, n+1)
+    real, last, size = state.real_columns(), state.last[:, None], state.lengths[:, None]
+    opening = (real & (cols <= size - 2)) | state.end_if(state.steps > 0)
+    second = real & (cols > last) & (cols <= size - 1)
+    return torch_where_position(state.steps % 3, opening, second, real & (cols > last))
+
+
+def repeats_valid(self, points, seq):
+    """Delaunay's validity when the fixture was recorded: triangles of distinct inputs, a
+    triangle given twice allowed (eight-view search re-sorts only valid outputs)."""
+    seq = np.asarray(seq)
+    if len(seq) == 0 or len(seq) % 3 or not check_indices(seq, len(points)):
+        return False
+    return bool(np.all(np.diff(np.sort(seq.reshape(-1, 3), axis=1), axis=1) > 0))
+
+
 @pytest.mark.parametrize(
     "case", FIXTURE["cases"], ids=lambda c: f"{c['task']}-{'-'.join(map(str, c['old'].values()))}"
 )
-def test_the_new_options_decode_what_the_old_views_option_did(model, case):
+def test_the_new_options_decode_what_the_old_views_option_did(model, case, monkeypatch):
+    monkeypatch.setattr(DelaunayTask, "allowed_next", ascending_triangles)
+    monkeypatch.setattr(DelaunayTask, "reads_history", False)
+    monkeypatch.setattr(DelaunayTask, "is_valid", repeats_valid)
     points = [np.asarray(p) for p in FIXTURE["points"]]
     options = DecodeOptions(**case["new"])
     generator = torch.Generator().manual_seed(0)  # as the fixture sampled

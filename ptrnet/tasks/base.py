@@ -129,7 +129,8 @@ class Task(TaskCard, ABC):
     numbers, for ``ptrnet demo`` and ``ptrnet reproduce``), :meth:`answer_cost` (the ``cost``
     of an API result), ``archs`` (default: the Ptr-Net and the two Table 1 baselines),
     ``solvers``, ``lower_is_better`` and ``validity_metric`` (checkpoint
-    selection), ``paper_constraints`` (the paper's decoding mask for it), the symmetry flags
+    selection), ``paper_constraints`` (the paper's decoding mask for it), ``reads_history``
+    (a rule that reads the tokens emitted so far), the symmetry flags
     (multi-view decoding, augmentation; both false suit a non-geometric task),
     ``permutation_output`` (the heavy decoder), ``shape_invariant`` (the unit-square map),
     ``has_cost`` with :meth:`sequence_cost` and optionally a batched :meth:`batch_cost`
@@ -186,6 +187,10 @@ class Task(TaskCard, ABC):
     #: option ``protocol="paper"``): ``none`` (any real input or the end symbol) or ``task``
     #: (:meth:`allowed_next`). Users get ``task`` by default, whatever this says.
     paper_constraints: ClassVar[str] = "none"
+    #: Whether :meth:`allowed_next` reads the tokens emitted so far
+    #: (:attr:`ptrnet.tasks.constraints.DecodeState.history`), which the decoding state then
+    #: keeps in ``task`` mode: Delaunay's, which refuses a triangle given before.
+    reads_history: ClassVar[bool] = False
     #: Whether an instance's answer depends only on its shape, so that translating it and
     #: scaling it uniformly keeps the answer: true for the geometric tasks and sort, whose
     #: instances in other units are decoded on their image in the unit square

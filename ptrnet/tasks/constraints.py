@@ -33,6 +33,9 @@ class Rules(Protocol):
     """
 
     name: str
+    #: Whether :meth:`allowed_next` reads :attr:`DecodeState.history` (Delaunay's: no triangle
+    #: twice), which the state then keeps in ``task`` mode.
+    reads_history: bool
 
     def max_steps(self, n: int) -> int:
         """Upper bound on the output length (without the end symbol) for ``n`` inputs (also
@@ -61,6 +64,10 @@ class DecodeState:
         done: (B,) whether the end symbol has been emitted.
         points: (B, n, dim) float64 instances, zero-padded, for a task whose rule depends on
             where the inputs lie (the convex hull's left turns); None where none was given.
+        history: (B, t) long, the token each row emitted at each of the t updates so far (0 for
+            the end and after it), for a task whose rule reads it (``Rules.reads_history``,
+            ``task`` mode only); None otherwise, so no other decoding pays for it. A row not
+            done has emitted no end, so its ``steps`` equals t.
         real: (B, n+1) bool, the real input columns; end: (B, n+1) bool, the end column alone;
             budget: (B,) the task's output budget (``max_steps``). Fixed for a decoding:
             built from ``lengths`` and ``task`` when not given, then carried along.
@@ -77,6 +84,7 @@ class DecodeState:
     steps: torch.Tensor
     done: torch.Tensor
     points: torch.Tensor | None = None
+    history: torch.Tensor | None = None
     real: torch.Tensor | None = None
     end: torch.Tensor | None = None
     budget: torch.Tensor | None = None
@@ -113,6 +121,7 @@ class DecodeState:
         lengths = lengths.long()
         batch, n = lengths.shape[0], int(lengths.max()) if lengths.numel() else 0
         zeros = torch.zeros(batch, dtype=torch.long, device=lengths.device)
+        keeps = mode == "task" and task.reads_history
         return cls(
             task,
             mode,
@@ -125,6 +134,7 @@ class DecodeState:
             zeros,
             torch.zeros(batch, dtype=torch.bool, device=lengths.device),
             None if points is None else points.detach().to(torch.float64),
+            zeros[:, None][:, :0] if keeps else None,  # (B, 0): nothing emitted yet
         )
 
     @property
@@ -162,16 +172,6 @@ class DecodeState:
         hit = torch.zeros_like(self.visited).scatter(1, token[:, None], True)
         return hit & where[:, None]
 
-    def after(self, token: torch.Tensor) -> torch.Tensor:
-        """(B, n+1) bool: real input columns with a token greater than ``token`` (B,)."""
-        cols = torch.arange(self.n + 1, device=self.lengths.device)
-        return self.real_columns() & (cols > token[:, None])
-
-    def at_most(self, token: torch.Tensor) -> torch.Tensor:
-        """(B, n+1) bool: real input columns with a token no greater than ``token`` (B,)."""
-        cols = torch.arange(self.n + 1, device=self.lengths.device)
-        return self.real_columns() & (cols <= token[:, None])
-
     def allowed(self) -> torch.Tensor:
         """(B, n+1) bool mask of tokens allowed at the next step; never all False in a row."""
         end, stop = self.end, self.done  # (B, n+1), (B,): a finished row may only end
@@ -190,6 +190,9 @@ class DecodeState:
         hit = torch.zeros_like(self.visited).scatter(1, token[:, None], True)
         ended = live & (token == 0)
         moved = live & ~ended
+        history = self.history
+        if history is not None:
+            history = torch.cat([history, torch.where(moved, token, 0)[:, None]], dim=1)
         return DecodeState(  # not dataclasses.replace: this runs at every step
             task=self.task,
             mode=self.mode,
@@ -202,6 +205,7 @@ class DecodeState:
             steps=self.steps + moved,
             done=self.done | ended,
             points=self.points,
+            history=history,
             real=self.real,
             end=self.end,
             budget=self.budget,
@@ -220,6 +224,7 @@ class DecodeState:
             steps=self.steps[rows],
             done=self.done[rows],
             points=None if self.points is None else self.points[rows],
+            history=None if self.history is None else self.history[rows],
             real=self.real[rows],
             end=self.end[rows],
             budget=self.budget[rows],

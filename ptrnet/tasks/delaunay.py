@@ -8,8 +8,12 @@ Task card
     Duplicated points are represented by their lowest index; cocircular points get whichever
     valid triangulation Qhull returns (deterministic for a given input); all-collinear inputs
     raise :class:`DegenerateInstanceError`.
-    Constraints (``task`` mode): ascending indices within a triple; the end symbol only between
-    triples, after at least one. The paper decodes unconstrained (``none`` mode).
+    Constraints (``task`` mode, every user-facing default): three distinct inputs per triangle,
+    in any order (the label's ascending order is a convention of the label, which a set
+    encoder such as the n = 10 model's Transformer cannot see); no triangle twice, in any vertex
+    order; the end symbol only between triangles, after at least one; never a dead end (a
+    first or second vertex only where a new triangle can still be completed). The paper decodes
+    unconstrained (``none`` mode).
     Metrics: ``accuracy`` (exact set of triangles) and ``triangle_coverage`` (share of true
     triangles found, averaged over instances); a duplicated point's copies are one vertex.
     Cost: none (``has_cost`` false), so ``objective reinforce`` refuses the task. A cost with
@@ -51,6 +55,26 @@ def triangle_set(seq: np.ndarray) -> set[tuple[int, ...]]:
     return {tuple(sorted(t)) for t in triples.tolist()}
 
 
+def emitted_triangles(state: DecodeState) -> torch.Tensor:
+    """(B, m, 3) tokens of the complete triangles in ``state.history`` (a row not done: all the
+    triangles it has emitted; a done row's end tokens fill its tail with zeros)."""
+    history = state.history  # (B, t)
+    return history[:, : history.shape[1] // 3 * 3].reshape(history.shape[0], -1, 3)
+
+
+def co_occurrences(state: DecodeState, triangles: torch.Tensor, *with_tokens) -> torch.Tensor:
+    """(B, n+1) long: per token, the number of ``triangles`` (B, m, 3) that hold it together
+    with every token of ``with_tokens`` ((B,) each; none: the triangles that hold it)."""
+    import torch
+
+    holds = torch.ones(triangles.shape[:2], dtype=torch.bool, device=triangles.device)  # (B, m)
+    for token in with_tokens:
+        holds = holds & (triangles == token[:, None, None]).any(dim=2)
+    counts = torch.zeros_like(state.visited, dtype=torch.long)  # (B, n+1)
+    weights = holds[:, :, None].expand(triangles.shape).reshape(triangles.shape[0], -1)
+    return counts.scatter_add_(1, triangles.reshape(triangles.shape[0], -1), weights.long())
+
+
 def torch_where_position(position, opening, second, third):
     """Pick, per row, the mask for its position in the current triple (0, 1 or 2)."""
     return (
@@ -62,6 +86,7 @@ def torch_where_position(position, opening, second, third):
 
 class DelaunayTask(Task):
     name = "delaunay"
+    reads_history = True
     dim = 2
     min_n = 3
     metric_keys = ("accuracy", "triangle_coverage")
@@ -93,11 +118,13 @@ class DelaunayTask(Task):
         return order_by_incenter(points, triples).reshape(-1)
 
     def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
+        """At least one triangle, each of three distinct inputs, none given twice."""
         seq = np.asarray(seq)
         if len(seq) == 0 or len(seq) % 3 or not check_indices(seq, len(points)):
             return False
         triples = np.sort(seq.reshape(-1, 3), axis=1)
-        return bool(np.all(np.diff(triples, axis=1) > 0))
+        distinct = bool(np.all(np.diff(triples, axis=1) > 0))
+        return distinct and len(np.unique(triples, axis=0)) == len(triples)
 
     def label_shape_problem(self, n: int, seq: np.ndarray) -> str | None:
         if len(seq) % 3:
@@ -120,11 +147,19 @@ class DelaunayTask(Task):
         return len(truth & triangle_set(seq)) / len(truth)
 
     def allowed_next(self, state: DecodeState) -> torch.Tensor:
-        # A triple i < j < k must leave room for its larger indices: i <= n-3, j <= n-2 (0-based).
-        position = state.steps % 3
-        opening = state.at_most(state.lengths - 2) | state.end_if(state.steps > 0)
-        second = state.after(state.last) & state.at_most(state.lengths - 1)
-        third = state.after(state.last)
+        """Three distinct inputs a triangle, none twice (module docstring). A first vertex
+        needs a pair it has not been a triangle with (fewer than C(n-1, 2) triangles), a second
+        a third vertex left (fewer than n - 2 triangles on the edge), so no row gets stuck."""
+        position, size = state.steps % 3, state.lengths[:, None]  # (B,), (B, 1)
+        triangles = emitted_triangles(state)  # (B, m, 3)
+        real, last, previous = state.real_columns(), state.last, state.previous
+        fresh = ~state.one_hot(last, state.steps > 0)  # not the vertex just given
+        pairs = (size - 1) * (size - 2) // 2
+        opening = real & (co_occurrences(state, triangles) < pairs)
+        opening = opening | state.end_if(state.steps > 0)
+        second = real & fresh & (co_occurrences(state, triangles, last) < size - 2)
+        given = co_occurrences(state, triangles, previous, last) > 0
+        third = real & fresh & ~state.one_hot(previous, state.steps > 1) & ~given
         return torch_where_position(position, opening, second, third)
 
     def dataset_metrics(
