@@ -40,7 +40,8 @@ def test_columns_are_picked_by_header_name_or_index_in_coordinate_order(tmp_path
 
 
 def test_more_numeric_columns_than_a_point_has_ask_for_columns(tmp_path):
-    (tmp_path / "c.csv").write_text(CITIES)
+    """(Columns named lat and lon are found by name: tests/test_geographic.py.)"""
+    (tmp_path / "c.csv").write_text(CITIES.replace("lat;lon", "north;east"))
     with pytest.raises(InputError, match=r"c\.csv:2: 3 numbers; a tsp point has 2: .*--columns"):
         read_instances(tmp_path / "c.csv", TSP)
 
@@ -161,5 +162,5 @@ def test_control_characters_of_point_names_are_written_escaped(tmp_path, capsys)
     assert json.loads(out)["names"][:2] == ["\\x1b[2Jevil", "b\\x00c"] and out.isascii()
     assert main([*argv, "csv"]) == 0
     out = capsys.readouterr().out
-    assert out.endswith(",\\x1b[2Jevil > b\\x00c > d > \\x1b[2Jevil\n")
+    assert out.endswith(",\\x1b[2Jevil > b\\x00c > d > \\x1b[2Jevil,\n")  # units: empty
     assert "\x1b" not in out and "\x00" not in out

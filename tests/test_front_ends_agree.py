@@ -140,7 +140,7 @@ def test_csv_output_is_one_readable_row_per_instance(cities_csv, capsys):
     points, names = km_cities()
     assert main(["predict", "tsp", str(cities_csv), "-o", "-", "--output-format", "csv"]) == 0
     header, row = capsys.readouterr().out.splitlines()
-    assert header == "instance,n,cost,log_prob,valid,sequence,names"
+    assert header == "instance,n,cost,log_prob,valid,sequence,names,units"
     cells = row.split(",")
     seq = [int(i) for i in cells[5].split()]
     assert cells[:2] == ["1", "35"] and cells[4] == "true"

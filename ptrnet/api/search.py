@@ -15,6 +15,7 @@ import numpy as np
 from ptrnet.decoding.options import DEFAULT_RRC_ITERATIONS
 from ptrnet.inference import LoadedModel, search_tours
 from ptrnet.io.limits import MAX_ITERATIONS
+from ptrnet.solvers.distances import Distances
 from ptrnet.tasks import Task
 
 __all__ = ["TourSearch", "tour_search"]
@@ -40,16 +41,24 @@ class TourSearch:
         points_list: Sequence[np.ndarray],
         tours: Sequence[np.ndarray],
         seed: int,
+        distances: Distances | None = None,
     ) -> list[np.ndarray]:
         """The tours (closed, 0-based, n + 1 indices) after the search, in the command line's
         order (RRC seeded by ``seed``, then 2-opt or 2-opt and Or-opt), each no longer than
-        the given one.
+        the given one under ``distances`` (the task's rule; None: Euclidean).
 
         Raises:
             UsageError: RRC with a model that routes no size to a heavy or light decoder.
         """
         return search_tours(
-            loaded, points_list, tours, self.iterations, self.two_opt, seed, or_opt=self.or_opt
+            loaded,
+            points_list,
+            tours,
+            self.iterations,
+            self.two_opt,
+            seed,
+            or_opt=self.or_opt,
+            distances=distances,
         )
 
 

@@ -30,6 +30,7 @@ from ptrnet.decoding.options import (
 from ptrnet.inference import LoadedModel, predict_outputs
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_COORDINATE, check_seed
+from ptrnet.solvers.distances import GREAT_CIRCLE
 from ptrnet.tasks import Task, get_task
 
 # The answer to the option the three view options replaced.
@@ -85,6 +86,7 @@ class Solver:
         iterations: int | None = None,
         two_opt: bool = False,
         or_opt: bool = False,
+        geo: bool = False,
         **options: Any,
     ):
         """Decode ``points`` with the model.
@@ -107,6 +109,11 @@ class Solver:
             or_opt: tsp: then 2-opt and Or-opt moves (a run of 1-3 cities moved elsewhere)
                 in turn until neither shortens the tour, as ``--or-opt`` does (includes
                 ``two_opt``).
+            geo: tsp: the points are cities as ``(longitude, latitude)`` in degrees (x east,
+                y north): the model reads their azimuthal equidistant projection about the
+                instance's centre, and each ``cost``, the searches and their lengths are
+                great-circle kilometres (:mod:`ptrnet.solvers.geodesy`), as the command line
+                reads a CSV with ``lat`` and ``lon`` columns.
             **options: the decoding, named as the options of ``ptrnet eval``: ``decode``,
                 ``beam_width``, ``average_views``, ``search_views``, ``multistart``, ``pick``,
                 ``window``, ``protocol``, ``constraints``, ``seed``, ``batch_size``
@@ -141,6 +148,9 @@ class Solver:
                 x searches x starts x points, docs/reliability.md), or an instance the model
                 has no valid output for (its scores overflow float32): each one line, naming
                 the instance.
+            ValueError: also ``geo`` that is not a bool or is True for a task other than
+                tsp, or with ``geo`` a latitude outside [-90, 90] or longitude outside
+                [-180, 180].
             TypeError: an option that is not one of the above (``views``: naming the options
                 that replaced it), or complex points.
         """
@@ -148,24 +158,39 @@ class Solver:
         if "views" in options:
             raise TypeError(VIEWS_SPLIT)
 
-        search = tour_search(
-            self.task, improve, iterations, two_opt, or_opt, options.get("constraints")
-        )
+        task = self._measuring(geo)
+        search = tour_search(task, improve, iterations, two_opt, or_opt, options.get("constraints"))
         if search and return_probs:
             raise ValueError(
                 "return_probs: the distributions are the decoded tour's, not the searched one's"
             )
-        instances, single = as_instances(self.task, points)
-        instances = stating_capacity(self.task, instances, capacity)
+        instances, single = as_instances(task, points)
+        instances = stating_capacity(task, instances, capacity)
         try:
-            decoding = decode_options(self.task, **options)
-            results = self._results(instances, decoding, return_probs, search)
+            decoding = decode_options(task, **options)
+            results = self._results(task, instances, decoding, return_probs, search)
         except UsageError as err:  # the command line's name for a refused option or size
             raise ValueError(str(err)) from None
         return results[0] if single else results
 
+    def _measuring(self, geo: bool) -> Task:
+        """The model's task, measuring great-circle kilometres with ``geo``.
+
+        Raises:
+            ValueError: ``geo`` that is not a bool, or ``geo=True`` for a task without
+                lengths.
+        """
+        if not isinstance(geo, bool | np.bool_):
+            raise ValueError(f"geo={geo!r}: True or False")
+        if not geo:
+            return self.task
+        if self.task.distances is None:
+            raise ValueError(f"geo=True: task {self.task.name} measures no distances (tsp does)")
+        return self.task.with_distances(GREAT_CIRCLE)
+
     def _results(
         self,
+        task: Task,
         instances: list[np.ndarray],
         options: DecodeOptions,
         return_probs: bool,
@@ -175,20 +200,18 @@ class Solver:
         (seeded by ``options.seed``; no log-likelihood after it) and score each output in the
         input's units."""
 
-        found = predict_outputs(
-            self.loaded, self.task, instances, options, return_probs=return_probs
-        )
+        found = predict_outputs(self.loaded, task, instances, options, return_probs=return_probs)
         sequences = [item.sequence for item in found]
         scores = [item.log_prob for item in found]
         if search:  # a searched tour is not the model's output: no log-likelihood
-            sequences = search.run(self.loaded, instances, sequences, options.seed)
+            sequences = search.run(self.loaded, instances, sequences, options.seed, task.distances)
             scores = [None] * len(sequences)
         return [
             Result(
                 sequence=seq,
-                cost=output_cost(self.task, points, seq),
+                cost=output_cost(task, points, seq),
                 log_prob=score,
-                valid=bool(self.task.is_valid(points, seq)),
+                valid=bool(task.is_valid(points, seq)),
                 probs=item.probs,
             )
             for points, item, seq, score in zip(instances, found, sequences, scores, strict=True)

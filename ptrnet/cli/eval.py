@@ -155,7 +155,7 @@ def report_run(
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
-    from ptrnet.cli.inputs import located, read_prepared, references, report
+    from ptrnet.cli.inputs import located, measured_task, read_prepared, references, report
     from ptrnet.evaluation.score import json_safe, score_examples
     from ptrnet.inference import predict, search_tours
     from ptrnet.io.instances import is_tsplib
@@ -192,11 +192,14 @@ def run(args: argparse.Namespace, task: Task) -> int:
         labels=True,
         capacity=args.capacity,
     )[:limit]
+    task = measured_task(task, instances)  # great-circle km for latitude/longitude columns
     refs = references(args, args.data, task, instances)
     points = [inst.points for inst in instances]
     with decode_progress(args, task, len(instances)) as shown, located(args.data, task, instances):
         seqs = predict(loaded, task, points, options, shown.update)
-    seqs = search_tours(loaded, points, seqs, iterations, polish, args.seed, or_opt=args.or_opt)
+    seqs = search_tours(
+        loaded, points, seqs, iterations, polish, args.seed, args.or_opt, task.distances
+    )
     metrics = score_examples(  # in the file's units
         task,
         [Example(inst.points, ref, inst.line) for inst, ref in zip(instances, refs, strict=True)],

@@ -32,6 +32,7 @@ from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.instances import Instance, read_instances
 from ptrnet.io.unit_square import UnitMap, fit_unit_square
 from ptrnet.quoting import quote
+from ptrnet.solvers.distances import Distances
 from ptrnet.solvers.geometry import planar_degeneracy
 from ptrnet.tasks import DegenerateInstanceError, Task
 from ptrnet.tasks.base import Reference
@@ -111,6 +112,9 @@ class Prepared(NamedTuple):
         seq: the file's reference label (commands that read labels), else None.
         names: the points' names (a CSV name column), else None.
         labelled: whether the file gave a label, read or skipped.
+        distances: the file's distance rule (:attr:`ptrnet.io.instances.Instance.distances`;
+            None: the task's own), which :func:`measured_task` gives the task.
+        note: how the file was read, when that is not the plain reading.
     """
 
     points: np.ndarray
@@ -120,6 +124,8 @@ class Prepared(NamedTuple):
     seq: np.ndarray | None = None
     names: tuple[str, ...] | None = None
     labelled: bool = False
+    distances: Distances | None = None
+    note: str | None = None
 
 
 def prepare(
@@ -133,13 +139,15 @@ def prepare(
         InputError: an instance the task cannot take (:meth:`Task.check_points`) or a
             capacity refused for it, at its line.
     """
+    task = task if instance.distances is None else task.with_distances(instance.distances)
     try:
         points = stating(task, instance.points, capacity)
         task.check_points(points)
     except ValueError as err:
         raise InputError(path, instance.line, str(err)) from None
-    mapping = fit_unit_square(points, task.shape_invariant)
-    unit = points if mapping is None else mapping.to_unit(points)
+    plane = task.plane(points)  # the points, or the projection of cities on the sphere
+    mapping = fit_unit_square(plane, task.shape_invariant)
+    unit = plane if mapping is None else mapping.to_unit(plane)
     return Prepared(
         points,
         unit,
@@ -148,7 +156,18 @@ def prepare(
         instance.seq if capacity is None else None,  # a label under the file's capacity
         instance.names,
         instance.labelled,
+        instance.distances,
+        instance.note,
     )
+
+
+def measured_task(task: Task, instances: Sequence[Prepared]) -> Task:
+    """``task`` measuring lengths by the instances' distance rule (one file has one), or
+    ``task`` itself when they name none: the task whose references, costs and metrics a
+    command reports (great-circle km for latitude/longitude columns)."""
+    rules = {inst.distances for inst in instances}
+    rule = rules.pop() if len(rules) == 1 else None
+    return task if rule is None else task.with_distances(rule)
 
 
 def read_prepared(
@@ -207,8 +226,8 @@ def solved(task: Task, path: str, inst: Prepared, solver: str | None = None) -> 
     """``task.reference`` of the instance's unit image with ``solver`` (None: the task's
     default); a solver's refusal (past its bound on work included) becomes an error at the
     instance's line."""
-    try:
-        return task.reference(inst.unit, solver)
+    try:  # a distance rule measures the file's own coordinates (degrees, TSPLIB's)
+        return task.reference(inst.unit if inst.distances is None else inst.points, solver)
     except (DegenerateInstanceError, ValueError) as err:
         raise InputError(path, inst.line, f"cannot solve: {err}") from None
 
@@ -242,7 +261,9 @@ def report(
             f"{args.command} reads only the points",
             file=sys.stderr,
         )
-    mapped = [inst for inst in instances if inst.mapping is not None]
+    if instances and instances[0].note:
+        print(f"ptrnet: {path}: {instances[0].note}", file=sys.stderr)
+    mapped = [inst for inst in instances if inst.mapping is not None and inst.distances is None]
     if mapped:
         where = f"{path}:{mapped[0].line}" if mapped[0].line else path
         print(

@@ -5,15 +5,17 @@
 * ``json``: one JSON object per line and instance: ``sequence`` (0-based, as
   :meth:`ptrnet.api.Solver.solve` returns it), ``names`` (the sequence by point name, when the
   input named its points), ``cost`` (the task's measure in the input's units,
-  :mod:`ptrnet.api.results`; null for an invalid output), ``log_prob`` (``predict`` only: the
-  model's log-likelihood of the sequence; null when it is minus infinity) and ``valid``.
+  :mod:`ptrnet.api.results`; null for an invalid output), ``units`` (only where the cost is not
+  in the input's units: ``"km"`` for cities given by latitude and longitude), ``log_prob``
+  (``predict`` only: the model's log-likelihood of the sequence; null when it is minus
+  infinity) and ``valid``.
 * ``csv``: a header, then one row per instance with the same fields, always the columns of
   :data:`CSV_COLUMNS` in that order, whatever the command, task or options: ``instance``
   (1-based), ``n``, ``cost`` (empty for an invalid output), ``log_prob`` (empty where there
   is none: ``solve``'s answers, tours from ``--improve``/``--two-opt``/``--or-opt``, minus
   infinity), ``valid``, ``sequence`` (0-based indices separated by spaces) and ``names``
-  (separated by `` > ``, empty when the input named none), so a reader may take them by
-  position.
+  (separated by `` > ``, empty when the input named none), then ``units`` (empty where the
+  cost is in the input's units), so a reader may take them by position.
 
 Every form is written atomically (``-``: standard output).
 """
@@ -37,7 +39,7 @@ from ptrnet.tasks import Task
 OUTPUT_FORMATS = ("paper", "json", "csv")
 NAME_SEPARATOR = " > "
 #: The ``csv`` form's columns: one schema for every command, task and option.
-CSV_COLUMNS = ("instance", "n", "cost", "log_prob", "valid", "sequence", "names")
+CSV_COLUMNS = ("instance", "n", "cost", "log_prob", "valid", "sequence", "names", "units")
 
 
 class Answer(NamedTuple):
@@ -71,10 +73,18 @@ def record(task: Task, answer: Answer) -> dict:
     if answer.names is not None:
         fields["names"] = [answer.names[i] for i in seq.tolist()]
     fields["cost"] = _finite(cost)
+    if (unit := cost_unit(task)) is not None:
+        fields["units"] = unit
     if answer.log_prob is not None:
         fields["log_prob"] = _finite(answer.log_prob)
     fields["valid"] = bool(task.is_valid(answer.points, seq))
     return fields
+
+
+def cost_unit(task: Task) -> str | None:
+    """The unit of the task's ``cost`` where it is not the input's own: its distance rule's
+    (``"km"`` on the sphere), else None."""
+    return None if task.distances is None else task.distances.unit
 
 
 def _finite(value: float) -> float | None:

@@ -137,7 +137,7 @@ def curves_figure_for(run_dir: str):
 def instance_figure(args: argparse.Namespace):
     """The figure for ``MODEL_OR_TASK INPUT``: instance, reference, the output drawn (the
     model's, a search's tour made of it, or ``--prediction``'s) and the model's heatmap."""
-    from ptrnet.cli.inputs import check_size, references
+    from ptrnet.cli.inputs import check_size, measured_task, references
     from ptrnet.decoding.options import DecodeOptions
     from ptrnet.inference import check_vocabulary, search_tours
     from ptrnet.io.limits import MAX_MODEL_POINTS
@@ -149,6 +149,7 @@ def instance_figure(args: argparse.Namespace):
     loaded, task, model_name = chosen_model(args)
     iterations, polish = rrc_iterations(args, task), two_opt_wanted(args, task)
     inst = pick_instance(args, task)
+    task = measured_task(task, [inst])  # great-circle km for latitude/longitude columns
     title = instance_words(args, task, inst)
     if loaded is None:
         if iterations or polish:
@@ -177,6 +178,7 @@ def instance_figure(args: argparse.Namespace):
             polish,
             args.seed,
             or_opt=args.or_opt,
+            distances=task.distances,
         )
         decoded = trace.sequence
     return prediction_figure(

@@ -92,7 +92,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
-    from ptrnet.cli.inputs import located, read_prepared, report
+    from ptrnet.cli.inputs import located, measured_task, read_prepared, report
     from ptrnet.cli.outputs import Answer, write_answers
     from ptrnet.inference import predict_outputs, search_tours
     from ptrnet.io.limits import MAX_MODEL_POINTS
@@ -113,6 +113,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
         columns=args.columns,
         capacity=args.capacity,
     )[:limit]
+    task = measured_task(task, instances)  # great-circle km for latitude/longitude columns
     points = [inst.points for inst in instances]
     with decode_progress(args, task, len(points)) as shown, located(args.input, task, instances):
         found = predict_outputs(loaded, task, points, options, shown.update)  # with log_prob
@@ -129,6 +130,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
             polish,
             args.seed,
             or_opt=args.or_opt,
+            distances=task.distances,
         )
         answers = [
             a._replace(sequence=tour, log_prob=None) for a, tour in zip(answers, tours, strict=True)

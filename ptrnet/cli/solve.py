@@ -1,13 +1,15 @@
 """``ptrnet solve``: label the instances of a file with a reference solver.
 
 Input: the paper format (any ``output`` part is ignored, one instance per line), one point per line
-(one instance per file), CSV, .npy, or, for ``tsp``, a TSPLIB ``.tsp`` file (EUC_2D); see
-``--format``. Instances outside the unit square are solved on their image in it (aspect ratio kept,
-stated on stderr) and written in their own coordinates. Output: the paper format (``-o -``: standard
+(one instance per file), CSV, .npy, or, for ``tsp``, a TSPLIB ``.tsp`` file (EUC_2D, GEO, ATT);
+see ``--format``. Instances outside the unit square are solved on their image in it (aspect ratio
+kept, stated on stderr) and written in their own coordinates. Output: the paper format (``-o -``: standard
 output), or with ``--output-format json`` one object per instance (``sequence`` 0-based, ``names``
 when a CSV names the points, ``cost`` in the input's units, ``valid``), with ``csv`` one row per
 instance. For a TSPLIB file the tour's length in the instance's own units, exact and under TSPLIB's
-rounded EUC_2D rule, is reported on stderr.
+rounded EUC_2D rule, is reported on stderr (for GEO and ATT files, under their own integer rule).
+Cities given by latitude and longitude (CSV columns ``lat``/``lon`` and their spellings) are
+solved and measured in great-circle kilometres (docs/commands.md).
 
 Limits: 100,000 points per instance read (1 MiB per line, 4 GiB per file), and as many as a
 labelled line ptrnet reads back holds (hull and TSP 18,724, Delaunay 12,192, sort 33,824); TSP
@@ -39,6 +41,7 @@ from ptrnet.cli.inputs import (
     add_capacity_argument,
     add_input_arguments,
     check_size,
+    measured_task,
     read_prepared,
     report,
     solved,
@@ -78,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     instances = read_prepared(
         source, task, args.format, columns=args.columns, capacity=args.capacity
     )
+    task = measured_task(task, instances)  # great-circle km for latitude/longitude columns
     if args.output_format == "paper":  # the output's line, labels included, must read back
         check_size(args.input, instances, largest_readable_n(task), "a line ptrnet reads back")
     refs = [
@@ -102,8 +106,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _note_tsplib(args: argparse.Namespace, source: str, tour: np.ndarray) -> None:
     """The tour's length in the TSPLIB file ``source``'s own units, exact and under EUC_2D
-    rounding."""
+    rounding; for GEO and ATT, under the file's rule."""
     instance = read_tsplib(source)
+    if instance.distances is not None:
+        kind = instance.edge_weight_type
+        note(args, f"{instance.name}: tour length {instance.tsplib_length(tour)} (TSPLIB {kind})")
+        return
     note(
         args,
         f"{instance.name}: tour length {instance.length(tour):.10g} "

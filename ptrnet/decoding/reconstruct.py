@@ -42,6 +42,14 @@ def path_lengths(coords: torch.Tensor) -> torch.Tensor:
     return (coords[:, 1:] - coords[:, :-1]).norm(dim=2).sum(dim=1)
 
 
+def matrix_path_lengths(
+    distances: torch.Tensor, owner: torch.Tensor, cities: torch.Tensor
+) -> torch.Tensor:
+    """Open path lengths on distance matrices: distances (B, n, n), owner (R, 1) the instance
+    of each row, cities (R, L) in path order -> (R,)."""
+    return distances[owner, cities[:, :-1], cities[:, 1:]].sum(dim=1)
+
+
 def fill_unit_square(coords: torch.Tensor) -> torch.Tensor:
     """(R, L, 2) -> the same shapes shifted and scaled (one factor for both axes) into [0, 1]^2
     per row; a row without extent stays at the origin."""
@@ -92,6 +100,7 @@ def improve_tours(
     iterations: int,
     generator: torch.Generator,
     max_segment: int = 100,
+    distances: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """RRC (module docstring) on a batch of instances of one size.
 
@@ -104,6 +113,9 @@ def improve_tours(
         generator: the only source of randomness (segment lengths and offsets): the same
             generator state gives the same result.
         max_segment: the longest segment drawn (cities, both ends included).
+        distances: (B, n, n) the lengths a rebuilt segment must shorten (great-circle km for
+            cities on the sphere, whose ``points`` are then their projection); None: the
+            Euclidean lengths of ``points``.
 
     Returns:
         (B, n) long: tours no longer than the given ones, each still a permutation.
@@ -132,10 +144,16 @@ def improve_tours(
         coords = points[rows, segments]  # (B, k, L, 2)
         flat = coords.view(batch * pieces, length, 2)  # (R, L, 2)
         order = rebuild_paths(model_for(length), fill_unit_square(flat))  # (R, L)
-        rebuilt = flat.gather(1, order[..., None].expand(-1, -1, 2))  # (R, L, 2)
-        better = path_lengths(rebuilt) < path_lengths(flat) - 1e-9  # (R,)
-        new = segments.reshape(-1, length).gather(1, order)  # (R, L) city ids
-        kept = torch.where(better[:, None], new, segments.reshape(-1, length))
+        old = segments.reshape(-1, length)  # (R, L) city ids
+        new = old.gather(1, order)  # (R, L)
+        if distances is None:
+            rebuilt = flat.gather(1, order[..., None].expand(-1, -1, 2))  # (R, L, 2)
+            better = path_lengths(rebuilt) < path_lengths(flat) - 1e-9  # (R,)
+        else:
+            owner = rows.expand(-1, pieces, 1).reshape(-1, 1)  # (R, 1) instance of each row
+            before = matrix_path_lengths(distances, owner, old)  # (R,)
+            better = matrix_path_lengths(distances, owner, new) < before * (1 - 1e-12)
+        kept = torch.where(better[:, None], new, old)
         turned[:, : pieces * length] = kept.view(batch, pieces * length)
         tours = turned.gather(1, (cities - offsets[:, None]) % n)
     return tours

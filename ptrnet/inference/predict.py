@@ -23,9 +23,8 @@ from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.unit_square import to_unit_square
 from ptrnet.model.config import PERMUTATION_DECODERS
-from ptrnet.solvers.geometry import safe_range
+from ptrnet.solvers.distances import EUCLIDEAN, Distances
 from ptrnet.solvers.or_opt import two_opt_or_opt
-from ptrnet.solvers.tsp import distance_matrix
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks import SizeRange, Task
 
@@ -59,8 +58,9 @@ def predict_outputs(
     return_probs: bool = False,
 ) -> list[Decoded]:
     """Decode each instance of ``points_list`` ((n, dim) arrays, in any units) with ``loaded``,
-    once, on its unit-square image (:func:`ptrnet.io.unit_square.to_unit_square`): each output
-    with its log-likelihood, and its step distributions with ``return_probs``.
+    once, on the unit-square image (:func:`ptrnet.io.unit_square.to_unit_square`) of its plane
+    (:meth:`Task.plane`: itself, or the projection of cities ``task`` measures on the sphere):
+    each output with its log-likelihood, and its step distributions with ``return_probs``.
 
     Args:
         options: how to decode (:class:`ptrnet.decoding.options.DecodeOptions`); None = the
@@ -83,7 +83,7 @@ def predict_outputs(
     """
 
     task = check_task(loaded, task)
-    points_list = [to_unit_square(points, task.shape_invariant) for points in points_list]
+    points_list = [to_unit_square(task.plane(p), task.shape_invariant) for p in points_list]
     largest = max((len(p) for p in points_list), default=0)
     if largest > MAX_MODEL_POINTS:
         raise UsageError(f"an instance has {largest} points; models decode n <= {MAX_MODEL_POINTS}")
@@ -198,6 +198,9 @@ def rebuilder_for_size(loaded: LoadedModel) -> Callable[[int], nn.Module]:
     return pick
 
 
+MATRIX_CELLS = 2**24  # distances held for one RRC batch under a distance rule: 128 MiB
+
+
 def improve_tours_of(
     loaded: LoadedModel,
     points_list: Sequence[np.ndarray],
@@ -205,10 +208,11 @@ def improve_tours_of(
     iterations: int,
     seed: int = 0,
     batch_size: int = 64,
+    distances: Distances | None = None,
 ) -> list[np.ndarray]:
     """Random Re-Construct (:mod:`ptrnet.decoding.reconstruct`) on TSP tours, with the heavy-
     or light-decoder models of ``loaded`` (:func:`rebuilder_for_size`) on each instance's
-    unit-square image.
+    unit-square image (of its plane under ``distances``).
 
     Args:
         points_list: (n, 2) arrays in any units.
@@ -216,6 +220,8 @@ def improve_tours_of(
         iterations: rounds per instance.
         seed: the search's only randomness: the same seed and batch size give the same tours.
         batch_size: instances of one size improved together.
+        distances: the instances' distance rule (:mod:`ptrnet.solvers.distances`), whose
+            lengths decide which rebuilt segment is kept; None: Euclidean on the unit image.
 
     Returns:
         Closed tours (n + 1 indices) starting at the same city as the given ones, each no
@@ -233,25 +239,42 @@ def improve_tours_of(
     by_size: dict[int, list[int]] = {}
     for i, points in enumerate(_check_closed(points_list, out)):
         by_size.setdefault(len(points), []).append(i)
-    for rows in by_size.values():
-        for lo in range(0, len(rows), batch_size):
-            chunk = rows[lo : lo + batch_size]
-            units = np.stack([to_unit_square(points_list[i]) for i in chunk])  # (B, n, 2)
+    for size, rows in by_size.items():
+        step = batch_size if distances is None else max(1, min(batch_size, MATRIX_CELLS // size**2))
+        for lo in range(0, len(rows), step):
+            chunk = rows[lo : lo + step]
+            units, matrices = _rrc_inputs([points_list[i] for i in chunk], distances, device)
             opened = torch.as_tensor(np.stack([out[i][:-1] for i in chunk]))  # (B, n)
             better = improve_tours(
-                model_for,
-                torch.as_tensor(units, dtype=torch.float32, device=device),
-                opened.to(device),
-                iterations,
-                generator,
+                model_for, units, opened.to(device), iterations, generator, distances=matrices
             ).cpu()
             for i, tour in zip(chunk, better.numpy(), strict=True):
                 out[i] = _closed_from(tour, out[i][0])
     return out
 
 
+def _rrc_inputs(
+    instances: Sequence[np.ndarray], distances: Distances | None, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """RRC's view of instances of one size: their planes' unit images (B, n, 2) float32, and
+    under a distance rule its (B, n, n) float64 distances, which a kept segment must shorten
+    (None: the Euclidean lengths of the unit images)."""
+    planes = [p if distances is None else distances.plane(p) for p in instances]
+    units = np.stack([to_unit_square(plane) for plane in planes])
+    if distances is None:
+        return torch.as_tensor(units, dtype=torch.float32, device=device), None
+    matrices = np.stack([distances.search_matrix(p) for p in instances])
+    return (
+        torch.as_tensor(units, dtype=torch.float32, device=device),
+        torch.as_tensor(matrices, device=device),
+    )
+
+
 def two_opt_tours(
-    points_list: Sequence[np.ndarray], tours: Sequence[np.ndarray], or_opt: bool = False
+    points_list: Sequence[np.ndarray],
+    tours: Sequence[np.ndarray],
+    or_opt: bool = False,
+    distances: Distances | None = None,
 ) -> list[np.ndarray]:
     """Each closed tour (n + 1 indices, 0-based) 2-opted to a local optimum on the Euclidean
     distances of its instance, on its :func:`~ptrnet.solvers.geometry.safe_range` image (the
@@ -259,7 +282,9 @@ def two_opt_tours(
     (:func:`ptrnet.solvers.two_opt`),
     or with ``or_opt`` to a local optimum of 2-opt and Or-opt moves together
     (:func:`ptrnet.solvers.or_opt.two_opt_or_opt`): still closed, from the same city, never
-    longer. A search on tour lengths, like RRC.
+    longer. A search on tour lengths, like RRC. Under ``distances`` (another rule than
+    Euclidean, :mod:`ptrnet.solvers.distances`), on its ``search_matrix``: great-circle km
+    for cities on the sphere.
 
     Raises:
         ValueError: a tour that is not a closed permutation of its instance.
@@ -267,8 +292,9 @@ def two_opt_tours(
     tours = [np.asarray(t, dtype=np.int64) for t in tours]
     _check_closed(points_list, tours)
     polish = two_opt_or_opt if or_opt else two_opt
+    rule = EUCLIDEAN if distances is None else distances
     return [
-        _closed_from(polish(distance_matrix(safe_range(points)), tour[:-1]), tour[0])
+        _closed_from(polish(rule.search_matrix(points), tour[:-1]), tour[0])
         for points, tour in zip(points_list, tours, strict=True)
     ]
 
@@ -298,11 +324,13 @@ def search_tours(
     two_opt: bool = False,
     seed: int = 0,
     or_opt: bool = False,
+    distances: Distances | None = None,
 ) -> list[np.ndarray]:
     """The tour search of ``--improve rrc --iterations K --two-opt [--or-opt]``: ``iterations``
     rounds of :func:`improve_tours_of` (seeded by ``seed``; 0 = none), then
-    :func:`two_opt_tours` when ``two_opt`` or ``or_opt`` (2-opt and Or-opt together). The one
-    road of the command line, the Python API and the web page: the same
+    :func:`two_opt_tours` when ``two_opt`` or ``or_opt`` (2-opt and Or-opt together), both on
+    the instances' ``distances`` (the measuring task's :attr:`Task.distances`; None:
+    Euclidean). The one road of the command line, the Python API and the web page: the same
     points, tours, options and seed give the same tours, each no longer than the given one.
 
     Raises:
@@ -311,7 +339,7 @@ def search_tours(
     """
     found = [np.asarray(t, dtype=np.int64) for t in tours]
     if iterations:
-        found = improve_tours_of(loaded, points_list, found, iterations, seed)
+        found = improve_tours_of(loaded, points_list, found, iterations, seed, distances=distances)
     if two_opt or or_opt:
-        found = two_opt_tours(points_list, found, or_opt=or_opt)
+        found = two_opt_tours(points_list, found, or_opt=or_opt, distances=distances)
     return found

@@ -286,7 +286,7 @@ def read_csv(
         points.add(line, cells)
     instance = Instance(points.points(), points.first_line)
     instance = instance._replace(names=None if name is None else tuple(names))
-    notes = [f"{DELIMITER_NAMES[delimiter]}-separated, decimal commas read"] if decimal else []
+    notes = [f"{DELIMITER_NAMES[delimiter]}-separated with decimal commas"] if decimal else []
     if lon_lat:
         check_lon_lat(path, instance.points, lines)
         rule = GREAT_CIRCLE if task.distances is not None else None
@@ -303,10 +303,9 @@ def _read_tsplib(path: str | os.PathLike[str], task: Task) -> list[Instance]:
     if task.name != "tsp":
         raise UsageError(f"a TSPLIB file is a tsp instance, not a {task.name} one")
     instance = read_tsplib(path)
-    rule = instance.distances
-    note = None if rule is None else f"EDGE_WEIGHT_TYPE {instance.edge_weight_type}: {rule.what}"
-    if instance.edge_weight_type == "GEO":
-        note = f"{note}; coordinates read as latitude/longitude DDD.MM"
+    rule, kind = instance.distances, instance.edge_weight_type
+    read = "latitude/longitude (DDD.MM); " if kind == "GEO" else ""
+    note = None if rule is None else f"EDGE_WEIGHT_TYPE {kind}: {read}{rule.what}"
     return [Instance(instance.coords, None, distances=rule, note=note)]
 
 

@@ -1,4 +1,4 @@
-"""TSPLIB ``.tsp`` files (EUC_2D), scaled into the unit square for the models.
+"""TSPLIB ``.tsp`` files (EUC_2D, GEO, ATT), scaled into the unit square for the models.
 
 A TSPLIB instance lives in its own units (kilometres, drill-board coordinates, ...), but the
 models see points in [0, 1]^2. :func:`read_tsplib` keeps both (:mod:`ptrnet.io.unit_square`):
@@ -9,6 +9,15 @@ largest extent of the two axes, so the aspect ratio is kept and the longer side 
 TSPLIB's published optimal lengths (``optimal.txt``: ``name : length``) use its EUC_2D rule: each
 edge is the Euclidean distance rounded to the nearest integer, ``nint(d) = int(d + 0.5)``;
 :func:`tsplib_length` computes exactly that, so an optimal tour reproduces the published integer.
+
+A ``GEO`` file gives latitude and longitude (``x`` and ``y``, written ``DDD.MM``: degrees and
+minutes) and an ``ATT`` file planar coordinates; both are measured by TSPLIB's own integer
+rules (:data:`ptrnet.solvers.distances.TSPLIB_GEO`, :data:`~ptrnet.solvers.distances.TSPLIB_ATT`,
+:attr:`TSPLibInstance.distances`), which reproduce the published optima (ulysses16: 6859,
+att48: 10628). A GEO instance's ``points`` are the unit image of its cities' azimuthal
+equidistant projection (:mod:`ptrnet.solvers.geodesy`), so ``scale`` and ``offset`` (and
+:meth:`TSPLibInstance.to_original`) refer to that plane in kilometres, not to the file's
+degrees.
 """
 
 from __future__ import annotations
@@ -23,33 +32,59 @@ from ptrnet.io.limits import MAX_COORDINATE, MAX_POINTS, QUOTE_CHARS
 from ptrnet.io.text import is_number, numbered_lines
 from ptrnet.io.unit_square import UnitMap
 from ptrnet.quoting import quote
+from ptrnet.solvers.distances import TSPLIB_ATT, TSPLIB_GEO, Distances, tsplib_degrees
+from ptrnet.solvers.geodesy import off_globe
 
-SUPPORTED_EDGE_WEIGHT_TYPES = ("EUC_2D",)
+SUPPORTED_EDGE_WEIGHT_TYPES = ("EUC_2D", "GEO", "ATT")
+# The distance rule of each type other than EUC_2D (whose lengths stay Euclidean, with
+# TSPLIB's rounding in tsplib_length): GEO's coordinates are latitude and longitude.
+TSPLIB_RULES: dict[str, Distances] = {"GEO": TSPLIB_GEO, "ATT": TSPLIB_ATT}
 MAX_OPTIMUM_DIGITS = 18  # lengths below 10^18; longer strings are not read into an int
 
 
 @dataclass(frozen=True)
 class TSPLibInstance:
-    """One TSPLIB instance: ``coords`` (n, 2) as in the file, ``points`` (n, 2) in [0, 1]^2."""
+    """One TSPLIB instance: ``coords`` (n, 2) as in the file, ``points`` (n, 2) in [0, 1]^2
+    (for GEO, the image of the cities' projection, :meth:`Distances.plane`), and
+    ``edge_weight_type``, the file's distance rule."""
 
     name: str
     coords: np.ndarray
     points: np.ndarray
     scale: float
     offset: np.ndarray
+    edge_weight_type: str = "EUC_2D"
+
+    @property
+    def distances(self) -> Distances | None:
+        """The rule of a GEO or ATT file (:data:`TSPLIB_RULES`); None for EUC_2D."""
+        return TSPLIB_RULES.get(self.edge_weight_type)
 
     def to_original(self, points: np.ndarray) -> np.ndarray:
         """Map unit-square points back to the file's coordinates (the inverse of the scaling)."""
         return np.asarray(points) * self.scale + self.offset
 
     def length(self, tour: np.ndarray) -> float:
-        """Euclidean length of the closed ``tour`` in the instance's own units (unrounded)."""
+        """Euclidean length of the closed ``tour`` in the instance's own units (unrounded); for
+        GEO and ATT, :meth:`tsplib_length`."""
+        if self.distances is not None:
+            return float(self.tsplib_length(tour))
         tour = _closed(tour)  # measured on the unit points, so no square overflows
         return float(np.linalg.norm(np.diff(self.points[tour], axis=0), axis=1).sum()) * self.scale
 
     def tsplib_length(self, tour: np.ndarray) -> int:
-        """Length of the closed ``tour`` under TSPLIB's EUC_2D rule; see :func:`tsplib_length`."""
+        """Length of the closed ``tour`` under the file's TSPLIB rule: EUC_2D's
+        :func:`tsplib_length`, or GEO's or ATT's integer distances."""
+        if self.distances is not None:
+            return int(self.distances.tour_length(self.coords, _closed(tour)))
         return tsplib_length(self.coords, tour)
+
+    def tsplib_matrix(self) -> np.ndarray:
+        """(n, n) edge lengths under the file's TSPLIB rule, as float (:func:`tsplib_distances`
+        for EUC_2D)."""
+        if self.distances is not None:
+            return self.distances.matrix(self.coords)
+        return tsplib_distances(self.coords)
 
 
 def _closed(tour: np.ndarray) -> np.ndarray:
@@ -117,9 +152,23 @@ def read_tsplib(path: str | os.PathLike[str]) -> TSPLibInstance:
     coords = np.array([xy for _, xy in sorted(nodes)], dtype=np.float64)
     if not np.ptp(coords, axis=0).max() > 0:
         raise InputError(path, section_line, "all cities are at the same point")
-    mapping = UnitMap.fit(coords)
+    plane = _plane(path, kind, coords)
+    mapping = UnitMap.fit(plane)
     name = header.get("NAME", os.path.splitext(os.path.basename(path))[0])
-    return TSPLibInstance(name, coords, mapping.to_unit(coords), mapping.scale, mapping.offset)
+    unit = mapping.to_unit(plane)
+    return TSPLibInstance(name, coords, unit, mapping.scale, mapping.offset, kind)
+
+
+def _plane(path: str | os.PathLike[str], kind: str, coords: np.ndarray) -> np.ndarray:
+    """The planar cities a model reads: ``coords``, or for GEO their projection.
+
+    Raises:
+        InputError: a GEO latitude beyond 90 degrees or longitude beyond 180, by node id.
+    """
+    if kind == "GEO" and (found := off_globe(tsplib_degrees(coords))) is not None:
+        row, problem = found
+        raise InputError(path, None, f"node {row + 1}: {problem} (GEO coordinates are DDD.MM)")
+    return TSPLIB_RULES[kind].plane(coords) if kind in TSPLIB_RULES else coords
 
 
 def _parse(path: str | os.PathLike[str]) -> tuple[dict[str, str], list[tuple[int, tuple]], int]:

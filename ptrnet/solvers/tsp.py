@@ -107,7 +107,9 @@ def tour_length(points: np.ndarray, tour: np.ndarray) -> float:
     return scale * float(np.linalg.norm(image[tour] - image[np.roll(tour, -1)], axis=1).sum())
 
 
-def solve_tour(points: np.ndarray, solver: str = "auto", *, seed: int = 0) -> np.ndarray:
+def solve_tour(
+    points: np.ndarray, solver: str = "auto", *, seed: int = 0, dist: np.ndarray | None = None
+) -> np.ndarray:
     """A tour through ``points`` by ``solver`` (one of ``TSP_SOLVERS``).
 
     Args:
@@ -116,18 +118,35 @@ def solve_tour(points: np.ndarray, solver: str = "auto", *, seed: int = 0) -> np
         seed: reserved for solvers that draw random numbers; every current solver is
             deterministic given its input except ``near_exact`` at n > 20, whose time
             budget fast-tsp does not let us seed.
+        dist: (n, n) distances to solve on instead of the points' Euclidean ones (another
+            rule's, :meth:`ptrnet.solvers.distances.Distances.search_matrix`).
 
     Returns:
         (n,) int64 permutation of ``0..n-1``, no closing index, any rotation and direction.
 
     Raises:
-        ValueError: on an unknown solver, malformed points, or n over the solver's ``MAX_N``
-            (``auto`` over near_exact's).
+        ValueError: on an unknown solver, malformed points or ``dist``, or n over the
+            solver's ``MAX_N`` (``auto`` over near_exact's).
         ImportError: for ``lkh`` without the optional elkai package.
     """
     points = np.asarray(points, dtype=np.float64)
     solver = _checked_solver(solver, points, len(points))
-    return _SOLVERS[solver](distance_matrix(safe_range(points)))
+    return _SOLVERS[solver](_search_matrix(points, dist))
+
+
+def _search_matrix(points: np.ndarray, dist: np.ndarray | None) -> np.ndarray:
+    """The distances a solver works on: ``dist``, or when None the Euclidean distances of
+    :func:`~ptrnet.solvers.geometry.safe_range`'s image of ``points``.
+
+    Raises:
+        ValueError: ``dist`` that is not a finite (n, n) matrix for the n points.
+    """
+    if dist is None:
+        return distance_matrix(safe_range(points))
+    dist = np.asarray(dist, dtype=np.float64)
+    if dist.shape != (len(points), len(points)) or not np.all(np.isfinite(dist)):
+        raise ValueError(f"dist must be a finite ({len(points)}, {len(points)}) matrix")
+    return dist
 
 
 def _checked_solver(solver: str, points: np.ndarray, cities: int) -> str:
@@ -150,7 +169,13 @@ def _checked_solver(solver: str, points: np.ndarray, cities: int) -> str:
     return solver
 
 
-def solve_path(points: np.ndarray, first: int, last: int, solver: str = "auto") -> np.ndarray:
+def solve_path(
+    points: np.ndarray,
+    first: int,
+    last: int,
+    solver: str = "auto",
+    dist: np.ndarray | None = None,
+) -> np.ndarray:
     """A short Hamiltonian path through every point of ``points`` from ``first`` to ``last``
     (``first != last``), by ``solver`` on the instance plus one dummy city.
 
@@ -163,7 +188,8 @@ def solve_path(points: np.ndarray, first: int, last: int, solver: str = "auto") 
     distances longer, so a dummy beside another city costs more than it saves. With
     ``exact`` (n + 1 <= 20) the path is thus optimal up to the rounding of the integer
     solvers. Where a heuristic returns a tour with the dummy elsewhere, the tour without it
-    becomes a path by :func:`path_between`.
+    becomes a path by :func:`path_between`. ``dist`` (n, n): distances to solve on instead of
+    the points' Euclidean ones, as :func:`solve_tour` takes them.
 
     Returns:
         (n,) int64 permutation of ``0..n-1`` starting at ``first`` and ending at ``last``.
@@ -180,7 +206,7 @@ def solve_path(points: np.ndarray, first: int, last: int, solver: str = "auto") 
         raise ValueError(f"path ends must be two different cities of {n}, got {first}, {last}")
     if n == 2:
         return np.array([first, last], dtype=np.int64)
-    dist = distance_matrix(safe_range(points))
+    dist = _search_matrix(points, dist)
     # Any value over two longest distances keeps the dummy between the ends; a multiple of the
     # longest, not an absolute margin, so small instances keep the integer solvers' resolution.
     dummy = np.full(n, 3.0 * dist.max())

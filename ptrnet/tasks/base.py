@@ -30,6 +30,7 @@ from ptrnet.tasks.card import TaskCard
 if TYPE_CHECKING:
     import torch
 
+    from ptrnet.solvers.distances import Distances
     from ptrnet.tasks.constraints import DecodeState
 
 END_TOKEN = 0
@@ -232,6 +233,29 @@ class Task(TaskCard, ABC):
     #: work bounded on every instance, exact wherever the default solver is, a
     #: :meth:`reference` note otherwise. None: the default solver, bounded already.
     answer_solver: ClassVar[str | None] = None
+
+    #: How the task measures an instance's lengths (:mod:`ptrnet.solvers.distances`), for a
+    #: task whose objective is a length (TSP: Euclidean, or the rule :meth:`with_distances`
+    #: gave); None for the others.
+    distances: Distances | None = None
+
+    def with_distances(self, distances: Distances) -> Task:
+        """This task measuring instances by ``distances`` (great-circle kilometres for cities
+        given by latitude and longitude, TSPLIB's GEO and ATT rules): its references, costs
+        and metrics then use them, and a model reads :meth:`plane`.
+
+        Raises:
+            ValueError: a task that measures no lengths (default).
+        """
+        raise ValueError(f"task {self.name} takes no distance rule ({distances.name})")
+
+    def plane(self, points: np.ndarray) -> np.ndarray:
+        """``points`` as planar coordinates, what a model reads before the unit-square map
+        (:func:`ptrnet.io.unit_square.to_unit_square`): the points themselves, or, under a
+        distance rule that is not planar, its projection (:meth:`Distances.plane`)."""
+        if self.distances is None:
+            return np.asarray(points)
+        return self.distances.plane(points)
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Draw one instance of size n: uniform in [0, 1)^dim.  Returns (n, dim) float64."""

@@ -13,6 +13,10 @@ Task card
     return edge counts; averaged over valid predictions) and ``mean_gap`` (predicted over
     reference length minus one, averaged over valid predictions).
     Reference: exact for n <= 20, near-exact beyond (:mod:`ptrnet.solvers.tsp`).
+    Distances: Euclidean in the input's units; :meth:`TSPTask.with_distances` measures cities
+    by another rule (:mod:`ptrnet.solvers.distances`: great-circle kilometres between
+    ``(lon, lat)`` degrees, TSPLIB's GEO and ATT), which its references, ``answer_cost`` and
+    metrics then use; a model still reads a plane (:meth:`~ptrnet.tasks.base.Task.plane`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ptrnet.solvers.distances import EUCLIDEAN, Distances
 from ptrnet.solvers.geometry import safe_range
 from ptrnet.solvers.tsp import TSP_SOLVERS, solve_path, solve_tour, tour_length
 from ptrnet.solvers.tsp_exact import EXACT_MAX_N
@@ -107,9 +112,28 @@ class TSPTask(Task):
     permutation_output = True
     completable = True
 
+    def __init__(self, distances: Distances = EUCLIDEAN) -> None:
+        self.distances = distances
+
+    def with_distances(self, distances: Distances) -> TSPTask:
+        return TSPTask(distances)
+
+    def check_points(self, points: np.ndarray) -> None:
+        """Raise ValueError for points the task's distance rule cannot measure (a latitude
+        beyond 90 degrees under great-circle distances)."""
+        problem = self.distances.problem(points)
+        if problem is not None:
+            raise ValueError(f"{self.distances.name} cities: {problem}")
+
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
-        points = safe_range(points)  # the direction's shoelace area overflows at 1e300
-        return canonical_tour(points, solve_tour(points, self.check_solver(solver)))
+        """The reference tour under the task's distances, counter-clockwise on
+        :meth:`~ptrnet.tasks.base.Task.plane` (for Euclidean distances, on the points)."""
+        solver = self.check_solver(solver)
+        if self.distances == EUCLIDEAN:
+            points = safe_range(points)  # the direction's shoelace area overflows at 1e300
+            return canonical_tour(points, solve_tour(points, solver))
+        tour = solve_tour(points, solver, dist=self.distances.search_matrix(points))
+        return canonical_tour(self.plane(points), tour)
 
     def canonical(self, points: np.ndarray, seq: np.ndarray) -> np.ndarray:
         return canonical_tour(points, seq)
@@ -140,7 +164,9 @@ class TSPTask(Task):
         if not len(left):
             return np.append(prefix, 0)
         cities = np.concatenate([prefix[-1:], left, [0]])  # the path's ends first and last
-        path = solve_path(points[cities], 0, len(cities) - 1, self.check_solver(solver))
+        last, solver = len(cities) - 1, self.check_solver(solver)
+        dist = self.distances.search_matrix(points[cities])
+        path = solve_path(points[cities], 0, last, solver, dist)
         return np.concatenate([prefix[:-1], cities[path]])
 
     def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
@@ -157,10 +183,21 @@ class TSPTask(Task):
         return None
 
     def sequence_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
-        """The closed tour's length; inf for a sequence that is not a tour (possible in
-        unconstrained decoding)."""
+        """The closed tour's Euclidean length on the coordinates given, a model's frame
+        (training's reward, the beam's ``shortest`` pick); inf for a sequence that is not a
+        tour (possible in unconstrained decoding). A user's tour is measured by
+        :meth:`answer_cost`, under the task's distances."""
         try:
             return tour_length(points, seq)
+        except ValueError:
+            return math.inf
+
+    def answer_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
+        """The closed tour's length under the task's distances, in their unit (the input's
+        units when Euclidean; kilometres for cities on the sphere); inf for a sequence that is
+        not a tour."""
+        try:
+            return self.distances.tour_length(points, seq)
         except ValueError:
             return math.inf
 
@@ -202,8 +239,8 @@ class TSPTask(Task):
         lengths, gaps = [], []
         for x, ref, pred in zip(points, refs, preds, strict=True):
             if self.is_valid(x, pred):
-                lengths.append(tour_length(x, pred))
-                gaps.append(relative_gap(lengths[-1], tour_length(x, ref)))
+                lengths.append(self.distances.tour_length(x, pred))
+                gaps.append(relative_gap(lengths[-1], self.distances.tour_length(x, ref)))
         count = len(refs)
         return {
             "valid_rate": len(lengths) / count,

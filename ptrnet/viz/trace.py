@@ -86,7 +86,10 @@ def decode_trace(
         tokens=tokens,
         probs=found.probs,
         allowed=allowed_masks(
-            task, to_unit_square(points, task.shape_invariant), tokens, options.constraints
+            task,
+            to_unit_square(task.plane(points), task.shape_invariant),
+            tokens,
+            options.constraints,
         ),
         log_prob=found.log_prob,
         constraints=options.constraints,
