@@ -105,3 +105,17 @@ def test_a_geo_city_off_the_globe_is_refused_naming_its_node(tmp_path):
     (tmp_path / "bad.tsp").write_text(text)
     with pytest.raises(InputError, match=r"bad\.tsp: node 5: latitude 95.1667 is outside"):
         read_tsplib(tmp_path / "bad.tsp")
+
+
+def test_eval_polishes_and_measures_geo_and_att_files_by_their_own_rules():
+    """``eval --two-opt`` 2-opted GEO files on EUC_2D's rounding of their DDD.MM degrees:
+    ulysses16 stopped at 6911; on GEO's own lengths it reaches 6859."""
+    from ptrnet.evaluation.tsplib_eval import evaluate_tsplib
+    from ptrnet.inference import load_model
+
+    loaded = load_model("bundled", "tsp")
+    paths = [DATA / "ulysses16.tsp", DATA / "att48.tsp"]
+    optimal = {"ulysses16.tsp": 6859, "att48": 10628}
+    results = evaluate_tsplib(loaded, paths, optimal, improve=True)
+    assert [r.optimum for r in results] == [6859, 10628]
+    assert results[0].length == 6859 and 10628 <= results[1].length < 10628 * 1.05

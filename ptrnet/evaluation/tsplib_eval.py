@@ -1,5 +1,7 @@
-"""A TSP model on TSPLIB instances: tour lengths under TSPLIB's EUC_2D rule against the proven
-optima (``optimal.txt``), optionally after 2-opt over the model's tour on those rounded lengths.
+"""A TSP model on TSPLIB instances: tour lengths under TSPLIB's EUC_2D rule (a GEO or ATT
+file: its own rule, :attr:`ptrnet.io.tsplib.TSPLibInstance.distances`) against the proven
+optima (``optimal.txt``), optionally after 2-opt (and RRC) over the model's tour on those
+lengths.
 
 The model sees each instance scaled into the unit square (aspect ratio kept); lengths are
 measured on the file's own coordinates with TSPLIB's rounding, so they compare directly with the
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ptrnet.inference import improve_tours_of, predict
-from ptrnet.io.tsplib import read_tsplib, tsplib_distances
+from ptrnet.io.tsplib import read_tsplib
 from ptrnet.io.tsplib_optima import Optimum, optimum_for
 from ptrnet.solvers.or_opt import two_opt_or_opt
 from ptrnet.solvers.tsp_heuristics import two_opt
@@ -80,12 +82,14 @@ def evaluate_tsplib(
         instance = read_tsplib(path)
         optimum = optimum_for(path, instance, optimal, source)
         (seq,) = predict(loaded, get_task("tsp"), [instance.points], options)
-        if rrc_iterations:
-            (seq,) = improve_tours_of(loaded, [instance.points], [seq], rrc_iterations, seed)
+        if rrc_iterations:  # GEO and ATT: segments kept by the file's own lengths
+            rule = instance.distances
+            cities = instance.points if rule is None else instance.coords
+            (seq,) = improve_tours_of(loaded, [cities], [seq], rrc_iterations, seed, distances=rule)
         tour = open_cycle(seq)
         if improve:
             polish = two_opt_or_opt if or_opt else two_opt
-            tour = polish(tsplib_distances(instance.coords), tour)
+            tour = polish(instance.tsplib_matrix(), tour)
         length = instance.tsplib_length(tour)
         optimum = _undercut(optimum, length, path, source)
         gap = None if optimum.value is None else length / optimum.value - 1.0
