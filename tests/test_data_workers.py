@@ -98,15 +98,18 @@ def test_training_is_the_same_with_a_worker_and_stops_when_the_hook_says(tmp_pat
 
 def test_decoding_commands_take_the_idle_cores_unless_told(monkeypatch):
     from ptrnet.cli.common import set_threads
+    from ptrnet.training.cpu import IdleCores
 
     before = torch.get_num_threads()
     try:
-        monkeypatch.setattr("ptrnet.training.cpu.busy_cores", lambda: 64)  # a fully busy machine
+        monkeypatch.setattr("ptrnet.training.cpu._IDLE", IdleCores())  # a command's start
+        monkeypatch.setattr("ptrnet.training.cpu.busy_cores", lambda s: 64)  # all cores busy
         set_threads(None)
         assert torch.get_num_threads() == 1
         set_threads(2)
         assert torch.get_num_threads() == 2
-        monkeypatch.setattr("ptrnet.training.cpu.busy_cores", lambda: 0)
+        monkeypatch.setattr("ptrnet.training.cpu._IDLE", IdleCores())
+        monkeypatch.setattr("ptrnet.training.cpu.busy_cores", lambda s: 0)
         monkeypatch.setattr("ptrnet.training.cpu.available_cores", lambda: 2)
         set_threads(None)
         assert torch.get_num_threads() == 2

@@ -13,14 +13,20 @@ from ptrnet.api.span import SpanReader, is_span_task, load_reader
 from ptrnet.compute.devices import resolve_device
 from ptrnet.inference import BUNDLED, load_model, model_directory
 from ptrnet.io.errors import InputError, UsageError
+from ptrnet.io.limits import check_threads
 from ptrnet.model.pointer import PointerNetwork as _PointerNetwork
 from ptrnet.tasks import POINT_TASKS, TASKS, get_point_task
+from ptrnet.training.cpu import decoding_threads, torch_threads
 
 __all__ = ["PointerNetwork", "load"]
 
 
 def load(
-    model: str | os.PathLike[str] = BUNDLED, *, task: str | None = None, device: str = "auto"
+    model: str | os.PathLike[str] = BUNDLED,
+    *,
+    task: str | None = None,
+    device: str = "auto",
+    threads: int | None = None,
 ) -> Solver | SpanReader:
     """A :class:`Solver` for ``model`` (a :class:`SpanReader` for a span model).
 
@@ -32,18 +38,24 @@ def load(
         task: the task the model must have been trained on; None = the model's own.
         device: ``auto`` (a CUDA GPU when torch sees one, else the CPU), ``cpu``, ``cuda`` or
             ``cuda:N``; a span model runs on the CPU (``auto`` or ``cpu``).
+        threads: the torch threads this load and each call of the solver (or reader) run
+            with, an integer from 1 to :data:`~ptrnet.io.limits.MAX_THREADS`; None = the cores
+            other processes leave idle at the time of the call, the command line's rule
+            (:func:`ptrnet.training.cpu.decoding_threads`). Set for the duration of a call
+            only: torch's own count (``torch.set_num_threads``) is back afterwards.
 
     Raises:
         UsageError: ``bundled`` without a task, or a model trained on another task.
         InputError: a missing or unreadable model.
-        ValueError: an unknown device, a CUDA device torch cannot see, or a task whose inputs
-            are not points and which is not a span task (the copy task's models load with
-            ``ptrnet.text.evaluate.load``).
+        ValueError: ``threads`` that is not an integer from 1 to 4,096, an unknown device, a
+            CUDA device torch cannot see, or a task whose inputs are not points and which is
+            not a span task (the copy task's models load with ``ptrnet.text.evaluate.load``).
     """
 
+    threads = None if threads is None else check_threads(threads)
     name = os.fspath(model)
     if is_span_task(name) or is_span_task(task):
-        return _load_span(name, task, device)
+        return _load_span(name, task, device, threads)
     if name in TASKS:  # that task's bundled model (and its size routes)
         name = model_directory(None, get_point_task(name, "ptrnet.load"))
     elif name == BUNDLED:
@@ -56,17 +68,21 @@ def load(
             None,
             f"no such model directory or checkpoint file, nor a task ({', '.join(POINT_TASKS)})",
         )
-    return Solver(load_model(name, task).to(resolve_device(device)))
+    where = resolve_device(device)
+    with torch_threads(decoding_threads(threads)):  # checking the weights runs torch ops
+        loaded = load_model(name, task).to(where)
+    return Solver(loaded, threads=threads)
 
 
-def _load_span(name: str, task: str | None, device: str) -> SpanReader:
+def _load_span(name: str, task: str | None, device: str, threads: int | None) -> SpanReader:
     """:func:`load` of a span task's model: ``name`` the task (its bundled model), ``bundled``
     or a path, with ``task`` the span task it must have been trained on."""
     if task is not None and name in TASKS and name != task:
         raise UsageError(f"the bundled model of {name} was trained on {name}, not {task}")
-    if task is None or name == task:
-        return load_reader(None, name, device)
-    return load_reader(None if name == BUNDLED else name, task, device)
+    with torch_threads(decoding_threads(threads)):
+        if task is None or name == task:
+            return load_reader(None, name, device, threads)
+        return load_reader(None if name == BUNDLED else name, task, device, threads)
 
 
 class PointerNetwork(_PointerNetwork):

@@ -29,9 +29,10 @@ from ptrnet.decoding.options import (
 )
 from ptrnet.inference import LoadedModel, predict_outputs
 from ptrnet.io.errors import UsageError
-from ptrnet.io.limits import MAX_COORDINATE, check_seed
+from ptrnet.io.limits import MAX_COORDINATE, check_seed, check_threads
 from ptrnet.solvers.distances import GREAT_CIRCLE
 from ptrnet.tasks import Task, get_task
+from ptrnet.training.cpu import decoding_threads, torch_threads
 
 # The answer to the option the three view options replaced.
 VIEWS_SPLIT = (
@@ -56,11 +57,14 @@ class Solver:
         loaded: the model with its configuration and checkpoint record
             (:class:`ptrnet.inference.LoadedModel`).
         task: the task the model was trained on.
+        threads: the torch threads :meth:`solve` decodes with when its call names none; None =
+            the idle cores at the time of the call (:func:`ptrnet.api.loading.load`).
     """
 
-    def __init__(self, loaded: LoadedModel) -> None:
+    def __init__(self, loaded: LoadedModel, threads: int | None = None) -> None:
         self.loaded = loaded
         self.task: Task = get_task(loaded.task)
+        self.threads = None if threads is None else check_threads(threads)
 
     @property
     def model(self) -> nn.Module:
@@ -86,6 +90,7 @@ class Solver:
         iterations: int | None = None,
         two_opt: bool = False,
         or_opt: bool = False,
+        threads: int | None = None,
         geo: bool = False,
         **options: Any,
     ):
@@ -114,6 +119,10 @@ class Solver:
                 instance's centre, and each ``cost``, the searches and their lengths are
                 great-circle kilometres (:mod:`ptrnet.solvers.geodesy`), as the command line
                 reads a CSV with ``lat`` and ``lon`` columns.
+            threads: torch threads for this call, an integer from 1 to 4,096 (None: the
+                solver's ``threads``, else the cores other processes leave idle now, as
+                ``ptrnet predict`` chooses them: :func:`ptrnet.training.cpu.decoding_threads`).
+                Set while the call runs, then torch's count before it is set back.
             **options: the decoding, named as the options of ``ptrnet eval``: ``decode``,
                 ``beam_width``, ``average_views``, ``search_views``, ``multistart``, ``pick``,
                 ``window``, ``protocol``, ``constraints``, ``seed``, ``batch_size``
@@ -148,9 +157,9 @@ class Solver:
                 x searches x starts x points, docs/reliability.md), or an instance the model
                 has no valid output for (its scores overflow float32): each one line, naming
                 the instance.
-            ValueError: also ``geo`` that is not a bool or is True for a task other than
-                tsp, or with ``geo`` a latitude outside [-90, 90] or longitude outside
-                [-180, 180].
+            ValueError: also ``threads`` that is not an integer from 1 to 4,096, ``geo`` that
+                is not a bool or is True for a task other than tsp, or with ``geo`` a latitude
+                outside [-90, 90] or longitude outside [-180, 180].
             TypeError: an option that is not one of the above (``views``: naming the options
                 that replaced it), or complex points.
         """
@@ -164,11 +173,13 @@ class Solver:
             raise ValueError(
                 "return_probs: the distributions are the decoded tour's, not the searched one's"
             )
+        count = self.threads if threads is None else check_threads(threads)
         instances, single = as_instances(task, points)
         instances = stating_capacity(task, instances, capacity)
         try:
             decoding = decode_options(task, **options)
-            results = self._results(task, instances, decoding, return_probs, search)
+            with torch_threads(decoding_threads(count)):
+                results = self._results(task, instances, decoding, return_probs, search)
         except UsageError as err:  # the command line's name for a refused option or size
             raise ValueError(str(err)) from None
         return results[0] if single else results

@@ -16,13 +16,14 @@ from collections.abc import Iterable
 
 from ptrnet.decoding.checks import at_least_one, at_most
 from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH, SEARCH_STRATEGIES
-from ptrnet.io.limits import MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH, check_seed
+from ptrnet.io.limits import MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH, check_seed, check_threads
 from ptrnet.quoting import quote
 from ptrnet.tasks import get_task
 from ptrnet.tasks.sentences import tokenize
 from ptrnet.tasks.span import QUESTION_MARK, SpanTask
 from ptrnet.text.span_checkpoint import SpanModel
 from ptrnet.text.span_eval import SpanExplanation, answer_sources, explain_span, load_span
+from ptrnet.training.cpu import decoding_threads, torch_threads
 
 __all__ = ["SpanReader", "is_span_task", "load_reader"]
 
@@ -36,10 +37,14 @@ def is_span_task(name: str | None) -> bool:
 
 
 def load_reader(
-    model: str | os.PathLike[str] | None = None, task: str = "span", device: str = "auto"
+    model: str | os.PathLike[str] | None = None,
+    task: str = "span",
+    device: str = "auto",
+    threads: int | None = None,
 ) -> SpanReader:
     """The :class:`SpanReader` of ``model``: a run directory or checkpoint file of a span
-    model, or None for the bundled span pointer of ``task``.
+    model, or None for the bundled span pointer of ``task``; ``threads`` as
+    :func:`ptrnet.api.loading.load` takes it.
 
     Raises:
         ValueError: a ``device`` other than ``auto`` or ``cpu`` (span models run on the CPU).
@@ -48,7 +53,7 @@ def load_reader(
     """
     if device not in ("auto", "cpu"):
         raise ValueError(f"device {device!r}: task {task} runs on the CPU only (auto or cpu)")
-    return SpanReader(load_span(model, task))
+    return SpanReader(load_span(model, task), threads)
 
 
 class SpanReader:
@@ -58,10 +63,13 @@ class SpanReader:
         loaded: the model, its configuration, vocabularies and checkpoint record
             (:class:`ptrnet.text.span_checkpoint.SpanModel`).
         task: the span task it was trained on.
+        threads: the torch threads each call decodes with; None = the idle cores at the time
+            of the call (:func:`ptrnet.training.cpu.decoding_threads`), set for the call only.
     """
 
-    def __init__(self, loaded: SpanModel) -> None:
+    def __init__(self, loaded: SpanModel, threads: int | None = None) -> None:
         self.loaded = loaded
+        self.threads = None if threads is None else check_threads(threads)
         task = get_task(loaded.train.get("task", "span"))
         assert isinstance(task, SpanTask)  # load_span checked the task
         self.task = task
@@ -110,7 +118,8 @@ class SpanReader:
         ``batch_size``; arguments and errors as :meth:`answer`'s."""
         seed = _check_decoding(decode, beam_width, seed, batch_size)
         sources = [source_words(passage, question) for passage, question in questions]
-        answers = answer_sources(self.loaded, sources, decode, beam_width, batch_size, seed)
+        with torch_threads(decoding_threads(self.threads)):
+            answers = answer_sources(self.loaded, sources, decode, beam_width, batch_size, seed)
         return [" ".join(answer) for answer in answers]
 
     def explain(self, passage: str, question: str, top: int = 3) -> SpanExplanation:
@@ -119,7 +128,9 @@ class SpanReader:
         --explain`` prints them. Raises ValueError as :meth:`answer`, and for a ``top`` that is
         not an integer >= 1."""
         at_least_one("top", top)
-        return explain_span(self.loaded, source_words(passage, question), top)
+        source = source_words(passage, question)
+        with torch_threads(decoding_threads(self.threads)):
+            return explain_span(self.loaded, source, top)
 
 
 def source_words(passage: str, question: str) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from ptrnet.io.errors import UsageError
-from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_ITERATIONS, MAX_SAMPLES, MAX_SEED
+from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_ITERATIONS, MAX_SAMPLES, MAX_SEED, MAX_THREADS
 from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS, TASKS, SizeRange, Task, TaskCard, get_point_task, get_task
 
@@ -85,8 +85,9 @@ def add_quiet_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_threads_argument(parser: argparse.ArgumentParser) -> None:
+    """``--threads`` of a command that decodes (:func:`set_threads`)."""
     parser.add_argument(
-        "--threads", type=positive_int, metavar="T", help="torch threads (default: the idle cores)"
+        "--threads", type=threads_int, metavar="T", help="torch threads (default: the idle cores)"
     )
 
 
@@ -127,13 +128,13 @@ def routes_text(loaded, name: Callable[[str], str] = str) -> str:
 
 
 def set_threads(threads: int | None) -> None:
-    """Torch threads for decoding: ``threads``, else the cores other processes leave idle
-    (:func:`ptrnet.training.cpu.cpu_plan`), so decoding never oversubscribes a busy machine."""
+    """Torch threads for the rest of the command: ``threads``, else the cores other processes
+    leave idle (:func:`ptrnet.training.cpu.decoding_threads`, the Python API's rule too)."""
     import torch
 
-    from ptrnet.training.cpu import cpu_plan
+    from ptrnet.training.cpu import decoding_threads
 
-    torch.set_num_threads(cpu_plan(threads, 0)[0])
+    torch.set_num_threads(decoding_threads(threads))
 
 
 def task_named(name: str) -> TaskCard:
@@ -205,6 +206,12 @@ def samples_int(text: str) -> int:
 def iterations_int(text: str) -> int:
     """argparse type of ``--iterations``: an integer from 1 to :data:`MAX_ITERATIONS`."""
     return _int_within(text, 1, MAX_ITERATIONS, f"an integer from 1 to {MAX_ITERATIONS:,}")
+
+
+def threads_int(text: str) -> int:
+    """argparse type of every ``--threads``: an integer from 1 to :data:`MAX_THREADS` (the
+    Python API's ``threads=`` takes the same, :func:`ptrnet.io.limits.check_threads`)."""
+    return _int_within(text, 1, MAX_THREADS, f"an integer from 1 to {MAX_THREADS:,}")
 
 
 def count_or_off(text: str) -> int:

@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-from ptrnet.cli.common import add_quiet_argument, positive_int
+from ptrnet.cli.common import add_quiet_argument, threads_int
 from ptrnet.data import PAPER_DIR
 from ptrnet.io.errors import UsageError
 
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--out", metavar="DIR", help="output folder (default: runs/reproduce-SCALE)")
     add(
         "--threads",
-        type=positive_int,
+        type=threads_int,
         metavar="T",
         help="torch threads and labelling processes (default: the idle cores)",
     )

@@ -50,6 +50,7 @@ from ptrnet.cli.common import (
     positive_int,
     seed_int,
     size_range,
+    threads_int,
 )
 from ptrnet.cli.interrupts import run_stoppable
 from ptrnet.cli.kinds import add_kind_arguments, finish
@@ -244,7 +245,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--seed", type=seed_int, help="seed for init and data (default: 0)")
     add(
         "--threads",
-        type=positive_int,
+        type=threads_int,
         metavar="T",
         help="torch threads (default: the idle cores left by --workers)",
     )

@@ -75,6 +75,12 @@ EXERCISE_SECONDS = 60.0
 its start included: a solution's child takes about 2 s of CPU, importing torch included, and
 4.6 s of wall time on a loaded 2-core machine (measured); a student's endless loop stops there."""
 
+MAX_THREADS = 4_096
+"""Torch threads (``--threads``, a run's ``threads``, the Python API's ``threads=``) or data
+workers a run may ask for: more than the cores of any machine ptrnet runs on. torch starts one
+OpenMP thread per count at its next parallel operation, so a mistyped 10**6 would try to start
+a million threads."""
+
 QUOTE_CHARS = 24
 """An error quotes at most this many characters of a bad token of an input file, then '...'
 (:func:`ptrnet.io.errors.quote`; a file's line already names where the token is)."""
@@ -97,3 +103,22 @@ def check_seed(value: object, name: str = "seed") -> int:
             f"{name} must be an integer from 0 to 2^64 - 1, got {quote(value, QUOTE_CHARS)}"
         )
     return seed
+
+
+def check_threads(value: object, name: str = "threads") -> int:
+    """``value`` as an ``int``, when it is an integer (Python's or numpy's, not a bool) in
+    1..:data:`MAX_THREADS`: what ``--threads`` takes.
+
+    Raises:
+        ValueError: anything else (0, a negative or larger integer, a bool, a float, a
+            string), naming ``name`` and the range.
+    """
+    try:
+        threads = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        threads = None
+    if threads is None or not 1 <= threads <= MAX_THREADS:
+        raise ValueError(
+            f"{name} must be an integer from 1 to {MAX_THREADS:,}, got {quote(value, QUOTE_CHARS)}"
+        )
+    return threads

@@ -68,7 +68,7 @@ from ptrnet.runs.checkpoint import load_checkpoint
 from ptrnet.runs.config import RunConfig
 from ptrnet.runs.resume import resume_config
 from ptrnet.tasks import get_task
-from ptrnet.training.cpu import cpu_plan
+from ptrnet.training.cpu import decoding_threads
 from ptrnet.training.loop import BEST, LAST, RunDirError, train
 
 
@@ -78,8 +78,10 @@ class Reproduction:
     Args:
         plan, scale: what to train and evaluate, and how big.
         out: the output folder (created if missing).
-        threads: torch threads (None: the scale's, else the cores,
-            :func:`ptrnet.training.cpu.cpu_plan`); also the labelling processes.
+        threads: torch threads (None: the scale's, else the idle cores,
+            :func:`ptrnet.training.cpu.cpu_plan` while training and
+            :func:`~ptrnet.training.cpu.decoding_threads` while evaluating); also the
+            labelling processes.
         paper_data: folder with the paper's released test files, or None.
         log: receives one-line progress notes.
         progress: show the training loop's progress bar.
@@ -118,7 +120,7 @@ class Reproduction:
                 self.test_set(row)
         prepare = self.existing if self.partial else self.prepare
         computes = {m.name: prepare(m) for m in self.plan.models}
-        torch.set_num_threads(cpu_plan(self.threads, 0)[0])
+        torch.set_num_threads(decoding_threads(self.threads))
         rows = [self.evaluate_row(r, computes[r.model]) for r in self.plan.rows]
         report = self.report(rows)
         if self.partial:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from ptrnet.io.limits import MAX_THREADS  # torch threads and data workers
 from ptrnet.quoting import quote
 
 SHARED_FIELDS = (
@@ -48,7 +49,6 @@ RESUMABLE = frozenset(
         "keep_every",
     }
 )
-MAX_THREADS = 4096  # torch threads and data workers: more than any machine's cores
 #: The largest value of each count option: far above any run's, below what overflows torch or
 #: exhausts memory allocating a batch.
 UPPER_BOUNDS = {

@@ -16,12 +16,24 @@ starts later, the oversubscribed case (docs/speed.md, "When the machine is share
 
 Under torchrun, the ``ranks`` processes of one machine split its free cores evenly: each rank
 plans for its share, so K ranks never oversubscribe the machine together.
+
+Decoding follows the same rule through :func:`decoding_threads`, the one choice of ``ptrnet
+predict``, ``eval`` and ``demo`` and of the Python API (``ptrnet.load(...).solve``): the idle
+cores, unless a count is given. The API sets it for the duration of a call only
+(:func:`torch_threads`), so a caller's own ``torch.set_num_threads`` comes back afterwards.
+Measured on a shared 2-core machine with one core kept busy (``benchmarks/bench_api_threads.py``:
+4 instances of 100 cities, RRC 20 rounds), ``solve(..., improve="rrc")`` on torch's default two
+threads took 363 s where ``ptrnet predict`` took 48 s; on the idle cores, 37 s.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ptrnet.datasets.generation import default_workers as available_cores
@@ -200,3 +212,93 @@ class ThreadPlanner:
         """Take a plan from :meth:`plan` (on any rank); returns the thread count."""
         self.threads, self.next_step = plan
         return self.threads
+
+
+class IdleCores:
+    """The cores other processes leave idle, at least 1 (:func:`free_cores`).
+
+    The first measurement, and one after a pause of more than ``longest`` seconds, is
+    :func:`busy_cores` over ``fresh`` seconds, the measurement a command makes at its start.
+    A later one measures the time since the previous measurement (:func:`others_busy`: this
+    process's own CPU time is not counted as busy), so calls in a loop (the Python API's
+    ``solve``) sleep for no sample; one less than ``fresh`` seconds after the previous reuses
+    its count. Safe to call from several threads.
+    """
+
+    def __init__(self, fresh: float = 0.2, longest: float = 10.0) -> None:
+        self.fresh, self.longest = fresh, longest
+        self._lock = threading.Lock()
+        self._sample: CpuSample | None = None
+        self._clock = -math.inf
+        self._count = 1
+
+    def count(self) -> int:
+        """The idle cores now, at least 1."""
+        with self._lock:
+            age = time.perf_counter() - self._clock
+            if age < self.fresh:
+                return self._count
+            first = self._sample if age <= self.longest else None
+            busy = busy_cores(self.fresh) if first is None else None
+            self._sample, self._clock = _try_sample(), time.perf_counter()
+            if busy is None:  # since the previous measurement
+                if self._sample is None:
+                    busy = busy_cores(self.fresh)
+                else:
+                    tick = 1.0 / os.sysconf("SC_CLK_TCK")
+                    cpus = os.cpu_count() or available_cores()
+                    busy = others_busy(first, self._sample, cpus, tick=tick)
+            self._count = free_cores(available_cores(), busy)
+            return self._count
+
+
+_IDLE = IdleCores()
+
+
+def decoding_threads(threads: int | None = None) -> int:
+    """Torch threads for decoding: ``threads``, else the cores other processes leave idle now
+    (:class:`IdleCores`), so decoding never oversubscribes a busy machine. The one rule of the
+    command line (``--threads``) and the Python API (``threads=``)."""
+    return threads if threads is not None else _IDLE.count()
+
+
+class _ThreadCounts:
+    """What :func:`torch_threads` blocks share: how many are open in all threads, torch's
+    count before the first of them, and each thread's open blocks."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.open = 0
+        self.saved = 1
+        self.local = threading.local()
+
+
+_COUNTS = _ThreadCounts()
+
+
+@contextmanager
+def torch_threads(count: int) -> Iterator[int]:
+    """``torch.set_num_threads(count)`` for the block, then the count torch had before it.
+
+    A block inside another of the same thread sets back the outer block's count. Blocks open
+    at once in several threads set back the count torch had before the first of them: torch
+    keeps the count per thread (OpenMP) and copies its last setting into new threads, so a
+    thread's own "before" may be another block's count. Yields ``count``.
+    """
+    import torch
+
+    depth = getattr(_COUNTS.local, "depth", 0)
+    with _COUNTS.lock:
+        if _COUNTS.open == 0:
+            _COUNTS.saved = torch.get_num_threads()
+        _COUNTS.open += 1
+        back = torch.get_num_threads() if depth else _COUNTS.saved
+    _COUNTS.local.depth = depth + 1
+    torch.set_num_threads(count)
+    try:
+        yield count
+    finally:
+        _COUNTS.local.depth = depth
+        with _COUNTS.lock:
+            _COUNTS.open -= 1
+        torch.set_num_threads(back)
