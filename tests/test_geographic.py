@@ -272,6 +272,19 @@ def test_predict_and_solve_report_great_circle_km_with_units_and_one_note(tmp_pa
     assert float(cells["cost"]) == pytest.approx(brute_force(GREAT_CIRCLE.matrix(cities))[0])
 
 
+def test_score_measures_a_prediction_of_cities_in_great_circle_km(tmp_path, capsys):
+    path = tmp_path / "cities.csv"
+    path.write_text(CAPITALS)
+    predicted = tmp_path / "pred.txt"
+    assert main(["predict", "tsp", str(path), "-o", str(predicted), "-q"]) == 0
+    assert main(["score", "tsp", str(path), str(predicted), "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    cities = lon_lat(CAPITALS)
+    optimum = brute_force(GREAT_CIRCLE.matrix(cities))[0]
+    assert metrics["mean_length"] == pytest.approx(optimum * (1 + metrics["mean_gap"]))
+    assert metrics["mean_length"] > 4000  # km, not degrees
+
+
 def test_predict_searches_rrc_and_or_opt_on_great_circle_km(tmp_path, capsys):
     cities = np.vstack([far_north(seed) for seed in range(3)])  # 21 cities, far north
     path = tmp_path / "north.csv"

@@ -41,11 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ptrnet.cli.inputs import read_prepared, references
+    from ptrnet.cli.inputs import measured_task, read_prepared, references
     from ptrnet.io.paper_format import Example, read_examples
 
     task = point_task_named(args.task, NAME)
     instances = read_prepared(args.reference, task, args.format, columns=args.columns, labels=True)
+    task = measured_task(task, instances)  # great-circle km for latitude/longitude columns
     refs = [
         Example(inst.points, seq, inst.line or 1)
         for inst, seq in zip(
