@@ -57,7 +57,8 @@ def test_scaled_inputs_give_the_same_sequence_in_their_own_units(cli, tmp_path, 
         _, unit, _ = cli(command, "tsp", "unit.txt", "-o", "-", "-q")
         status, big, err = cli(command, "tsp", "big.txt", "-o", "-")
         assert status == 0 and unit.split(" output ")[1] == big.split(" output ")[1]
-        assert "mapped 1 instance(s) into the unit square" in err
+        noted = "mapped 1 instance(s) into the unit square" in err
+        assert noted == (command == "predict")  # a solver's answer does not depend on the map
         coords = np.array(big.split(" output ")[0].split(), dtype=float).reshape(-1, 2)
         assert np.allclose(coords, points * 1000 + 500)  # written in the input's units
 

@@ -10,7 +10,16 @@ from typing import TypeVar
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_ITERATIONS, MAX_SAMPLES, MAX_SEED, MAX_THREADS
 from ptrnet.quoting import quote
-from ptrnet.tasks import POINT_TASKS, TASKS, SizeRange, Task, TaskCard, get_point_task, get_task
+from ptrnet.tasks import (
+    POINT_TASKS,
+    TASKS,
+    SizeRange,
+    Task,
+    TaskCard,
+    get_point_task,
+    get_task,
+    task_spelled,
+)
 
 DRY_RUN_COUNT = 16  # instances of ``--dry-run`` in eval and predict
 
@@ -18,8 +27,18 @@ T = TypeVar("T")
 
 
 def add_task_argument(parser: argparse.ArgumentParser) -> None:
-    """The positional TASK, checked by :func:`task_named` (a one-line error with the choices)."""
-    parser.add_argument("task", metavar="TASK", help=f"one of: {', '.join(TASKS)}")
+    """The positional TASK, in any case (:func:`task_argument`), checked by :func:`task_named`
+    (a one-line error with the closest name and the choices)."""
+    parser.add_argument(
+        "task", type=task_argument, metavar="TASK", help=f"one of: {', '.join(TASKS)}"
+    )
+
+
+def task_argument(text: str) -> str:
+    """argparse type of a task name: the task that ``text`` spells in any case, so ``TSP`` is
+    ``tsp``; any other text as given, for :func:`task_named` (or a lesson's name,
+    :func:`ptrnet.cli.kinds.command_task`)."""
+    return task_spelled(text)
 
 
 def add_solver_argument(parser: argparse.ArgumentParser) -> None:

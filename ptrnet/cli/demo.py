@@ -13,7 +13,13 @@ import os
 import sys
 import time
 
-from ptrnet.cli.common import add_threads_argument, positive_int, seed_int, set_threads
+from ptrnet.cli.common import (
+    add_threads_argument,
+    positive_int,
+    seed_int,
+    set_threads,
+    task_argument,
+)
 from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH
 from ptrnet.io.atomic import atomic_write
 from ptrnet.tasks import POINT_TASKS
@@ -28,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--tasks",
         nargs="+",
+        type=task_argument,
         choices=tuple(POINT_TASKS),
         default=tuple(POINT_TASKS),
         metavar="TASK",

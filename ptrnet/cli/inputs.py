@@ -5,13 +5,15 @@ limits, degenerate ones named, references from the file or the task's solver.
 
 What a user sees on stderr (unless ``--quiet``):
 
-* ``mapped N instances into the unit square ...``: instances with coordinates outside [0, 1]
-  are solved or decoded on ``x' = (x - offset) / scale`` (aspect ratio kept,
-  :mod:`ptrnet.io.unit_square`); the files written keep the input's coordinates and every
-  length or area reported is in the input's units.
-* ``warning: FILE:LINE: all points collinear ...``: a planar instance without 2-D extent. Its
-  hull and triangulation are undefined (``solve`` refuses it); a model's output is written as
-  decoded, and a tour is still a tour.
+* ``mapped N instances into the unit square ...`` (the commands that decode with a model):
+  instances with coordinates outside [0, 1] are decoded on ``x' = (x - offset) / scale``
+  (aspect ratio kept, :mod:`ptrnet.io.unit_square`); the files written keep the input's
+  coordinates and every length or area reported is in the input's units. ``solve`` solves on
+  the same image and says nothing of it: a solver's answer does not depend on the map.
+* ``warning: FILE:LINE: degenerate instance ...`` (``predict``): an instance on which the
+  task's answer does not exist, in the task's words (:meth:`ptrnet.tasks.Task.degenerate_warning`:
+  a hull or triangulation of points without 2-D extent; ``solve`` refuses it); a model's output
+  is written as decoded. A tour exists on any cities: TSP warns of none.
 * ``FILE: ignored the labels ...``: a command that needs no references was given a labelled
   file; it reads the points and leaves the ``output`` parts unread.
 * ``FILE: no labels ...``: a command that compares with references was given instances
@@ -249,9 +251,11 @@ def report(
     task: Task,
     instances: list[Prepared],
     degenerate: bool = True,
+    unit_square: bool = True,
 ) -> None:
-    """The notes of the module docstring on stderr, unless ``args.quiet`` (the degenerate
-    warnings only with ``degenerate``)."""
+    """The notes of the module docstring on stderr, unless ``args.quiet``: the degenerate
+    warnings only with ``degenerate``, the map into the unit square only with ``unit_square``
+    (a model's decoding; a solver's answer does not depend on it)."""
     if getattr(args, "quiet", False):
         return
     ignored = sum(inst.labelled and inst.seq is None for inst in instances)
@@ -264,7 +268,7 @@ def report(
     if instances and instances[0].note:
         print(f"ptrnet: {path}: {instances[0].note}", file=sys.stderr)
     mapped = [inst for inst in instances if inst.mapping is not None and inst.distances is None]
-    if mapped:
+    if mapped and unit_square:
         where = f"{path}:{mapped[0].line}" if mapped[0].line else path
         print(
             f"ptrnet: mapped {len(mapped)} instance(s) into the unit square, keeping the aspect "
@@ -272,17 +276,13 @@ def report(
             "input's units",
             file=sys.stderr,
         )
-    if task.dim != 2 or not task.shape_invariant or not degenerate:
+    if not degenerate:
         return
     for inst in instances:
-        reason = planar_degeneracy(inst.unit)
-        if reason:
+        warning = task.degenerate_warning(inst.unit)
+        if warning:
             where = f"{path}:{inst.line}" if inst.line else path
-            print(
-                f"ptrnet: warning: {where}: degenerate instance ({reason}): no hull or "
-                "triangulation exists; an output is written as decoded",
-                file=sys.stderr,
-            )
+            print(f"ptrnet: warning: {where}: {warning}", file=sys.stderr)
 
 
 @contextmanager

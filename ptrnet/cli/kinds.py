@@ -28,7 +28,7 @@ from types import ModuleType
 from ptrnet.cli import induction, sentences, spans
 from ptrnet.cli.common import task_named
 from ptrnet.io.errors import UsageError
-from ptrnet.tasks import Task, TaskCard
+from ptrnet.tasks import Task, TaskCard, task_spelled
 from ptrnet.tasks.span import SpanTask
 
 #: The front end of each input kind other than points (whose code is the command's own).
@@ -93,7 +93,7 @@ def command_task(args: argparse.Namespace, command: str) -> TaskCard:
         UsageError: an unknown task, a lesson the command does not serve, or an option its
             kind does not take.
     """
-    task = LESSONS.get(args.task) or task_named(args.task)
+    task = LESSONS.get(task_spelled(args.task, LESSONS)) or task_named(args.task)
     if task.name in LESSONS and command not in task.commands:  # before its options
         raise UsageError(task.refusal(command))
     for dest in given_options(args):

@@ -50,7 +50,7 @@ from ptrnet.cli.decode_args import add_search_arguments, rrc_iterations, two_opt
 from ptrnet.cli.inputs import add_input_arguments
 from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH
 from ptrnet.io.errors import InputError, UsageError
-from ptrnet.quoting import quote
+from ptrnet.quoting import did_you_mean, quote
 from ptrnet.tasks import POINT_TASKS, Task
 
 CURVES = "curves"
@@ -280,10 +280,13 @@ def chosen_model(args: argparse.Namespace):
         UsageError: ``--model`` after a model path, or a source that is neither.
     """
     from ptrnet.inference import BUNDLED
-    from ptrnet.tasks import TASKS, get_task
+    from ptrnet.tasks import TASKS, get_task, task_spelled
 
-    if args.source in TASKS:
-        task = point_task_named(args.source, "plot")
+    source = args.source
+    if source not in TASKS and not os.path.exists(source):
+        source = task_spelled(source)  # a task's name in any case: TSP
+    if source in TASKS:
+        task = point_task_named(source, "plot")
         loaded = None if args.model == NO_MODEL else load_point_model(args.model, task, args.device)
         name = f"{BUNDLED} {task.name}" if args.model in (None, BUNDLED) else args.model
         return loaded, task, name
@@ -292,8 +295,9 @@ def chosen_model(args: argparse.Namespace):
             raise UsageError(f"--model: the model is already {args.source}")
         loaded = load_point_model(args.source, None, args.device)
         return loaded, get_task(loaded.task), args.source
+    hint = did_you_mean(args.source, POINT_TASKS)
     raise UsageError(
-        f"{quote(args.source)} is neither a task ({', '.join(POINT_TASKS)}) nor a model path"
+        f"{quote(args.source)} is neither a task ({', '.join(POINT_TASKS)}) nor a model path{hint}"
     )
 
 

@@ -3,7 +3,8 @@
 Input: the paper format (any ``output`` part is ignored, one instance per line), one point per line
 (one instance per file), CSV, .npy, or, for ``tsp``, a TSPLIB ``.tsp`` file (EUC_2D, GEO, ATT);
 see ``--format``. Instances outside the unit square are solved on their image in it (aspect ratio
-kept, stated on stderr) and written in their own coordinates. Output: the paper format (``-o -``: standard
+kept; unlike ``predict``, no note says so: a solver's answer does not depend on the map) and
+written in their own coordinates. Output: the paper format (``-o -``: standard
 output), or with ``--output-format json`` one object per instance (``sequence`` 0-based, ``names``
 when a CSV names the points, ``cost`` in the input's units, ``valid``), with ``csv`` one row per
 instance. For a TSPLIB file the tour's length in the instance's own units, exact and under TSPLIB's
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         for inst, ref in zip(instances, refs, strict=True)
     ]
     written = write_answers(args.output, args.output_format, task, answers)
-    report(args, args.input, task, instances, degenerate=False)
+    report(args, args.input, task, instances, degenerate=False, unit_square=False)
     for inst, ref in zip(instances, refs, strict=True):
         if ref.note is not None:
             where = f"{args.input}:{inst.line}" if inst.line else args.input

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from ptrnet.decoding.options import STRATEGIES
-from ptrnet.quoting import quote
+from ptrnet.quoting import did_you_mean, quote
 
 # What each old --views V said, in the new flags (hull and TSP averaged 4 rotations in each of
 # the two searches of --views 8; Delaunay cannot average).
@@ -41,7 +41,10 @@ def strategy_name(text: str) -> str:
     if text == "multistart":
         raise argparse.ArgumentTypeError(MULTISTART_MOVED)
     if text not in STRATEGIES:
-        raise argparse.ArgumentTypeError(f"choose from {', '.join(STRATEGIES)}, got {quote(text)}")
+        hint = did_you_mean(text, STRATEGIES)
+        raise argparse.ArgumentTypeError(
+            f"choose from {', '.join(STRATEGIES)}, got {quote(text)}{hint}"
+        )
     return text
 
 

@@ -7,7 +7,9 @@ that only handle those (solvers, scoring, drawings, the demo, the web page).
 
 from __future__ import annotations
 
-from ptrnet.quoting import quote
+from collections.abc import Iterable
+
+from ptrnet.quoting import did_you_mean, quote
 from ptrnet.solvers.errors import DegenerateInstanceError
 from ptrnet.tasks.base import (
     DRAWINGS,
@@ -61,11 +63,22 @@ register(KnapsackTask())
 
 
 def get_task(name: str) -> TaskCard:
-    """The task called ``name``; raises ValueError listing the known names otherwise."""
+    """The task called ``name``; raises ValueError otherwise, with the registered name closest
+    to ``name`` (:func:`ptrnet.quoting.did_you_mean`) and every known name."""
     try:
         return TASKS[name]
     except KeyError:
-        raise ValueError(f"unknown task {quote(name)}; choose from {', '.join(TASKS)}") from None
+        hint = did_you_mean(name, TASKS)
+        raise ValueError(
+            f"unknown task {quote(name)}; choose from {', '.join(TASKS)}{hint}"
+        ) from None
+
+
+def task_spelled(name: str, others: Iterable[str] = ()) -> str:
+    """The registered task name, or one of ``others``, that ``name`` spells in any case
+    (``TSP``: ``tsp``); ``name`` itself when it spells none (for :func:`get_task`'s error)."""
+    names = {known.lower(): known for known in (*TASKS, *others)}
+    return names.get(name.lower(), name)
 
 
 def get_point_task(name: str, purpose: str = "this") -> Task:
@@ -102,5 +115,6 @@ __all__ = [
     "get_task",
     "instance_rng",
     "register",
+    "task_spelled",
     "to_tokens",
 ]

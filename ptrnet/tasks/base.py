@@ -477,6 +477,13 @@ class Task(TaskCard, ABC):
             problem = f"output is not a valid {self.name} label"
         return problem
 
+    def degenerate_warning(self, points: np.ndarray) -> str | None:
+        """The warning ``ptrnet predict`` prints, after ``FILE:LINE:``, for an instance (its
+        (n, dim) unit-square image) on which the task's answer does not exist, in the task's
+        words, or None. Default None: an answer exists on any instance (a tour of cities on a
+        line or on one spot is still a tour)."""
+        return None
+
     def decode_state(
         self, lengths: torch.Tensor, mode: str = "task", points: torch.Tensor | None = None
     ) -> DecodeState:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptrnet.solvers.geometry import convex_hull, first_copies
+from ptrnet.solvers.geometry import convex_hull, first_copies, planar_degeneracy
 from ptrnet.tasks.base import Task, check_indices
 
 if TYPE_CHECKING:
@@ -159,6 +159,15 @@ class ConvexHullTask(Task):
         if len(seq) < 4 or seq[0] != seq[-1]:
             return "hull output must be at least 3 vertices closed by repeating the first"
         return None
+
+    def degenerate_warning(self, points: np.ndarray) -> str | None:
+        reason = planar_degeneracy(points)
+        if reason is None:
+            return None
+        return (
+            f"degenerate instance ({reason}): no convex hull exists; the model's output is "
+            "written as decoded"
+        )
 
     def is_valid(self, points: np.ndarray, seq: np.ndarray) -> bool:
         seq = np.asarray(seq)

@@ -32,7 +32,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ptrnet.solvers.errors import DegenerateInstanceError
-from ptrnet.solvers.geometry import delaunay_triangles, first_copies, incenters, safe_range
+from ptrnet.solvers.geometry import (
+    delaunay_triangles,
+    first_copies,
+    incenters,
+    planar_degeneracy,
+    safe_range,
+)
 from ptrnet.tasks.base import Task, check_indices
 
 if TYPE_CHECKING:
@@ -133,6 +139,15 @@ class DelaunayTask(Task):
         if len(np.unique(triples, axis=0)) < len(triples):
             return "Delaunay output lists a triangle twice"
         return None
+
+    def degenerate_warning(self, points: np.ndarray) -> str | None:
+        reason = planar_degeneracy(points)
+        if reason is None:
+            return None
+        return (
+            f"degenerate instance ({reason}): no triangulation exists; the model's output is "
+            "written as decoded"
+        )
 
     def max_steps(self, n: int) -> int:
         return 6 * n  # a triangulation has at most 2n - 5 triangles; works on tensors too
