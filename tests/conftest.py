@@ -11,6 +11,7 @@ pytest.register_assert_rewrite("tests.browser")
 
 from ptrnet.cli.main import main  # noqa: E402
 from tests.fuzzing import PROFILE  # noqa: E402
+from tests.slow_marks import is_slow  # noqa: E402
 from tests.tiny_models import bundle_tiny_models  # noqa: E402
 
 settings.load_profile(PROFILE)
@@ -53,3 +54,12 @@ def tsp12_file(tmp_path):
     path = tmp_path / "tsp12.txt"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``slow`` the tests tests/slow_marks.py names (``-m "not slow"`` leaves them out)."""
+    del config
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        if is_slow(module, item.originalname):
+            item.add_marker(pytest.mark.slow)
