@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from matplotlib.transforms import Bbox
 
+from ptrnet.reproduce.demo import GALLERY_COLUMNS, GALLERY_DPI, gallery_figure
 from ptrnet.tasks import get_task
 from ptrnet.viz.figures import prediction_figure, save_png
 from ptrnet.viz.labels import LABEL_GID, LEADER_GID, MARKER_SIZE
@@ -96,8 +97,12 @@ def overlapping(boxes: dict[str, Bbox]) -> list[tuple[str, str]]:
 def check_clear(fig, points: np.ndarray, names) -> dict[str, Bbox]:
     """Assert that no label of ``fig``'s map overlaps another label, covers a point's marker
     or leaves the axes; returns the boxes."""
-    ax = fig.axes[0]
-    renderer = rendered(fig)
+    return check_axes_clear(fig.axes[0], rendered(fig), points, names)
+
+
+def check_axes_clear(ax, renderer, points: np.ndarray, names) -> dict[str, Bbox]:
+    """check_clear for the map on ``ax``, drawn by ``renderer``."""
+    fig = ax.figure
     boxes = label_boxes(ax, renderer)
     assert sorted(boxes) == sorted(names)
     assert overlapping(boxes) == []
@@ -177,3 +182,24 @@ def test_the_layout_is_fixed_before_the_labels_are_placed():
     rendered(fig)
     assert fig.axes[0].get_position().bounds == pytest.approx(before)
     check_clear(fig, points, names)
+
+
+def test_the_demo_gallery_sets_its_labels_apart_too():
+    """``ptrnet demo``'s gallery: every panel's index labels clear of one another, the points
+    and the panel's edge, the crowded capitals included, in the PNG as saved."""
+    rng = np.random.default_rng(5)
+    capitals_points = capitals()[0]
+    panels = []
+    for name in ("tsp", "convex_hull", "delaunay"):
+        task = get_task(name)
+        instances = [task.sample_points(rng, 20) for _ in range(2)]
+        if name == "tsp":
+            instances.append(capitals_points)
+        panels.append([(name, x, task.solve(x), task.solve(x)) for x in instances])
+    fig = gallery_figure(panels)
+    fig.savefig(io.BytesIO(), dpi=GALLERY_DPI, format="png")
+    renderer = fig.canvas.get_renderer()
+    for row, drawings in enumerate(panels):
+        for col, (_, points, _, _) in enumerate(drawings):
+            ax = fig.axes[row * GALLERY_COLUMNS + col]
+            check_axes_clear(ax, renderer, points, [str(i + 1) for i in range(len(points))])

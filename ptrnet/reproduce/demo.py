@@ -20,6 +20,7 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +31,13 @@ from ptrnet.inference import load_model, predict
 from ptrnet.tasks import POINT_TASKS, SizeRange, Stream, get_point_task
 from ptrnet.tasks.base import DEMO_SEED
 from ptrnet.viz.draw import draw_solution
+from ptrnet.viz.figures import set_labels_apart
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+GALLERY_COLUMNS = 3  # instances drawn per task
+GALLERY_DPI = 80  # the gallery's resolution: its labels are placed at it
 
 
 @dataclass(frozen=True)
@@ -162,24 +170,50 @@ def run_demo(
             valid = evaluate_rows(task_name, loaded, data, n, **decoding)
             rows += valid
             paper += paper_rows(task_name, loaded, data, n, valid, **decoding)
-        shown[task_name] = (loaded, label(task_name, sizes[min(1, len(sizes) - 1)], 3, seed + 1))
+        shown[task_name] = (
+            loaded,
+            label(task_name, sizes[min(1, len(sizes) - 1)], GALLERY_COLUMNS, seed + 1),
+        )
     if gallery is not None:
         write_gallery(shown, gallery)
     return rows + paper
 
 
 def write_gallery(shown: dict, path: str | os.PathLike[str]) -> None:
-    """A grid of instances: one row per task, the greedy answer drawn over the exact one."""
+    """A grid of instances: one row per task, the greedy answer drawn over the exact one
+    (:func:`gallery_figure`), saved as a PNG at ``path``."""
+    panels = []
+    for task_name, (loaded, data) in shown.items():
+        preds = predict(loaded, task_name, data.points)
+        panels.append(
+            [
+                (task_name, x, ref, pred)
+                for x, ref, pred in zip(data.points, data.refs, preds, strict=True)
+            ]
+        )
+    gallery_figure(panels).savefig(path, dpi=GALLERY_DPI, format="png")
+
+
+def gallery_figure(
+    panels: Sequence[Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray]]],
+) -> Figure:
+    """The gallery: one row per entry of ``panels``, one panel per ``(task name, points,
+    reference, answer)`` in it (at most :data:`GALLERY_COLUMNS`), each instance drawn by
+    :func:`~ptrnet.viz.draw.draw_solution` with its point labels set apart as ``plot`` sets
+    them (:func:`~ptrnet.viz.figures.set_labels_apart`). Returns the matplotlib Figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(15, 4.6 * len(shown)), layout="constrained")
-    axes = fig.subplots(len(shown), 3, squeeze=False)
-    for row, (task_name, (loaded, data)) in enumerate(shown.items()):
-        preds = predict(loaded, task_name, data.points)
-        for col, (x, ref, pred) in enumerate(zip(data.points, data.refs, preds, strict=True)):
+    size = (5 * GALLERY_COLUMNS, 4.6 * len(panels))
+    fig = Figure(figsize=size, dpi=GALLERY_DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(panels), GALLERY_COLUMNS, squeeze=False)
+    for row, drawings in enumerate(panels):
+        for col, (task_name, x, ref, pred) in enumerate(drawings):
             draw_solution(axes[row, col], task_name, x, ref, pred)
             axes[row, col].set_title(f"{task_name}, n = {len(x)}")
-    fig.savefig(path, dpi=80, format="png")
+    set_labels_apart(fig)
+    return fig
 
 
 def _ours(task_name: str, key: str, metrics: dict[str, float]) -> str:

@@ -108,9 +108,18 @@ def prediction_figure(
         lines.append(metrics_line(task, points, ref, pred))
     if lines:
         fig.suptitle("\n".join(lines))
-    fix_layout(fig)
-    separate_labels(axes[0], fig.canvas.get_renderer())
+    set_labels_apart(fig)
     return fig
+
+
+def set_labels_apart(fig: Figure) -> None:
+    """Fix ``fig``'s layout (:func:`fix_layout`), then move the point labels of each of its
+    axes apart (:func:`ptrnet.viz.labels.separate_labels`); axes without labels are left
+    alone. Call it once everything is drawn; ``fig`` must have a canvas."""
+    fix_layout(fig)
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        separate_labels(ax, renderer)
 
 
 def fix_layout(fig: Figure) -> None:
