@@ -33,10 +33,10 @@ def test_the_command_line_refuses_a_width_past_the_bound(capsys, command, flag, 
     status = main([command, "tsp", "missing.txt", "--decode", "beam", flag, value])
     err = capsys.readouterr().err.splitlines()
     assert status == 2
-    assert err[-1] == (
-        f"ptrnet {command}: error: argument {flag}: expected an integer from 1 to {bound:,}, "
-        f"got '{value}'"
-    )
+    assert err == [
+        f"ptrnet: error: argument {flag}: expected an integer from 1 to {bound:,}, "
+        f"got '{value}' (see ptrnet {command} --help)"
+    ]
 
 
 def test_help_states_the_bounds(capsys):

@@ -51,7 +51,8 @@ def test_the_command_line_bounds_rrc_rounds(capsys, cities, value):
     status = main(["predict", "tsp", str(cities), "--improve", "rrc", "--iterations", value])
     bound = f"expected an integer from 1 to {MAX_ITERATIONS:,}, got '{value}'"
     assert status == 2
-    assert capsys.readouterr().err.splitlines()[-1].endswith(f"argument --iterations: {bound}")
+    expected = f"ptrnet: error: argument --iterations: {bound} (see ptrnet predict --help)\n"
+    assert capsys.readouterr().err == expected
 
 
 @pytest.mark.parametrize("iterations", [0, MAX_ITERATIONS + 1, 10**18, np.uint64(2**64 - 1)])
