@@ -102,7 +102,7 @@ def test_pasted_cities_are_read_by_the_server_and_named_on_the_board(page, shots
     page.select_option("#task", "tsp")
     page.click("#read-open")
     page.fill("#read-text", CSV)
-    with page.expect_request("**/api/read") as sent, page.expect_response(predicted(40)):
+    with page.expect_request("**/api/read") as sent, page.expect_response(predicted(40)) as got:
         page.click("#read-go")
     body = sent.value.post_data_json
     assert body == {"task": "tsp", "text": CSV, "format": "auto"}  # no file name: a paste
@@ -110,7 +110,12 @@ def test_pasted_cities_are_read_by_the_server_and_named_on_the_board(page, shots
     assert board_names(page) == [name for name, _, _ in ROWS]
     status = page.inner_text("#read-status")
     assert "Read pasted text: 40 points, with their names" in status
-    assert "Mapped into the unit square" in status
+    assert "azimuthal equidistant projection" in status and "Lengths are in km" in status
+    # The cities go back in degrees with their rule, and the lengths come in great-circle km.
+    sent_points = got.value.request.post_data_json
+    assert sent_points["distances"] == "great_circle" and sent_points["points"][25] == [8.54, 47.38]
+    assert got.value.json()["units"] == "km"
+    wait_text(page, "#metrics", " km")
     tip = page.locator("#board circle.point").nth(25).locator("title").text_content()
     assert tip == "26: Zürich (8.54, 47.38)"  # in the file's units, from the map sent back
     page.wait_for_selector("#board path.model-path", state="attached")
@@ -127,6 +132,22 @@ def test_pasted_cities_are_read_by_the_server_and_named_on_the_board(page, shots
     with page.expect_response(predicted(39)):
         page.locator("#board circle.point").nth(0).click(button="right")  # Paris removed
     assert board_names(page) == [name for name, _, _ in ROWS[1:]]
+    # A city moved on the projection has no latitude and longitude: the points leave the file.
+    point = page.locator("#board circle.point").nth(0).bounding_box()
+    with page.expect_response(predicted(39)) as moved:
+        page.mouse.move(point["x"] + 5, point["y"] + 5)
+        page.mouse.down()
+        page.mouse.move(point["x"] + 30, point["y"] + 10, steps=3)
+        page.mouse.up()
+    assert "distances" not in moved.value.request.post_data_json
+    assert "A point moved on the projection" in page.inner_text("#read-status")
+    # A planar file's points go back as the file gives them; its lengths in its own units.
+    page.click("#read-open")
+    page.fill("#read-text", "x,y\n0,0\n300,0\n300,200\n0,200\n150,100\n")
+    with page.expect_response(predicted(5)) as planar:
+        page.click("#read-go")
+    assert planar.value.request.post_data_json["points"][1] == [300, 0]
+    wait_text(page, "#metrics", "(file's units)")
 
 
 def test_a_dropped_file_and_a_paste_read_through_the_api_and_errors_name_the_file(page):

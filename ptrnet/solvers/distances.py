@@ -12,6 +12,9 @@ needs, so that no solver or search knows where the numbers came from:
   square as any instance is, :mod:`ptrnet.io.unit_square`);
 * :meth:`Distances.problem`: coordinates the rule cannot take (a latitude of 95).
 
+:data:`RULES` names every rule (:attr:`Distances.name`), as the web API's ``distances`` field
+names them.
+
 The rules: :data:`EUCLIDEAN` (the default: the plane as given, lengths in the input's units),
 :data:`GREAT_CIRCLE` (``(lon, lat)`` degrees, kilometres on the sphere,
 :mod:`ptrnet.solvers.geodesy`), and TSPLIB's own integer rules for its ``GEO`` and ``ATT``
@@ -58,11 +61,15 @@ class Distances:
         name: the rule's name (``euclidean``, ``great_circle``, ``tsplib_geo``, ``tsplib_att``).
         unit: the unit of its lengths (``"km"``), or None: the input's own units.
         what: its distances in a few words, for the note that says how a file was read.
+        projected: whether :meth:`plane` is a projection of the coordinates (cities on the
+            sphere), not the coordinates themselves: a point placed on that plane then has no
+            coordinates in the input's units without the projection's inverse.
     """
 
     name: str = "euclidean"
     unit: str | None = None
     what: str = "Euclidean distances in the input's units"
+    projected: bool = False
 
     def plane(self, points: np.ndarray) -> np.ndarray:
         """(n, 2) planar coordinates of ``points`` for a model (before the unit-square map)."""
@@ -101,6 +108,7 @@ class GreatCircle(Distances):
     name: str = "great_circle"
     unit: str | None = "km"
     what: str = "distances are great-circle km"
+    projected: bool = True
 
     def plane(self, points: np.ndarray) -> np.ndarray:
         return azimuthal_equidistant(points)
@@ -196,6 +204,7 @@ class TsplibGeo(Distances):
     name: str = "tsplib_geo"
     unit: str | None = "km"
     what: str = "distances are TSPLIB GEO km (integers; RRR = 6378.388)"
+    projected: bool = True
 
     def plane(self, points: np.ndarray) -> np.ndarray:
         return azimuthal_equidistant(tsplib_degrees(points))
@@ -235,3 +244,7 @@ EUCLIDEAN = Distances()
 GREAT_CIRCLE = GreatCircle()
 TSPLIB_GEO = TsplibGeo()
 TSPLIB_ATT = TsplibAtt()
+#: Every rule by its :attr:`Distances.name`.
+RULES: dict[str, Distances] = {
+    rule.name: rule for rule in (EUCLIDEAN, GREAT_CIRCLE, TSPLIB_GEO, TSPLIB_ATT)
+}

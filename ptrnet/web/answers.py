@@ -2,6 +2,12 @@
 
 Everything returned is plain JSON: sequences are 0-based index lists (the page labels points
 1-based, like the paper's files), NaN becomes null, probabilities are rounded to 4 decimals.
+
+The instance arrives in the user's units and under its task's distance rule (cities as
+``(lon, lat)`` degrees for great-circle km): every reference, cost, gap and search is measured
+on it by that rule, and the model decodes it as ``ptrnet predict`` does
+(:func:`ptrnet.inference.predict_outputs`: the unit-square image of :meth:`Task.plane`, mapped
+once there); :func:`model_image` is the same image, for the page to draw and describe.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptrnet.inference import LoadedModel, search_tours
-from ptrnet.io.unit_square import fit_unit_square
+from ptrnet.io.unit_square import UnitMap, fit_unit_square
 from ptrnet.tasks import Task
 from ptrnet.viz.trace import InstanceTrace, decode_trace
 from ptrnet.web.schemas import TRACE_LIMIT, DecodingRequest
@@ -40,7 +46,7 @@ def metrics_for(task: Task, points: np.ndarray, ref: np.ndarray, pred: np.ndarra
     out = {key: json_number(values[key]) for key in task.metric_keys}
     out["valid"] = bool(task.is_valid(points, pred))
     if task.objective_cost:
-        cost = json_number(task.answer_cost(points, ref))
+        cost = reference_cost(task, points, ref)
         out["reference_cost"] = cost
         out["optimal_cost"] = cost if task.reference_is_exact(len(points)) else None
     return out
@@ -81,11 +87,35 @@ def trace_json(trace: InstanceTrace) -> dict[str, Any]:
     }
 
 
+def model_image(task: Task, points: np.ndarray) -> tuple[np.ndarray, UnitMap | None]:
+    """``points`` (n, dim, in the user's units) as a model of ``task`` reads them: the image
+    of their plane (:meth:`Task.plane`: themselves, or the projection of cities on the sphere)
+    under :func:`~ptrnet.io.unit_square.fit_unit_square`'s map, with that map (None: the plane
+    is inside the unit square already, or the task is not shape-invariant)."""
+    plane = task.plane(points)
+    mapping = fit_unit_square(plane, task.shape_invariant)
+    return (np.asarray(plane) if mapping is None else mapping.to_unit(plane)), mapping
+
+
+def length_unit(task: Task) -> str | None:
+    """The unit of ``task``'s lengths where it is not the input's own: its distance rule's
+    (``"km"`` on the sphere), else None (as ``ptrnet predict``'s ``units``)."""
+    return None if task.distances is None else task.distances.unit
+
+
+def reference_cost(task: Task, points: np.ndarray, ref: np.ndarray) -> float | None:
+    """The reference's measure (:meth:`Task.answer_cost`: TSP's tour length, by the task's
+    distances) for a task whose cost is its objective, else None."""
+    return json_number(task.answer_cost(points, ref)) if task.objective_cost else None
+
+
 def model_answer(
     task: Task, points: np.ndarray, loaded: LoadedModel, options: DecodeOptions
 ) -> dict[str, Any]:
-    """The model's output for ``points``; the step trace only up to :data:`TRACE_LIMIT` points;
-    ``info`` describes the model that answered (the one ``loaded`` routes the size to)."""
+    """The model's output for ``points`` (in the user's units: decoded on their image, mapped
+    once, by :func:`~ptrnet.viz.trace.decode_trace`); the step trace only up to
+    :data:`TRACE_LIMIT` points; ``info`` describes the model that answered (the one ``loaded``
+    routes the size to)."""
     trace = decode_trace(loaded, task, points, options)
     return {
         "sequence": trace.sequence.tolist(),
@@ -101,9 +131,10 @@ def model_answer(
 def answer(
     task: Task, points: np.ndarray, loaded: LoadedModel | None, decoding: DecodingRequest
 ) -> dict[str, Any]:
-    """The full answer for one instance. The model decodes the instance's unit-square image
-    when it lies outside [0, 1]^2 (``unit_square`` states the map; metrics stay in the
-    instance's units).
+    """The full answer for one instance of ``task`` (measuring lengths by its distance rule).
+    The model decodes the instance's unit-square image (of its plane: the projection of cities
+    on the sphere) when it lies outside [0, 1]^2 (``unit_square`` states the map); lengths,
+    metrics and searches stay in the instance's units, or the rule's (``units``: ``"km"``).
 
     The reference is :meth:`Task.reference`'s by the task's ``answer_solver``, whose work is
     bounded on every instance the page takes; where it is not proved optimal (knapsack past its
@@ -125,17 +156,19 @@ def answer(
         "metrics": None,
         "message": f"no model loaded for {task.name}: showing the exact solution only",
         "unit_square": None,
+        "distances": None if task.distances is None else task.distances.name,
+        "units": length_unit(task),  # None: the instance's own units
+        "reference_cost": reference_cost(task, points, ref),
     }
     if loaded is not None:
-        mapping = fit_unit_square(points, task.shape_invariant)
-        unit = points if mapping is None else mapping.to_unit(points)
+        _, mapping = model_image(task, points)
         out["unit_square"] = None if mapping is None else mapping.describe()
-        out["model"] = model_answer(task, unit, loaded, decoding.to_options())
+        out["model"] = model_answer(task, points, loaded, decoding.to_options())
         out["message"] = None
         if out["model"]["trace"] is None:
             out["message"] = f"step-through is shown for up to {TRACE_LIMIT} points"
         if decoding.searches:
-            out["model"] = searched_answer(out["model"], points, loaded, decoding)
+            out["model"] = searched_answer(task, out["model"], points, loaded, decoding)
             out["message"] = "a searched tour is not the model's own output: no step-through"
         pred = np.asarray(out["model"]["sequence"], dtype=np.int64)
         out["metrics"] = metrics_for(task, points, ref, pred)
@@ -149,12 +182,18 @@ def answer(
 
 
 def searched_answer(
-    model: dict[str, Any], points: np.ndarray, loaded: LoadedModel, decoding: DecodingRequest
+    task: Task,
+    model: dict[str, Any],
+    points: np.ndarray,
+    loaded: LoadedModel,
+    decoding: DecodingRequest,
 ) -> dict[str, Any]:
     """``model`` (the :func:`model_answer` of ``points``, a TSP instance in its own units) with
-    its tour searched as ``ptrnet predict tsp`` searches it (:func:`search_tours`): the
-    searched ``sequence``, no ``log_prob`` and no ``trace`` (neither is the searched tour's),
-    ``decoded_sequence`` the model's own, ``search`` the options.
+    its tour searched as ``ptrnet predict tsp`` searches it (:func:`search_tours`, on
+    ``task``'s distances: great-circle km for cities on the sphere): the searched
+    ``sequence``, no ``log_prob`` and no ``trace`` (neither is the searched tour's),
+    ``decoded_sequence`` the model's own and ``decoded_cost`` its length, ``search`` the
+    options.
 
     Raises:
         UsageError: RRC with a model that routes no size to a heavy or light decoder.
@@ -168,6 +207,7 @@ def searched_answer(
         decoding.two_opt,
         decoding.seed,
         or_opt=decoding.or_opt,
+        distances=task.distances,
     )
     search = {"improve": decoding.improve, "iterations": decoding.rrc_rounds}
     search |= {"two_opt": decoding.two_opt, "or_opt": decoding.or_opt, "seed": decoding.seed}
@@ -176,5 +216,6 @@ def searched_answer(
         "log_prob": None,
         "trace": None,
         "decoded_sequence": decoded.tolist(),
+        "decoded_cost": json_number(task.answer_cost(points, decoded)),
         "search": search,
     }

@@ -41,6 +41,7 @@ from ptrnet.decoding.search import DecodingError
 from ptrnet.inference import LoadedModel
 from ptrnet.io.errors import UsageError
 from ptrnet.quoting import quote
+from ptrnet.solvers.distances import RULES
 from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError
 from ptrnet.web.answers import answer, model_info
 from ptrnet.web.guard import Guard, GuardLimits
@@ -115,7 +116,7 @@ def create_app(
 
     @app.post("/api/predict")
     def predict(request: PredictRequest) -> dict[str, Any]:
-        task = POINT_TASKS[request.task]
+        task = request.measured_task()  # great-circle km for cities given as [lon, lat]
         points = request.instance()  # knapsack: stating its capacity, where the request gives one
         try:
             return answer(task, points, models.get(task.name), request.decoding)
@@ -144,6 +145,7 @@ def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:
         "paper_constraints": task.paper_constraints,
         "tour_search": tour_search(task),  # decoding may ask for RRC, 2-opt, Or-opt
         "capacity": task.capacity_column,  # a request may give the instance's capacity
+        "distances": None if task.distances is None else list(RULES),  # rules a request may name
         "model": None if loaded is None else model_info(loaded),
     }
 

@@ -14,12 +14,16 @@ what a spreadsheet copies; any other paste as ``auto`` reads a file without an e
 the same file.
 
 The answer is the first instance (a paper-format file may hold many; ``instances`` says how
-many), in the input's units and in the unit square the model decodes (``unit``, with the map
-between them), its point names (a CSV name column), control characters escaped by the reader,
-and what the reader says about it: ``note`` (how it was read, when not plainly: latitude and
-longitude columns, decimal commas) and ``distances`` (the name of the file's own length rule,
-``great_circle`` for latitude and longitude, None for the task's Euclidean one; the page
-measures straight lines in the unit square all the same). The page takes at most
+many), in the input's units (``points``: what the page sends back to ``POST /api/predict``) and
+in the unit square the model decodes (``unit``, what the page draws, with the map between
+them), its point names (a CSV name column), control characters escaped by the reader, and what
+the reader says about it: ``note`` (how it was read, when not plainly: latitude and longitude
+columns, decimal commas) and ``distances`` (the name of the file's own length rule,
+``great_circle`` for latitude and longitude, None for the task's Euclidean one), which
+``POST /api/predict`` measures by. Under a rule that projects (cities on the sphere,
+``projected``), ``unit`` is the image of the cities' azimuthal equidistant projection, as
+``ptrnet predict`` decodes them, and ``mapping`` maps that plane (km), not the degrees. The
+page takes at most
 :data:`~ptrnet.web.schemas.MAX_POINTS` points; the request body is bounded by the Guard
 (256 KB), and the route is heavy (it runs in one of the Guard's slots).
 """
@@ -37,8 +41,9 @@ from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.instances import EXTENSIONS, FORMATS, TSPLIB_START, Instance, read_instances
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.text import HeldInput
-from ptrnet.io.unit_square import UnitMap, fit_unit_square
+from ptrnet.io.unit_square import UnitMap
 from ptrnet.tasks import POINT_TASKS, Task, get_point_task
+from ptrnet.web.answers import model_image
 from ptrnet.web.schemas import MAX_POINTS, Strict
 
 PASTED = "pasted text"  #: the name of a paste in messages
@@ -135,9 +140,10 @@ def read_answer(request: ReadRequest) -> dict[str, Any]:
     fmt = layout(request)
     instances = read_instances(held, task, fmt, columns=column_list(request.columns))
     first = instances[0]
-    check_instance(name, task, first)
-    mapping = fit_unit_square(first.points, task.shape_invariant)
-    unit = first.points if mapping is None else mapping.to_unit(first.points)
+    rule = first.distances
+    measured = task if rule is None else task.with_distances(rule)  # as ptrnet predict's
+    check_instance(name, measured, first)
+    unit, mapping = model_image(measured, first.points)
     return {
         "name": name,
         "format": fmt,
@@ -146,7 +152,9 @@ def read_answer(request: ReadRequest) -> dict[str, Any]:
         "mapping": None if mapping is None else unit_map(mapping),
         "names": None if first.names is None else list(first.names),
         "note": first.note,  # how the file was read, when not plainly (the reader's words)
-        "distances": None if first.distances is None else first.distances.name,
+        "distances": None if rule is None else rule.name,
+        "units": None if rule is None else rule.unit,  # of its lengths; None: the file's own
+        "projected": rule is not None and rule.projected,  # unit: the cities' projection
         "line": first.line,
         "instances": len(instances),
         "labelled": first.labelled,

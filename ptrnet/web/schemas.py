@@ -14,6 +14,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
 
 from ptrnet.decoding.options import DEFAULT_RRC_ITERATIONS, DecodeOptions
+from ptrnet.solvers.distances import RULES
 from ptrnet.tasks import TASKS, get_point_task
 
 if TYPE_CHECKING:
@@ -102,12 +103,23 @@ class PredictRequest(Strict):
     """One instance of a task: ``points`` is n rows of ``task.dim`` numbers (``[[v], ...]`` for
     sort), n between the task's minimum and :data:`MAX_POINTS`; ``capacity`` (knapsack) the
     capacity it is solved and decoded under (None: the task's default, Bello et al.'s
-    ``min(n / 4, 25)``)."""
+    ``min(n / 4, 25)``); ``distances`` (a task that measures lengths: TSP) the rule its lengths
+    are measured by (:data:`ptrnet.solvers.distances.RULES`), as ``POST /api/read`` names a
+    file's: ``euclidean`` (the default), ``great_circle`` (``points`` are ``[lon, lat]``
+    degrees), ``tsplib_geo`` or ``tsplib_att`` (a TSPLIB file's coordinates as it gives them).
+    """
 
     task: str
     points: list[list[Coordinate]] = Field(min_length=1, max_length=MAX_POINTS)
     decoding: DecodingRequest = DecodingRequest()
     capacity: FiniteFloat | None = Field(None, gt=0, le=COORD_LIMIT * MAX_POINTS)
+    distances: str = "euclidean"
+
+    def measured_task(self) -> Task:
+        """The request's task measuring lengths by its ``distances`` (the task itself for
+        ``euclidean``): the task of every reference, cost, search and decoding of the answer."""
+        task = TASKS[self.task]
+        return task if self.distances == "euclidean" else task.with_distances(RULES[self.distances])
 
     def instance(self) -> np.ndarray:
         """The points as an (n, dim) float64 array, stating ``capacity`` where given."""
@@ -120,6 +132,13 @@ class PredictRequest(Strict):
     @classmethod
     def _known_task(cls, name: str) -> str:
         get_point_task(name, "the page")  # raises ValueError naming the point tasks
+        return name
+
+    @field_validator("distances")
+    @classmethod
+    def _known_rule(cls, name: str) -> str:
+        if name not in RULES:
+            raise ValueError(f"{name!r} is not a distance rule; one of {', '.join(RULES)}")
         return name
 
     @model_validator(mode="after")
@@ -144,7 +163,19 @@ class PredictRequest(Strict):
                 "use a smaller beam or fewer points"
             )
         self._check_search(task)
+        self._check_distances(task)
         return self
+
+    def _check_distances(self, task: Task) -> None:
+        """A rule other than Euclidean only for a task that measures lengths, on points it
+        can measure (:meth:`Task.check_points`: a latitude of 95 is refused)."""
+        if self.distances == "euclidean":
+            return
+        if task.distances is None:
+            raise ValueError(
+                f"distances={self.distances!r}: task {task.name} measures no distances (tsp does)"
+            )
+        self.measured_task().check_points(np.asarray(self.points, dtype=np.float64))
 
     def _check_search(self, task: Task) -> None:
         """A tour search only for TSP, within :data:`RRC_BUDGET`."""

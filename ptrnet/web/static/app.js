@@ -4,7 +4,7 @@
 import { fromPx, percent, render, SIZE } from "./board.js";
 import { metricRows } from "./metrics.js";
 import { drawMixing } from "./mixing.js";
-import { clearReadStatus, initReading } from "./reading.js";
+import { clearReadStatus, initReading, setReadStatus } from "./reading.js";
 
 const $ = (id) => document.getElementById(id);
 const DEBOUNCE_MS = 150;
@@ -15,7 +15,7 @@ const state = {
   task: null, // the name of the task shown (the #task select's value)
   points: [], // [[x, y]] in the unit square, or [[v]] for a task of numbers (dim 1)
   names: null, // the points' names (read from a file's name column; "" for a point added), or null
-  frame: null, // the map of the file read into the unit square ({offset, scale}), or null
+  file: null, // the file the points were read from (POST /api/read), or null: see fromFile
   result: null, // last answer of POST /api/predict
   step: null, // decoding step shown; null = the whole output
 };
@@ -77,9 +77,12 @@ async function fetchAnswer() {
     showError(`Add at least ${task.min_n} points.`);
     return redraw();
   }
-  const body = { task: state.task, points: state.points, decoding: decodingOptions() };
+  const sent = requestPoints(task);
+  const body = { task: state.task, ...sent, decoding: decodingOptions() };
   // Knapsack: the capacity box, sent as typed (the server's 422 names a bad one); empty = default.
   if (task.capacity && $("capacity").value !== "") body.capacity = Number($("capacity").value);
+  // The unit of the answer's lengths: its distance rule's (km), else the points' own.
+  const ownUnits = sent.points !== state.points && state.file.frame ? "(file's units)" : null;
   try {
     const response = await fetch("/api/predict", {
       method: "POST",
@@ -91,7 +94,7 @@ async function fetchAnswer() {
     // is queued behind this one), or the old task's shapes would be drawn as the new task's.
     if (body.task !== state.task) return;
     if (!response.ok) throw new Error(data.detail || response.statusText);
-    state.result = data;
+    state.result = { ...data, lengthUnit: data.units || ownUnits };
     state.step = null;
     showError(null);
   } catch (err) {
@@ -99,6 +102,17 @@ async function fetchAnswer() {
     showError(err.message);
   }
   redraw();
+}
+
+/** The points as the server is to measure them: a file's own coordinates and length rule (read
+ * by POST /api/read, sent back as ptrnet predict reads the file: cities in degrees, great-circle
+ * km), else the board's unit square. A projected file (cities) under a task that takes no
+ * length rule sends the board's points, the projection the model would read. */
+function requestPoints(task) {
+  const file = state.file;
+  const rule = file && file.distances && task.distances ? file.distances : null;
+  if (!file || (file.projected && !rule)) return { points: state.points };
+  return rule ? { points: file.coords, distances: rule } : { points: file.coords };
 }
 
 function showError(message) {
@@ -200,16 +214,34 @@ function onPointerDown(event) {
     dragging = Number(index);
     $("board").setPointerCapture(event.pointerId);
   } else if (state.points.length < state.limits.max_points) {
-    state.points.push(fromPx(...svgPoint(event)));
     if (state.names) state.names.push("");
+    place(state.points.length, fromPx(...svgPoint(event)));
     changed();
   }
 }
 
 function onPointerMove(event) {
   if (dragging === null) return;
-  state.points[dragging] = fromPx(...svgPoint(event));
+  place(dragging, fromPx(...svgPoint(event)));
   changed();
+}
+
+/** Put point `i` (an added one: i = the count) at `unit` on the board, and in the file's units
+ * through the file's map. A city moved on a projection has no latitude and longitude here: the
+ * points then leave the file and its rule (the status says so). */
+function place(i, unit) {
+  state.points[i] = unit;
+  const file = state.file;
+  if (!file) return;
+  if (file.projected) {
+    state.file = null;
+    setReadStatus("A point moved on the projection, which has no latitude and longitude " +
+      "here: the points are in the unit square now, lengths straight lines in it. Read the file " +
+      "again for its own lengths.");
+    return;
+  }
+  const { frame } = file;
+  file.coords[i] = frame ? unit.map((v, k) => v * frame.scale + frame.offset[k]) : unit;
 }
 
 function onContextMenu(event) {
@@ -218,6 +250,7 @@ function onContextMenu(event) {
   event.preventDefault();
   state.points.splice(Number(index), 1);
   if (state.names) state.names.splice(Number(index), 1);
+  if (state.file) state.file.coords.splice(Number(index), 1);
   changed();
 }
 
@@ -238,14 +271,25 @@ function randomise() {
   setPoints(Array.from({ length: count }, () => [round(Math.random()), round(Math.random())]));
 }
 
-/** Replace the points; `names` and `frame` as read from a file (POST /api/read), else none. */
-function setPoints(points, names = null, frame = null) {
+/** Replace the points; `names` and `file` as read from a file (POST /api/read), else none. */
+function setPoints(points, names = null, file = null) {
   state.points = points;
   state.names = names;
-  state.frame = frame;
-  if (!names && !frame) clearReadStatus();
+  state.file = file;
+  if (!names && !file) clearReadStatus();
   changed();
 }
+
+/** The file behind an answer of POST /api/read: `coords`, each point in the file's units (what
+ * the server measures; a point placed on the board goes through `frame`, the file's map into the
+ * unit square, or null), `distances` (the file's length rule, or null) and `projected` (the board
+ * shows the cities' projection, not their coordinates). */
+const fromFile = (answer) => ({
+  coords: answer.points.map((p) => [...p]),
+  frame: answer.mapping,
+  distances: answer.distances,
+  projected: answer.projected,
+});
 
 /** An answer of POST /api/read: the file's points in the unit square with their names, or for a
  * task of numbers the numbers as the file gives them, into the list box. */
@@ -254,13 +298,13 @@ function usePoints(answer) {
     $("numbers").value = answer.points.map((p) => p[0]).join(" ");
     return readNumbers();
   }
-  setPoints(answer.unit, answer.names ? [...answer.names] : null, answer.mapping);
+  setPoints(answer.unit, answer.names ? [...answer.names] : null, fromFile(answer));
 }
 
 function readNumbers() {
   const values = $("numbers").value.split(/[\s,;]+/).filter(Boolean).map(Number);
   if (values.some((v) => !Number.isFinite(v))) return showError("Numbers only, please.");
-  Object.assign(state, { points: values.map((v) => [v]), names: null, frame: null });
+  Object.assign(state, { points: values.map((v) => [v]), names: null, file: null });
   changed();
 }
 
@@ -282,7 +326,7 @@ function switchTask() {
   if (list) readNumbers();
   else {
     if (state.points.length && state.points[0].length !== entry().dim) {
-      Object.assign(state, { points: [], names: null, frame: null });
+      Object.assign(state, { points: [], names: null, file: null });
     }
     if (!state.points.length) return randomise();
     changed();

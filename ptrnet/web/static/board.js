@@ -132,10 +132,10 @@ function pointText(i, names) {
 }
 
 /** A point's tooltip: number, name and coordinates in the units of the file it was read from
- * (frame: its map into the unit square, unit = (x - offset) / scale), else the unit square's. */
-function pointTip(i, point, names, frame) {
+ * (file.coords: degrees for cities), else the unit square's. */
+function pointTip(i, point, names, file) {
   const name = names && names[i] ? ` ${names[i]}` : "";
-  const coords = frame ? point.map((v, k) => v * frame.scale + frame.offset[k]) : point;
+  const coords = file ? file.coords[i] : point;
   return `${i + 1}:${name} (${coords.map((v) => Number(v.toPrecision(6))).join(", ")})`;
 }
 
@@ -147,7 +147,7 @@ function drawPoint(g, i, [x, y], marks, labels, view) {
   const p = marks ? marks.prob[i] : 0;
   if (p > 0) add(g, "circle", { cx: x, cy: y, r: 5 + 18 * Math.sqrt(p), class: "halo" });
   const dot = add(g, "circle", { cx: x, cy: y, r: 5, class: cls.join(" "), "data-index": i });
-  add(dot, "title", {}, pointTip(i, view.points[i], view.names, view.frame));
+  add(dot, "title", {}, pointTip(i, view.points[i], view.names, view.file));
   if (labels && view.names && view.names[i]) {
     const left = x > SIZE - 120; // near the right edge a name runs leftwards, inside the board
     const attrs = { x: left ? x - 7 : x + 7, y: y - 7, class: left ? "label named end" : "label named" };

@@ -3,28 +3,22 @@
 const yes = (ok) => [ok ? "yes" : "no", ok ? "good" : "bad"];
 const pct = (v) => (v === null || v === undefined ? "—" : `${(100 * v).toFixed(1)}%`);
 const num = (v) => (v === null || v === undefined ? "—" : v.toFixed(3));
-
-/** The length of the path `seq` through `points`; null when it names a point no longer there
- * (an answer for points since removed). */
-function tourLength(points, seq) {
-  let total = 0;
-  for (let k = 1; k < seq.length; k++) {
-    const [a, b] = [points[seq[k - 1]], points[seq[k]]];
-    if (!a || !b) return null;
-    total += Math.hypot(a[0] - b[0], a[1] - b[1]);
-  }
-  return total;
-}
+/** A length the server measured, with its unit (`lengthUnit` of the answer: "km" under a file's
+ * rule, "(file's units)", or none for the unit square). */
+const length = (v, unit) => (v === null || v === undefined || !unit ? num(v) : `${num(v)} ${unit}`);
 
 // What the reference's length is called: optimal only where the server's solver is exact
 // (`reference_exact` of the answer); beyond that a heuristic's, which a model may beat.
 const referenceName = (exact) => (exact ? "optimal" : "reference (heuristic)");
 
 /** Facts about the exact answer alone (no model loaded), by drawing kind. */
-function exactRows(drawing, points, ref, exact) {
+function exactRows(drawing, points, result) {
+  const { reference: ref, reference_exact: exact } = result;
   const rows = [["points", String(points.length)]];
   if (drawing === "hull") rows.push(["hull vertices", String(ref.length - 1)]);
-  if (drawing === "tour") rows.push([`${referenceName(exact)} tour length`, num(tourLength(points, ref))]);
+  if (drawing === "tour") {
+    rows.push([`${referenceName(exact)} tour length`, length(result.reference_cost, result.lengthUnit)]);
+  }
   if (drawing === "triangles") rows.push(["triangles", String(ref.length / 3)]);
   if (drawing === "subset") rows.push(["inputs chosen", String(ref.length)]);
   if (drawing === "bars") rows.push(["smallest, largest", `${points[ref[0]][0]}, ${points[ref[ref.length - 1]][0]}`]);
@@ -39,13 +33,14 @@ const ROWS = {
       m.non_simple_rate === 0 ? "" : "bad"],
     ["closed polygon, no repeats", ...yes(m.valid)],
   ],
-  tour: (m, result, points) => {
-    const { search, decoded_sequence: own } = result.model; // own: before the search, if any
+  tour: (m, result) => {
+    const { search, decoded_cost: own } = result.model; // own: before the search, if any
+    const unit = result.lengthUnit;
     return [
       ["valid tour?", ...yes(m.valid)],
-      [search ? "searched tour length" : "tour length", num(m.mean_length)],
-      ...(search ? [["model's own tour length", num(tourLength(points, own))]] : []),
-      [`${referenceName(result.reference_exact)} length`, num(m.reference_cost)],
+      [search ? "searched tour length" : "tour length", length(m.mean_length, unit)],
+      ...(search ? [["model's own tour length", length(own, unit)]] : []),
+      [`${referenceName(result.reference_exact)} length`, length(m.reference_cost, unit)],
       [result.reference_exact ? "gap to optimal" : "gap to reference (< 0: shorter)", pct(m.mean_gap)],
     ];
   },
@@ -77,7 +72,7 @@ function searchText(search) {
 /** Rows for the metrics table of `task` (its GET /api/tasks entry); empty without an answer. */
 export function metricRows(task, points, result) {
   if (!result || result.task !== task.name) return [];
-  if (!result.model) return exactRows(task.drawing, points, result.reference, result.reference_exact);
+  if (!result.model) return exactRows(task.drawing, points, result);
   const m = result.model;
   const decoding = m.strategy === "beam" ? `beam, width ${m.beam_width}` : "greedy";
   const likelihood = m.log_prob === null ? "—" : m.log_prob.toFixed(2);

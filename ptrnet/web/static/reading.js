@@ -11,6 +11,10 @@ const EDITABLE = new Set(["INPUT", "TEXTAREA", "SELECT"]);
 
 let options = null; // {task: () => name, limits, onRead}
 
+export function setReadStatus(message) {
+  showStatus(message);
+}
+
 function showStatus(message, failed = false) {
   $("read-status").textContent = message;
   $("read-status").classList.toggle("error", failed);
@@ -18,22 +22,21 @@ function showStatus(message, failed = false) {
   $("read-status").classList.toggle("hidden", !message);
 }
 
-/** What the page says about a read: the file, the count, names, the map into the unit square. */
+/** What the page says about a read: the file, the count, names, what the board shows (the map
+ * into the unit square; for cities their projection) and what lengths are measured in. */
 function summary(answer) {
   const n = answer.points.length;
   const named = answer.names ? ", with their names" : "";
   const more = answer.instances > 1 ? ` (the first of ${answer.instances} instances)` : "";
   let text = `Read ${answer.name}: ${n} point${n === 1 ? "" : "s"}${named}${more}.`;
   if (answer.note) text += ` ${answer.note}.`;
-  const ownRule = answer.distances && answer.distances !== "euclidean";
-  if (answer.mapping) text += ` Mapped into the unit square by ${answer.mapping.text}.`;
-  if (ownRule) {
-    text += ` Lengths on this page are straight lines in the unit square, not the file's own` +
-      ` rule (${answer.distances.replaceAll("_", " ")}), which ptrnet predict measures.`;
-  } else if (answer.mapping) {
-    const scale = Number(answer.mapping.scale.toPrecision(6));
-    text += ` Lengths on this page are in the unit square (× ${scale} in the file's units,` +
-      ` areas × ${scale}²).`;
+  const map = answer.mapping ? `into the unit square by ${answer.mapping.text}` : "";
+  if (answer.projected) {
+    text += " The board shows their azimuthal equidistant projection about their centre, as" +
+      ` the model reads them${map ? `, in km mapped ${map}` : ""}.`;
+  } else if (map) text += ` Mapped ${map}.`;
+  if (answer.mapping || answer.distances) {
+    text += ` Lengths are in ${answer.units || "the file's units"}, as ptrnet predict measures them.`;
   }
   return text;
 }
