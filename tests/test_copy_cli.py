@@ -2,6 +2,7 @@
 pointer-generator's metrics on fresh data."""
 
 import json
+import re
 
 import pytest
 import torch
@@ -68,7 +69,11 @@ def test_train_writes_a_run_that_eval_and_predict_read(cli, tiny_run, tmp_path):
     status, out, _ = cli(
         "eval", "copy", "test.txt", "--model", tiny_run, "--decode", "beam", "--p-gen", "0"
     )
-    assert status == 0 and "oov_recall" in out and "arch             pointer_generator" in out
+    assert status == 0 and "arch             pointer_generator" in out
+    table = dict(line.split(None, 1) for line in out.splitlines())
+    for key in ("exact_match", "token_accuracy", "oov_recall"):  # rates in percent
+        assert re.fullmatch(r"\d+\.\d\d%", table[key]), table
+    assert table["p_gen_copied"] == "0.0000"  # --p-gen 0: a probability, not a rate
     status, out, _ = cli(
         "predict", "copy", "Late on Friday, Akinyi broke the Lisbon record", "--model", tiny_run
     )

@@ -4,6 +4,7 @@ a terminal, the same form for every command; ``--quiet`` silences them."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ptrnet.cli.main import main
 from ptrnet.io.errors import UsageError
 from ptrnet.io.progress import INTERVAL_ENV, Progress, counted, duration, interval_s
 
@@ -20,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # A training line, point or copy task alike.
 TRAIN_LINE = re.compile(
     r"^ptrnet: train (sort|copy): step [\d,]+/[\d,]+ \(\d+%\), [\d,.]+ examples/s"
-    r"(, loss \d+\.\d{4})?(, val exact_match \S+)?, ETA \S+$"
+    r"(, loss \d+\.\d{4})?(, val exact_match \d+\.\d\d%)?, ETA \S+$"
 )
 
 
@@ -46,12 +48,12 @@ def test_a_plain_line_comes_once_per_interval_with_rate_loss_metric_and_eta(monk
         clock.now = step * 0.5  # two steps a second
         progress.update(1, examples=128, loss=0.5 if step <= 20 else 0.25)
         if step == 30:
-            progress.note("val exact_match", 0.8731)
+            progress.note("val exact_match", "87.31%")  # as the trainer formats a rate
     lines = stream.getvalue().splitlines()
     assert lines == [
         "ptrnet: train sort: step 20/100 (20%), 256 examples/s, loss 0.5000, ETA 40s",
         "ptrnet: train sort: step 40/100 (40%), 256 examples/s, loss 0.2500, "
-        "val exact_match 0.8731, ETA 30s",
+        "val exact_match 87.31%, ETA 30s",
     ]
     assert all(TRAIN_LINE.match(line) for line in lines)
 
@@ -133,8 +135,6 @@ def test_train_through_a_pipe_prints_progress_lines_while_it_runs(task, tmp_path
 
 @pytest.mark.parametrize("command", ["predict", "eval"])
 def test_decoding_a_file_prints_progress_unless_quiet(command, monkeypatch, capsys, tmp_path):
-    from ptrnet.cli.main import main
-
     monkeypatch.setenv(INTERVAL_ENV, "0")
     data = tmp_path / "sort.txt"
     assert main(["generate", "sort", "-n", "5", "--count", "300", "-o", str(data), "-q"]) == 0
@@ -151,3 +151,20 @@ def test_decoding_a_file_prints_progress_unless_quiet(command, monkeypatch, caps
     assert len(lines) == 2  # a line a batch of 256 (the default batch size)
     assert main([*args, "-q"]) == 0
     assert "instance" not in capsys.readouterr().err
+
+
+def test_training_shows_a_gap_in_percent_and_logs_the_fraction(monkeypatch, capsys, tmp_path):
+    """The progress line's validation gap and train's closing line are in percent (as eval's
+    table); log.csv and best.json keep the fraction."""
+    monkeypatch.setenv(INTERVAL_ENV, "0")
+    argv = ["train", "tsp", "--dry-run", "--threads", "1", "--workers", "0", "--steps", "4"]
+    assert main([*argv, "--val-every", "2", "--out", str(tmp_path / "run")]) == 0
+    captured = capsys.readouterr()
+    shown = re.findall(r", val mean_gap (\S+), ", captured.err)
+    assert len(shown) >= 2 and all(re.fullmatch(r"\d+\.\d\d%", s) for s in shown), captured.err
+    best = json.loads((tmp_path / "run" / "best.json").read_text())
+    assert f"; best mean_gap {100 * best['value']:.2f}% at step {best['step']};" in captured.out
+    log = (tmp_path / "run" / "log.csv").read_text().splitlines()
+    column = log[0].split(",").index("val_mean_gap")
+    gaps = [cell for row in log[1:] if (cell := row.split(",")[column])]
+    assert float(gaps[-1]) == pytest.approx(float(shown[-1].rstrip("%")) / 100, abs=5e-5)

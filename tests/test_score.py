@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ptrnet.evaluation.score import json_safe, score_files
+from ptrnet.evaluation.score import json_safe, metric_text, score_files
 from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import format_line, write_examples
 from ptrnet.tasks import POINT_TASKS, SizeRange, get_task
@@ -139,3 +139,32 @@ def test_unlabelled_prediction_line_is_an_error(tmp_path: Path) -> None:
     pred.write_text(format_line(points[0], refs[0]) + "\n" + format_line(points[1]) + "\n")
     with pytest.raises(InputError, match=r"pred\.txt:2: no 'output' part"):
         score_files("sort", ref, pred)
+
+
+@pytest.mark.parametrize(
+    ("task_name", "key", "value", "shown"),
+    [
+        ("tsp", "mean_gap", 0.032, "3.20%"),
+        ("tsp", "mean_length", 5.67891, "5.679"),
+        ("tsp", "mean_gap", float("nan"), "—"),
+        ("knapsack", "mean_gap", 0.0001, "0.01%"),
+        ("sort", "exact_match", 1.0, "100.00%"),
+        ("copy", "exact_match", 0.875, "87.50%"),
+        ("copy", "p_gen_copied", 0.12345, "0.1235"),  # a probability, not a rate
+        ("span", "f1", 0.7, "70.00%"),
+    ],
+)
+def test_metric_text_shows_rates_and_gaps_in_percent(task_name, key, value, shown) -> None:
+    """What training's progress and summary lines show: every task's rates and gaps in
+    percent, other numbers to 4 significant digits."""
+    assert metric_text(get_task(task_name), key, value) == shown
+
+
+def test_every_validation_metric_is_shown_in_percent() -> None:
+    """Each task picks checkpoints on a rate or a gap, so training reports it in percent."""
+    from ptrnet.cli.induction import CARD
+    from ptrnet.tasks import TASKS
+
+    for task in [*TASKS.values(), CARD]:
+        assert task.validation_metric in task.rate_metrics, task.name
+        assert task.rate_metrics <= set(task.metric_keys), task.name

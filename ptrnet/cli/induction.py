@@ -51,6 +51,7 @@ class InductionCard(TaskCard):
     archs = ("attention_only",)
     metric_keys = ("repeat_accuracy", "first_half_loss", "induction_score")
     validation_metric = "repeat_accuracy"
+    rate_metrics = frozenset({"repeat_accuracy"})
     commands = ("train",)  # the generic commands that serve it
 
     def refusal(self, command: str) -> str:

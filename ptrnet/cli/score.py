@@ -69,7 +69,7 @@ def format_table(task_name: str, metrics: dict) -> str:
     lengths to 4 decimals, a length below 0.001 or from 1e15 to 6 significant digits (an
     instance 1e-200 across has a length, not 0.0000); ``fail`` reads ``FAIL`` when set (more
     than 1% of the polygons not simple), else ``no``."""
-    rates = getattr(get_task(task_name), "rate_metrics", frozenset())
+    rates = get_task(task_name).rate_metrics
     rows = [("task", task_name)] + [
         (key, _format(value, key in rates)) for key, value in metrics.items()
     ]

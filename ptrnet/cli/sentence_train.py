@@ -72,6 +72,7 @@ def train(args: argparse.Namespace, task: SentenceTask, kind: TrainKind = COPY) 
     import torch
 
     from ptrnet.cli.interrupts import run_stoppable
+    from ptrnet.evaluation.score import metric_text
 
     if args.out is None and (args.resume or not args.dry_run):
         raise UsageError("--out RUN_DIR is required")
@@ -95,7 +96,8 @@ def train(args: argparse.Namespace, task: SentenceTask, kind: TrainKind = COPY) 
     if isinstance(result, int):
         return result
     best, metric = result.best, task.validation_metric
-    note(args, f"best validation {metric} {best['value']:.4f} at step {best['step']}; run in {out}")
+    shown = metric_text(task, metric, best["value"])
+    note(args, f"best validation {metric} {shown} at step {best['step']}; run in {out}")
     return 0
 
 

@@ -172,14 +172,22 @@ def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
 def show_metrics(
     args: argparse.Namespace, task: SentenceTask, arch: object, metrics: dict[str, Any]
 ) -> None:
-    """Print ``eval``'s metrics: one JSON object with ``--json``, else a table (the task and
-    ``arch`` first; floats to 4 places, None as ``n/a``)."""
+    """Print ``eval``'s metrics: one JSON object (fractions) with ``--json``, else a table
+    (the task and ``arch`` first; rates, ``task.rate_metrics``, in percent to 2 decimals as
+    the point tasks' tables show them, other floats to 4 places, None as ``n/a``)."""
+    from ptrnet.evaluation.score import percent
+
     if args.json:
         print(json.dumps(metrics))
         return
     width = max(map(len, metrics))
     for key, value in {"task": task.name, "arch": arch, **metrics}.items():
-        shown = f"{value:.4f}" if isinstance(value, float) else "n/a" if value is None else value
+        if value is None:
+            shown = "n/a"
+        elif key in task.rate_metrics:
+            shown = percent(value, 2)
+        else:
+            shown = f"{value:.4f}" if isinstance(value, float) else value
         print(f"{key:<{width}}  {shown}")
 
 

@@ -60,7 +60,7 @@ from ptrnet.io.errors import UsageError
 from ptrnet.model.config import DECODERS, ENCODERS
 from ptrnet.model.features import FEATURES
 from ptrnet.runs.config import BASELINES, DEFAULT_STEPS
-from ptrnet.tasks import TASKS, Task
+from ptrnet.tasks import TASKS, Task, get_task
 
 NAME = "train"
 # Every registered task's architectures (each task takes those its card lists).
@@ -274,6 +274,7 @@ def _archs_by_kind() -> str:
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
+    from ptrnet.evaluation.score import metric_text
     from ptrnet.training.loop import train
 
     if args.out is None and (args.resume or not args.dry_run):
@@ -294,9 +295,10 @@ def run(args: argparse.Namespace, task: Task) -> int:
     if result.rank != 0:  # under torchrun, rank 0 alone reports
         return 0
     best = result.best
+    shown = metric_text(get_task(config.train.task), best.get("metric"), best.get("value"))
     print(
         f"ptrnet: {config.train.task}: {result.step} steps, "
         f"{result.examples_per_s:.0f} examples/s; best {best.get('metric')} "
-        f"{best.get('value')} at step {best.get('step')}; run in {out}"
+        f"{shown} at step {best.get('step')}; run in {out}"
     )
     return 0

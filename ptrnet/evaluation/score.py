@@ -19,6 +19,7 @@ import numpy as np
 from ptrnet.io.errors import InputError
 from ptrnet.io.paper_format import Example, read_examples
 from ptrnet.tasks import Task, get_point_task
+from ptrnet.tasks.card import TaskCard
 
 POINT_TOL = 1e-5  # covers coordinates re-printed with >= 5 decimals; real mismatches are larger
 
@@ -117,8 +118,19 @@ def area_text(metrics: dict) -> str:
 def percent(value: float | None, decimals: int = 1) -> str:
     """A rate or gap as a fraction (0.123) in percent with ``decimals`` decimals (``12.3%``);
     ``—`` when undefined. Every human-readable table and title shows rates and gaps so
-    (``ptrnet demo``, ``eval``, ``score``, ``plot``); JSON keeps the fraction."""
+    (``ptrnet demo``, ``eval``, ``score``, ``plot``, training's progress lines); JSON keeps
+    the fraction."""
     return "—" if _undefined(value) else f"{100 * value:.{decimals}f}%"
+
+
+def metric_text(task: TaskCard, key: str, value: float | None) -> str:
+    """``value`` of ``task``'s metric ``key`` for a person to read: a rate or gap
+    (``task.rate_metrics``) in percent to 2 decimals (``3.20%``), another number to 4
+    significant digits; ``—`` when undefined. Training's progress and summary lines show
+    metrics so; ``log.csv`` and ``best.json`` keep the fractions."""
+    if key in task.rate_metrics:
+        return percent(value, 2)
+    return "—" if _undefined(value) else f"{value:.4g}"
 
 
 def _undefined(value: object) -> bool:

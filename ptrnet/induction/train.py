@@ -20,6 +20,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from ptrnet.evaluation.score import percent
 from ptrnet.induction.config import InductionConfig
 from ptrnet.induction.data import repeated_batch
 from ptrnet.induction.measure import measure, part_losses
@@ -84,7 +85,7 @@ def train_induction(
                 count = step % config.log_every or config.log_every
                 row = {key: value / count for key, value in sums.items()}
                 log.write({"step": step, **row, "elapsed_s": time.monotonic() - start})
-                bar.note("repeat_accuracy", row["repeat_accuracy"])
+                bar.note("repeat_accuracy", percent(row["repeat_accuracy"], 2))
                 sums = {}
     log.close()
     save_file(model.state_dict(), os.path.join(out, WEIGHTS))
@@ -101,7 +102,7 @@ def train_induction(
 def summary(result: dict[str, Any]) -> list[str]:
     """The measurements in words, one line each."""
     return [
-        f"repeated half: accuracy {result['repeat_accuracy']:.4f}, "
+        f"repeated half: accuracy {percent(result['repeat_accuracy'], 2)}, "
         f"loss {result['repeat_loss']:.4f} (on {result['count']} fresh sequences)",
         f"first half: loss {result['first_half_loss']:.4f} (chance, log V: "
         f"{result['chance_loss']:.4f})",

@@ -5,7 +5,7 @@ a notebook) it prints one plain line every :func:`interval_s` seconds, and at on
 asks (:meth:`Progress.show`, e.g. after a validation)::
 
     ptrnet: train sort: step 1,200/3,000 (40%), 410 examples/s, loss 0.3121,
-    val exact_match 0.873, ETA 1m05s  (one line)
+    val exact_match 87.30%, ETA 1m05s  (one line)
 
 Fields a command does not have are left out: ``generate`` counts instances and has no loss. The
 rate and ETA are measured over this session (a resumed run starts counting again), from the
@@ -20,7 +20,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TextIO, TypeVar
+from typing import TextIO, TypeVar
 
 from ptrnet.io.errors import UsageError
 from ptrnet.quoting import quote
@@ -59,11 +59,6 @@ def duration(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
-def _shown(value: Any) -> str:
-    """A field's value: floats to 4 significant digits, anything else as str()."""
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
 class Progress:
     """Progress of one command over ``total`` units (steps, instances); None = unknown total.
 
@@ -91,7 +86,7 @@ class Progress:
         self.label, self.total, self.unit, self.done = label, total, unit, done
         self.stream = stream or sys.stderr
         self.enabled, self.clock = enabled, clock
-        self.fields: dict[str, Any] = {}
+        self.fields: dict[str, str] = {}
         self.interval = interval_s() if enabled else DEFAULT_INTERVAL_S
         self.start = self.last_line = clock()
         self.units = self.examples = 0
@@ -119,12 +114,13 @@ class Progress:
         elif self.enabled and self.clock() - self.last_line >= self.interval:
             self.show()
 
-    def note(self, name: str, value: Any) -> None:
-        """Show ``name value`` (e.g. ``val accuracy 0.873``) from now on, replacing an earlier
-        value of that name."""
+    def note(self, name: str, value: str) -> None:
+        """Show ``name value`` (e.g. ``val accuracy 87.30%``; the caller formats the value, a
+        metric as :func:`ptrnet.evaluation.score.metric_text` does) from now on, replacing an
+        earlier value of that name."""
         self.fields[name] = value
         if self.bar is not None:
-            self.bar.set_postfix({name: _shown(value) for name, value in self.fields.items()})
+            self.bar.set_postfix(self.fields)
 
     def show(self) -> None:
         """Print the plain line now (nothing on a terminal, whose bar is already up to date)."""
@@ -144,7 +140,7 @@ class Progress:
             parts.append(f"{rate / elapsed:,.{1 if rate / elapsed < 10 else 0}f} {unit}s/s")
         if self.losses:
             parts.append(f"loss {sum(self.losses) / len(self.losses):.4f}")
-        parts += [f"{name} {_shown(value)}" for name, value in self.fields.items()]
+        parts += [f"{name} {value}" for name, value in self.fields.items()]
         if self.total and self.units and elapsed > 0:
             left = max(0, self.total - self.done) * elapsed / self.units
             parts.append(f"ETA {duration(left)}")

@@ -166,9 +166,6 @@ class Task(TaskCard, ABC):
     #: path through all points), ``triangles``, ``bars`` (values in output order) or
     #: ``subset`` (the chosen inputs marked, their order not drawn: a set answer).
     drawing: ClassVar[str]
-    #: The metrics that are rates in [0, 1] or relative gaps, printed as percentages in
-    #: tables and titles (fractions in JSON).
-    rate_metrics: ClassVar[frozenset[str]] = frozenset()
     #: Whether an answer is a closed cycle that is the same from any start and either way
     #: round (hull, TSP), so that :meth:`steps_as_reference` judges steps by its edges.
     cycle_answer: ClassVar[bool] = False

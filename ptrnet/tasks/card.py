@@ -35,6 +35,9 @@ class TaskCard:
             ``lower_is_better`` says its direction.
         validity_metric, tiebreak_metric: the decoded metrics ranked before and after it
             (:meth:`selection_key`; None: none).
+        rate_metrics: the metrics that are rates in [0, 1] or relative gaps, which every
+            human-readable output (tables, titles, training's progress and summary lines)
+            shows in percent; JSON, ``log.csv`` and the API keep the fractions.
     """
 
     name: ClassVar[str]
@@ -45,6 +48,7 @@ class TaskCard:
     lower_is_better: ClassVar[bool] = False
     validity_metric: ClassVar[str | None] = None
     tiebreak_metric: ClassVar[str | None] = None
+    rate_metrics: ClassVar[frozenset[str]] = frozenset()
 
     @property
     def takes_points(self) -> bool:

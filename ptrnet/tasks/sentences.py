@@ -72,6 +72,10 @@ class SentenceTask(TaskCard, ABC):
     archs: ClassVar[tuple[str, ...]] = ("pointer_generator", "seq2seq", "pointer")
     metric_keys: ClassVar[tuple[str, ...]] = METRIC_KEYS
     validation_metric: ClassVar[str] = "exact_match"
+    #: The shares among :data:`METRIC_KEYS` (the mean p_gen values are probabilities).
+    rate_metrics: ClassVar[frozenset[str]] = frozenset(
+        {"exact_match", "token_accuracy", "oov_recall"}
+    )
     #: The stream ``ptrnet generate TASK`` writes without ``--stream``.
     default_stream: ClassVar[int] = 0
 

@@ -208,6 +208,7 @@ class SpanTask(SentenceTask):
     archs: ClassVar[tuple[str, ...]] = ("span_pointer", "classifier")
     metric_keys: ClassVar[tuple[str, ...]] = ("exact_match", "f1")
     validation_metric: ClassVar[str] = "exact_match"
+    rate_metrics: ClassVar[frozenset[str]] = frozenset({"exact_match", "f1"})  # SQuAD's percent
     #: ``ptrnet generate span`` writes test examples unless told otherwise (held-out names).
     default_stream: ClassVar[int] = Stream.TEST
 

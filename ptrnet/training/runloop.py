@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ptrnet.evaluation.score import json_safe
+from ptrnet.evaluation.score import json_safe, metric_text
 from ptrnet.io.atomic import atomic_write
 from ptrnet.io.progress import Progress
 from ptrnet.runs import BEST, BEST_JSON, LAST, LOG_CSV, RunDirError, holds_run, kept_path
@@ -212,7 +212,8 @@ class RunLoop(ABC):
                 report.update(1, batch.size, loss)
                 if self.step % self.cfg.val_every == 0 or self.step == total:
                     metrics, stop = self._validate_once(meter, start_time, on_validation)
-                    report.note(f"val {self._primary}", metrics[self._primary])
+                    value = metric_text(self.task, self._primary, metrics[self._primary])
+                    report.note(f"val {self._primary}", value)
                     report.show()
                     if stop:
                         break
