@@ -195,3 +195,24 @@ def test_the_metrics_never_call_a_heuristic_reference_optimal(model: bool) -> No
     assert any("reference (heuristic)" in name for name in heuristic)
     exact = metric_names(reference_exact=True, model=model)
     assert any("optimal" in name for name in exact)
+
+
+def test_the_training_charts_tick_shares_in_percent() -> None:
+    """The page's training charts plot shares of instances (accuracy, valid and invalid
+    outputs): their y axis reads 0%..100% as every rate on the page does, not 0..1."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = (
+        "globalThis.ResizeObserver = class { observe() {} };\n"  # chart.js makes one on load
+        f"const {{ tickText }} = await import({json.dumps((STATIC / 'chart.js').as_uri())});\n"
+        "const shares = [0, 0.2, 0.4, 0.6000000000000001, 0.8, 1].map((v) => tickText(v, true));\n"
+        "console.log(JSON.stringify([shares, tickText(0.2), tickText(1500)]));"
+    )
+    run = subprocess.run(
+        [node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == [["0%", "20%", "40%", "60%", "80%", "100%"], "0.2", "1500"]
+    calls = re.findall(r"yLabel: \"share of instances\"[^}]*}", (STATIC / "train.js").read_text())
+    assert len(calls) == 2 and all("yPercent: true" in call for call in calls), calls

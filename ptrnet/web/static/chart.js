@@ -34,6 +34,8 @@ function wrap(text, max) {
 }
 
 const fmt = (v) => (Math.abs(v) >= 1e5 || (v !== 0 && Math.abs(v) < 0.01) ? v.toExponential(0) : String(v));
+/** A tick's text; `percent`: the value is a share (0.2), shown as the page shows rates (20%). */
+export const tickText = (v, percent = false) => (percent ? `${+(100 * v).toPrecision(12)}%` : fmt(v));
 
 // Redraw a chart when the width the page gives it changes (window, classroom mode).
 const drawn = new WeakMap(); // svg -> {width, series, options}
@@ -49,10 +51,11 @@ const resized = new ResizeObserver((entries) => {
 /**
  * Draw `series` = [{label, color, dash?, about?, points: [[x, y], ...]}] on `svg`: `label` is
  * the legend's line (what the series measures), `about` a longer explanation shown as the
- * line's tooltip. Options: title, xLabel, yLabel, yMin / yMax (fixed y range; else the data's).
+ * line's tooltip. Options: title, xLabel, yLabel, yMin / yMax (fixed y range; else the data's),
+ * yPercent (the y values are shares, ticked in percent).
  */
 export function lineChart(svg, series, options = {}) {
-  const { title = "", xLabel = "", yLabel = "", yMin = null, yMax = null } = options;
+  const { title = "", xLabel = "", yLabel = "", yMin = null, yMax = null, yPercent = false } = options;
   const width = Math.max(280, Math.round(svg.getBoundingClientRect().width) || 500);
   if (!drawn.has(svg)) resized.observe(svg);
   drawn.set(svg, { width, series, options });
@@ -81,7 +84,7 @@ export function lineChart(svg, series, options = {}) {
   const bottom = M.top + plotHeight;
   const sx = (x) => M.left + ((x - x0) / (x1 - x0)) * (width - M.left - M.right);
   const sy = (y) => bottom - ((y - y0) / (y1 - y0)) * plotHeight;
-  drawAxes(svg, { x0, x1, y0, y1, sx, sy, M, em, bottom, xLabel, yLabel });
+  drawAxes(svg, { x0, x1, y0, y1, sx, sy, M, em, bottom, xLabel, yLabel, yPercent });
   let row = 0;
   shown.forEach((s, k) => {
     const line = add(svg, "g", { class: "series-group" });
@@ -105,17 +108,17 @@ export function lineChart(svg, series, options = {}) {
   });
 }
 
-function drawAxes(svg, { x0, x1, y0, y1, sx, sy, M, em, bottom, xLabel, yLabel }) {
+function drawAxes(svg, { x0, x1, y0, y1, sx, sy, M, em, bottom, xLabel, yLabel, yPercent }) {
   const g = add(svg, "g", { class: "axes" });
   const right = sx(x1);
   add(g, "line", { x1: M.left, x2: right, y1: bottom, y2: bottom });
   add(g, "line", { x1: M.left, x2: M.left, y1: bottom, y2: sy(y1) });
   for (const v of ticks(x0, x1)) {
-    add(g, "text", { x: sx(v), y: bottom + 1.3 * em, class: "tick mid" }, fmt(v));
+    add(g, "text", { x: sx(v), y: bottom + 1.3 * em, class: "tick mid" }, tickText(v));
   }
   for (const v of ticks(y0, y1)) {
     add(g, "line", { x1: M.left, x2: right, y1: sy(v), y2: sy(v), class: "grid" });
-    add(g, "text", { x: M.left - 0.45 * em, y: sy(v) + 0.35 * em, class: "tick end" }, fmt(v));
+    add(g, "text", { x: M.left - 0.45 * em, y: sy(v) + 0.35 * em, class: "tick end" }, tickText(v, yPercent));
   }
   add(g, "text", { x: (M.left + right) / 2, y: bottom + 2.7 * em, class: "axis-label mid" }, xLabel);
   const cy = (bottom + sy(y1)) / 2;

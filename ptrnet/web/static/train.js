@@ -103,7 +103,7 @@ function drawTrainingCharts() {
       dash: "4 3",
       points: evals.map((e) => [e.step, e.valid_rate]),
     },
-  ], { title: "Training: validation, decoded", xLabel: "training step", yLabel: "share of instances", yMin: 0, yMax: 1 });
+  ], { title: "Training: validation, decoded", xLabel: "training step", yLabel: "share of instances", yMin: 0, yMax: 1, yPercent: true });
 }
 
 async function runTest() {
@@ -147,7 +147,7 @@ function testSeries(metric) {
 }
 
 function drawTestCharts() {
-  const options = { xLabel: "input length (fresh test instances)", yLabel: "share of instances", yMin: 0, yMax: 1 };
+  const options = { xLabel: "input length (fresh test instances)", yLabel: "share of instances", yMin: 0, yMax: 1, yPercent: true };
   lineChart($("chart-gen-acc"), testSeries("accuracy"), { ...options, title: "Test: right answers per length" });
   lineChart($("chart-gen-invalid"), testSeries("invalid_rate"), { ...options, title: "Test: invalid outputs per length" });
 }
