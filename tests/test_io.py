@@ -245,8 +245,8 @@ def test_optimal_file_covers_every_instance() -> None:
     ("text", "words"),
     [
         (
-            "NAME: g\nTYPE: TSP\nEDGE_WEIGHT_TYPE: GEO\nNODE_COORD_SECTION\n1 1 1\n2 2 2\n",
-            ": EDGE_WEIGHT_TYPE GEO is not supported; supported: EUC_2D",
+            "NAME: g\nTYPE: TSP\nEDGE_WEIGHT_TYPE: MAN_2D\nNODE_COORD_SECTION\n1 1 1\n2 2 2\n",
+            ": EDGE_WEIGHT_TYPE MAN_2D is not supported; supported: EUC_2D, GEO, ATT",
         ),
         ("EDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 1 1\n2 2 x\n", ":4: expected 'id x y'"),
         (
