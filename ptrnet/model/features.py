@@ -13,7 +13,10 @@ Shapes: ``B`` batch, ``n`` inputs.
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # torch loads where a network reads rows; the CLI imports the names above
+    import torch
 
 FEATURES = ("raw", "capacity")
 #: Rows each feature set reads (None: any).
@@ -34,6 +37,8 @@ def model_inputs(points: torch.Tensor, features: str) -> torch.Tensor:
     """
     if features == "raw":
         return points
+    import torch  # here, not at the top: `ptrnet --help` must not load torch
+
     weight, value, cap = points.unbind(-1)  # (B, n) each
     top = value.amax(dim=1, keepdim=True)  # (B, 1): padding is 0, values are >= 0
     relative = torch.where(cap > 0, weight / cap.clamp(min=torch.finfo(cap.dtype).tiny), 0)
