@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 import torch
 
 from ptrnet.datasets.batching import collate
-from ptrnet.inference import load_model
+from ptrnet.inference import bundled_model_dir, load_model
 from ptrnet.io.paper_format import format_line, read_examples
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.checkpoint import load_checkpoint, save_checkpoint
@@ -289,10 +290,31 @@ def test_a_capacity_model_serves_instances_without_one_under_bello(knapsack_fold
 def test_a_bello_model_refuses_a_stated_capacity_in_one_line(tmp_path):
     import ptrnet
 
+    bello = os.path.join(bundled_model_dir("knapsack"), "best.safetensors")  # no routes
     x = np.random.default_rng(6).random((12, 2))
     with pytest.raises(ValueError, match="reads no capacity") as err:
-        ptrnet.load("knapsack").solve(x, capacity=2.0)
+        ptrnet.load(bello).solve(x, capacity=2.0)
     assert "\n" not in str(err.value)
+
+
+def test_the_bundled_folder_keeps_bello_and_routes_capacities():
+    """Instances without a capacity decode with Bello et al.'s model as before; with one, with
+    the capacity model, whose greedy answers are feasible and near the optimum at 50 items."""
+    loaded = load_model(None, "knapsack")
+    assert loaded.config.model.features == "raw" and loaded.config.train.sizes == "20-100"
+    assert loaded.for_size(50, capacity=True).config.model.features == "capacity"
+    import ptrnet
+
+    solver = ptrnet.load("knapsack")
+    spec = CapacitySpec.parse("10%-50%")
+    instances = KNAPSACK.with_capacities(spec).generate(SizeRange(50, 50), 24, seed=77)
+    results = solver.solve([x[:, :2] for x in instances], capacity=[x[0, 2] for x in instances])
+    gaps = []
+    for x, result in zip(instances, results, strict=True):
+        assert result.valid
+        best = x[KNAPSACK.solve(x), 1].sum()
+        gaps.append(1 - result.cost / best)
+    assert np.mean(gaps) < 0.01
 
 
 @pytest.mark.parametrize(
@@ -410,3 +432,28 @@ def answer_under_capacity(client) -> None:
     assert answer["model"]["info"]["name"] == "capacity"  # the routed model answered
     bad = client.post("/api/predict", json={**body, "capacity": "2"})
     assert bad.status_code == 422
+
+
+def test_training_refuses_rows_the_model_does_not_read(cli, tmp_path):
+    status, _, err = cli(
+        "generate", "knapsack", "-n", "6", "--count", "8", "--capacity", "10%-50%", "-o", "c.txt"
+    )
+    assert status == 0, err
+    for argv, problem in (
+        (("--data", "c.txt"), "c.txt: instances of 3 numbers a row, and the model reads 2"),
+        (("-n", "6", "--features", "capacity"), "validation set: instances of 2 numbers a row"),
+    ):
+        status, _, err = cli("train", "knapsack", *argv, "--dry-run", "--out", "run")
+        assert status != 0 and problem in err and len(err.strip().splitlines()) == 1, err
+    status, _, err = cli(
+        "generate", "knapsack", "-n", "6", "--count", "4", "--capacity", "10%-50%", "--stream",
+        "1", "-o", "v.txt",
+    )  # fmt: skip
+    assert status == 0, err
+    status, _, err = cli(
+        "train", "knapsack", "--data", "c.txt", "--val-data", "v.txt", "--features", "capacity",
+        "--dry-run", "--out", "run2",
+    )  # fmt: skip
+    assert status == 0, err
+    loaded = load_model(str(tmp_path / "run2"), "knapsack")
+    assert loaded.config.model.features == "capacity" and loaded.config.model.input_dim == 3

@@ -116,8 +116,8 @@ def test_the_web_answer_and_the_trace_come_from_the_routed_model(routed):
     loaded = load_model(None, "sort")
     info = model_info(loaded)
     assert info["routes"] == [
-        {"sizes": "5", "name": "n5", "window": 0},
-        {"sizes": "7-8", "name": "n7", "window": 0},
+        {"sizes": "5", "name": "n5", "window": 0, "capacity": False},
+        {"sizes": "7-8", "name": "n7", "window": 0, "capacity": False},
     ]
     points = mixed_instances()[0]  # n = 5
     answer = model_answer(SORT, points, loaded, DecodeOptions().for_task(SORT))

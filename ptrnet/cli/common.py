@@ -137,10 +137,12 @@ def load_model_on(path: str | None, task: Task | str | None, device: str):
 
 
 def routes_text(loaded, name: Callable[[str], str] = str) -> str:
-    """``"; n = SIZES: PATH"`` for each model ``loaded`` routes instance sizes to (none: ""),
-    each path written by ``name``: the tail of a model line."""
+    """``"; n = SIZES: PATH"`` for each model ``loaded`` routes instance sizes to (``"; stated
+    capacities: PATH"`` for a route of knapsack instances that state one; none: ""), each path
+    written by ``name``: the tail of a model line."""
     return "".join(
-        f"; n = {route.sizes}: {name(route.model.path)}"
+        ("; stated capacities: " if route.capacity else f"; n = {route.sizes}: ")
+        + name(route.model.path)
         + (f" (window {route.model.window})" if route.model.window else "")
         for route in loaded.routes
     )

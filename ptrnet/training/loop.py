@@ -192,6 +192,7 @@ class Trainer(RunLoop):
         self.val_points, self.val_refs = validation_set(self.task, cfg)
         self._check_vocabulary(config.model.max_n)
         self.data = TrainingData(self.task, cfg, self.val_points)
+        self._check_rows(config.model.input_dim)
         self.check_resumed_length(resume)
         self.open_log(resume)
 
@@ -281,6 +282,25 @@ class Trainer(RunLoop):
                 f"an instance of {largest} points; a {self.config.model.kind} model trained on "
                 f"n <= {max_n} has no output for the points past {max_n} (validate on its sizes)",
             )
+
+    def _check_rows(self, width: int) -> None:
+        """Raise InputError, before training, where an instance's rows are not the ``width``
+        numbers the model reads: knapsack instances that state a capacity (a third column)
+        for a model that reads none, or the reverse."""
+        sources = [(self.cfg.val_data or "validation set", self.val_points)]
+        if self.data.file is not None:
+            sources.append((self.cfg.data, [points for points, _ in self.data.file]))
+        for where, instances in sources:
+            bad = next((p for p in instances if p.shape[1] != width), None)
+            if bad is not None:
+                raise InputError(
+                    where,
+                    None,
+                    f"instances of {bad.shape[1]} numbers a row, and the model reads {width}: a "
+                    "model that reads knapsack capacities (--features capacity) trains on "
+                    "instances that state them (--data and --val-data from ptrnet generate "
+                    "knapsack --capacity 10%-50%), and only such a model does",
+                )
 
     def _measure(self, model: nn.Module) -> tuple[dict[str, Any], float]:
         """Decode the validation set (the run's validation constraints) and its teacher-forced

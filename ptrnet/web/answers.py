@@ -63,7 +63,8 @@ def model_name(path: str) -> str:
 def model_info(loaded: LoadedModel) -> dict[str, Any]:
     """What the page says about a loaded model; ``window``: the local window it decodes
     through (0: none); ``routes``: the sizes it hands to other models
-    (:attr:`ptrnet.inference.LoadedModel.routes`), their names and windows."""
+    (:attr:`ptrnet.inference.LoadedModel.routes`), their names and windows, and whether a route
+    serves the knapsack instances that state a capacity."""
     return {
         "name": model_name(loaded.path),
         "kind": loaded.config.model.kind,
@@ -72,7 +73,12 @@ def model_info(loaded: LoadedModel) -> dict[str, Any]:
         "step": loaded.step,
         "window": loaded.window,
         "routes": [
-            {"sizes": str(r.sizes), "name": model_name(r.model.path), "window": r.model.window}
+            {
+                "sizes": str(r.sizes),
+                "name": model_name(r.model.path),
+                "window": r.model.window,
+                "capacity": r.capacity,  # knapsack: the route of instances stating a capacity
+            }
             for r in loaded.routes
         ],
     }
