@@ -1,0 +1,56 @@
+"""The page's capacity box, end to end in headless Chromium (skipped without it): shown for
+knapsack only, its number sent as the request's ``capacity``, the answer within it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("fastapi", reason="the web extra is not installed")
+from benchmarks.bench_web_load import serving  # noqa: E402
+from ptrnet.inference import load_model  # noqa: E402
+from ptrnet.web.app import create_app  # noqa: E402
+from tests.browser import TIMEOUT_MS  # noqa: E402
+
+pytest_plugins = ["tests.browser"]  # the browser fixture
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The app with the bundled knapsack folder (Bello et al.'s model and the capacity model)."""
+    with serving(create_app({"knapsack": load_model(None, "knapsack")})) as address:
+        yield f"http://{address}"
+
+
+def test_the_capacity_box_sends_the_capacity_and_the_answer_keeps_within_it(browser, server):
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(server)
+    page.wait_for_selector("#board .point")
+    assert page.locator("#capacity-label").is_hidden()  # the first task has no capacity
+    page.select_option("#task", "knapsack")
+    page.wait_for_selector("#capacity-label", state="visible")
+    with page.expect_response("**/api/predict") as answered:
+        page.fill("#capacity", "1.5")
+        page.dispatch_event("#capacity", "change")
+    request = json.loads(answered.value.request.post_data)
+    answer = answered.value.json()
+    while answer.get("capacity") is None:  # an earlier request (no capacity) may answer first
+        with page.expect_response("**/api/predict") as answered:
+            pass
+        request, answer = json.loads(answered.value.request.post_data), answered.value.json()
+    weights = np.array(request["points"])[:, 0]
+    assert request["capacity"] == 1.5 and answer["capacity"] == 1.5
+    assert weights[answer["model"]["sequence"]].sum() <= 1.5
+    assert answer["model"]["info"]["name"] == "capacity"  # the capacity model answered
+    page.select_option("#task", "convex_hull")
+    assert page.locator("#capacity-label").is_hidden()
+    page.close()
+    assert not errors, f"JavaScript errors: {errors}"
