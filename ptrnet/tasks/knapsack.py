@@ -254,7 +254,7 @@ class KnapsackTask(Task):
     has_cost = True
     objective_cost = True
     best_pick = "most valuable load"
-    shape_invariant = False  # weights count against a fixed capacity: never rescaled
+    shape_invariant = False  # weights count against the capacity in their own units: never rescaled
 
     capacity_column = True  # an instance may state its capacity: (n, 3)
 
