@@ -13,6 +13,7 @@ SLOW_MODULES = {
     "test_distributed": "starts process groups",
     "test_exercises": "runs each exercise in a child process",
     "test_input_memory": "children under an address-space limit",
+    "test_knapsack_capacity_browser": "drives Chromium",
     "test_learning": "trains until a model learns",
     "test_lesson_traps": "trains a model per trap",
     "test_notebook": "runs the notebook in a kernel",

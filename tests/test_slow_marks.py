@@ -25,3 +25,12 @@ def test_a_named_test_is_slow_and_another_is_not():
     assert is_slow("test_torchrun", "anything")
     assert is_slow("test_cli_data", "test_closed_stdout_ends_quietly")
     assert not is_slow("test_cli_data", "test_some_quick_check")
+
+
+def test_every_browser_module_is_slow():
+    """A module that drives Chromium (it imports from tests.browser) is slow, whoever adds it."""
+    import pathlib
+
+    for path in sorted(pathlib.Path(__file__).parent.glob("test_*.py")):
+        if "from tests.browser import" in path.read_text() and path.stem != "test_slow_marks":
+            assert is_slow(path.stem, "any"), f"{path.name} drives a browser: name it in slow_marks"
