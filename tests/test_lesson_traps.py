@@ -5,6 +5,7 @@ margin; the fast ones check the command and the record on a few training steps.
 """
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -39,9 +40,39 @@ def test_every_trap_runs_and_reports(tiny, name):
     )
 
 
+def test_the_report_prints_rates_in_percent_and_other_figures_as_numbers():
+    record = {
+        "trap": "mask",
+        "size": "quick",
+        "steps": 3,
+        "batch": 8,
+        "hidden": 8,
+        "tests": 6,
+        "seed": 0,
+        "cpu": "a CPU",
+        "threads": 1,
+        "wall_s": 1.0,
+        "cpu_s": 1.0,
+        "figures": {"plain": {"invalid": 0.2, "repeats_per_output": 1.46, "exact_match": 0.0321}},
+    }
+    assert report(record).splitlines()[1] == (
+        "  plain: invalid 20.00%, repeats_per_output 1.46, exact_match 3.21%"
+    )
+    record["trap"], record["figures"] = "mixing", {"pointer": {"beyond_training_right": None}}
+    assert report(record).splitlines()[1] == "  pointer: beyond_training_right —"
+
+
+@pytest.mark.parametrize("name", TRAP_NAMES)
+def test_every_trap_names_only_figures_it_reports_as_rates(tiny, name):
+    figures = run_trap(name, quick=True, seed=1)["figures"]
+    keys = {key for numbers in figures.values() for key in numbers}
+    assert keys >= TRAPS[name].RATES
+
+
 def test_the_command_prints_and_writes_the_figures(tiny, cli, tmp_path):
     status, out, _ = cli("lesson", "mask", "--quick", "-o", "mask.json")
-    assert status == 0 and "masked loss, n=12, decoded mask=none: invalid" in out
+    assert status == 0
+    assert re.search(r"masked loss, n=12, decoded mask=none: invalid \d+\.\d\d%,", out)
     record = json.loads((tmp_path / "mask.json").read_text())
     assert record["trap"] == "mask" and record["size"] == "quick"
     status, _, err = cli("lesson", "masking")

@@ -22,6 +22,8 @@ from ptrnet.tasks import TASKS
 
 TRAIN_N = 8
 POOL = 4096  # training instances, labelled once (exact tours take ~1.5 ms each)
+#: The figures that are rates or gaps (``mean_length`` is a length), printed in percent.
+RATES = frozenset({"mean_gap"})
 SIZES = {"quick": Size(steps=300, batch=64, hidden=64, tests=200),
          "full": Size(steps=1000, batch=64, hidden=64, tests=1000)}  # fmt: skip
 

@@ -26,6 +26,9 @@ from ptrnet.tasks import TASKS
 from ptrnet.tasks.convex_hull import open_cycle
 
 TRAIN_SIZES, TEST_N = (5, 5), 5
+#: The figures that are shares, printed in percent (``p(own answer)``, a mean probability,
+#: is printed as the number it is).
+RATES = frozenset({"accuracy (task mask)", "accuracy (none mask)"})
 SIZES = {"quick": Size(steps=600, batch=64, hidden=64, tests=200),
          "full": Size(steps=3000, batch=64, hidden=64, tests=1000)}  # fmt: skip
 

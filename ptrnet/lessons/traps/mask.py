@@ -18,6 +18,8 @@ from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import TASKS
 
 TRAIN_SIZES, TEST_SIZES = (5, 8), (8, 12)
+#: The figures that are shares (``repeats_per_output`` is a count), printed in percent.
+RATES = frozenset({"invalid", "exact_match"})
 SIZES = {"quick": Size(steps=300, batch=64, hidden=64, tests=200),
          "full": Size(steps=1500, batch=64, hidden=64, tests=1000)}  # fmt: skip
 

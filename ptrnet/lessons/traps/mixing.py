@@ -19,6 +19,8 @@ from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import TASKS
 
 TRAIN_N, TEST_N = 6, 8
+#: The figures that are shares, which ``ptrnet lesson`` prints in percent.
+RATES = frozenset({"positions_right", "beyond_training_right"})
 SIZES = {"quick": Size(steps=600, batch=64, hidden=64, tests=200),
          "full": Size(steps=1500, batch=64, hidden=64, tests=1000)}  # fmt: skip
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 
+from ptrnet.evaluation.score import percent
 from ptrnet.io.atomic import atomic_write
 from ptrnet.lessons.traps import DEFAULT_SEED, TRAP_NAMES, decoder_inputs, label_order, mask, mixing
 from ptrnet.reproduce.compute import processor
@@ -51,22 +52,29 @@ def run_trap(
 
 
 def report(record: dict[str, Any]) -> str:
-    """The record as text: a heading line, then one line per model or setting."""
+    """The record as text: a heading line, then one line per model or setting, its figures
+    that are rates (the trap module's ``RATES``) in percent (``invalid 20.00%``); the record
+    itself (:func:`save`) keeps the fractions."""
     head = (
         f"{record['trap']} ({record['size']}: {record['steps']} steps of {record['batch']}, "
         f"hidden {record['hidden']}, {record['tests']} test instances, seed {record['seed']}; "
         f"{record['wall_s']} s ({record['cpu_s']} s of CPU) on {record['threads']} thread(s) "
         f"of {record['cpu']})"
     )
+    rates = TRAPS[record["trap"]].RATES
     lines = [head]
     for setting, numbers in record["figures"].items():
-        shown = ", ".join(f"{key} {_number(value)}" for key, value in numbers.items())
+        shown = ", ".join(f"{key} {figure_text(key, v, rates)}" for key, v in numbers.items())
         lines.append(f"  {setting}: {shown}")
     return "\n".join(lines)
 
 
-def _number(value: float | None) -> str:
-    return "-" if value is None else f"{value:g}"
+def figure_text(key: str, value: float | None, rates: frozenset[str]) -> str:
+    """One figure for a person to read: a rate (``key`` in ``rates``) in percent to 2 decimals
+    (the record's fractions have 4), another number as ``%g``; ``—`` when undefined."""
+    if key in rates:
+        return percent(value, 2)
+    return "—" if value is None else f"{value:g}"
 
 
 def save(record: dict[str, Any], path: str) -> None:
