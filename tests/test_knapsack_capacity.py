@@ -399,13 +399,55 @@ def test_the_page_request_takes_a_capacity():
     assert request.instance().shape == (3, 3)
     assert stated_capacity(request.instance()) == counted_capacity(0.6)
     assert PredictRequest(task="knapsack", points=points).instance().shape == (3, 2)
+    for text, capacity in (("0.6", 0.6), (" 50% ", 0.5 * 0.85), ("100%", 0.85)):
+        request = PredictRequest(task="knapsack", points=points, capacity=text)
+        assert request.capacity == text  # kept as given, for the answer
+        assert stated_capacity(request.instance()) == counted_capacity(capacity)
     for task, capacity, problem in (
         ("tsp", 1.0, "task tsp has no capacity"),
-        ("knapsack", 0.0, "greater than 0"),
-        ("knapsack", -1.0, "greater than 0"),
+        ("tsp", "30%", "task tsp has no capacity"),
+        ("knapsack", 0.0, "capacity is a finite number > 0"),
+        ("knapsack", -1.0, "capacity is a finite number > 0"),
+        ("knapsack", True, "a number or a text"),
     ):
         with pytest.raises(ValidationError, match=problem):
             PredictRequest(task=task, points=points, capacity=capacity)
+
+
+#: What the page refuses as a capacity, and whether ``--capacity`` refuses the text alike (a
+#: range is drawn by ``generate``; a text's length and a JSON list are the page's own limits).
+BAD_CAPACITIES = [
+    ("abc", "'abc': expected a number > 0 (12.5), a share of the total weight (30%)", True),
+    ("0", "'0': a knapsack capacity is a finite number > 0", True),
+    ("nan", "'nan': a knapsack capacity is a finite number > 0", True),
+    ("0%", "'0%': a share of the total weight lies in (0%, 100%]", True),
+    ("120%", "'120%': a share of the total weight lies in (0%, 100%]", True),
+    ("10%-50%", "a range of shares (10%-50%) is drawn for generated instances only", False),
+    ("3" * 41, "a capacity is at most 40 characters", False),
+    ([1.5], "a capacity is a number or a text such as '30%', not [1.5]", False),
+]
+
+
+@pytest.mark.parametrize(("capacity", "problem", "as_cli"), BAD_CAPACITIES)
+def test_the_page_refuses_a_bad_capacity_in_the_cli_wording(capacity, problem, as_cli, cli, capsys):
+    """A bad capacity is a 422 of one line; a text says what ``--capacity`` says of it."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from ptrnet.web.app import create_app
+
+    body = {"task": "knapsack", "points": [[0.5, 0.5], [0.25, 0.75]], "capacity": capacity}
+    with TestClient(create_app({}), base_url="http://localhost") as client:
+        bad = client.post("/api/predict", json=body)
+    detail = bad.json()["detail"]
+    assert bad.status_code == 422 and problem in detail and "\n" not in detail
+    assert detail.startswith("capacity: ") and len(bad.json()["errors"]) == 1
+    if as_cli:
+        try:
+            _, _, err = cli("solve", "knapsack", "-", "--capacity", capacity, "-o", "-")
+        except SystemExit:  # argparse's refusal of the option
+            err = capsys.readouterr().err
+        assert problem in err
 
 
 def test_the_page_answers_under_the_capacity(knapsack_folder):
@@ -430,8 +472,21 @@ def answer_under_capacity(client) -> None:
     assert weights[answer["reference"]].sum() <= 1.25
     assert weights[answer["model"]["sequence"]].sum() <= 1.25
     assert answer["model"]["info"]["name"] == "capacity"  # the routed model answered
-    bad = client.post("/api/predict", json={**body, "capacity": "2"})
-    assert bad.status_code == 422
+    assert answer["capacity_given"] == 1.25
+    share = client.post("/api/predict", json={**body, "capacity": "30%"}).json()
+    capacity = counted_capacity(0.3 * float(np.asarray(points, np.float32)[:, 0].sum()))
+    assert share["capacity"] == pytest.approx(capacity) and share["capacity_given"] == "30%"
+    assert weights[share["model"]["sequence"]].sum() <= share["capacity"]
+    assert weights[share["reference"]].sum() <= share["capacity"]
+    text = client.post("/api/predict", json={**body, "capacity": "2"}).json()
+    assert text["capacity"] == 2.0 and text["capacity_given"] == "2"
+    default = client.post("/api/predict", json={"task": "knapsack", "points": points}).json()
+    assert default["capacity"] == 5.0 and default["capacity_given"] is None  # min(20 / 4, 25)
+    assert default["model"]["info"]["name"] != "capacity"  # Bello et al.'s model answered
+    other = client.post("/api/predict", json={"task": "tsp", "points": points[:5]}).json()
+    assert other["capacity"] is None and other["capacity_given"] is None
+    bad = client.post("/api/predict", json={**body, "capacity": "2%-3%"})
+    assert bad.status_code == 422 and "range of shares" in bad.json()["detail"]
 
 
 def test_training_refuses_rows_the_model_does_not_read(cli, tmp_path):

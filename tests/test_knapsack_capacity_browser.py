@@ -1,5 +1,6 @@
 """The page's capacity box, end to end in headless Chromium (skipped without it): shown for
-knapsack only, its number sent as the request's ``capacity``, the answer within it."""
+knapsack only, its text (a number or a share, ``30%``) sent as the request's ``capacity``, the
+answer within it, the capacity used in the metrics, a bad text refused in the server's words."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ pytest.importorskip("fastapi", reason="the web extra is not installed")
 from benchmarks.bench_web_load import serving  # noqa: E402
 from ptrnet.inference import load_model  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
-from tests.browser import TIMEOUT_MS  # noqa: E402
+from tests.browser import TIMEOUT_MS, wait_text  # noqa: E402
 
 pytest_plugins = ["tests.browser"]  # the browser fixture
 
@@ -40,17 +41,37 @@ def test_the_capacity_box_sends_the_capacity_and_the_answer_keeps_within_it(brow
     with page.expect_response("**/api/predict") as answered:
         page.fill("#capacity", "1.5")
         page.dispatch_event("#capacity", "change")
-    request = json.loads(answered.value.request.post_data)
-    answer = answered.value.json()
-    while answer.get("capacity") is None:  # an earlier request (no capacity) may answer first
-        with page.expect_response("**/api/predict") as answered:
-            pass
-        request, answer = json.loads(answered.value.request.post_data), answered.value.json()
+    request, answer = answered_with(page, answered, "1.5")
     weights = np.array(request["points"])[:, 0]
-    assert request["capacity"] == 1.5 and answer["capacity"] == 1.5
+    assert answer["capacity"] == 1.5 and answer["capacity_given"] == "1.5"
     assert weights[answer["model"]["sequence"]].sum() <= 1.5
     assert answer["model"]["info"]["name"] == "capacity"  # the capacity model answered
+    wait_text(page, "#metrics", "capacity1.5")
+    with page.expect_response("**/api/predict") as answered:  # a share, parsed by the server
+        page.fill("#capacity", "30%")
+        page.dispatch_event("#capacity", "change")
+    request, answer = answered_with(page, answered, "30%")
+    share = float(np.array(request["points"], dtype=np.float32)[:, 0].sum()) * 0.3
+    assert answer["capacity"] == pytest.approx(share, rel=1e-6)
+    assert weights[answer["model"]["sequence"]].sum() <= answer["capacity"]
+    wait_text(page, "#metrics", "30% of the total weight")
+    with page.expect_response("**/api/predict") as answered:  # a bad text: the server's line
+        page.fill("#capacity", "lots")
+        page.dispatch_event("#capacity", "change")
+    assert answered.value.status == 422
+    wait_text(page, "#error", "'lots': expected a number > 0 (12.5)")
     page.select_option("#task", "convex_hull")
     assert page.locator("#capacity-label").is_hidden()
     page.close()
     assert not errors, f"JavaScript errors: {errors}"
+
+
+def answered_with(page, answered, capacity: str) -> tuple[dict, dict]:
+    """The request that sent ``capacity`` (the box's text) and its answer: an earlier request
+    (another capacity, or none) may answer first."""
+    request, answer = json.loads(answered.value.request.post_data), answered.value.json()
+    while request.get("capacity") != capacity:
+        with page.expect_response("**/api/predict") as answered:
+            pass
+        request, answer = json.loads(answered.value.request.post_data), answered.value.json()
+    return request, answer

@@ -308,6 +308,11 @@ class Task(TaskCard, ABC):
         """The capacity ``points`` state (tasks with ``capacity_column``), else None."""
         return None
 
+    def instance_capacity(self, points: np.ndarray) -> float | None:
+        """The capacity ``points`` are solved under, in their own units (tasks with
+        ``capacity_column``: the one they state, else the task's default), else None."""
+        return None
+
     def model_rows(self, points: np.ndarray, input_dim: int) -> np.ndarray:
         """``points`` as rows of ``input_dim`` numbers, what a model of that width reads.
 

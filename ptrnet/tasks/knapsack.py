@@ -285,6 +285,9 @@ class KnapsackTask(Task):
     def stated_capacity(self, points: np.ndarray) -> float | None:
         return stated_capacity(points)
 
+    def instance_capacity(self, points: np.ndarray) -> float:
+        return instance_capacity(points)
+
     def model_rows(self, points: np.ndarray, input_dim: int) -> np.ndarray:
         """Rows for a model reading ``input_dim`` numbers: a capacity-reading model (3) gets
         items without one under Bello et al.'s :func:`capacity`, stated.

@@ -135,9 +135,17 @@ def model_answer(
 
 
 def answer(
-    task: Task, points: np.ndarray, loaded: LoadedModel | None, decoding: DecodingRequest
+    task: Task,
+    points: np.ndarray,
+    loaded: LoadedModel | None,
+    decoding: DecodingRequest,
+    capacity_given: float | str | None = None,
 ) -> dict[str, Any]:
     """The full answer for one instance of ``task`` (measuring lengths by its distance rule).
+    ``capacity`` is the capacity it is solved and decoded under (knapsack; in the items' own
+    units: the one ``points`` state, counted at float32, else Bello et al.'s
+    ``min(n / 4, 25)``), ``capacity_given`` the request's as sent (``"30%"``, a number; None:
+    the default).
     The model decodes the instance's unit-square image (of its plane: the projection of cities
     on the sphere) when it lies outside [0, 1]^2 (``unit_square`` states the map); lengths,
     metrics and searches stay in the instance's units, or the rule's (``units``: ``"km"``).
@@ -154,7 +162,8 @@ def answer(
     out: dict[str, Any] = {
         "task": task.name,
         "n": len(points),
-        "capacity": task.stated_capacity(points),  # knapsack: the capacity given, else null
+        "capacity": task.instance_capacity(points),  # knapsack: the one solved under, else null
+        "capacity_given": capacity_given,
         "reference": ref.tolist(),
         "reference_note": note,
         "reference_exact": task.reference_is_exact(len(points)),  # else a heuristic's answer

@@ -119,7 +119,7 @@ def create_app(
         task = request.measured_task()  # great-circle km for cities given as [lon, lat]
         points = request.instance()  # knapsack: stating its capacity, where the request gives one
         try:
-            return answer(task, points, models.get(task.name), request.decoding)
+            return answer(task, points, models.get(task.name), request.decoding, request.capacity)
         except DegenerateInstanceError as err:
             raise HTTPException(422, f"no exact solution: {err}") from None
         except DecodingError as err:  # e.g. a model whose scores overflow on these points

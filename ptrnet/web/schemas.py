@@ -11,9 +11,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FiniteFloat,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ptrnet.decoding.options import DEFAULT_RRC_ITERATIONS, DecodeOptions
+from ptrnet.quoting import quote
 from ptrnet.solvers.distances import RULES
 from ptrnet.tasks import TASKS, get_point_task
 
@@ -30,6 +39,7 @@ MAX_RRC_ITERATIONS = 100  # improve="rrc" rounds per request: --iterations's def
 RRC_BUDGET = 6000  # RRC rounds x cities per request: about 5 s of CPU at n = 300
 MAX_TEST_LENGTH = 100
 TEST_BUDGET = 60_000  # lists x numbers per length test: one or two seconds of CPU
+MAX_CAPACITY_TEXT = 40  # characters of a capacity given as text ("30%", "12.5")
 
 Coordinate = Annotated[FiniteFloat, Field(ge=-COORD_LIMIT, le=COORD_LIMIT)]
 
@@ -102,7 +112,9 @@ class DecodingRequest(Strict):
 class PredictRequest(Strict):
     """One instance of a task: ``points`` is n rows of ``task.dim`` numbers (``[[v], ...]`` for
     sort), n between the task's minimum and :data:`MAX_POINTS`; ``capacity`` (knapsack) the
-    capacity it is solved and decoded under (None: the task's default, Bello et al.'s
+    capacity it is solved and decoded under, as ``--capacity`` takes it: a number, or its text
+    (``"12.5"``, or ``"30%"`` of the items' total weight), parsed by the task's
+    :class:`~ptrnet.tasks.knapsack.CapacitySpec` (None: the task's default, Bello et al.'s
     ``min(n / 4, 25)``); ``distances`` (a task that measures lengths: TSP) the rule its lengths
     are measured by (:data:`ptrnet.solvers.distances.RULES`), as ``POST /api/read`` names a
     file's: ``euclidean`` (the default), ``great_circle`` (``points`` are ``[lon, lat]``
@@ -112,7 +124,7 @@ class PredictRequest(Strict):
     task: str
     points: list[list[Coordinate]] = Field(min_length=1, max_length=MAX_POINTS)
     decoding: DecodingRequest = DecodingRequest()
-    capacity: FiniteFloat | None = Field(None, gt=0, le=COORD_LIMIT * MAX_POINTS)
+    capacity: float | str | None = None
     distances: str = "euclidean"
 
     def measured_task(self) -> Task:
@@ -134,6 +146,33 @@ class PredictRequest(Strict):
         get_point_task(name, "the page")  # raises ValueError naming the point tasks
         return name
 
+    @field_validator("capacity", mode="before")
+    @classmethod
+    def _capacity_taken(cls, capacity: object, info: ValidationInfo) -> object:
+        """``capacity`` as given, once the task takes it as ``--capacity`` does
+        (:meth:`Task.with_capacity` on one item of weight 1; the request's own items are
+        checked in :meth:`_shape`).
+
+        Raises:
+            ValueError: one line (the CLI's wording): not a number or a text, a text longer
+                than :data:`MAX_CAPACITY_TEXT`, a capacity the task refuses, or a task without
+                one.
+        """
+        if capacity is None:
+            return None
+        if isinstance(capacity, bool) or not isinstance(capacity, int | float | str):
+            raise ValueError(
+                f"a capacity is a number or a text such as '30%', not {quote(capacity)}"
+            )
+        if isinstance(capacity, str) and len(capacity) > MAX_CAPACITY_TEXT:
+            raise ValueError(
+                f"{quote(capacity)}: a capacity is at most {MAX_CAPACITY_TEXT} characters"
+            )
+        task = TASKS.get(info.data.get("task"))  # None: the task was refused already
+        if task is not None:
+            task.with_capacity(np.ones((1, task.dim)), capacity)
+        return capacity
+
     @field_validator("distances")
     @classmethod
     def _known_rule(cls, name: str) -> str:
@@ -152,8 +191,7 @@ class PredictRequest(Strict):
             )
         if len(self.points) < task.min_n:
             raise ValueError(f"task {task.name} needs at least {task.min_n} points")
-        if self.capacity is not None:
-            task.with_capacity(np.zeros((1, task.dim)), self.capacity)  # ValueError: refused
+        self.instance()  # ValueError: a share of items that weigh nothing
         beam = self.decoding.strategy == "beam"
         work = (self.decoding.beam_width if beam else 1) * task.max_steps(len(self.points))
         if work > STEP_BUDGET:

@@ -79,8 +79,10 @@ async function fetchAnswer() {
   }
   const sent = requestPoints(task);
   const body = { task: state.task, ...sent, decoding: decodingOptions() };
-  // Knapsack: the capacity box, sent as typed (the server's 422 names a bad one); empty = default.
-  if (task.capacity && $("capacity").value !== "") body.capacity = Number($("capacity").value);
+  // Knapsack: the capacity box's text ("12.5", "30%"), which the server parses as --capacity
+  // does (its 422 names a bad one); empty = default.
+  const capacity = $("capacity").value.trim();
+  if (task.capacity && capacity !== "") body.capacity = capacity;
   // The unit of the answer's lengths: its distance rule's (km), else the points' own.
   const ownUnits = sent.points !== state.points && state.file.frame ? "(file's units)" : null;
   try {

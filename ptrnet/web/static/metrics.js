@@ -69,14 +69,26 @@ function searchText(search) {
   return rrc && local ? `${rrc}, then ${local}` : rrc || local;
 }
 
+/** The capacity an answer was solved under (knapsack: `capacity`, in the items' units), with
+ * what was asked (`capacity_given`: "30%", a number) or the default; none for other tasks. */
+function capacityRows(result) {
+  if (result.capacity === null || result.capacity === undefined) return [];
+  const given = result.capacity_given;
+  const value = String(Number(result.capacity.toPrecision(6)));
+  const how = given === null || given === undefined ? "default min(n/4, 25)"
+    : String(given).includes("%") ? `${String(given).trim()} of the total weight` : "";
+  return [["capacity", how ? `${value} (${how})` : value]];
+}
+
 /** Rows for the metrics table of `task` (its GET /api/tasks entry); empty without an answer. */
 export function metricRows(task, points, result) {
   if (!result || result.task !== task.name) return [];
-  if (!result.model) return exactRows(task.drawing, points, result);
+  if (!result.model) return [...capacityRows(result), ...exactRows(task.drawing, points, result)];
   const m = result.model;
   const decoding = m.strategy === "beam" ? `beam, width ${m.beam_width}` : "greedy";
   const likelihood = m.log_prob === null ? "—" : m.log_prob.toFixed(2);
   return [
+    ...capacityRows(result),
     ...(ROWS[task.drawing] || allMetrics)(result.metrics, result, points),
     ["decoding", `${decoding}, mask ${m.constraints === "task" ? "on" : "off"}`],
     // A searched tour is not the model's output: it has no log-likelihood.
