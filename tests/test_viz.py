@@ -17,7 +17,7 @@ from ptrnet.runs.checkpoint import save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.tasks import POINT_TASKS, get_task, to_tokens
 from ptrnet.tasks.base import trim_steps
-from ptrnet.viz.curves import curves_figure, panel_columns, read_log
+from ptrnet.viz.curves import curves_figure, panel_columns, read_log, run_rates
 from ptrnet.viz.figures import prediction_figure, save_png
 from ptrnet.viz.trace import allowed_masks, decode_trace
 
@@ -151,11 +151,49 @@ def test_curves_read_blanks_as_gaps_and_flags_as_numbers(tmp_path):
     log = read_log(tmp_path)
     assert np.isnan(log["val_accuracy"][0]) and log["val_accuracy"][1] == 0.25
     assert log["val_fail"][1] == 0.0
-    panels = panel_columns(log)
-    assert panels["loss"] == ["loss", "val_tf_loss"]
-    assert panels["decoded validation metrics"] == ["val_accuracy", "val_fail"]
-    assert panels["throughput (examples/s)"] == ["examples_per_s"]
-    assert len(curves_figure(log).axes) == 3
+    panels = panel_columns(log, frozenset({"accuracy"}))
+    assert panels == {
+        "loss": ["loss", "val_tf_loss"],
+        "decoded validation rates": ["val_accuracy"],
+        "other decoded validation metrics": ["val_fail"],
+        "throughput": ["examples_per_s"],
+    }
+    fig = curves_figure(log, rates=frozenset({"accuracy"}))
+    assert len(fig.axes) == 4
+    assert [t.get_text() for t in fig.axes[2].get_yticklabels()] == ["no", "yes"]  # val_fail
+    del log["val_fail"]  # no other metric: no panel for them
+    assert len(curves_figure(log, rates=frozenset({"accuracy"})).axes) == 3
+
+
+def test_plot_curves_draws_a_tsp_runs_gap_in_percent_apart_from_its_length(tmp_path):
+    from ptrnet.cli.plot import curves_figure_for
+
+    (tmp_path / "config.json").write_text('{"train": {"task": "tsp"}}')
+    (tmp_path / "log.csv").write_text(
+        "step,loss,lr,examples_per_s,elapsed_s,val_tf_loss,val_valid_rate,val_mean_length,"
+        "val_mean_gap\n50,2.1,0.001,900,7,,,,\n100,1.5,0.001,950,14,1.4,1.0,2.95,0.0321\n"
+    )
+    loss, rates, others, speed = curves_figure_for(str(tmp_path)).axes
+    assert [ax.get_ylabel() for ax in (loss, rates, others, speed)] == [
+        "loss",
+        "percent",
+        "mean length",
+        "examples per second",
+    ]
+    assert all(ax.get_xlabel() == "training step" for ax in (loss, rates, others, speed))
+    drawn = {line.get_label(): line.get_ydata()[-1] for line in rates.lines}
+    assert drawn == pytest.approx({"valid rate": 100.0, "mean gap": 3.21})
+    assert [(line.get_label(), line.get_ydata()[-1]) for line in others.lines] == [
+        ("mean length", 2.95)
+    ]
+
+
+def test_curves_rates_come_from_the_runs_task_or_every_task_without_a_config(tmp_path):
+    (tmp_path / "log.csv").write_text("step,loss\n1,0.5\n")
+    assert run_rates(tmp_path) >= {"mean_gap", "accuracy", "exact_match"}
+    assert "mean_length" not in run_rates(tmp_path / "log.csv")
+    (tmp_path / "config.json").write_text('{"train": {"task": "delaunay"}}')
+    assert run_rates(tmp_path / "log.csv") == get_task("delaunay").rate_metrics
 
 
 def test_curves_name_the_line_and_column_of_a_bad_cell(tmp_path):

@@ -23,8 +23,9 @@ output's metrics in words (rates and gaps in percent) and the heatmap marks each
 agreeing with the reference or not (tsp: an edge of the reference tour, either direction).
 
 The second form draws loss, decoded validation metrics and throughput from
-``RUN_DIR/log.csv``; ``curves`` is therefore a reserved word in the first position (write
-``./curves`` for a model directory of that name).
+``RUN_DIR/log.csv``, the task's rates and gaps in percent on their own axis, other metrics
+(a tour's length) on theirs; ``curves`` is therefore a reserved word in the first position
+(write ``./curves`` for a model directory of that name).
 
 The third draws an induction run (``ptrnet train induction``, docs/induction.md): both halves'
 loss curves, and the layer-1 and layer-2 attention maps on fresh sequence ``I``; RUN_DIR
@@ -124,14 +125,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def curves_figure_for(run_dir: str):
-    """The curves figure of ``run_dir``; a missing or malformed log is an InputError."""
+    """The curves figure of ``run_dir``, its task's rates and gaps in percent
+    (:func:`ptrnet.viz.curves.run_rates`); a missing or malformed log is an InputError."""
     from ptrnet.runs import LOG_CSV
-    from ptrnet.viz.curves import curves_figure, read_log
+    from ptrnet.viz.curves import curves_figure, read_log, run_rates
 
     path = os.path.join(run_dir, LOG_CSV) if os.path.isdir(run_dir) else run_dir
     if not os.path.isfile(path):
         raise InputError(path, None, "no training log here (expected RUN_DIR/log.csv)")
-    return curves_figure(read_log(path), title=os.path.basename(os.path.abspath(run_dir)))
+    title = os.path.basename(os.path.abspath(run_dir))
+    return curves_figure(read_log(path), title=title, rates=run_rates(path))
 
 
 def instance_figure(args: argparse.Namespace):
