@@ -90,11 +90,20 @@ def training_flops(
     )
 
 
+#: The capacity a model that reads one (``features="capacity"``) is counted at: a share of the
+#: items' total weight in the middle of the bundled capacity model's training range (10%-50%).
+COUNTED_CAPACITY = "30%"
+
+
 @functools.cache
-def size_batch(task_name: str, n: int, count: int, seed: int) -> Batch:
-    """``count`` labelled training-stream instances of exactly n points, as one batch."""
+def size_batch(task_name: str, n: int, count: int, seed: int, capacity: bool = False) -> Batch:
+    """``count`` labelled training-stream instances of exactly n points, as one batch; with
+    ``capacity`` each states :data:`COUNTED_CAPACITY` and is labelled under it."""
     task, sizes = get_task(task_name), SizeRange(n, n)
     pairs = [labelled_instance(task, sizes, seed, i, stream=Stream.TRAIN) for i in range(count)]
+    if capacity:
+        stated = [task.with_capacity(p, COUNTED_CAPACITY) for p, _ in pairs]
+        pairs = [(p, task.solve(p)) for p in stated]
     return collate([p for p, _ in pairs], [s for _, s in pairs])
 
 
@@ -111,6 +120,12 @@ def counted_fields(cfg: TrainConfig) -> tuple:
     )
 
 
+def reads_capacity(model: nn.Module) -> bool:
+    """Whether ``model`` reads rows that state a capacity (its configuration's features)."""
+    config = getattr(model, "config", None)
+    return getattr(config, "features", "raw") == "capacity"
+
+
 def flops_per_example(model: nn.Module, cfg: TrainConfig, per_size: int, seed: int) -> float:
     """Mean FLOPs of one training example of ``model`` trained as ``cfg`` says (its task, sizes,
     loss mask and label steps): a batch of ``per_size`` instances at every n of ``cfg``'s
@@ -125,7 +140,7 @@ def flops_per_example(model: nn.Module, cfg: TrainConfig, per_size: int, seed: i
     model.train()
     mask, sizes, per_n = loss_mask_task(cfg), cfg.size_range, []
     for n in range(sizes.lo, sizes.hi + 1):
-        batch = size_batch(cfg.task, n, per_size, seed)
+        batch = size_batch(cfg.task, n, per_size, seed, capacity=reads_capacity(model))
         active = label_step_mask(  # heavy decoder
             cfg.label_steps, seed, n, batch.targets, cfg.shared_label_steps
         )

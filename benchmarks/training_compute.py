@@ -95,6 +95,7 @@ MODELS = (
     Bundled("convex_hull/tf20-50", ("convex_hull/tf5-12", "convex_hull/tf20-50")),
     Bundled("convex_hull_seq2seq", ()),
     Bundled("knapsack", ("knapsack",)),
+    Bundled("knapsack/capacity", ("knapsack-capacity/n50", "knapsack-capacity")),
     Bundled(
         "delaunay",
         ("delaunay/1-first", "delaunay/2-warm-restart", "delaunay/3-warm-restart"),
