@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,59 +16,15 @@ from ptrnet.tasks import get_task
 from ptrnet.viz.figures import prediction_figure, save_png
 from ptrnet.viz.labels import LABEL_GID, LEADER_GID, MARKER_SIZE
 
-# 43 places as (name, latitude, longitude): the European capitals and Zurich, whose names
-# crowd one another at 7 points (Vienna and Bratislava, Ljubljana and Zagreb, Bern and
+# examples/capitals.csv: 43 places (name, lat, lon), the European capitals and Zurich, whose
+# names crowd one another at 7 points (Vienna and Bratislava, Ljubljana and Zagreb, Bern and
 # Zurich, Helsinki and Tallinn).
-CAPITALS = """\
-Amsterdam,52.3676,4.9041
-Andorra la Vella,42.5063,1.5218
-Athens,37.9838,23.7275
-Belgrade,44.7866,20.4489
-Berlin,52.5200,13.4050
-Bern,46.9480,7.4474
-Bratislava,48.1486,17.1077
-Brussels,50.8503,4.3517
-Bucharest,44.4268,26.1025
-Budapest,47.4979,19.0402
-Chisinau,47.0105,28.8638
-Copenhagen,55.6761,12.5683
-Dublin,53.3498,-6.2603
-Helsinki,60.1699,24.9384
-Kyiv,50.4501,30.5234
-Lisbon,38.7223,-9.1393
-Ljubljana,46.0569,14.5058
-London,51.5074,-0.1278
-Luxembourg,49.6116,6.1319
-Madrid,40.4168,-3.7038
-Minsk,53.9006,27.5590
-Monaco,43.7384,7.4246
-Oslo,59.9139,10.7522
-Paris,48.8566,2.3522
-Podgorica,42.4304,19.2594
-Prague,50.0755,14.4378
-Reykjavik,64.1466,-21.9426
-Riga,56.9496,24.1052
-Rome,41.9028,12.4964
-San Marino,43.9424,12.4578
-Sarajevo,43.8563,18.4131
-Skopje,41.9981,21.4254
-Sofia,42.6977,23.3219
-Stockholm,59.3293,18.0686
-Tallinn,59.4370,24.7536
-Tirana,41.3275,19.8187
-Vaduz,47.1410,9.5209
-Valletta,35.8989,14.5146
-Vienna,48.2082,16.3738
-Vilnius,54.6872,25.2797
-Warsaw,52.2297,21.0122
-Zagreb,45.8150,15.9819
-Zurich,47.3769,8.5417
-"""
+CAPITALS = (Path(__file__).parent.parent / "examples" / "capitals.csv").read_text().splitlines()[1:]
 
 
 def capitals() -> tuple[np.ndarray, tuple[str, ...]]:
     """The places as (lon, lat) points, as ``--columns lon,lat`` reads them, and their names."""
-    rows = [line.split(",") for line in CAPITALS.splitlines()]
+    rows = [line.split(",") for line in CAPITALS]
     points = np.array([(float(lon), float(lat)) for _, lat, lon in rows])
     return points, tuple(name for name, _, _ in rows)
 
