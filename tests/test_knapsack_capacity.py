@@ -369,6 +369,33 @@ def test_the_commands_take_a_capacity(cli, knapsack_folder, tmp_path):
     assert status == 0 and json.loads(out.splitlines()[0])["valid_rate"] == 1.0, err
 
 
+def test_score_and_plot_take_a_capacity(cli, knapsack_folder, tmp_path):
+    """``score`` and ``plot`` read a file under ``--capacity`` as ``predict`` and ``eval`` do;
+    a file whose lines state their capacities needs none."""
+    rows = ["weight,value"] + [f"{w},{v}" for w, v in np.random.default_rng(8).random((9, 2))]
+    (tmp_path / "items.csv").write_text("\n".join(rows) + "\n")
+    status, _, err = cli("predict", "knapsack", "items.csv", "--capacity", "1.2", "-o", "p.txt")
+    assert status == 0, err
+    status, out, err = cli("score", "knapsack", "items.csv", "p.txt", "--capacity", "1.2", "--json")
+    assert status == 0, err
+    status, evaluated, err = cli("eval", "knapsack", "items.csv", "--capacity", "1.2", "--json")
+    assert status == 0, err
+    assert json.loads(out) == json.loads(evaluated.splitlines()[0])  # the same answer and reference
+    status, _, err = cli("score", "knapsack", "items.csv", "p.txt")  # the reference states none
+    assert status == 1 and "the prediction states a capacity, the reference none" in err
+    for argv in (
+        ("items.csv", "--capacity", "40%"),
+        ("items.csv", "--capacity", "1.2", "--prediction", "p.txt"),
+        ("p.txt",),  # the line's own capacity
+    ):
+        status, _, err = cli("plot", "knapsack", *argv, "-o", "k.png")
+        assert status == 0 and (tmp_path / "k.png").read_bytes()[:4] == b"\x89PNG", err
+    status, _, err = cli(
+        "plot", "tsp", "items.csv", "--model", "none", "--capacity", "2", "-o", "t.png"
+    )
+    assert status == 2 and "task tsp has no capacity" in err
+
+
 @pytest.mark.parametrize(
     ("argv", "problem"),
     [

@@ -66,9 +66,9 @@ def column_names(text: str) -> tuple[str, ...]:
 
 
 def add_capacity_argument(parser: argparse.ArgumentParser, ranges: bool = False) -> None:
-    """``--capacity`` (knapsack; ``generate``, ``solve``, ``predict``, ``eval``): a number or a
-    share of each instance's total weight, with ``ranges`` also a range of shares drawn per
-    instance (``generate``)."""
+    """``--capacity`` (knapsack; ``generate``, ``solve``, ``predict``, ``eval``, ``score``,
+    ``plot``): a number or a share of each instance's total weight, with ``ranges`` also a
+    range of shares drawn per instance (``generate``)."""
     drawn = ", or a range drawn per instance (10%%-50%%)" if ranges else ""
     parser.add_argument(
         "--capacity",

@@ -9,7 +9,8 @@ Three forms::
 The first draws instance ``I`` (0-based) of ``INPUT``, read as ``ptrnet predict`` reads it (paper
 format, one point per line, CSV with ``--columns``, .npy, TSPLIB), with its reference, a
 model's output over it and the pointer heatmap beside it. The model decodes the instance as
-``predict`` does (its unit-square image, the same sequence); the drawing is in the input's
+``predict`` does (its unit-square image, the same sequence; knapsack: under ``--capacity``
+as ``predict`` reads it, else the capacity the line states); the drawing is in the input's
 units, labelled by the points' names when a CSV gives them (set apart so that no two overlap).
 The model is MODEL_OR_TASK when that is a run directory or checkpoint; after a task name it is
 ``--model`` (default: the task's bundled model; ``none`` draws the reference alone), named in
@@ -48,7 +49,7 @@ from ptrnet.cli.common import (
     positive_int,
 )
 from ptrnet.cli.decode_args import add_search_arguments, rrc_iterations, two_opt_wanted
-from ptrnet.cli.inputs import add_input_arguments
+from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
 from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.quoting import did_you_mean, quote
@@ -77,6 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="instances (any layout predict reads), or RUN_DIR for curves and induction",
     )
     add_input_arguments(parser)
+    add_capacity_argument(parser)
     parser.add_argument("--index", type=int, default=0, metavar="I", help="instance (default 0)")
     parser.add_argument(
         "--decode", choices=("greedy", "beam"), default="greedy", help="decoding strategy"
@@ -233,7 +235,7 @@ def predicted_figure(args: argparse.Namespace):
         UsageError: ``--prediction`` beside a model or a search option.
         InputError: a malformed FILE, or one whose instances are not INPUT's.
     """
-    from ptrnet.cli.inputs import read_prepared, references
+    from ptrnet.cli.inputs import references
     from ptrnet.evaluation.score import check_aligned
     from ptrnet.io.paper_format import Example, read_examples
     from ptrnet.tasks import TASKS
@@ -247,8 +249,8 @@ def predicted_figure(args: argparse.Namespace):
     ]
     if searched:
         raise UsageError(f"--prediction draws the file's answers as written, without {searched[0]}")
-    inst = pick_instance(args, task)
-    instances = read_prepared(args.input, task, args.format, columns=args.columns, labels=True)
+    instances = read_input(args, task)
+    inst = pick_instance(args, task, instances)
     preds = read_examples(args.prediction, task, "prediction")
     check_aligned(
         [Example(i.points, np.zeros(0, np.int64), i.line or 1) for i in instances],
@@ -328,20 +330,36 @@ def load_point_model(path: str | None, task: Task | None, device: str):
         ) from None
 
 
-def pick_instance(args: argparse.Namespace, task: Task):
-    """Instance ``args.index`` of ``args.input`` (:func:`ptrnet.cli.inputs.read_prepared`,
-    paper-format labels read as references).
+def read_input(args: argparse.Namespace, task: Task) -> list:
+    """The instances of ``args.input`` (:func:`ptrnet.cli.inputs.read_prepared`: its layout,
+    columns and knapsack ``--capacity``; paper-format labels read as references).
+
+    Raises:
+        UsageError, InputError: as :func:`ptrnet.cli.inputs.read_prepared`.
+    """
+    from ptrnet.cli.inputs import read_prepared
+
+    return read_prepared(
+        args.input,
+        task,
+        args.format,
+        columns=args.columns,
+        labels=True,
+        capacity=args.capacity,
+    )
+
+
+def pick_instance(args: argparse.Namespace, task: Task, instances: list | None = None):
+    """Instance ``args.index`` of ``instances`` (default: :func:`read_input`'s).
 
     Raises:
         UsageError: the index is negative or past the end of the file.
         InputError: the file is unreadable or malformed.
     """
-    from ptrnet.cli.inputs import read_prepared
-
     index = args.index
     if index < 0:
         raise UsageError(f"--index must be >= 0, got {index}")
-    instances = read_prepared(args.input, task, args.format, columns=args.columns, labels=True)
+    instances = read_input(args, task) if instances is None else instances
     if index >= len(instances):
         raise UsageError(f"--index {index}: {args.input} has fewer than {index + 1} instances")
     return instances[index]

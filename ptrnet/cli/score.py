@@ -3,7 +3,10 @@
 PREDICTIONS is in the paper format (what ``ptrnet predict`` writes by default), one labelled
 instance per line. REFERENCE holds the same instances in the same order, in any layout
 ``predict`` reads (``--format``, ``--columns``); its references are its labels (paper format),
-else the task's solver's, as ``ptrnet solve`` writes them (said on stderr). See
+else the task's solver's, as ``ptrnet solve`` writes them (said on stderr). Knapsack:
+``--capacity`` replaces any capacity REFERENCE states (its labels then dropped for the
+solver's), as ``predict --capacity`` does; PREDICTIONS must state the same one (``predict``
+writes it on each line). See
 :mod:`ptrnet.evaluation.score`. ``--json`` prints exactly one JSON object (NaN as null).
 """
 
@@ -13,7 +16,7 @@ import argparse
 import json
 
 from ptrnet.cli.common import add_task_argument, point_task_named
-from ptrnet.cli.inputs import add_input_arguments
+from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
 from ptrnet.evaluation.score import FAIL, check_aligned, json_safe, percent, score_examples
 from ptrnet.tasks import get_task
 
@@ -36,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the same instances with predicted outputs, line for line",
     )
     add_input_arguments(parser)
+    add_capacity_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -45,7 +49,14 @@ def run(args: argparse.Namespace) -> int:
     from ptrnet.io.paper_format import Example, read_examples
 
     task = point_task_named(args.task, NAME)
-    instances = read_prepared(args.reference, task, args.format, columns=args.columns, labels=True)
+    instances = read_prepared(
+        args.reference,
+        task,
+        args.format,
+        columns=args.columns,
+        labels=True,
+        capacity=args.capacity,
+    )
     task = measured_task(task, instances)  # great-circle km for latitude/longitude columns
     refs = [
         Example(inst.points, seq, inst.line or 1)

@@ -55,8 +55,12 @@ def check_aligned(
 
 def _points_problem(ref: np.ndarray, pred: np.ndarray) -> str | None:
     """How two instances differ, or None when equal within ``POINT_TOL``."""
-    if ref.shape != pred.shape:
+    if len(ref) != len(pred):
         return f"{len(pred)} points, reference has {len(ref)}"
+    if ref.shape != pred.shape:  # a knapsack's capacity column (n, 3) on one side only
+        sides = ("the prediction", "the reference")
+        stated, bare = sides if pred.shape[1] > ref.shape[1] else sides[::-1]
+        return f"{stated} states a capacity, {bare} none (give both the same, e.g. --capacity)"
     close = np.isclose(pred, ref, rtol=POINT_TOL, atol=POINT_TOL).ravel()
     if close.all():
         return None
