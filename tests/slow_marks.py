@@ -33,7 +33,7 @@ SLOW_MODULES = {
 }
 
 #: Single tests in other modules that start the command in a child process (pipes, standard
-#: streams, a fresh interpreter), as ``module::function``.
+#: streams, a fresh interpreter) or train, as ``module::function``.
 SLOW_TESTS = {
     "test_cli_data::test_closed_stdout_ends_quietly",
     "test_cli_data::test_help_exits_zero_and_stays_light",
@@ -43,6 +43,8 @@ SLOW_TESTS = {
     "test_cli_input_edge_cases::test_solve_from_stdin_matches_the_file",
     "test_cli_input_edge_cases::test_tsplib_through_a_pipe_reads_as_the_file_does",
     "test_copy_cli_errors::test_predict_reads_standard_input_as_a_file",
+    "test_knapsack_capacity_training::test_the_api_and_the_command_train_the_same_capacity_run",
+    "test_knapsack_capacity_training::test_the_api_states_a_drawn_capacity_on_array_data",
     "test_untrusted_files::test_data_from_dev_zero_is_one_line_and_pipes_still_read",
     "test_untrusted_files::test_model_fifo_is_one_line_and_does_not_block",
 }

@@ -88,6 +88,13 @@ def capacity_spec(text: str) -> CapacitySpec:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def capacity_text(text: str) -> str:
+    """argparse type of ``train --capacity``: ``text`` as given, once :func:`capacity_spec`
+    takes it (the run's configuration keeps the text, ``TrainConfig.capacity``)."""
+    capacity_spec(text)
+    return text
+
+
 def stating(task: Task, points: np.ndarray, capacity: CapacitySpec | None) -> np.ndarray:
     """``points`` under ``--capacity`` (unchanged without one).
 

@@ -52,6 +52,7 @@ from ptrnet.cli.common import (
     size_range,
     threads_int,
 )
+from ptrnet.cli.inputs import capacity_text
 from ptrnet.cli.interrupts import run_stoppable
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.train_config import fresh_config, resumed_config
@@ -109,6 +110,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--decoder-layers", type=positive_int, metavar="L", help="heavy decoder layers (default 6)")
     add("--glimpses", type=int, metavar="G", help="pointer glimpses (Bello et al.; default 0)")
     add("--logit-clip", type=float, metavar="C", help="pointer logits C tanh(u) (default 0: off)")
+    add(
+        "--capacity",
+        type=capacity_text,
+        metavar="C|P%|P%-Q%",
+        help="knapsack: the capacity every generated instance states (training and validation), "
+        "a number, a share of its total weight (30%%) or a range of shares drawn per instance "
+        "(10%%-50%%); implies --features capacity (default: none stated, Bello et al.'s "
+        "min(n/4, 25))",
+    )
     add(
         "--features",
         choices=FEATURES,

@@ -45,6 +45,7 @@ MODEL_OPTIONS = ("arch", "hidden", "layers", "init", *POINTER_OPTIONS)
 # Options that map one-to-one onto TrainConfig fields (the rest build the ModelConfig).
 TRAIN_OPTIONS = (
     "sizes",
+    "capacity",
     "data",
     "labels",
     "label_solver",
@@ -120,6 +121,8 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     pointer = {k: getattr(args, k) for k in POINTER_OPTIONS if getattr(args, k) is not None}
     defaults = {"heavy": HEAVY_DEFAULTS, "light": LIGHT_DEFAULTS}.get(pointer.get("decoder"), {})
     pointer = {**defaults, **pointer}
+    if "capacity" in options:  # generated instances state a capacity: a model that reads it
+        pointer.setdefault("features", "capacity")
     model = ModelConfig(
         kind=kind,
         input_dim=ROW_WIDTH.get(pointer.get("features")) or task.dim,
@@ -147,6 +150,10 @@ def check_used(config: RunConfig, given: set[str]) -> None:
         "label_solver": (train.objective == "reinforce", "labels (not --objective reinforce)"),
         "val_count": (train.val_data is not None, "generated validation (no --val-data)"),
         "epoch_size": (train.data is not None, "generated data (no --data)"),
+        "capacity": (
+            train.data is not None and train.val_data is not None,
+            "generated data or validation (no --data, or no --val-data)",
+        ),
         "encoder_layers": (model.encoder != "transformer", "--encoder transformer"),
         "heads": (
             model.encoder != "transformer" and model.decoder not in PERMUTATION_DECODERS,

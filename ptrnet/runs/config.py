@@ -32,7 +32,8 @@ from ptrnet.runs.shared import (
     positive_float,
     positive_int,
 )
-from ptrnet.tasks import POINT_TASKS, SizeRange, get_point_task, get_task
+from ptrnet.tasks import POINT_TASKS, SizeRange, Task, get_point_task, get_task
+from ptrnet.tasks.knapsack import CapacitySpec
 
 DEFAULT_STEPS = 10_000  # a run's length when neither steps nor epochs is given
 OPTIMIZERS = ("sgd", "adam")
@@ -43,6 +44,30 @@ OBJECTIVES = ("likelihood", "reinforce", "dagger")
 BASELINES = ("samples", "rollout", "ema", "pomo")
 
 
+def capacity_text(task: Task, capacity: str | float | None) -> str | None:
+    """``capacity`` (:attr:`TrainConfig.capacity`) as the text a config keeps, checked by
+    :meth:`CapacitySpec.parse` (None stays None).
+
+    Raises:
+        ValueError: one line naming ``capacity``: a task without one, or a value
+            :meth:`CapacitySpec.parse` refuses.
+    """
+    if capacity is None:
+        return None
+    if not task.capacity_column:
+        raise ValueError(f"capacity: task {task.name} has no capacity (knapsack has)")
+    if isinstance(capacity, bool) or not isinstance(capacity, (str, int, float)):
+        raise ValueError(
+            f"capacity: expected a number or a text such as '10%-50%', got {quote(capacity)}"
+        )
+    text = str(capacity)  # the saved config's JSON: 2.5 -> "2.5"
+    try:
+        CapacitySpec.parse(text)
+    except ValueError as err:
+        raise ValueError(f"capacity: {err}") from None
+    return text
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """How to train.
@@ -50,6 +75,12 @@ class TrainConfig:
     Attributes:
         task: registry name (``sort``, ``convex_hull``, ``delaunay``, ``tsp``).
         sizes: instance sizes, ``"5"`` or ``"5-50"``; each training instance draws n uniformly.
+        capacity: knapsack: the capacity every *generated* instance states (training stream
+            and validation set), as ``ptrnet generate knapsack --capacity`` takes it: a number,
+            a share of the instance's total weight (``"30%"``) or a range of shares drawn per
+            instance (``"10%-50%"``), kept as text (a number as ``str``); None = Bello et al.'s
+            ``min(n / 4, 25)``, stated by none. Needs a model that reads capacities
+            (``features`` ``capacity``); file instances (``data``, ``val_data``) state their own.
         data: paper-format training file, or None to generate fresh data on the fly.
         labels: ``solve`` = targets from ``task.solve`` (the canonical ones); ``file`` = the
             file's own labels (e.g. the paper's A1-labelled TSP-50).
@@ -137,6 +168,7 @@ class TrainConfig:
 
     task: str
     sizes: str
+    capacity: str | None = None
     data: str | None = None
     labels: str = "solve"
     label_solver: str | None = None
@@ -181,6 +213,7 @@ class TrainConfig:
         if not isinstance(self.sizes, str):
             raise ValueError(f"sizes must be a string like '5-50', got {quote(self.sizes)}")
         task.check_sizes(SizeRange.parse(self.sizes))
+        object.__setattr__(self, "capacity", capacity_text(task, self.capacity))
         _choice("optimizer", self.optimizer, OPTIMIZERS)
         _choice("labels", self.labels, LABELS)
         if self.label_solver is not None:
@@ -224,6 +257,14 @@ class TrainConfig:
         for name in ("bucket", "augment", "shared_label_steps"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {quote(getattr(self, name))}")
+
+    def generating_task(self) -> Task:
+        """The task that draws this run's generated instances: the registered one, each
+        instance stating ``capacity`` (drawn per instance for a range) when it is set."""
+        task = get_task(self.task)
+        if self.capacity is None:
+            return task
+        return task.with_capacities(CapacitySpec.parse(self.capacity))
 
     def _check_numbers(self) -> None:
         check_shared(self)
@@ -302,6 +343,11 @@ class RunConfig:
             raise ValueError(
                 f"features capacity need a task whose instances state a capacity (knapsack), "
                 f"not {task.name}"
+            )
+        if self.train.capacity is not None and not capacity:
+            raise ValueError(
+                f"capacity {self.train.capacity}: the generated instances state a capacity, so "
+                "the model must read it (features capacity, --features capacity)"
             )
         if self.model.input_dim != task.dim + capacity:
             raise ValueError(

@@ -168,6 +168,7 @@ class Trainer(RunLoop):
     ) -> None:
         cfg = config.train
         super().__init__(cfg, run_dir, run_session or Session(Ranks(), resolve_device(cfg.device)))
+        self.task = cfg.generating_task()  # knapsack: generated instances state ``capacity``
         self.config = config
         last = os.path.join(run_dir, LAST)
         self.refuse_used_dir(resume)  # a run of this task, another or the copy task
@@ -298,8 +299,9 @@ class Trainer(RunLoop):
                     None,
                     f"instances of {bad.shape[1]} numbers a row, and the model reads {width}: a "
                     "model that reads knapsack capacities (--features capacity) trains on "
-                    "instances that state them (--data and --val-data from ptrnet generate "
-                    "knapsack --capacity 10%-50%), and only such a model does",
+                    "instances that state them (--capacity 10%-50% for generated ones, or "
+                    "--data and --val-data from ptrnet generate knapsack --capacity 10%-50%), "
+                    "and only such a model does",
                 )
 
     def _measure(self, model: nn.Module) -> tuple[dict[str, Any], float]:
