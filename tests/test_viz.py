@@ -345,3 +345,45 @@ def test_a_subset_is_drawn_as_rings_and_dots_without_lines():
     assert model.get_offsets().tolist() == [[0.5, 0.5], [0.9, 0.1]]
     assert [to_hex(c) for c in model.get_facecolors()] == [MODEL, WRONG]
     plt.close(fig)
+
+
+def test_routes_are_drawn_from_the_depot_and_back_one_colour_each():
+    """The depot (the first input) as a square; each route closed on it; the exact routes pale
+    in one colour beside an output, the output's a colour per route; alone, the exact routes a
+    colour each."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from ptrnet.viz.draw import (
+        DEPOT_GID,
+        EXACT,
+        EXACT_GID,
+        MODEL_GID,
+        ROUTE_COLOURS,
+        draw_routes,
+        route_stops,
+    )
+
+    assert [s.tolist() for s in route_stops(np.array([3, 1, 0, 2]))] == [[0, 3, 1, 0], [0, 2, 0]]
+    assert [s.tolist() for s in route_stops(np.array([0, 2, 0, 0, 1, 0]))] == [[0, 2, 0], [0, 1, 0]]
+    points = np.array([[0.5, 0.5], [0.1, 0.1], [0.9, 0.1], [0.9, 0.9]])
+    fig, ax = plt.subplots()
+    draw_routes(ax, points, np.array([1, 2, 0, 3]), np.array([1, 0, 2, 3]))
+    depot = next(c for c in ax.collections if c.get_gid() == DEPOT_GID)
+    assert depot.get_offsets().tolist() == [[0.5, 0.5]]
+    exact = [line for line in ax.lines if line.get_gid() == EXACT_GID]
+    model = [line for line in ax.lines if line.get_gid() == MODEL_GID]
+    assert [line.get_xydata().tolist() for line in model] == [
+        [[0.5, 0.5], [0.1, 0.1], [0.5, 0.5]],
+        [[0.5, 0.5], [0.9, 0.1], [0.9, 0.9], [0.5, 0.5]],
+    ]
+    assert {to_hex(line.get_color()) for line in exact} == {EXACT}
+    assert [to_hex(line.get_color()) for line in model] == list(ROUTE_COLOURS[:2])
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    draw_routes(ax, points, np.array([1, 2, 0, 3]), None)
+    assert [to_hex(line.get_color()) for line in ax.lines] == list(ROUTE_COLOURS[:2])
+    plt.close(fig)

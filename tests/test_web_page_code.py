@@ -216,3 +216,57 @@ def test_the_training_charts_tick_shares_in_percent() -> None:
     assert json.loads(run.stdout) == [["0%", "20%", "40%", "60%", "80%", "100%"], "0.2", "1500"]
     calls = re.findall(r"yLabel: \"share of instances\"[^}]*}", (STATIC / "train.js").read_text())
     assert len(calls) == 2 and all("yPercent: true" in call for call in calls), calls
+
+
+def run_node(script: str) -> object:
+    """What ``script`` (an ES module) prints as JSON, run in Node (skipped without it)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    run = subprocess.run(
+        [node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def test_the_board_drives_each_route_from_the_depot_and_back() -> None:
+    """``routeStops`` (board.js): routes split at the depot (index 0), each closed on it; while
+    a decoding is under way (``open``) the last route is left where it stands."""
+    board = json.dumps((STATIC / "board.js").as_uri())
+    stops = run_node(
+        f"import {{ routeStops }} from {board};\n"
+        "console.log(JSON.stringify([routeStops([3, 1, 0, 2]), routeStops([3, 1, 0, 2], true),"
+        " routeStops([3, 1, 0], true), routeStops([0, 0, 2])]));"
+    )
+    assert stops == [
+        [[0, 3, 1, 0], [0, 2, 0]],
+        [[0, 3, 1, 0], [0, 2]],
+        [[0, 3, 1, 0]],
+        [[0, 2, 0]],
+    ]
+
+
+def test_the_metrics_of_routes_count_them_and_name_a_heuristic_reference() -> None:
+    answer = {
+        "task": "t",
+        "reference": [1, 2, 0, 3],
+        "reference_exact": False,
+        "reference_cost": 2.5,
+        "metrics": {"valid": True, "mean_length": 2.6, "mean_gap": 0.04, "reference_cost": 2.5},
+        "model": {"sequence": [1, 0, 2, 0, 3], "strategy": "greedy", "log_prob": -1.0},
+    }
+    metrics = json.dumps((STATIC / "metrics.js").as_uri())
+    rows = run_node(
+        f"import {{ metricRows }} from {metrics};\n"
+        f"const answer = {json.dumps(answer)};\n"
+        "const task = { name: 't', drawing: 'routes' };\n"
+        "const points = [[0, 0], [1, 0], [0, 1], [1, 1]];\n"
+        "console.log(JSON.stringify([metricRows(task, points, answer),"
+        " metricRows(task, points, { ...answer, model: null })]));"
+    )
+    with_model, alone = ({row[0]: row[1] for row in table} for table in rows)
+    assert with_model["routes, model / reference"] == "3 / 2"
+    assert with_model["gap to reference (< 0: shorter)"] == "4.0%"
+    assert with_model["reference (heuristic) length"] == "2.500"
+    assert alone["routes"] == "2" and alone["reference (heuristic) length"] == "2.500"

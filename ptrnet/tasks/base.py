@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 END_TOKEN = 0
 #: The drawing kinds (``Task.drawing``) that :mod:`ptrnet.viz.draw` and the web page both draw.
-DRAWINGS = ("hull", "tour", "triangles", "bars", "subset")
+DRAWINGS = ("hull", "tour", "triangles", "bars", "subset", "routes")
 
 
 @dataclass(frozen=True)
@@ -163,8 +163,10 @@ class Task(TaskCard, ABC):
     #: The instance sizes of ``ptrnet demo``'s table.
     demo_sizes: ClassVar[tuple[int, ...]]
     #: How an answer is drawn: ``hull`` (closed polygon of chosen points), ``tour`` (closed
-    #: path through all points), ``triangles``, ``bars`` (values in output order) or
-    #: ``subset`` (the chosen inputs marked, their order not drawn: a set answer).
+    #: path through all points), ``triangles``, ``bars`` (values in output order),
+    #: ``subset`` (the chosen inputs marked, their order not drawn: a set answer) or ``routes``
+    #: (the first input a depot, the answer's routes separated by visits to it, each drawn from
+    #: the depot and back in a colour of its own).
     drawing: ClassVar[str]
     #: Whether an answer is a closed cycle that is the same from any start and either way
     #: round (hull, TSP), so that :meth:`steps_as_reference` judges steps by its edges.

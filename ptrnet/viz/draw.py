@@ -10,6 +10,10 @@ One drawer per kind of drawing, chosen by :func:`draw_solution` from the task's 
 * ``subset`` (a task whose answer is a set of chosen inputs) -- the exact choice as large pale
   rings, the output's as small dots, red where the exact answer does not choose it; no lines,
   since the order of a set means nothing.
+* ``routes`` (vehicle routing: the first input is a depot, an answer's routes are separated by
+  visits to it) -- the depot as a square, each route from the depot and back; the exact routes
+  thick and pale, the output's thin, one colour per route (the exact ones too, without an
+  output).
 
 Sequences are 0-based index arrays (see :mod:`ptrnet.tasks.base`); a prediction is drawn as
 emitted, so an open hull or a tour with repeats shows as such. Point labels are 1-based, the
@@ -37,6 +41,19 @@ WRONG = "#d62728"
 LABEL_LIMIT = 60  # more points than this: no labels (too many to set apart)
 EXACT_GID, MODEL_GID = "exact", "model"  # the paths' artist ids, for a reader of the figure
 MARGIN = 0.05  # the space around the points, a share of their largest extent
+#: One colour per route (matplotlib's tab10 without its green and red, which mean exact and
+#: wrong here), repeated past the eighth route.
+ROUTE_COLOURS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+DEPOT_GID = "depot"
 
 
 def draw_solution(
@@ -94,6 +111,8 @@ def _optional(seq: np.ndarray | None) -> np.ndarray | None:
 def _legend(kind: str, with_model: bool, reference: str = "exact", answer: str = "model") -> list:
     if kind == "subset":
         return _subset_legend(with_model, reference, answer)
+    if kind == "routes":
+        return _routes_legend(with_model, reference, answer)
     if kind == "bars":
         handles = [Patch(color=EXACT, alpha=0.35, label=f"{reference} (sorted)")]
         if with_model:
@@ -122,6 +141,18 @@ def _subset_legend(with_model: bool, reference: str = "exact", answer: str = "mo
             Line2D([], [], color=WRONG, label=f"{answer}, not {reference}", **dot),
         ]
     return handles
+
+
+def _routes_legend(with_model: bool, reference: str = "exact", answer: str = "model") -> list:
+    depot = Line2D([], [], ls="", marker="s", color="black", ms=8, label="depot")
+    if not with_model:
+        colour = ROUTE_COLOURS[0]
+        return [depot, Line2D([], [], color=colour, lw=4, alpha=0.5, label=f"{reference} routes")]
+    return [
+        depot,
+        Line2D([], [], color=EXACT, lw=4, alpha=0.5, label=reference),
+        Line2D([], [], color=ROUTE_COLOURS[0], lw=1.5, label=f"{answer}, a colour per route"),
+    ]
 
 
 def _plane(ax: Axes, points: np.ndarray, names: tuple[str, ...] | None) -> None:
@@ -212,10 +243,33 @@ def draw_subset(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarray 
         ax.scatter(points[pred, 0], points[pred, 1], s=40, c=colors, zorder=6, gid=MODEL_GID)
 
 
+def route_stops(seq: np.ndarray) -> list[np.ndarray]:
+    """The routes of ``seq`` (indices, 0 the depot between two routes) each as the stops driven:
+    ``[0, ..., 0]``; a route left empty by two depot visits in a row is dropped."""
+    parts = np.split(np.asarray(seq, dtype=np.int64), np.flatnonzero(np.asarray(seq) == 0))
+    return [np.concatenate([[0], p[p != 0], [0]]) for p in parts if (p != 0).any()]
+
+
+def draw_routes(ax: Axes, points: np.ndarray, ref: np.ndarray, pred: np.ndarray | None) -> None:
+    """The depot (the first input) as a black square; each route from the depot and back, the
+    exact ones thick and pale (in one colour beside an output, else a colour each), the
+    output's thin, a colour each (:data:`ROUTE_COLOURS`)."""
+    ax.scatter(
+        points[:1, 0], points[:1, 1], marker="s", s=90, color="black", zorder=6, gid=DEPOT_GID
+    )
+    for k, stops in enumerate(route_stops(ref)):
+        colour = EXACT if pred is not None else ROUTE_COLOURS[k % len(ROUTE_COLOURS)]
+        _path(ax, points, stops, color=colour, lw=4, alpha=0.5, gid=EXACT_GID)
+    for k, stops in enumerate(route_stops(pred) if pred is not None else []):
+        colour = ROUTE_COLOURS[k % len(ROUTE_COLOURS)]
+        _path(ax, points, stops, color=colour, lw=1.5, gid=MODEL_GID)
+
+
 DRAWERS: dict[str, Callable[[Axes, np.ndarray, np.ndarray, np.ndarray | None], None]] = {
     "hull": draw_hull,
     "tour": draw_tour,
     "triangles": draw_triangles,
     "bars": draw_sort,
     "subset": draw_subset,
+    "routes": draw_routes,
 }

@@ -4,8 +4,9 @@
 // Model tokens: 0 = end symbol, j = input j-1 (ptrnet/tasks/base.py).
 // What is drawn follows the task's drawing kind (Task.drawing, sent by GET /api/tasks): "hull"
 // (closed polygon of chosen points), "tour" (path through the points), "triangles", "bars"
-// (values in output order) or "subset" (chosen points ringed, no lines: a set has no order);
-// never the task's name.
+// (values in output order), "subset" (chosen points ringed, no lines: a set has no order) or
+// "routes" (the first point a depot drawn as a square, each route from it and back, the model's
+// one colour per route); never the task's name.
 
 export const SIZE = 600;
 const PAD = 30;
@@ -50,6 +51,22 @@ export function emitted(model, step) {
   return model.trace.tokens.slice(0, step).filter((t) => t > 0).map((t) => t - 1);
 }
 
+/** Route colours: classes r0..r7 of style.css (ptrnet/viz/draw.py's ROUTE_COLOURS; the page's
+ * Content-Security-Policy allows no inline style). */
+const ROUTE_COLOURS = 8;
+
+/** The routes of a sequence (0 = the depot, between two routes), each as the stops driven
+ * [0, ..., 0]; with open = true the last one is left where it is (a decoding still under way). */
+export function routeStops(seq, open = false) {
+  const routes = [[]];
+  for (const i of seq) {
+    if (i === 0) routes.push([]);
+    else routes[routes.length - 1].push(i);
+  }
+  const kept = routes.filter((r) => r.length);
+  return kept.map((r, k) => (open && k === kept.length - 1 && seq[seq.length - 1] !== 0 ? [0, ...r] : [0, ...r, 0]));
+}
+
 /** Whether every index of a sequence is a point we still have (results can be stale). */
 const fits = (seq, n) => seq.every((i) => i >= 0 && i < n);
 
@@ -64,7 +81,22 @@ function drawReference(g, drawing, points, ref) {
     }
   } else if (drawing === "subset") {
     for (const i of ref) ring(g, points[i], 13, "ref subset");
+  } else if (drawing === "routes") {
+    for (const stops of routeStops(ref)) add(g, "path", { d: pathData(points, stops), class: "ref route" });
   }
+}
+
+/** A model's routes, one colour each; the last one open while the decoding is under way. */
+function drawRoutes(g, points, seq, open) {
+  routeStops(seq, open).forEach((stops, k) => {
+    add(g, "path", { d: pathData(points, stops), class: `model route r${k % ROUTE_COLOURS} model-path` });
+  });
+}
+
+/** The depot (the first point) as a square under its dot. */
+function drawDepot(g, point) {
+  const [x, y] = toPx(point);
+  add(g, "rect", { x: x - 9, y: y - 9, width: 18, height: 18, class: "depot" });
 }
 
 /** A circle of radius r (pixels) around a unit-square point. */
@@ -79,9 +111,13 @@ function drawChoices(g, points, seq, ref) {
   for (const i of seq) ring(g, points[i], 9, truth.has(i) ? "model subset" : "model subset wrong");
 }
 
-function drawModel(g, drawing, points, seq, ref) {
+function drawModel(g, drawing, points, seq, ref, open = false) {
   if (drawing === "subset") {
     drawChoices(g, points, seq, ref);
+    return;
+  }
+  if (drawing === "routes") {
+    drawRoutes(g, points, seq, open);
     return;
   }
   if (drawing !== "triangles") {
@@ -162,13 +198,15 @@ function drawPlane(svg, view, marks) {
   const { drawing, points, result } = view;
   add(svg, "rect", { x: PAD, y: PAD, width: SPAN, height: SPAN, class: "frame" });
   const px = points.map(toPx);
+  if (drawing === "routes" && points.length) drawDepot(add(svg, "g"), points[0]);
   if (result && fits(result.reference, points.length)) {
     drawReference(add(svg, "g"), drawing, points, result.reference);
     const model = result.model;
     if (model && fits(model.sequence, points.length)) {
       const g = add(svg, "g");
       drawDecoded(g, points, model);
-      drawModel(g, drawing, points, emitted(model, view.step), result.reference);
+      const seq = emitted(model, view.step);
+      drawModel(g, drawing, points, seq, result.reference, seq !== model.sequence);
     }
   }
   const g = add(svg, "g", { class: "points" });

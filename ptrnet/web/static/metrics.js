@@ -21,9 +21,16 @@ function exactRows(drawing, points, result) {
   }
   if (drawing === "triangles") rows.push(["triangles", String(ref.length / 3)]);
   if (drawing === "subset") rows.push(["inputs chosen", String(ref.length)]);
+  if (drawing === "routes") {
+    rows.push(["routes", String(routeCount(ref))]);
+    rows.push([`${referenceName(exact)} length`, length(result.reference_cost, result.lengthUnit)]);
+  }
   if (drawing === "bars") rows.push(["smallest, largest", `${points[ref[0]][0]}, ${points[ref[ref.length - 1]][0]}`]);
   return rows;
 }
+
+/** Routes in a sequence whose routes are separated by the depot (index 0). */
+const routeCount = (seq) => seq.filter((i, k) => i !== 0 && (k === 0 || seq[k - 1] === 0)).length;
 
 // The metrics of POST /api/predict worth a row, per drawing kind (Task.metric_keys and "valid").
 const ROWS = {
@@ -49,6 +56,13 @@ const ROWS = {
     ["triangle coverage", pct(m.triangle_coverage)],
     ["triangles, model / exact",
       `${Math.floor(result.model.sequence.length / 3)} / ${result.reference.length / 3}`],
+  ],
+  routes: (m, result) => [
+    ["valid routes?", ...yes(m.valid)],
+    ["length", length(m.mean_length, result.lengthUnit)],
+    [`${referenceName(result.reference_exact)} length`, length(m.reference_cost, result.lengthUnit)],
+    [result.reference_exact ? "gap to optimal" : "gap to reference (< 0: shorter)", pct(m.mean_gap)],
+    ["routes, model / reference", `${routeCount(result.model.sequence)} / ${routeCount(result.reference)}`],
   ],
   bars: (m) => [
     ["sorted correctly?", ...yes(m.exact_match === 1)],
