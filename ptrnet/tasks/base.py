@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from ptrnet.solvers.distances import Distances
     from ptrnet.tasks.constraints import DecodeState
+    from ptrnet.tasks.state_fields import StateField
 
 END_TOKEN = 0
 #: The drawing kinds (``Task.drawing``) that :mod:`ptrnet.viz.draw` and the web page both draw.
@@ -131,7 +132,8 @@ class Task(TaskCard, ABC):
     of an API result), ``archs`` (default: the Ptr-Net and the two Table 1 baselines),
     ``solvers``, ``lower_is_better`` and ``validity_metric`` (checkpoint
     selection), ``paper_constraints`` (the paper's decoding mask for it), ``reads_history``
-    (a rule that reads the tokens emitted so far), the symmetry flags
+    (a rule that reads the tokens emitted so far), ``state_fields`` (per-row state of its
+    own that its rule reads, such as the room left in a knapsack), the symmetry flags
     (multi-view decoding, augmentation; both false suit a non-geometric task),
     ``permutation_output`` (the heavy decoder), ``shape_invariant`` (the unit-square map),
     ``has_cost`` with :meth:`sequence_cost` and optionally a batched :meth:`batch_cost`
@@ -191,6 +193,11 @@ class Task(TaskCard, ABC):
     #: (:attr:`ptrnet.tasks.constraints.DecodeState.history`), which the decoding state then
     #: keeps in ``task`` mode: Delaunay's, which refuses a triangle given before.
     reads_history: ClassVar[bool] = False
+    #: The per-row state :meth:`allowed_next` keeps beyond the shared one (visited, first,
+    #: last, steps, done): :class:`ptrnet.tasks.state_fields.StateField` s, each with a start
+    #: value and an update rule, read as ``state.own[name]``; the decoding state carries and
+    #: reorders them in ``task`` mode. None by default (no cost).
+    state_fields: ClassVar[tuple[StateField, ...]] = ()
     #: Whether an instance's answer depends only on its shape, so that translating it and
     #: scaling it uniformly keeps the answer: true for the geometric tasks and sort, whose
     #: instances in other units are decoded on their image in the unit square

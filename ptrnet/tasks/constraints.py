@@ -15,7 +15,9 @@ allowed entries never produces NaN.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Protocol
 
 import torch
@@ -23,6 +25,26 @@ import torch
 from ptrnet.quoting import quote
 
 MODES = ("none", "task")
+#: The task's own state of a decoding that keeps none (a task without fields, ``none`` mode).
+NO_FIELDS: Mapping[str, torch.Tensor] = MappingProxyType({})
+
+
+class Field(Protocol):
+    """What a decoding state needs of a task's own field: every
+    :class:`ptrnet.tasks.state_fields.StateField` has it (stated here, as :class:`Rules` is,
+    so that this module imports nothing of the task modules' side)."""
+
+    name: str
+
+    def start(self, state: DecodeState) -> torch.Tensor:
+        """(B, ...) the value before the first step."""
+        ...
+
+    def update(
+        self, value: torch.Tensor, state: DecodeState, token: torch.Tensor, moved: torch.Tensor
+    ) -> torch.Tensor:
+        """(B, ...) the value after ``token`` (B,); ``moved`` (B,): rows that emitted an input."""
+        ...
 
 
 class Rules(Protocol):
@@ -57,13 +79,12 @@ class DecodeState:
         lengths: (B,) real input count per row.
         visited: (B, n+1) bool, tokens emitted so far (column 0 = end emitted).
         first: (B,) token emitted at step 0 (0 before any step).
-        second: (B,) token emitted at step 1 (0 before two steps).
         last: (B,) token emitted at the previous step (0 before any step).
-        previous: (B,) token emitted before ``last`` (0 before two steps).
         steps: (B,) number of tokens emitted before the end symbol.
         done: (B,) whether the end symbol has been emitted.
         points: (B, n, dim) float64 instances, zero-padded, for a task whose rule depends on
-            where the inputs lie (the convex hull's left turns); None where none was given.
+            where the inputs lie (the convex hull's left turns) or on an instance's extra
+            columns (a knapsack's capacity); None where none was given.
         history: (B, t) long, the token each row emitted at each of the t updates so far (0 for
             the end and after it), for a task whose rule reads it (``Rules.reads_history``,
             ``task`` mode only); None otherwise, so no other decoding pays for it. A row not
@@ -71,6 +92,9 @@ class DecodeState:
         real: (B, n+1) bool, the real input columns; end: (B, n+1) bool, the end column alone;
             budget: (B,) the task's output budget (``max_steps``). Fixed for a decoding:
             built from ``lengths`` and ``task`` when not given, then carried along.
+        own: the task's own state, ``{field name: (B, ...) value}`` for each of its
+            :attr:`Rules.state_fields` in ``task`` mode (read-only; empty otherwise): started,
+            updated and reordered here without being named (:mod:`ptrnet.tasks.state_fields`).
     """
 
     task: Rules
@@ -78,9 +102,7 @@ class DecodeState:
     lengths: torch.Tensor
     visited: torch.Tensor
     first: torch.Tensor
-    second: torch.Tensor
     last: torch.Tensor
-    previous: torch.Tensor
     steps: torch.Tensor
     done: torch.Tensor
     points: torch.Tensor | None = None
@@ -88,6 +110,7 @@ class DecodeState:
     real: torch.Tensor | None = None
     end: torch.Tensor | None = None
     budget: torch.Tensor | None = None
+    own: Mapping[str, torch.Tensor] | None = None
 
     def __post_init__(self) -> None:
         # Fixed for the whole decoding, so built once rather than at every step (where each
@@ -102,6 +125,8 @@ class DecodeState:
             object.__setattr__(self, "end", end)
         if self.budget is None:
             object.__setattr__(self, "budget", self.task.max_steps(self.lengths))
+        if self.own is None:
+            object.__setattr__(self, "own", NO_FIELDS)
 
     @classmethod
     def start(
@@ -113,7 +138,12 @@ class DecodeState:
     ) -> DecodeState:
         """The state before the first step of rows of ``lengths`` (B,); ``points`` (B, n, dim)
         the instances (any float dtype, kept as float64), which a task whose rule reads them
-        (the convex hull's) needs in ``task`` mode."""
+        (the convex hull's) needs in ``task`` mode. In ``task`` mode the task's own fields are
+        started from the state without them.
+
+        Raises:
+            ValueError: an unknown mode; a task field whose start is not (B, ...).
+        """
         if mode not in MODES:
             raise ValueError(
                 f"unknown constraint mode {quote(mode)}; choose from {', '.join(MODES)}"
@@ -122,7 +152,7 @@ class DecodeState:
         batch, n = lengths.shape[0], int(lengths.max()) if lengths.numel() else 0
         zeros = torch.zeros(batch, dtype=torch.long, device=lengths.device)
         keeps = mode == "task" and task.reads_history
-        return cls(
+        state = cls(
             task,
             mode,
             lengths,
@@ -130,12 +160,12 @@ class DecodeState:
             zeros,
             zeros,
             zeros,
-            zeros,
-            zeros,
             torch.zeros(batch, dtype=torch.bool, device=lengths.device),
             None if points is None else points.detach().to(torch.float64),
             zeros[:, None][:, :0] if keeps else None,  # (B, 0): nothing emitted yet
         )
+        fields = task.state_fields if mode == "task" else ()
+        return replace(state, own=start_fields(state, fields)) if fields else state
 
     @property
     def n(self) -> int:
@@ -190,18 +220,20 @@ class DecodeState:
         hit = torch.zeros_like(self.visited).scatter(1, token[:, None], True)
         ended = live & (token == 0)
         moved = live & ~ended
-        history = self.history
+        history, own = self.history, self.own
         if history is not None:
             history = torch.cat([history, torch.where(moved, token, 0)[:, None]], dim=1)
+        if own:  # the task's fields, in task mode: read from the state before the step
+            own = MappingProxyType(
+                {f.name: f.update(own[f.name], self, token, moved) for f in self.task.state_fields}
+            )
         return DecodeState(  # not dataclasses.replace: this runs at every step
             task=self.task,
             mode=self.mode,
             lengths=self.lengths,
             visited=self.visited | (hit & live[:, None]),
             first=torch.where(moved & (self.steps == 0), token, self.first),
-            second=torch.where(moved & (self.steps == 1), token, self.second),
             last=torch.where(moved, token, self.last),
-            previous=torch.where(moved, self.last, self.previous),
             steps=self.steps + moved,
             done=self.done | ended,
             points=self.points,
@@ -209,18 +241,21 @@ class DecodeState:
             real=self.real,
             end=self.end,
             budget=self.budget,
+            own=own,
         )
 
     def index(self, rows: torch.Tensor) -> DecodeState:
-        """Re-select rows (e.g. beam parents): every per-row tensor is gathered by ``rows``."""
+        """Re-select rows (e.g. beam parents): every per-row tensor is gathered by ``rows``, the
+        task's own fields too."""
+        own = self.own
+        if own:
+            own = MappingProxyType({name: value[rows] for name, value in own.items()})
         return replace(
             self,
             lengths=self.lengths[rows],
             visited=self.visited[rows],
             first=self.first[rows],
-            second=self.second[rows],
             last=self.last[rows],
-            previous=self.previous[rows],
             steps=self.steps[rows],
             done=self.done[rows],
             points=None if self.points is None else self.points[rows],
@@ -228,7 +263,29 @@ class DecodeState:
             real=self.real[rows],
             end=self.end[rows],
             budget=self.budget[rows],
+            own=own,
         )
+
+
+def start_fields(state: DecodeState, fields: tuple[Field, ...]) -> Mapping[str, torch.Tensor]:
+    """``{name: start value}`` of a task's ``fields`` on ``state`` (B rows), read-only.
+
+    Raises:
+        ValueError: two fields of one name, or a start value that is not a tensor of B rows.
+    """
+    own, rows = {}, state.lengths.shape[0]
+    for field in fields:
+        value = field.start(state)
+        if field.name in own:
+            raise ValueError(f"the {state.task.name} task declares field {quote(field.name)} twice")
+        if not isinstance(value, torch.Tensor) or value.dim() == 0 or value.shape[0] != rows:
+            shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+            raise ValueError(
+                f"the {state.task.name} task's field {quote(field.name)} starts as {shape}, "
+                f"not a tensor of {rows} rows"
+            )
+        own[field.name] = value
+    return MappingProxyType(own)
 
 
 def replay_masks(

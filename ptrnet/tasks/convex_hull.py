@@ -39,6 +39,7 @@ import numpy as np
 
 from ptrnet.solvers.geometry import convex_hull, first_copies, planar_degeneracy
 from ptrnet.tasks.base import Task, check_indices
+from ptrnet.tasks.state_fields import PREVIOUS, StateField, no_token
 
 if TYPE_CHECKING:
     import torch
@@ -46,6 +47,15 @@ if TYPE_CHECKING:
     from ptrnet.tasks.constraints import DecodeState
 
 FAIL_THRESHOLD = 0.01  # the paper reports FAIL when more than 1% of outputs are not simple
+
+
+def _second(value, state: DecodeState, token, moved) -> torch.Tensor:
+    return token.where(moved & (state.steps == 1), value)
+
+
+#: (B,) long: the polygon's second vertex (0 before two steps), which the closing edge's
+#: neighbour turn reads (:func:`allowed_vertices`).
+SECOND = StateField("second", no_token, _second)
 
 
 def canonical_cycle(cycle: np.ndarray) -> np.ndarray:
@@ -138,6 +148,7 @@ class ConvexHullTask(Task):
     solvers = ("qhull",)
     square_symmetric = True
     rotation_invariant_labels = True
+    state_fields = (SECOND, PREVIOUS)  # the turns at v0 and at the last vertex
     has_cost = True
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
@@ -257,8 +268,8 @@ def allowed_vertices(state: DecodeState) -> torch.Tensor:
 
     where = state.located()  # (B, n+1, 2)
     rows = torch.arange(where.shape[0], device=where.device)
-    v0, v1 = where[rows, state.first], where[rows, state.second]  # (B, 2)
-    last, before = where[rows, state.last], where[rows, state.previous]
+    v0, v1 = where[rows, state.first], where[rows, state.own["second"]]  # (B, 2)
+    last, before = where[rows, state.last], where[rows, state.own["previous"]]
     left = _left_turns(before[:, None], last[:, None], where, v0[:, None], v1[:, None])
     free = state.unvisited()
     allowed = torch.where((state.steps >= 2)[:, None], free & left, free)

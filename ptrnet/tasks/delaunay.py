@@ -40,6 +40,7 @@ from ptrnet.solvers.geometry import (
     safe_range,
 )
 from ptrnet.tasks.base import Task, check_indices
+from ptrnet.tasks.state_fields import PREVIOUS
 
 if TYPE_CHECKING:
     import torch
@@ -93,6 +94,7 @@ def torch_where_position(position, opening, second, third):
 class DelaunayTask(Task):
     name = "delaunay"
     reads_history = True
+    state_fields = (PREVIOUS,)  # a triangle's third vertex is neither of the two before it
     dim = 2
     min_n = 3
     metric_keys = ("accuracy", "triangle_coverage")
@@ -167,7 +169,7 @@ class DelaunayTask(Task):
         a third vertex left (fewer than n - 2 triangles on the edge), so no row gets stuck."""
         position, size = state.steps % 3, state.lengths[:, None]  # (B,), (B, 1)
         triangles = emitted_triangles(state)  # (B, m, 3)
-        real, last, previous = state.real_columns(), state.last, state.previous
+        real, last, previous = state.real_columns(), state.last, state.own["previous"]
         fresh = ~state.one_hot(last, state.steps > 0)  # not the vertex just given
         pairs = (size - 1) * (size - 2) // 2
         opening = real & (co_occurrences(state, triangles) < pairs)

@@ -63,6 +63,7 @@ from ptrnet.solvers.knapsack import (
     total_fits,
 )
 from ptrnet.tasks.base import Reference, Task, check_indices
+from ptrnet.tasks.state_fields import StateField, fixed
 
 if TYPE_CHECKING:
     import torch
@@ -215,6 +216,31 @@ def total_value(points: np.ndarray, seq: np.ndarray) -> float:
     return math.fsum(np.asarray(points, dtype=np.float64)[np.asarray(seq, dtype=np.int64), 1])
 
 
+def row_capacities(state: DecodeState) -> torch.Tensor:
+    """(B,) float64 each row's capacity: the one its instance states (a third column, the same
+    on every item), else Bello et al.'s :func:`capacity` of its size."""
+    located = state.located()  # (B, n+1, dim), the end column 0
+    if located.shape[-1] == 3 and located.shape[1] > 1:
+        return located[:, 1, 2]  # item 1's (every row has one)
+    return capacity(state.lengths.to(located.dtype))
+
+
+def _room_left(room, state: DecodeState, token, moved) -> torch.Tensor:
+    taken = state.own["weights"].gather(1, token[:, None])[:, 0]  # (B,), the end's 0
+    return (room - taken).where(moved, room)
+
+
+#: The knapsack rule's own decoding state (:meth:`KnapsackTask.allowed_next`): each row's
+#: weights (B, n+1) float64 as the model reads them (the end column 0), the slack of its sums
+#: (B,) (:data:`SLACK` times the capacity), both fixed, and the room left (B,): the capacity
+#: less the weights chosen so far.
+ROOM = (
+    StateField("weights", lambda state: state.located()[..., 0], fixed),
+    StateField("slack", lambda state: SLACK * row_capacities(state), fixed),
+    StateField("room", row_capacities, _room_left),
+)
+
+
 class KnapsackTask(Task):
     name = "knapsack"
     dim = 2
@@ -255,6 +281,7 @@ class KnapsackTask(Task):
     objective_cost = True
     best_pick = "most valuable load"
     shape_invariant = False  # weights count against the capacity in their own units: never rescaled
+    state_fields = ROOM
 
     capacity_column = True  # an instance may state its capacity: (n, 3)
 
@@ -427,20 +454,14 @@ class KnapsackTask(Task):
 
     def allowed_next(self, state: DecodeState) -> torch.Tensor:
         """Items not chosen yet that fit the room left under each row's capacity (stated, else
-        Bello et al.'s); the end once none does.
+        Bello et al.'s: :data:`ROOM`); the end once none does.
 
-        Sums run in float64 over float32 weights, exact for weights in [0, 1) whose sum stays
-        below 2**29. For other inputs :data:`SLACK` (times the capacity) covers the rounding:
-        an item fits if its weight is at most the room plus the slack, and the end is allowed
-        when no item fits within the room less the slack, so an exact label passes both."""
-        located = state.located()  # (B, n+1, dim), the end column 0
-        weights = located[..., 0]  # (B, n+1)
-        if located.shape[-1] == 3:  # stated capacities, the same on every row of an instance
-            cap = located[:, 1, 2]  # (B,): item 1's (every row has one)
-        else:
-            cap = capacity(state.lengths.to(weights.dtype))  # (B,)
-        room = cap - (weights * state.visited).sum(dim=1)  # (B,)
-        slack = SLACK * cap
+        The room is kept in float64 from float32 weights, exact for weights in [0, 1) whose sum
+        stays below 2**29. For other inputs :data:`SLACK` (times the capacity) covers the
+        rounding: an item fits if its weight is at most the room plus the slack, and the end is
+        allowed when no item fits within the room less the slack, so an exact label passes
+        both."""
+        weights, room, slack = state.own["weights"], state.own["room"], state.own["slack"]
         free = state.unvisited()
         fits = free & (weights <= (room + slack)[:, None])
         full = ~(free & (weights <= (room - slack)[:, None])).any(dim=1)
