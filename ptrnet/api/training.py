@@ -71,9 +71,10 @@ def train(
             of shares drawn per instance (``"10%-50%"``); generated instances and array
             ``data``/``val_data`` state it, files state their own. None = Bello et al.'s
             ``min(n / 4, 25)``, stated by none.
-        features: what the model reads of each input (``ptrnet train --features``): ``raw``
-            or ``capacity`` (knapsack instances that state a capacity); None = ``capacity``
-            with ``capacity``, else ``raw``.
+        features: what the model reads of each input (``ptrnet train --features``): ``raw``,
+            ``capacity`` (knapsack instances that state a capacity) or ``demand`` (a routing
+            instance's rows); None = ``capacity`` with ``capacity``, else the task's own
+            (``Task.features``: ``raw`` but for routing).
         **options: any other field of :class:`ptrnet.runs.config.TrainConfig` (``lr``,
             ``batch_size``, ``epochs``, ``val_every``, ``device``, ``seed`` ...).
 
@@ -87,7 +88,7 @@ def train(
 
     spec = get_point_task(task, "ptrnet.train (the copy task: ptrnet train copy)")
     capacity = capacity_text(spec, capacity)  # before any array instance states it
-    features = features or ("raw" if capacity is None else "capacity")
+    features = features or (spec.features if capacity is None else "capacity")
     model = ModelConfig(
         kind="pointer",
         input_dim=ROW_WIDTH.get(features) or spec.dim,

@@ -122,9 +122,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add(
         "--features",
         choices=FEATURES,
-        help="what the network reads of each input: raw (default) or capacity (knapsack whose "
-        "instances state a capacity, --data from generate --capacity: weight / capacity and "
-        "value / the largest value)",
+        help="what the network reads of each input: raw, capacity (knapsack whose instances "
+        "state a capacity, --data from generate --capacity: weight / capacity and value / the "
+        "largest value) or demand (a routing instance's rows: x, y, demand / capacity, a depot "
+        "flag); default: the task's own (demand for routing, else raw)",
     )
     add("--optimizer", choices=("sgd", "adam"), help="sgd: lr 1.0; adam: lr 1e-3 (default)")
     add("--lr", type=float, metavar="X", help="learning rate (default: per optimizer)")

@@ -123,6 +123,7 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
     pointer = {**defaults, **pointer}
     if "capacity" in options:  # generated instances state a capacity: a model that reads it
         pointer.setdefault("features", "capacity")
+    pointer.setdefault("features", task.features)
     model = ModelConfig(
         kind=kind,
         input_dim=ROW_WIDTH.get(pointer.get("features")) or task.dim,

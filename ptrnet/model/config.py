@@ -60,9 +60,11 @@ class ModelConfig:
             ``RunConfig``).
         decoder_layers: the heavy decoder's self-attention layers; unused by the LSTM decoder.
         features: what the network reads of each row (:mod:`ptrnet.model.features`): ``raw``
-            (the rows) or ``capacity`` (rows (weight, value, capacity) of a knapsack that
+            (the rows), ``capacity`` (rows (weight, value, capacity) of a knapsack that
             states its capacity, read as weight / capacity and value / the largest value;
-            ``input_dim`` 3, the Ptr-Net with its LSTM decoder).
+            ``input_dim`` 3) or ``demand`` (rows (x, y, demand, capacity) of a routing
+            instance, its depot first, read as x, y, demand / capacity and a depot flag;
+            ``input_dim`` 4); either with the Ptr-Net's LSTM decoder.
 
     A checkpoint saved before these fields existed loads with their defaults: the paper's
     LSTM Ptr-Net.

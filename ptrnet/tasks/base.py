@@ -208,6 +208,10 @@ class Task(TaskCard, ABC):
     #: Whether an instance may state a capacity as one more column, the same on every row:
     #: (n, dim + 1) (knapsack's own capacity; files write it as ``capacity C``).
     capacity_column: ClassVar[bool] = False
+    #: What a network reads of the task's rows unless told otherwise (``ptrnet train
+    #: --features``, :mod:`ptrnet.model.features`): ``raw`` (the rows as given), or a feature
+    #: set the rows were laid out for (a routing instance's ``demand``).
+    features: ClassVar[str] = "raw"
     #: Whether the symmetries of the unit square (axis flips and swaps, all isometries of
     #: [0, 1]^dim) keep an instance's solution: true for the planar geometric tasks; false for
     #: sort, whose ascending order a flip reverses.
