@@ -21,13 +21,14 @@ from typing import Any
 import numpy as np
 
 from ptrnet.api.solver import as_instances
+from ptrnet.inference import resolve_checkpoint
 from ptrnet.io.instances import read_instances
 from ptrnet.io.paper_format import write_examples
 from ptrnet.io.text import check_regular_file
 from ptrnet.model import ModelConfig
 from ptrnet.model.config import DEFAULT_HIDDEN
 from ptrnet.model.features import ROW_WIDTH
-from ptrnet.runs import holds_run
+from ptrnet.runs import holds_run, recorded_path
 from ptrnet.runs.config import DEFAULT_STEPS, RunConfig, TrainConfig, capacity_text
 from ptrnet.tasks import SizeRange, get_point_task
 from ptrnet.tasks.knapsack import CapacitySpec, item_weights
@@ -76,7 +77,9 @@ def train(
             instance's rows); None = ``capacity`` with ``capacity``, else the task's own
             (``Task.features``: ``raw`` but for routing).
         **options: any other field of :class:`ptrnet.runs.config.TrainConfig` (``lr``,
-            ``batch_size``, ``epochs``, ``val_every``, ``device``, ``seed`` ...).
+            ``batch_size``, ``epochs``, ``val_every``, ``device``, ``seed`` ...); ``init_from``
+            (a checkpoint, run directory or ``bundled``, as ``ptrnet train --init-from`` takes
+            it) is recorded as :func:`ptrnet.runs.recorded_path` names it.
 
     Raises:
         ValueError: an impossible option (one line naming it: ``capacity`` for a task without
@@ -102,6 +105,9 @@ def train(
             "continues it)"
         )
     os.makedirs(out, exist_ok=True)
+    if options.get("init_from") is not None:  # named from the run directory's parent
+        source = None if options["init_from"] == "bundled" else options["init_from"]
+        options["init_from"] = recorded_path(resolve_checkpoint(source, spec), out)
     drawn = drawing(spec, capacity, options.get("seed", 0))
     files = {
         key: data_file(spec, value, os.path.join(out, DATA_FILES[key]), drawn(stream))

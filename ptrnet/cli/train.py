@@ -41,6 +41,7 @@ run directory gets ``config.json``, ``log.csv``, ``weights.safetensors`` and
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 
 from ptrnet.cli.common import (
@@ -64,6 +65,7 @@ from ptrnet.runs.config import BASELINES, DEFAULT_STEPS
 from ptrnet.tasks import TASKS, Task, get_task
 
 NAME = "train"
+DRY_RUN_PREFIX = "ptrnet-dry-run-"
 # Every registered task's architectures (each task takes those its card lists).
 ARCHS = tuple(dict.fromkeys(arch for task in TASKS.values() for arch in task.archs))
 
@@ -290,11 +292,13 @@ def run(args: argparse.Namespace, task: Task) -> int:
 
     if args.out is None and (args.resume or not args.dry_run):
         raise UsageError("--out RUN_DIR is required")
+    # a dry run's folder is made once the options are good; init_from is named from its parent
+    planned = args.out or os.path.join(tempfile.gettempdir(), DRY_RUN_PREFIX)
     try:
-        config = resumed_config(args, args.out) if args.resume else fresh_config(args)
+        config = resumed_config(args, args.out) if args.resume else fresh_config(args, planned)
     except ValueError as err:  # an impossible option value (the config validates them)
         raise UsageError(str(err)) from None
-    out = args.out or tempfile.mkdtemp(prefix="ptrnet-dry-run-")
+    out = args.out or tempfile.mkdtemp(prefix=DRY_RUN_PREFIX)
     progress = not args.quiet  # a bar on a terminal, else a line every 10 s (io/progress.py)
     result = run_stoppable(
         lambda stop: train(config, out, resume=args.resume, progress=progress, should_stop=stop),

@@ -91,8 +91,9 @@ def explicit_options(args: argparse.Namespace) -> dict[str, object]:
     return options
 
 
-def fresh_config(args: argparse.Namespace) -> RunConfig:
-    """A new run's configuration: preset (``--dry-run``) < explicit options."""
+def fresh_config(args: argparse.Namespace, out: str) -> RunConfig:
+    """A new run's configuration in the run directory ``out`` (which names ``--init-from``'s
+    checkpoint, :func:`ptrnet.runs.recorded_path`): preset (``--dry-run``) < explicit options."""
     from ptrnet.api.training import file_sizes
     from ptrnet.model import ModelConfig
     from ptrnet.model.features import ROW_WIDTH
@@ -112,7 +113,7 @@ def fresh_config(args: argparse.Namespace) -> RunConfig:
         options.pop("steps", None)
     options.setdefault("steps", None if "epochs" in options else DEFAULT_STEPS)
     if args.init_from is not None:
-        config = warm_start_config(args, options)
+        config = warm_start_config(args, options, out)
         check_used(config, set(explicit))
         return config
     hidden = args.hidden or (DRY_RUN_HIDDEN if args.dry_run else DEFAULT_HIDDEN)
@@ -168,9 +169,11 @@ def check_used(config: RunConfig, given: set[str]) -> None:
             raise UsageError(f"{flag(name)} applies only with {needs}; this run would ignore it")
 
 
-def warm_start_config(args: argparse.Namespace, options: dict[str, object]) -> RunConfig:
-    """A new run that starts from ``--init-from``'s weights, so its model configuration."""
+def warm_start_config(args: argparse.Namespace, options: dict[str, object], out: str) -> RunConfig:
+    """A new run in ``out`` that starts from ``--init-from``'s weights, so its model
+    configuration; the checkpoint named as :func:`ptrnet.runs.recorded_path` names it."""
     from ptrnet.inference import resolve_checkpoint
+    from ptrnet.runs import recorded_path
     from ptrnet.runs.checkpoint import load_checkpoint
     from ptrnet.runs.config import RunConfig, TrainConfig
 
@@ -184,7 +187,7 @@ def warm_start_config(args: argparse.Namespace, options: dict[str, object]) -> R
         raise UsageError(
             f"--init-from takes the model from {path}; drop {', '.join(model_changes)}"
         )
-    options["init_from"] = path
+    options["init_from"] = recorded_path(path, out)
     return RunConfig(saved.model, TrainConfig(task=args.task, **options))
 
 
@@ -192,6 +195,7 @@ def resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
     """The saved configuration of the run in ``out`` with the explicit resumable changes;
     options repeated with their saved values are no change."""
     from ptrnet.inference import resolve_checkpoint
+    from ptrnet.runs import recorded_file
     from ptrnet.runs.checkpoint import load_checkpoint
     from ptrnet.runs.resume import resume_config
     from ptrnet.training.loop import LAST
@@ -206,7 +210,8 @@ def resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
     given = {a: getattr(args, a) for a in saved_model if getattr(args, a) is not None}
     if args.init_from is not None:  # the same source resolves to the same absolute path
         name = None if args.init_from == "bundled" else args.init_from
-        saved_model["init_from"] = saved.train.init_from
+        saved_from = saved.train.init_from
+        saved_model["init_from"] = saved_from and os.path.abspath(recorded_file(saved_from, out))
         given["init_from"] = os.path.abspath(resolve_checkpoint(name, args.task))
     changes = [
         f"--{a.replace('_', '-')} from {saved_model[a]} to {v}"

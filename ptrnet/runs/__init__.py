@@ -51,3 +51,46 @@ def holds_run(run_dir: str | os.PathLike[str], names: tuple[str, ...] = (LAST, B
 
 #: The checkpoints a run directory names as its model, in order of preference.
 CHECKPOINT_NAMES = (BEST, LAST)
+
+
+#: The folder holding the ``ptrnet`` package (a clone's root, or site-packages): a start
+#: checkpoint inside it is named from there (``ptrnet/bundled/tsp/best.safetensors``).
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def recorded_path(path: str | os.PathLike[str], run_dir: str | os.PathLike[str]) -> str:
+    """How a run's configuration names the checkpoint ``path`` it starts from (``init_from``):
+    relative to the run directory's parent when the file lies inside it (``run/best.safetensors``
+    for ``--init-from run --out run2``), else relative to :data:`PACKAGE_PARENT` when inside that
+    (a bundled model), else absolute (a file outside both, which no relative name would find).
+    So a committed run names no folder of the machine it was trained on, and
+    :func:`recorded_file` finds the file again from the run directory."""
+    full = os.path.abspath(path)
+    for base in _bases(run_dir):
+        if _inside(full, base):
+            return os.path.relpath(full, base)
+    return full
+
+
+def recorded_file(recorded: str, run_dir: str | os.PathLike[str]) -> str:
+    """The file a :func:`recorded_path` names, for the run in ``run_dir``: an absolute name as
+    it is; a relative one under the run directory's parent, else under :data:`PACKAGE_PARENT`
+    (the first that exists; the first when neither does, for the error to name)."""
+    if os.path.isabs(recorded):
+        return recorded
+    candidates = [os.path.join(base, recorded) for base in _bases(run_dir)]
+    return next((path for path in candidates if os.path.exists(path)), candidates[0])
+
+
+def _bases(run_dir: str | os.PathLike[str]) -> tuple[str, str]:
+    """The folders a recorded name is relative to, in order: the run directory's parent, then
+    :data:`PACKAGE_PARENT`."""
+    return os.path.dirname(os.path.abspath(run_dir)), PACKAGE_PARENT
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether the absolute ``path`` lies inside ``folder`` (not through ``..``)."""
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:  # another drive (Windows)
+        return False

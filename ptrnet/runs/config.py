@@ -152,7 +152,11 @@ class TrainConfig:
             of ``val_every``: weights are kept at validations only.
         init_from: checkpoint file whose weights start the run (fine-tuning, e.g. a bundled
             model with another loss or data); None = the initialisation ``model.init`` names.
-            The optimiser, data order and step count start fresh.
+            The optimiser, data order and step count start fresh. Named as
+            :func:`ptrnet.runs.recorded_path` names it (relative to the run directory's parent,
+            else to the folder holding the package, else absolute) and found again by
+            :func:`ptrnet.runs.recorded_file`, so a committed run names no folder of the
+            machine it was trained on.
         seed: seeds the model init (torch) and all data (instance keys, epoch order).
         threads: torch CPU threads; None = the cores that other processes leave idle minus
             one per data worker, at least 1 (:func:`ptrnet.training.cpu.cpu_plan`), so nothing

@@ -42,7 +42,7 @@ from ptrnet.evaluation.evaluate import evaluate
 from ptrnet.io.errors import InputError
 from ptrnet.io.text import check_regular_file
 from ptrnet.model import build_model
-from ptrnet.runs import BEST, LAST, RunDirError
+from ptrnet.runs import BEST, LAST, RunDirError, recorded_file
 from ptrnet.runs.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from ptrnet.runs.config import RunConfig, TrainConfig
 from ptrnet.runs.config_file import check_config_file, write_config_file
@@ -180,7 +180,7 @@ class Trainer(RunLoop):
         self.data_digests = data_digests(cfg)
         saved = self._restore(last) if resume else None
         if not resume and cfg.init_from is not None:
-            self._warm_start(cfg.init_from)
+            self._warm_start(recorded_file(cfg.init_from, run_dir))
         self.wrapped = self.session.wrap(self.model)  # what steps train: DDP or the model
         self.baseline = None
         if cfg.objective == "reinforce":
