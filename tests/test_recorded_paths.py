@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import struct
+from pathlib import Path
 
 import pytest
 import torch
@@ -83,3 +85,25 @@ def test_the_api_records_init_from_as_the_command_does(tmp_path, monkeypatch):
     assert config["init_from"] == os.path.join("run", "best.safetensors")
     with pytest.raises(InputError, match="no such model"):
         ptrnet.train("sort", sizes="5", init_from="missing", out="run3", **tiny)
+
+
+def start_named(path: str) -> str | None:
+    """The ``init_from`` a bundled ``best.json`` or checkpoint header records (None: none)."""
+    raw = Path(path).read_bytes()
+    if path.endswith(".json"):
+        record = json.loads(raw)
+    else:  # a safetensors header: 8 bytes of length, then JSON
+        header = json.loads(raw[8 : 8 + struct.unpack("<Q", raw[:8])[0]])
+        record = json.loads(header.get("__metadata__", {}).get("ptrnet", "{}"))
+    return record.get("config", {}).get("train", {}).get("init_from")
+
+
+def test_no_bundled_model_names_its_start_by_an_absolute_path():
+    files = [
+        str(path)
+        for pattern in ("best.json", "*.safetensors")
+        for path in Path(PACKAGE_PARENT, "ptrnet", "bundled").rglob(pattern)
+    ]
+    named = {path: start_named(path) for path in files}
+    assert sum(name is not None for name in named.values()) >= 20
+    assert not [path for path, name in named.items() if name and os.path.isabs(name)]
