@@ -16,6 +16,7 @@ import time
 import torch
 
 from ptrnet.cli.common import positive_int
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.tasks.copy import sample_pair
 from ptrnet.text.decode import decode_sources
 from ptrnet.text.evaluate import load
@@ -32,10 +33,10 @@ def main() -> int:
     model = load(None)
     sources = [sample_pair(2031, i, 11).source for i in range(args.count)]
     for strategy, width in RUNS:
-        times = []
+        times, options = [], DecodeOptions(strategy, beam_width=width)
         for _ in range(args.repeats):
             start = time.perf_counter()
-            decode_sources(model.model, model.vocab, sources, strategy, width)
+            decode_sources(model.model, model.vocab, sources, options)
             times.append(time.perf_counter() - start)
         row = {"strategy": strategy, "width": width, "sentences": args.count,
                "seconds": round(min(times), 3)}  # fmt: skip

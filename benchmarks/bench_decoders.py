@@ -25,7 +25,8 @@ from ptrnet.datasets.batching import collate
 from ptrnet.decoding.beam import pick_beams
 from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.search import batch_instances, search_batch
-from ptrnet.decoding.strategies import Greedy, Sampling
+from ptrnet.decoding.strategies.greedy import Greedy
+from ptrnet.decoding.strategies.sampling import Sampling
 from ptrnet.inference import load_model
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.paper_format import read_examples

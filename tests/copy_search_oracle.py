@@ -9,7 +9,9 @@ words, ids, p_gen and log-probabilities. Rerun (one thread)::
 
     PYTHONPATH=. python tests/copy_search_oracle.py
 
-It only calls ``decode_sources`` and ``explain``, which both versions have.
+It only calls ``decode_sources`` and ``explain``, which both versions have (``decode_sources``
+took its strategy and width as loose arguments then, a
+:class:`~ptrnet.decoding.options.DecodeOptions` now).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import torch
 
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.tasks.copy import sample_pair
 from ptrnet.text.decode import decode_sources, explain
 from ptrnet.text.evaluate import load
@@ -43,7 +46,8 @@ def decode_runs(model) -> list[dict]:
     """Every run of :data:`RUNS` on :func:`sources`, batched 16 at a time (so rows are padded)."""
     out = []
     for strategy, width, p_gen in RUNS:
-        decoded = decode_sources(model.model, model.vocab, sources(), strategy, width, 16, p_gen)
+        options = DecodeOptions(strategy, beam_width=width, batch_size=16)
+        decoded = decode_sources(model.model, model.vocab, sources(), options, p_gen)
         rows = [
             {"words": list(d.words), "ids": list(d.ids), "p_gen": [round(g, 7) for g in d.p_gen],
              "log_prob": d.log_prob}

@@ -41,8 +41,8 @@ HOLDS = {
     "datasets": "labelled datasets (generation with workers) and padding into batches",
     "compute": "device and precision names",
     "model": "the networks: tensors in, logits out",
-    "decoding": "decoding options, the one search loop, greedy/sampling/beam, views, "
-    "multi-start, windows, Random Re-Construct, the batched dataset decoder",
+    "decoding": "decoding options, the one search loop, the strategy registry (greedy, sampling, "
+    "beam, ...), views, multi-start, windows, Random Re-Construct, the batched dataset decoder",
     "runs": "a run directory: configuration, checkpoint format, CSV log, lock",
     "inference": "load a trained model (run directory, checkpoint, bundled folder) and decode "
     "a user's instances in the unit square",
@@ -94,7 +94,11 @@ DECODING_PATH = (
         "a step: the model's logits, the task mask, the masked log-softmax",
     ),
     ("ptrnet.tasks.constraints", "DecodeState", "which inputs may come next (visited, end)"),
-    ("ptrnet.decoding.strategies", "chooser", "greedy, sampling or beam (`decoding/beam.py`)"),
+    (
+        "ptrnet.decoding.strategies",
+        "chooser",
+        "the strategy's token chooser, built by its registered card (greedy, sampling, beam, ...)",
+    ),
     ("ptrnet.cli.outputs", "write_answers", "writes the answers in the input's units and names"),
 )
 

@@ -13,6 +13,7 @@ import pytest
 
 from ptrnet.cli.kinds import command_task
 from ptrnet.cli.main import build_parser
+from ptrnet.decoding.strategies import STRATEGIES
 from ptrnet.quoting import did_you_mean
 from ptrnet.tasks import POINT_TASKS, TASKS, get_task
 
@@ -50,7 +51,8 @@ def test_an_unknown_option_of_every_command_is_one_line(command: str, cli) -> No
         (["predict", "tsp"], "the following arguments are required: INPUT"),
         (
             ["predict", "tsp", "in.txt", "-o", "-", "--decode", "bean"],
-            "argument --decode: choose from greedy, sample, beam, got 'bean'; did you mean 'beam'?",
+            f"argument --decode: choose from {', '.join(STRATEGIES)}, got 'bean'; did you mean "
+            "'beam'?",
         ),
         (
             ["predict", "tsp", "in.txt", "-o", "-", "--views", "8"],

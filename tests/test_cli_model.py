@@ -6,13 +6,17 @@ import pytest
 import torch
 
 from ptrnet.cli.main import main
-from ptrnet.decoding.options import DecodeOptions
+from ptrnet.decoding.options import DecodeOptions, several_ways
+from ptrnet.decoding.strategies import taking
 from ptrnet.io.paper_format import read_examples
 from ptrnet.runs.csvlog import read_log
 from ptrnet.tasks import POINT_TASKS, get_task
 
 # The tasks whose cost is their objective, which a pick may rank by (the error lists them).
 COSTED = " or ".join(n for n, task in POINT_TASKS.items() if task.objective_cost)
+# The strategies that read a beam width, and those that draw several samples, by name and title.
+BEAM_WIDTH_USERS = " or ".join(card.name for card in taking("beam_width"))
+SAMPLERS = " or ".join(card.title for card in taking("samples"))
 
 torch.set_num_threads(1)
 
@@ -195,12 +199,12 @@ def test_errors_are_one_line(runs, data, tmp_path, capsys):
         (["eval", "sort", str(data["sort"]), "--model", str(bad)], "not a ptrnet checkpoint"),
         (
             ["eval", "tsp", str(data["tsp"]), "--model", str(runs / "tsp"), "--pick", "shortest"],
-            "--pick shortest: pick 'shortest' needs several candidates to choose from (beam, "
-            "multistart or samples > 1)",
+            "--pick shortest: pick 'shortest' needs several candidates to choose from "
+            f"({several_ways()})",
         ),
         (
             ["eval", "tsp", str(data["tsp"]), "--model", str(runs / "tsp"), "--beam-width", "3"],
-            "--beam-width 3: a beam width needs --decode beam, not greedy",
+            f"--beam-width 3: a beam width needs --decode {BEAM_WIDTH_USERS}, not greedy",
         ),
         (
             ["eval", "sort", str(data["sort"]), "--decode", "beam", "--pick", "shortest"],
@@ -214,7 +218,7 @@ def test_errors_are_one_line(runs, data, tmp_path, capsys):
         (["train", "no_such_task", "-n", "5", "--out", str(tmp_path / "r")], "unknown task"),
         (
             ["eval", "tsp", str(data["tsp"]), "--samples", "3"],
-            "--samples 3: samples > 1 needs sampling, not greedy decoding",
+            f"--samples 3: samples > 1 needs {SAMPLERS}, not greedy decoding",
         ),
         (
             ["train", "tsp", "-n", "5", "--encoder", "transformer", "--heads", "3", "--out", "r"],

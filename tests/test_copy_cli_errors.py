@@ -221,7 +221,7 @@ def test_a_beam_width_without_beam_search_is_refused(cli):
             "--multistart: task copy takes sentences, and --multistart applies to tasks that "
             "take points",
         ),
-        (["--samples", "2"], "--samples 2: samples > 1 needs --decode sample"),
+        (["--samples", "2"], "--samples 2: samples > 1 needs sampling, not greedy decoding"),
         (["--decode", "sample", "--samples", "500"], "--samples 500: task copy takes at most"),
     ],
 )

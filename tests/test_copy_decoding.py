@@ -5,6 +5,7 @@ and in a padded batch."""
 import pytest
 import torch
 
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.model.pointer_generator import PointerGenerator, PointerGeneratorConfig
 from ptrnet.text.batch import make_batch
 from ptrnet.text.decode import decode_batch, decode_sources, explain
@@ -37,7 +38,7 @@ def _check(decoded, batch):
 def test_untrained_outputs_are_words_of_the_row(seed, p_gen):
     model, batch = _model(seed, p_gen), make_batch(VOCAB, SOURCES)
     _check(decode_batch(model, batch), batch)
-    _check(decode_batch(model, batch, "beam", 3), batch)
+    _check(decode_batch(model, batch, DecodeOptions("beam", beam_width=3)), batch)
     shown = explain(model, VOCAB, SOURCES[1])
     assert "<pad>" not in shown.output and "<s>" not in shown.output
 
@@ -46,8 +47,9 @@ def test_untrained_outputs_are_words_of_the_row(seed, p_gen):
 @pytest.mark.parametrize("p_gen", [None, 0.0, 1.0])
 def test_a_row_decodes_alike_alone_and_in_a_batch(strategy, p_gen):
     model = _model(4)
-    together = decode_sources(model, VOCAB, SOURCES, strategy, width=3, p_gen=p_gen)
+    options = DecodeOptions(strategy, beam_width=3)
+    together = decode_sources(model, VOCAB, SOURCES, options, p_gen)
     for source, out in zip(SOURCES, together, strict=True):
-        alone = decode_sources(model, VOCAB, [source], strategy, width=3, p_gen=p_gen)[0]
+        alone = decode_sources(model, VOCAB, [source], options, p_gen)[0]
         assert alone.ids == out.ids and alone.words == out.words
         assert alone.log_prob == pytest.approx(out.log_prob, abs=1e-4)

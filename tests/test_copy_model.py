@@ -4,7 +4,9 @@ pure pointer, padding, and decoding (beam width 1 == greedy, explain, p_gen over
 import pytest
 import torch
 
+from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 from ptrnet.decoding.search import DecodingError
+from ptrnet.io.limits import MAX_SENTENCE_BEAM_WIDTH
 from ptrnet.model.pointer_generator import (
     EPS,
     Memory,
@@ -116,14 +118,13 @@ def test_padding_changes_nothing_and_gets_no_attention():
 def test_beam_width_one_is_greedy():
     model = _model(seed=3)
     batch = make_batch(VOCAB, SOURCES)
-    first, beam = decode_batch(model, batch), decode_batch(model, batch, "beam", 1)
+    first = decode_batch(model, batch)
+    beam = decode_batch(model, batch, DecodeOptions("beam", beam_width=1))
     for a, b in zip(first, beam, strict=True):
         assert a.ids == b.ids and a.words == b.words
         assert a.log_prob == pytest.approx(b.log_prob, abs=1e-5)
         assert a.p_gen == pytest.approx(b.p_gen)
         assert len(a.p_gen) == len(a.words)
-    with pytest.raises(ValueError, match="width"):
-        decode_batch(model, batch, "beam", 0)
 
 
 def test_beam_search_finds_the_best_sequence_of_a_known_model():
@@ -148,17 +149,22 @@ def test_beam_search_finds_the_best_sequence_of_a_known_model():
 
     batch = make_batch(Vocabulary([*SPECIALS, "the", "record", "x", "y"]), [("the", "record")])
     assert decode_batch(Table(), batch)[0].words == ("the",)
-    best = decode_batch(Table(), batch, "beam", 2)[0]
+    best = decode_batch(Table(), batch, DecodeOptions("beam", beam_width=2))[0]
     assert best.words == ("record",)
     assert best.log_prob == pytest.approx(float(torch.tensor(0.4 * 0.9).log()))
 
 
 def test_decoded_words_are_vocabulary_or_source_words():
-    decoded = decode_sources(_model(seed=5), VOCAB, SOURCES, "beam", width=3, batch_size=2)
+    options = DecodeOptions("beam", beam_width=3, batch_size=2)
+    decoded = decode_sources(_model(seed=5), VOCAB, SOURCES, options)
     for source, out in zip(SOURCES, decoded, strict=True):
         assert set(out.words) <= set(VOCAB.words) | set(source)
-    with pytest.raises(ValueError, match="strategy"):
-        decode_sources(_model(), VOCAB, SOURCES, "multistart")
+
+
+def test_more_rows_than_a_sentence_batch_holds_are_refused_naming_the_option():
+    wide = DecodeOptions("sample", samples=MAX_SENTENCE_BEAM_WIDTH + 1)
+    with pytest.raises(DecodeOptionError, match=f"takes at most {MAX_SENTENCE_BEAM_WIDTH} samples"):
+        decode_sources(_model(), VOCAB, SOURCES, wide)
 
 
 def _teacher_forced(model, source, ids):
@@ -173,12 +179,12 @@ def _teacher_forced(model, source, ids):
 
 def test_sampling_is_seeded_and_scores_its_draws():
     model, sources = _model(seed=4), SOURCES * 4
-    first = decode_sources(model, VOCAB, sources, "sample", seed=1)
-    again = decode_sources(model, VOCAB, sources, "sample", seed=1)
-    other = decode_sources(model, VOCAB, sources, "sample", seed=2)
+    first = decode_sources(model, VOCAB, sources, DecodeOptions("sample", seed=1))
+    again = decode_sources(model, VOCAB, sources, DecodeOptions("sample", seed=1))
+    other = decode_sources(model, VOCAB, sources, DecodeOptions("sample", seed=2))
     assert [d.ids for d in first] == [d.ids for d in again]
     assert [d.ids for d in first] != [d.ids for d in other]
-    best = decode_sources(model, VOCAB, sources, "sample", samples=4, seed=1)
+    best = decode_sources(model, VOCAB, sources, DecodeOptions("sample", samples=4, seed=1))
     for source, out in zip(sources * 2, first + best, strict=True):
         assert set(out.words) <= set(VOCAB.words) | set(source)
         assert out.log_prob == pytest.approx(_teacher_forced(model, source, out.ids), abs=1e-4)
@@ -245,4 +251,4 @@ def test_a_model_with_non_finite_scores_is_refused(strategy):
     with torch.no_grad():
         model.switch.bias.fill_(float("nan"))
     with pytest.raises(DecodingError, match="^instance 1: the model's scores are not finite"):
-        decode_sources(model, VOCAB, SOURCES, strategy, width=3)
+        decode_sources(model, VOCAB, SOURCES, DecodeOptions(strategy, beam_width=3))

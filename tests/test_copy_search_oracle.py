@@ -8,6 +8,7 @@ import json
 import pytest
 import torch
 
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.text.decode import decode_sources, explain
 from ptrnet.text.evaluate import load
 from tests.copy_search_oracle import FIXTURE, RUNS, sources
@@ -27,7 +28,8 @@ def test_decodes_match_the_copy_loops_they_replaced(bundled, run):
     expected = ORACLE["runs"][run]
     strategy, width, p_gen = RUNS[run]
     assert (expected["strategy"], expected["width"], expected["p_gen"]) == (strategy, width, p_gen)
-    decoded = decode_sources(bundled.model, bundled.vocab, sources(), strategy, width, 16, p_gen)
+    options = DecodeOptions(strategy, beam_width=width, batch_size=16)
+    decoded = decode_sources(bundled.model, bundled.vocab, sources(), options, p_gen)
     assert len(decoded) == len(expected["outputs"]) == 40
     for got, want in zip(decoded, expected["outputs"], strict=True):
         assert list(got.ids) == want["ids"]

@@ -9,10 +9,12 @@ import math
 import pytest
 import torch
 
-from ptrnet.decoding.beam import BeamSearch, pick_beams
+from ptrnet.decoding.beam import pick_beams
 from ptrnet.decoding.decoder import Decoder
 from ptrnet.decoding.search import run_search
-from ptrnet.decoding.strategies import Greedy, Sampling
+from ptrnet.decoding.strategies.beam import BeamSearch
+from ptrnet.decoding.strategies.greedy import Greedy
+from ptrnet.decoding.strategies.sampling import Sampling
 
 torch.set_num_threads(1)
 

@@ -118,7 +118,7 @@ def test_plot_draws_in_the_input_units_and_names_the_model_as_given(cities_csv, 
     assert ax.get_aspect() == 1.0
     assert [text.get_text() for text in ax.texts] == names
     title = ax.figure.get_suptitle()
-    assert title.startswith("tsp, n = 35, cities.csv:2 -- model bundled tsp\ngreedy decoding")
+    assert title.startswith("tsp, n = 35, cities.csv:2 -- model bundled tsp\ngreedy, only valid")
     assert "/" not in title
 
 

@@ -10,6 +10,7 @@ import ptrnet
 from ptrnet.cli.main import main
 from ptrnet.decoding.dataset import decode_all, search_batches
 from ptrnet.decoding.options import DecodeOptionError, DecodeOptions, SearchSizeError
+from ptrnet.decoding.strategies import taking
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_SAMPLES, MAX_SEARCH_POINTS
 from ptrnet.model import ModelConfig, build_model
@@ -42,8 +43,9 @@ def test_the_command_line_refuses_a_width_past_the_bound(capsys, command, flag, 
 def test_help_states_the_bounds(capsys):
     assert main(["eval", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert f"beam width, with --decode beam: 1 to {MAX_BEAM_WIDTH:,}" in text
-    assert f"--pick; 1 to {MAX_SAMPLES:,}" in text
+    beams = " or ".join(card.name for card in taking("beam_width"))
+    assert f"beam width, with --decode {beams}: 1 to {MAX_BEAM_WIDTH:,}" in text
+    assert f"(--pick); 1 to {MAX_SAMPLES:,}" in text
     assert f"one search holds at most {MAX_SEARCH_POINTS:,} candidate points" in text
 
 
@@ -78,7 +80,7 @@ def test_options_refuse_a_width_past_the_bound(options, option, most):
             DecodeOptions("beam", beam_width=1024, search_views=8, average_views=4),
             50,
             "beam_width",
-            "beam width 1024 x 4 averaged views x 2 searches over the eight views",
+            "1024 beams x 4 averaged views x 2 searches over the eight views",
         ),
         (DecodeOptions("sample", samples=1024), 300, "samples", "1024 samples"),
         (DecodeOptions(multistart=8), 200, "multistart", "8 views x 200 starts"),

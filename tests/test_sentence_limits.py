@@ -4,6 +4,7 @@ batches bounded in tokens, and control characters escaped in every text output."
 import pytest
 import torch
 
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.io.errors import InputError
 from ptrnet.io.limits import (
     MAX_DECODE_TOKENS,
@@ -90,7 +91,7 @@ def test_a_source_too_long_for_any_batch_is_refused():
 
 def test_batches_cut_by_tokens_decode_as_one_batch(copy_model, monkeypatch):
     sources = [tuple(PAIR.split("\t")[0].split()[k:]) for k in range(6)]
-    args = (copy_model.model, copy_model.vocab, sources, "beam", 3)
+    args = (copy_model.model, copy_model.vocab, sources, DecodeOptions("beam", beam_width=3))
     whole = decode_sources(*args)
     monkeypatch.setattr("ptrnet.text.decode.MAX_DECODE_TOKENS", 3 * 10 * 2)
     assert len(token_batches(sources, 256, 3)) == 3

@@ -8,6 +8,7 @@ import itertools
 import pytest
 import torch
 
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.model.span import SpanPointer
 from ptrnet.tasks.sentences import Pair
 from ptrnet.tasks.span import (
@@ -126,8 +127,9 @@ def test_shared_beam_search_with_every_start_finds_the_brute_force_best_span():
     max_length = 3
     with torch.no_grad():
         memory = model.encode(x)
-        starts, ends, scores = decode_spans(model, x, "beam", width=12, max_length=max_length)
-        greedy = decode_spans(model, x, "greedy", max_length=max_length)
+        beam = DecodeOptions("beam", beam_width=12)
+        starts, ends, scores = decode_spans(model, x, beam, max_length=max_length)
+        greedy = decode_spans(model, x, max_length=max_length)
         assert bool((scores >= greedy[2] - 1e-6).all())  # the beam never finds less
         start_logp, state = model.first_step(memory)
         start_logp = start_logp.log_softmax(-1)

@@ -277,7 +277,7 @@ def test_plot_cli_errors_are_one_line(tmp_path, hull_file, capsys):
 
 def test_plot_cli_refuses_a_zero_beam_and_a_vocabulary_too_small(tmp_path, hull_file, capsys):
     assert plot("convex_hull", hull_file, "--beam-width", 0, "-o", tmp_path / "x.png") == 2
-    assert "argument --beam-width: expected a positive integer" in capsys.readouterr().err
+    assert "argument --beam-width: expected an integer from 1 to 1,024" in capsys.readouterr().err
     seq2seq = "ptrnet/bundled/convex_hull_seq2seq"  # trained on 5 points; the file has 6
     assert plot(Path(__file__).parents[1] / seq2seq, hull_file, "-o", tmp_path / "x.png") == 1
     err = capsys.readouterr().err

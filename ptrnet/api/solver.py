@@ -123,10 +123,11 @@ class Solver:
                 solver's ``threads``, else the cores other processes leave idle now, as
                 ``ptrnet predict`` chooses them: :func:`ptrnet.training.cpu.decoding_threads`).
                 Set while the call runs, then torch's count before it is set back.
-            **options: the decoding, named as the options of ``ptrnet eval``: ``decode``,
-                ``beam_width``, ``average_views``, ``search_views``, ``multistart``, ``pick``,
-                ``window``, ``protocol``, ``constraints``, ``seed``, ``batch_size``
-                (:func:`decode_options`). By
+            **options: the decoding, named as the options of ``ptrnet eval``: ``decode``
+                (a registered strategy: ``greedy``, ``sample``, ``beam``, ...),
+                ``beam_width``, ``samples``, ``temperature``, ``average_views``,
+                ``search_views``, ``multistart``, ``pick``, ``window``, ``protocol``,
+                ``constraints``, ``seed``, ``batch_size`` (:func:`decode_options`). By
                 default every output obeys the task's rules (a closed convex hull, a tour, a
                 permutation); ``protocol="paper"`` decodes as the paper does (hull and
                 Delaunay unconstrained, so an output may be open or cross itself).
@@ -267,6 +268,8 @@ def decode_options(
     *,
     decode: str = "greedy",
     beam_width: int = DEFAULT_BEAM_WIDTH,
+    samples: int = 1,
+    temperature: float = 1.0,
     average_views: int = 1,
     search_views: int = 1,
     multistart: int | bool = 0,
@@ -278,15 +281,18 @@ def decode_options(
     batch_size: int = DEFAULT_DECODE_BATCH,
 ) -> DecodeOptions:
     """The :class:`ptrnet.decoding.options.DecodeOptions` these keywords (the names of the
-    ``ptrnet eval`` options) describe, checked against ``task`` and with ``constraints``
-    resolved when None: the task's rules under ``protocol="valid"`` (the default: every output
-    well formed), the paper's mask for the task under ``protocol="paper"`` (hull and Delaunay
-    unconstrained, as ``ptrnet eval`` compares with the paper). ``constraints`` (``"none"`` or
-    ``"task"``), when given, overrides the protocol's mask.
+    ``ptrnet eval`` options: ``decode`` a registered strategy, :mod:`ptrnet.decoding.strategies`;
+    ``beam_width``, ``samples``, ``temperature`` and ``seed`` the options strategies read)
+    describe, checked against ``task`` and with ``constraints`` resolved when None: the task's
+    rules under ``protocol="valid"`` (the default: every output well formed), the paper's mask
+    for the task under ``protocol="paper"`` (hull and Delaunay unconstrained, as ``ptrnet eval``
+    compares with the paper). ``constraints`` (``"none"`` or ``"task"``), when given, overrides
+    the protocol's mask.
 
     Raises:
         ValueError: an option the decoder refuses (an unknown strategy, pick, protocol or
-            constraint mode, a beam width or batch size below 1, ``pick="shortest"`` outside
+            constraint mode, a beam width, number of samples or batch size below 1, samples or
+            a temperature for a strategy that reads none, ``pick="shortest"`` outside
             TSP beam search, a view count the task cannot use, a seed that is not an integer
             from 0 to 2^64 - 1 as ``--seed`` takes), named in the message.
     """
@@ -296,6 +302,8 @@ def decode_options(
         options = DecodeOptions(
             strategy=decode,
             beam_width=beam_width,
+            samples=samples,
+            temperature=temperature,
             average_views=average_views,
             search_views=search_views,
             multistart=multistart,

@@ -13,14 +13,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Any
 
-from ptrnet.decoding.checks import at_least_one, at_most
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH, SEARCH_STRATEGIES
-from ptrnet.io.limits import MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH, check_seed, check_threads
-from ptrnet.quoting import quote
+from ptrnet.decoding.checks import at_least_one
+from ptrnet.decoding.options import (
+    DEFAULT_BEAM_WIDTH,
+    DEFAULT_DECODE_BATCH,
+    DecodeOptionError,
+    DecodeOptions,
+)
+from ptrnet.io.limits import MAX_LINE_TOKENS, check_seed, check_threads
 from ptrnet.tasks import get_task
 from ptrnet.tasks.sentences import tokenize
 from ptrnet.tasks.span import QUESTION_MARK, SpanTask
+from ptrnet.text.decode import check_sentence_options
 from ptrnet.text.span_checkpoint import SpanModel
 from ptrnet.text.span_eval import SpanExplanation, answer_sources, explain_span, load_span
 from ptrnet.training.cpu import decoding_threads, torch_threads
@@ -78,32 +84,25 @@ class SpanReader:
         arch, path = self.loaded.config.arch, self.loaded.path
         return f"SpanReader(task={self.task.name!r}, arch={arch!r}, path={path!r})"
 
-    def answer(
-        self,
-        passage: str,
-        question: str,
-        *,
-        decode: str = "greedy",
-        beam_width: int = DEFAULT_BEAM_WIDTH,
-        seed: int = 0,
-    ) -> str:
+    def answer(self, passage: str, question: str, **options: Any) -> str:
         """The answer to ``question`` about ``passage``: a span of the passage's words (the
         classifier: its most likely training answer), joined by spaces.
 
         Args:
-            decode: ``greedy``, ``beam`` (``beam_width`` beams) or ``sample`` (``beam_width``
-                samples drawn under ``seed``, the most likely kept), as ``ptrnet eval``'s.
+            **options: the decoding, as :meth:`ptrnet.api.Solver.solve` names it: ``decode``
+                (a registered strategy: ``greedy``, ``sample``, ``beam``, ...), ``beam_width``,
+                ``samples``, ``temperature``, ``seed``.
 
         Raises:
             ValueError: a passage or question without words or with the question mark ``|``,
-                more than :data:`~ptrnet.io.limits.MAX_LINE_TOKENS` tokens in all, an
-                unknown ``decode``, a ``beam_width`` (or ``batch_size``) that is not an integer
-                from 1 (to :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`), or a ``seed``
-                that is not an integer from 0 to 2^64 - 1, as :meth:`ptrnet.api.Solver.solve`
-                checks them.
+                more than :data:`~ptrnet.io.limits.MAX_LINE_TOKENS` tokens in all, or a
+                decoding option :meth:`ptrnet.api.Solver.solve` would refuse (an unknown
+                ``decode``, a count below 1, a seed outside 0 .. 2^64 - 1), or more beams or
+                samples than :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`, named in the
+                message.
+            TypeError: an option not among these.
         """
-        return self.answer_all([(passage, question)], decode=decode, beam_width=beam_width,
-                               seed=seed)[0]  # fmt: skip
+        return self.answer_all([(passage, question)], **options)[0]
 
     def answer_all(
         self,
@@ -111,15 +110,20 @@ class SpanReader:
         *,
         decode: str = "greedy",
         beam_width: int = DEFAULT_BEAM_WIDTH,
+        samples: int = 1,
+        temperature: float = 1.0,
         seed: int = 0,
         batch_size: int = DEFAULT_DECODE_BATCH,
     ) -> list[str]:
         """The answer to each (passage, question), in order, decoded in batches of
         ``batch_size``; arguments and errors as :meth:`answer`'s."""
-        seed = _check_decoding(decode, beam_width, seed, batch_size)
+        options = _decoding(
+            self.task.name, decode=decode, beam_width=beam_width, samples=samples,
+            temperature=temperature, seed=seed, batch_size=batch_size,
+        )  # fmt: skip
         sources = [source_words(passage, question) for passage, question in questions]
         with torch_threads(decoding_threads(self.threads)):
-            answers = answer_sources(self.loaded, sources, decode, beam_width, batch_size, seed)
+            answers = answer_sources(self.loaded, sources, options)
         return [" ".join(answer) for answer in answers]
 
     def explain(self, passage: str, question: str, top: int = 3) -> SpanExplanation:
@@ -156,15 +160,20 @@ def source_words(passage: str, question: str) -> tuple[str, ...]:
     return source
 
 
-def _check_decoding(decode: str, beam_width: int, seed: int, batch_size: int) -> int:
-    """``seed`` as an ``int``, after the checks the point API makes
-    (:func:`ptrnet.api.solver.decode_options`): ValueError for a search the span decoder does
-    not run, a ``beam_width`` or ``batch_size`` that is not an integer >= 1 (a bool neither),
-    a beam wider than :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`, or a seed outside
-    0 .. 2^64 - 1 (:func:`~ptrnet.io.limits.check_seed`)."""
-    if decode not in SEARCH_STRATEGIES:
-        raise ValueError(f"decode {quote(decode)}: choose {', '.join(SEARCH_STRATEGIES)}")
-    at_least_one("beam_width", beam_width)  # a DecodeOptionError: a ValueError
-    at_least_one("batch_size", batch_size)
-    at_most("beam_width", beam_width, MAX_SENTENCE_BEAM_WIDTH)
-    return check_seed(seed)
+def _decoding(task: str, *, decode: str, seed: int, **fields: Any) -> DecodeOptions:
+    """The :class:`~ptrnet.decoding.options.DecodeOptions` of these keywords (the point API's
+    names, ``decode`` the strategy), checked as the point API checks them
+    (:func:`ptrnet.api.solver.decode_options`) and against the sentence decoders' bound
+    (:func:`~ptrnet.text.decode.check_sentence_options`).
+
+    Raises:
+        ValueError: naming the keyword (``beam_width: ...``).
+    """
+    seed = check_seed(seed)  # whatever the strategy, as the point API checks it
+    try:
+        options = DecodeOptions(strategy=decode, seed=seed, **fields)
+        check_sentence_options(options, f"task {task}")
+    except DecodeOptionError as err:
+        keyword = "decode" if err.option == "strategy" else err.option
+        raise ValueError(f"{keyword}: {err}") from None
+    return options

@@ -22,7 +22,9 @@ from ptrnet.decoding.options import (
     DEFAULT_BEAM_WIDTH,
     DEFAULT_DECODE_BATCH,
     DEFAULT_RRC_ITERATIONS,
+    several_ways,
 )
+from ptrnet.decoding.strategies import STRATEGIES, strategy_names, taking
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import (
     MAX_BEAM_WIDTH,
@@ -33,7 +35,7 @@ from ptrnet.io.limits import (
 )
 
 if TYPE_CHECKING:
-    from ptrnet.decoding.options import DecodeOptions
+    from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
     from ptrnet.tasks import Task
 
 # The flag of each DecodeOptions field that eval and predict set.
@@ -41,6 +43,7 @@ DECODE_FLAGS = {
     "strategy": "--decode",
     "beam_width": "--beam-width",
     "samples": "--samples",
+    "temperature": "--temperature",
     "constraints": "--constraints",
     "protocol": "--protocol",
     "average_views": "--average-views",
@@ -69,38 +72,14 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
         metavar="MODEL",
         help="a run directory, a checkpoint file or 'bundled' (default: the task's bundled model)",
     )
-    add(
-        "--decode",
-        type=strategy_name,
-        default="greedy",
-        metavar="{greedy,sample,beam}",
-        help="strategy (multi-start greedy, point tasks: --multistart)",
-    )
-    add(
-        "--beam-width",
-        type=beam_width_int,
-        default=DEFAULT_BEAM_WIDTH,
-        metavar="K",
-        action=StoreGiven,
-        help=f"beam width, with --decode beam: 1 to {MAX_BEAM_WIDTH:,} ({SEARCH_BOUND}; "
-        f"sentence tasks: at most {MAX_SENTENCE_BEAM_WIDTH})",
-    )
-    add(
-        "--samples",
-        type=samples_int,
-        default=1,
-        metavar="K",
-        help="with --decode sample: draw K outputs per instance, keep the best by --pick; 1 to "
-        f"{MAX_SAMPLES:,} ({SEARCH_BOUND}; sentence tasks: the most likely, at most "
-        f"{MAX_SENTENCE_BEAM_WIDTH})",
-    )
+    add_strategy_arguments(parser)
     add(
         "--pick",
         choices=("likely", "shortest"),
         default="likely",
-        help="with several candidates (--decode beam, --multistart, --samples K > 1): the most "
-        "likely (default, the paper's), or the best by the task's objective (tsp: the shortest "
-        "tour; knapsack: the most valuable load)",
+        help=f"with several candidates per instance ({several_ways()}): the most likely "
+        "(default, the paper's), or the best by the task's objective (tsp: the shortest tour; "
+        "knapsack: the most valuable load)",
     )
     add_view_arguments(parser)
     add(
@@ -140,6 +119,49 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     add_device_argument(parser)
 
 
+def add_strategy_arguments(parser: argparse.ArgumentParser, multistart: bool = True) -> None:
+    """``--decode`` (a registered strategy, :mod:`ptrnet.decoding.strategies`) and the options
+    strategies read (``--beam-width``, ``--samples``, ``--temperature``; ``--seed`` is
+    :func:`add_search_arguments`'), each naming in its help the strategies that read it;
+    ``multistart``: the command has ``--multistart`` too."""
+    add = parser.add_argument
+    strategies = "; ".join(f"{card.name}: {card.description}" for card in STRATEGIES.values())
+    add(
+        "--decode",
+        type=strategy_name,
+        default="greedy",
+        metavar="{" + ",".join(strategy_names()) + "}",
+        help=f"the strategy: {strategies}"
+        + (" (multi-start greedy, point tasks: --multistart)" if multistart else ""),
+    )
+    add(
+        "--beam-width",
+        type=beam_width_int,
+        default=DEFAULT_BEAM_WIDTH,
+        metavar="K",
+        action=StoreGiven,
+        help=f"beam width, with --decode {_users('beam_width')}: 1 to "
+        f"{MAX_BEAM_WIDTH:,} ({SEARCH_BOUND}; sentence tasks: at most {MAX_SENTENCE_BEAM_WIDTH})",
+    )
+    add(
+        "--samples",
+        type=samples_int,
+        default=1,
+        metavar="K",
+        help=f"with --decode {_users('samples')}: draw K outputs per instance and keep the best "
+        f"(--pick); 1 to {MAX_SAMPLES:,} ({SEARCH_BOUND}; sentence tasks: the most likely, at "
+        f"most {MAX_SENTENCE_BEAM_WIDTH})",
+    )
+    add(
+        "--temperature",
+        type=float,
+        default=1.0,
+        metavar="T",
+        help=f"with --decode {_users('temperature')}: divide the log-probabilities by T > 0 "
+        "before drawing (below 1: closer to greedy) (default: %(default)s)",
+    )
+
+
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     """The tour search after decoding (tsp): ``--improve rrc``, ``--iterations``,
     ``--two-opt``, ``--or-opt`` and ``--seed``; ``eval``, ``predict`` and ``plot`` take them
@@ -177,7 +199,18 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         "round, elsewhere in the tour), in turn with 2-opt until neither shortens the tour; "
         "includes --two-opt",
     )
-    add("--seed", type=seed_int, default=0, help="seed for --decode sample and --improve rrc")
+    add(
+        "--seed",
+        type=seed_int,
+        default=0,
+        help=f"seed for --decode {_users('seed')} and --improve rrc",
+    )
+
+
+def _users(option: str) -> str:
+    """The strategies that read ``option``, for ``--help``: ``sample or stochastic_beam``."""
+    names = [card.name for card in taking(option)]
+    return " or ".join(names) or "(none)"
 
 
 def rrc_iterations(args: argparse.Namespace, task: Task) -> int:
@@ -219,17 +252,23 @@ def _check_tours_decoded(args: argparse.Namespace, flag: str) -> None:
 
 
 def check_beam_width(args: argparse.Namespace) -> None:
-    """Raise UsageError for a ``--beam-width`` given without ``--decode beam`` (it would be
-    ignored)."""
-    if "beam_width" in (getattr(args, "given", None) or ()) and args.decode != "beam":
+    """Raise UsageError for a ``--beam-width`` given with a strategy that reads none (it would
+    be ignored; :class:`~ptrnet.decoding.options.DecodeOptions` cannot tell it from the
+    default)."""
+    if "beam_width" not in (getattr(args, "given", None) or ()):
+        return
+    if "beam_width" not in STRATEGIES[args.decode].takes:
         raise UsageError(
-            f"--beam-width {args.beam_width}: a beam width needs --decode beam, not {args.decode}"
+            f"--beam-width {args.beam_width}: a beam width needs --decode "
+            f"{_users('beam_width')}, not {args.decode}"
         )
 
 
-def decode_options(args: argparse.Namespace, task: Task) -> DecodeOptions:
-    """The decoding options of ``eval`` and ``predict`` from their parsed flags, checked against
-    ``task`` (:meth:`ptrnet.decoding.options.DecodeOptions.for_task`).
+def decode_options(args: argparse.Namespace, task: Task | None = None) -> DecodeOptions:
+    """The decoding options of ``eval``, ``predict`` and ``plot`` from their parsed flags (those
+    of :data:`DECODE_FLAGS` the command has; the others keep their defaults), checked against
+    ``task`` (:meth:`ptrnet.decoding.options.DecodeOptions.for_task`; None: a sentence task,
+    whose decoders read no task-dependent option).
 
     Raises:
         UsageError: a combination the options refuse (``--beam-width`` without ``--decode
@@ -241,11 +280,22 @@ def decode_options(args: argparse.Namespace, task: Task) -> DecodeOptions:
 
     check_beam_width(args)
     try:
-        given = {field: getattr(args, _dest(flag)) for field, flag in DECODE_FLAGS.items()}
-        return DecodeOptions(**given).for_task(task)
+        given = {
+            field: getattr(args, _dest(flag))
+            for field, flag in DECODE_FLAGS.items()
+            if hasattr(args, _dest(flag))
+        }
+        options = DecodeOptions(**given)
+        return options if task is None else options.for_task(task)
     except DecodeOptionError as err:
-        flag = DECODE_FLAGS[err.option]
-        raise UsageError(f"{flag} {getattr(args, flag[2:].replace('-', '_'))}: {err}") from None
+        raise flagged(args, err) from None
+
+
+def flagged(args: argparse.Namespace, err: DecodeOptionError) -> UsageError:
+    """A refused option as the command line says it: its flag and value first
+    (``--average-views 2: ...``)."""
+    flag = DECODE_FLAGS[err.option]
+    return UsageError(f"{flag} {getattr(args, _dest(flag))}: {err}")
 
 
 def _dest(flag: str) -> str:

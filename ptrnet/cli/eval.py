@@ -97,16 +97,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def describe_decoding(options: DecodeOptions, task: Task) -> str:
     """The decoding ``options`` (resolved for ``task`` by :func:`decode_options`) in words."""
     best = task.best_pick if options.pick == "shortest" else "most likely"
-    how = {
-        "greedy": "greedy",
-        "sample": f"sampling (seed {options.seed})",
-        "beam": f"beam search, width {options.beam_width}, {best}",
-    }
-    words = how[options.strategy]
+    words = options.card.words(options)  # the strategy's card: every registered one
     if options.multistart:
-        words = f"multi-start greedy (a run from every input), {best}"
-    if options.strategy == "sample" and options.samples > 1:
-        words = f"best of {options.samples} samples (seed {options.seed}), {best}"
+        words = "multi-start greedy (a run from every input)"
+    if options.several:
+        words = f"{words}, {best}"
     views = options.view_words
     window = ""  # None: the model's own per size, on the model line
     if options.window == 0:

@@ -46,11 +46,15 @@ from ptrnet.cli.common import (
     add_output_argument,
     load_model_on,
     point_task_named,
-    positive_int,
 )
-from ptrnet.cli.decode_args import add_search_arguments, rrc_iterations, two_opt_wanted
+from ptrnet.cli.decode_args import (
+    add_search_arguments,
+    add_strategy_arguments,
+    decode_options,
+    rrc_iterations,
+    two_opt_wanted,
+)
 from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.quoting import did_you_mean, quote
 from ptrnet.tasks import POINT_TASKS, Task
@@ -80,16 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_input_arguments(parser)
     add_capacity_argument(parser)
     parser.add_argument("--index", type=int, default=0, metavar="I", help="instance (default 0)")
-    parser.add_argument(
-        "--decode", choices=("greedy", "beam"), default="greedy", help="decoding strategy"
-    )
-    parser.add_argument(
-        "--beam-width",
-        type=positive_int,
-        default=DEFAULT_BEAM_WIDTH,
-        metavar="K",
-        help="beam width",
-    )
+    add_strategy_arguments(parser, multistart=False)
     parser.add_argument(
         "--constraints",
         choices=("none", "task"),
@@ -143,7 +138,6 @@ def instance_figure(args: argparse.Namespace):
     """The figure for ``MODEL_OR_TASK INPUT``: instance, reference, the output drawn (the
     model's, a search's tour made of it, or ``--prediction``'s) and the model's heatmap."""
     from ptrnet.cli.inputs import check_size, measured_task, references
-    from ptrnet.decoding.options import DecodeOptions
     from ptrnet.inference import check_vocabulary, search_tours
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.viz.figures import prediction_figure
@@ -168,9 +162,7 @@ def instance_figure(args: argparse.Namespace):
         check_vocabulary(loaded.for_size(len(inst.points)), len(inst.points))
     except UsageError as err:
         raise InputError(args.input, inst.line, str(err)) from None
-    options = DecodeOptions(
-        strategy=args.decode, beam_width=args.beam_width, constraints=args.constraints
-    ).for_task(task)
+    options = decode_options(args, task)
     ref = references(args, args.input, task, [inst])[0]
     trace = decode_trace(loaded, task, inst.points, options)
     drawn, decoded = trace.sequence, None
@@ -211,11 +203,7 @@ def decoding_words(args: argparse.Namespace, options) -> str:
     outputs, then 2-opt and Or-opt (a search on tour lengths)``)."""
     from ptrnet.cli.eval import search_words
 
-    how = (
-        "greedy decoding"
-        if options.strategy == "greedy"
-        else f"beam search, width {args.beam_width}"
-    )
+    how = options.card.words(options)  # the strategy's card: greedy, beam search, width 3, ...
     return ", then ".join([f"{how}, {options.constraint_words}", *search_words(args)])
 
 

@@ -30,20 +30,21 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ptrnet.cli.common import DRY_RUN_COUNT, note, output_name, positive_int, set_threads
-from ptrnet.cli.decode_args import check_beam_width
+from ptrnet.cli.decode_args import decode_options, flagged
 from ptrnet.cli.sentence_train import TRAIN_OPTIONS, train
-from ptrnet.decoding.options import SEARCH_STRATEGIES
 from ptrnet.io.errors import InputError, UsageError
-from ptrnet.io.limits import MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
+from ptrnet.io.limits import MAX_LINE_TOKENS
 from ptrnet.quoting import quote
 
 if TYPE_CHECKING:
+    from ptrnet.decoding.options import DecodeOptions
     from ptrnet.tasks import SentenceTask
     from ptrnet.text.checkpoint import CopyModel
     from ptrnet.text.decode import Explanation
 
 DECODE_OPTIONS = (
-    "model", "decode", "beam_width", "samples", "seed", "p_gen", "batch_size", "threads", "device",
+    "model", "decode", "beam_width", "samples", "temperature", "seed", "p_gen", "batch_size",
+    "threads", "device",
 )  # fmt: skip
 #: A data file's extension after a name: a dot and 2 to 5 letters of one case (.txt, .tsv,
 #: .json, .text, .TXT). Not ``e.g``, ``U.S``, ``v1.2`` or ``Mr.Smith``: words, not files.
@@ -119,38 +120,32 @@ def generate(args: argparse.Namespace, task: SentenceTask) -> int:
     return 0
 
 
-def _load(args: argparse.Namespace, task: SentenceTask) -> CopyModel:
-    """The model of ``--model`` on the CPU, with ``--threads`` set, after
-    :func:`check_decoding`."""
+def _load(args: argparse.Namespace, task: SentenceTask) -> tuple[CopyModel, DecodeOptions]:
+    """The model of ``--model`` on the CPU, with ``--threads`` set, and the decoding options
+    (:func:`check_decoding`)."""
     from ptrnet.text.evaluate import load
 
-    check_decoding(args, task)
-    return load(args.model, task.name)
+    options = check_decoding(args, task)
+    return load(args.model, task.name), options
 
 
-def check_decoding(args: argparse.Namespace, task: SentenceTask) -> None:
-    """Refuse what the sentence decoders do not do (another device, multi-start, ``--samples``
-    without sampling, a beam wider or more samples than
-    :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`), then set ``--threads``."""
-    check_beam_width(args)
+def check_decoding(args: argparse.Namespace, task: SentenceTask) -> DecodeOptions:
+    """The decoding options of the flags (:func:`ptrnet.cli.decode_args.decode_options`, the
+    point tasks' one check), after refusing what the sentence decoders do not do (another
+    device; more beams or samples than :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`:
+    :func:`~ptrnet.text.decode.check_sentence_options`); then set ``--threads``."""
+    from ptrnet.decoding.options import DecodeOptionError
+    from ptrnet.text.decode import check_sentence_options
+
     if args.device not in ("auto", "cpu"):
         raise UsageError(f"--device {args.device}: task {task.name} decodes on the CPU only")
-    if args.decode not in SEARCH_STRATEGIES:
-        raise UsageError(
-            f"--decode {args.decode}: task {task.name} decodes "
-            f"{', '.join(SEARCH_STRATEGIES[:-1])} or {SEARCH_STRATEGIES[-1]}"
-        )
-    if args.samples > 1 and args.decode != "sample":
-        raise UsageError(f"--samples {args.samples}: samples > 1 needs --decode sample")
-    rows = {"beam": ("--beam-width", args.beam_width, "beams"),
-            "sample": ("--samples", args.samples, "samples")}.get(args.decode)  # fmt: skip
-    if rows is not None and rows[1] > MAX_SENTENCE_BEAM_WIDTH:
-        flag, value, what = rows
-        raise UsageError(
-            f"{flag} {value}: task {task.name} takes at most {MAX_SENTENCE_BEAM_WIDTH} {what} "
-            f"(a line of {MAX_LINE_TOKENS:,} tokens with them fills one decoding batch)"
-        )
+    options = decode_options(args)
+    try:
+        check_sentence_options(options, f"task {task.name}")
+    except DecodeOptionError as err:
+        raise flagged(args, err) from None
     set_threads(args.threads)
+    return options
 
 
 def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
@@ -159,12 +154,9 @@ def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
 
     if len(args.data) != 1:
         raise UsageError("give one DATA file of SOURCE<TAB>TARGET lines")
-    loaded = _load(args, task)
+    loaded, options = _load(args, task)
     pairs = read_pairs(args.data[0])[: DRY_RUN_COUNT if args.dry_run else None]
-    metrics, _ = evaluate_pairs(
-        loaded, pairs, args.decode, args.beam_width, args.batch_size, args.p_gen,
-        samples=args.samples, seed=args.seed,
-    )  # fmt: skip
+    metrics, _ = evaluate_pairs(loaded, pairs, options, args.p_gen)
     show_metrics(args, task, loaded.train.get("arch"), metrics)
     return 0
 
@@ -206,23 +198,13 @@ def predict_sources(args: argparse.Namespace) -> tuple[str | None, list[tuple[st
 def predict(args: argparse.Namespace, task: SentenceTask) -> int:
     from ptrnet.text.decode import decode_sources, explain
 
-    loaded = _load(args, task)
+    loaded, options = _load(args, task)
     path, sources = predict_sources(args)
     if args.explain:
         for source in sources:
             print(_explained(explain(loaded.model, loaded.vocab, source, args.p_gen)))
         return 0
-    decoded = decode_sources(
-        loaded.model,
-        loaded.vocab,
-        sources,
-        args.decode,
-        args.beam_width,
-        args.batch_size,
-        args.p_gen,
-        samples=args.samples,
-        seed=args.seed,
-    )
+    decoded = decode_sources(loaded.model, loaded.vocab, sources, options, args.p_gen)
     write_predictions(args, task, sources, [d.words for d in decoded])
     return 0
 

@@ -32,6 +32,7 @@ from ptrnet.cli.sentences import (
 from ptrnet.io.errors import UsageError
 
 if TYPE_CHECKING:
+    from ptrnet.decoding.options import DecodeOptions
     from ptrnet.tasks import SentenceTask
     from ptrnet.text.sentence_run import SentenceTrainer
     from ptrnet.text.span_checkpoint import SpanModel
@@ -63,12 +64,12 @@ def train(args: argparse.Namespace, task: SentenceTask) -> int:
     return sentence_train.train(args, task, SPAN)
 
 
-def _load(args: argparse.Namespace, task: SentenceTask) -> SpanModel:
+def _load(args: argparse.Namespace, task: SentenceTask) -> tuple[SpanModel, DecodeOptions]:
     from ptrnet.text.span_eval import load_span
 
     _refuse_p_gen(args, task)
-    check_decoding(args, task)
-    return load_span(args.model, task.name)
+    options = check_decoding(args, task)
+    return load_span(args.model, task.name), options
 
 
 def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
@@ -77,19 +78,13 @@ def evaluate(args: argparse.Namespace, task: SentenceTask) -> int:
 
     if len(args.data) != 1:
         raise UsageError("give one DATA file of PASSAGE | QUESTION<TAB>ANSWER lines")
-    loaded = _load(args, task)
+    loaded, options = _load(args, task)
     path = args.data[0]
     pairs = read_pairs(path)[: DRY_RUN_COUNT if args.dry_run else None]
     _check_sources(path, [p.source for p in pairs])
-    metrics, _ = evaluate_spans(
-        loaded, pairs, args.decode, _width(args), args.batch_size, args.seed
-    )
+    metrics, _ = evaluate_spans(loaded, pairs, options)
     show_metrics(args, task, loaded.config.arch, metrics)
     return 0
-
-
-def _width(args: argparse.Namespace) -> int:
-    return args.samples if args.decode == "sample" else args.beam_width
 
 
 def _check_sources(where: str | None, sources: list[tuple[str, ...]]) -> None:
@@ -107,14 +102,14 @@ def _check_sources(where: str | None, sources: list[tuple[str, ...]]) -> None:
 def predict(args: argparse.Namespace, task: SentenceTask) -> int:
     from ptrnet.text.span_eval import answer_sources, explain_span
 
-    loaded = _load(args, task)
+    loaded, options = _load(args, task)
     path, sources = predict_sources(args)
     _check_sources(path, sources)
     if args.explain:
         for source in sources:
             print(_explained(explain_span(loaded, source)))
         return 0
-    answers = answer_sources(loaded, sources, args.decode, _width(args), args.batch_size, args.seed)
+    answers = answer_sources(loaded, sources, options)
     write_predictions(args, task, sources, answers)
     return 0
 

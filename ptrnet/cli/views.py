@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from ptrnet.decoding.options import STRATEGIES
+from ptrnet.decoding.strategies import strategy_names
 from ptrnet.quoting import did_you_mean, quote
 
 # What each old --views V said, in the new flags (hull and TSP averaged 4 rotations in each of
@@ -37,14 +37,14 @@ class ViewsMoved(argparse.Action):
 
 
 def strategy_name(text: str) -> str:
-    """argparse type of ``--decode``: greedy, sample or beam; ``multistart`` names its flag."""
+    """argparse type of ``--decode``: a registered strategy (:mod:`ptrnet.decoding.strategies`);
+    ``multistart`` names its flag."""
     if text == "multistart":
         raise argparse.ArgumentTypeError(MULTISTART_MOVED)
-    if text not in STRATEGIES:
-        hint = did_you_mean(text, STRATEGIES)
-        raise argparse.ArgumentTypeError(
-            f"choose from {', '.join(STRATEGIES)}, got {quote(text)}{hint}"
-        )
+    names = strategy_names()
+    if text not in names:
+        hint = did_you_mean(text, names)
+        raise argparse.ArgumentTypeError(f"choose from {', '.join(names)}, got {quote(text)}{hint}")
     return text
 
 

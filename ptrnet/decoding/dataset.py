@@ -82,7 +82,8 @@ def decode_outputs(
         points_list: instances, each (n, dim).
         options: how to decode (None = the defaults); ``batch_size`` instances per batch
             (multistart: ``batch_size`` runs, so ``batch_size // n`` instances),
-            ``seed`` seeds the one generator of ``sample`` decoding (same seed, same samples).
+            ``seed`` seeds the one generator of a strategy that draws (``sample``: same seed,
+            same samples).
         on_decoded: called after each batch with the number of instances it decoded (progress).
         return_probs: also keep each step's distribution (:attr:`Decoded.probs`).
 
@@ -101,7 +102,7 @@ def decode_outputs(
         model.to(resolve_device(options.device))
     device = next(model.parameters()).device
     generator = None
-    if options.strategy == "sample":
+    if options.card.seeded:  # a strategy that draws: its own generator, seeded
         generator = torch.Generator(device).manual_seed(options.seed)
     sizes = [len(p) for p in points_list]
     order = np.argsort(sizes, kind="stable")

@@ -1,4 +1,4 @@
-"""Decoding entry points: :func:`decode` (greedy, sampling, beam, multistart, views) and
+"""Decoding entry points: :func:`decode` (every registered strategy, multistart, views) and
 :func:`score_sequences`.
 
 Strategies are chosen by :class:`ptrnet.decoding.options.DecodeOptions` and run in the one loop
@@ -19,7 +19,7 @@ from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker
 from ptrnet.decoding.interface import PointerModel
 from ptrnet.decoding.multistart import decode_multistart
-from ptrnet.decoding.options import STRATEGIES, DecodeOptions
+from ptrnet.decoding.options import DecodeOptions, several_ways
 from ptrnet.decoding.search import Strategy, pick_rows, search_batch
 from ptrnet.decoding.strategies import chooser
 from ptrnet.decoding.views import averaged, decode_eight_views, decode_multistart_views
@@ -27,7 +27,7 @@ from ptrnet.decoding.window import through_window
 from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task, from_tokens
 
-__all__ = ["STRATEGIES", "DecodeResult", "decode", "score_sequences"]
+__all__ = ["DecodeResult", "decode", "score_sequences"]
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def decode(
     options.check_search(int(batch.lengths.max()))  # before the search allocates anything
     rerank = rerank or options.reranker(task)
     if rerank is not None and not options.several:
-        raise ValueError("rerank needs several candidates: beam, multistart or samples > 1")
+        raise ValueError(f"rerank needs several candidates: {several_ways()}")
     choose = chooser(options, batch.size, generator)
     batch = batch.to(next(model.parameters()).device)
     model = through_window(model, options.window, int(batch.lengths.max()))

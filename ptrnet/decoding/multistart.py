@@ -18,7 +18,7 @@ from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
 from ptrnet.decoding.interface import PointerMemory, PointerModel, State
 from ptrnet.decoding.search import DecodingError, SearchTrace, batch_instances, search_batch
-from ptrnet.decoding.strategies import Greedy
+from ptrnet.decoding.strategies.greedy import Greedy
 from ptrnet.model.transformer import copy_rows
 from ptrnet.tasks.base import Task
 

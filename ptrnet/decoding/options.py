@@ -36,6 +36,13 @@ from ptrnet.decoding.checks import (
     check_window,
     choice,
 )
+from ptrnet.decoding.strategies import (
+    STRATEGIES,
+    StrategyCard,
+    strategy_card,
+    strategy_names,
+    taking,
+)
 from ptrnet.io.limits import MAX_BEAM_WIDTH, MAX_SAMPLES, MAX_SEARCH_POINTS, MAX_SEED
 from ptrnet.quoting import quote
 from ptrnet.tasks import POINT_TASKS
@@ -45,8 +52,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONSTRAINTS", "DEFAULT_BEAM_WIDTH", "DEFAULT_DECODE_BATCH", "PAPER_BEAM_WIDTH", "PICKS",
-    "PROTOCOLS", "STRATEGIES", "DecodeOptionError", "DecodeOptions", "SearchSizeError",
-    "check_views", "check_window",
+    "PROTOCOLS", "DecodeOptionError", "DecodeOptions", "SearchSizeError", "check_views",
+    "check_window",
 ]  # fmt: skip
 
 #: The defaults every front end shares (the CLI, the API, the page, the demo, the copy task).
@@ -56,11 +63,6 @@ DEFAULT_DECODE_BATCH = 256  # instances decoded together
 # The rounds of Random Re-Construct when none are given (``--iterations``, ``iterations=``).
 DEFAULT_RRC_ITERATIONS = 100
 
-#: The strategies of the one search loop, for every model (:mod:`ptrnet.decoding.strategies`);
-#: multi-start, a greedy search from every input, is an option of its own (``multistart``).
-SEARCH_STRATEGIES = ("greedy", "sample", "beam")
-#: The strategies :class:`DecodeOptions` takes: the search's.
-STRATEGIES = SEARCH_STRATEGIES
 CONSTRAINTS = ("none", "task")
 # Which mask decodes when ``constraints`` is not given: ``valid``, the task's rules (every output
 # well formed: a closed convex hull, a tour, a permutation), what users get; ``paper``, the
@@ -78,9 +80,10 @@ class DecodeOptions:
     """Every choice of one decoding run.
 
     Attributes:
-        strategy: ``greedy``, ``sample`` (``temperature``, ``seed``, ``samples``) or ``beam``
-            (``beam_width``).
-        beam_width: beams kept per instance (beam search only), 1 to
+        strategy: a registered strategy (:mod:`ptrnet.decoding.strategies`: ``greedy``,
+            ``sample`` (``samples``, ``temperature``, ``seed``), ``beam`` (``beam_width``), ...);
+            its card says which of the options below it reads and how many rows it searches.
+        beam_width: beams kept per instance (strategies that read it: beam search), 1 to
             :data:`~ptrnet.io.limits.MAX_BEAM_WIDTH`.
         samples: outputs sampled per instance (best-of-k sampling; sampling only), the best
             kept by ``pick``; 1 = one sample; at most :data:`~ptrnet.io.limits.MAX_SAMPLES`.
@@ -114,18 +117,19 @@ class DecodeOptions:
             smaller instances are decoded as without it. None (the default): the window of
             the model that serves the instance's size, set by its size route
             (:data:`ptrnet.inference.SIZES_JSON`), else off; :meth:`with_window` resolves it.
-        temperature: divides the log-probabilities before sampling, > 0.
-        seed: seeds the sampling generator (same seed, same samples).
+        temperature: divides the log-probabilities before sampling, > 0 (1 unless the
+            strategy reads it).
+        seed: seeds the generator of a strategy that draws (same seed, same samples).
         batch_size: instances per decoding batch, >= 1.
         device: where decoding runs (``cpu``, ``cuda``, ``cuda:N``, ``auto``); None = where the
             model's weights already are.
 
     Raises:
         DecodeOptionError: on construction, for an unknown name or an out-of-range value, or
-            ``pick="shortest"`` with one candidate per instance, ``samples`` > 1 without
-            sampling, a view option out of range or in a combination :func:`check_views`
-            refuses. How many instances fit one search is checked once they are known
-            (:meth:`check_search`).
+            ``pick="shortest"`` with one candidate per instance, ``samples`` > 1 or a
+            ``temperature`` other than 1 with a strategy that does not read it, a view option
+            out of range or in a combination :func:`check_views` refuses. How many instances
+            fit one search is checked once they are known (:meth:`check_search`).
     """
 
     strategy: str = "greedy"
@@ -150,7 +154,7 @@ class DecodeOptions:
                 "multistart is not a strategy but an option of its own: multistart=1 "
                 "(--multistart) runs greedy decoding from every start",
             )
-        choice("strategy", self.strategy, STRATEGIES)
+        choice("strategy", self.strategy, strategy_names())
         if self.constraints is not None:
             choice("constraints", self.constraints, CONSTRAINTS)
         choice("protocol", self.protocol, PROTOCOLS)
@@ -165,10 +169,8 @@ class DecodeOptions:
         at_most("samples", self.samples, MAX_SAMPLES)
         if self.window is not None:
             check_window(self.window)
-        if self.samples > 1 and self.strategy != "sample":
-            raise DecodeOptionError(
-                "samples", f"samples > 1 needs sampling, not {self.strategy} decoding"
-            )
+        if self.samples > 1:
+            self._read_by_strategy("samples", "samples > 1")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise DecodeOptionError("seed", f"seed must be an integer, got {quote(self.seed)}")
         if not 0 <= self.seed <= MAX_SEED:  # torch's generators take 0..2^64 - 1
@@ -179,11 +181,12 @@ class DecodeOptions:
             )
         if not self.temperature <= sys.float_info.max:  # inf, NaN, or an int past any float
             raise DecodeOptionError("temperature", "temperature must be finite")
+        if self.temperature != 1:
+            self._read_by_strategy("temperature", f"temperature {self.temperature:g}")
         if self.pick == "shortest" and not self.several:
             raise DecodeOptionError(
                 "pick",
-                "pick 'shortest' needs several candidates to choose from (beam, multistart or "
-                "samples > 1)",
+                f"pick 'shortest' needs several candidates to choose from ({several_ways()})",
             )
         if self.device is not None:
             try:
@@ -191,18 +194,30 @@ class DecodeOptions:
             except ValueError as err:
                 raise DecodeOptionError("device", str(err)) from None
 
+    def _read_by_strategy(self, option: str, given: str) -> None:
+        """Raise DecodeOptionError when ``option``, set away from its default (``given`` in
+        words), is one the strategy does not read: it would be ignored."""
+        if option not in self.card.takes:
+            needs = " or ".join(card.title for card in taking(option))
+            raise DecodeOptionError(option, f"{given} needs {needs}, not {self.strategy} decoding")
+
+    @property
+    def card(self) -> StrategyCard:
+        """The strategy's card (:mod:`ptrnet.decoding.strategies`)."""
+        return strategy_card(self.strategy)
+
     @property
     def width(self) -> int:
-        """Rows searched together per instance and view: ``beam_width`` for beam search,
-        ``samples`` for sampling, else 1 (multistart runs one search per start)."""
-        if self.strategy == "beam":
-            return self.beam_width
-        return self.samples if self.strategy == "sample" else 1
+        """Rows searched together per instance and view, as the strategy's card counts them
+        (``beam_width`` for beam search, ``samples`` for sampling, else 1; multistart runs
+        one search per start)."""
+        return self.card.rows(self)
 
     @property
     def several(self) -> bool:
-        """Whether decoding finds several candidates per instance for ``pick`` to choose from."""
-        return self.strategy == "beam" or bool(self.multistart) or self.samples > 1
+        """Whether decoding finds several candidates per instance for ``pick`` to choose from:
+        the strategy's rows (:meth:`StrategyCard.several`), or multistart's runs."""
+        return self.card.several(self) or bool(self.multistart)
 
     @property
     def searches(self) -> int:
@@ -257,6 +272,20 @@ class DecodeOptions:
         if points > MAX_SEARCH_POINTS:
             raise _search_size_error(self, n, points)
 
+    def check_width(self, most: int, who: str, why: str) -> None:
+        """Raise unless one instance's rows (:attr:`width`) are at most ``most``, a decoder's
+        own bound (the sentence decoders': ``who`` ``takes at most ...``, ``why`` in brackets).
+
+        Raises:
+            DecodeOptionError: naming the strategy's width option.
+        """
+        if self.width > most:
+            card = self.card
+            raise DecodeOptionError(
+                card.width_option or "strategy",
+                f"{who} takes at most {most:,} {card.rows_word} ({why})",
+            )
+
     def for_task(self, task: Task) -> DecodeOptions:
         """These options checked against ``task``, with ``constraints`` resolved when None:
         ``task`` under the ``valid`` protocol, ``task.paper_constraints`` under ``paper``.
@@ -282,6 +311,19 @@ class DecodeOptions:
         return task.sequence_cost if self.pick == "shortest" else None
 
 
+def several_ways() -> str:
+    """The ways to decode several candidates per instance, in words for a refusal: the
+    strategies whose rows always are (``beam``), multistart, the width options that make them
+    (``samples > 1``)."""
+    cards = STRATEGIES.values()
+    ways = [card.name for card in cards if card.several_at_any_width]
+    ways.append("multistart")
+    for option in dict.fromkeys(c.width_option for c in cards if not c.several_at_any_width):
+        if option:
+            ways.append(f"{option} > 1")
+    return ", ".join(ways[:-1]) + f" or {ways[-1]}"
+
+
 def _shortest_error(task: Task) -> DecodeOptionError:
 
     costed = " or ".join(name for name, other in POINT_TASKS.items() if other.objective_cost)
@@ -294,12 +336,10 @@ def _shortest_error(task: Task) -> DecodeOptionError:
 def _search_size_error(options: DecodeOptions, n: int, points: int) -> SearchSizeError:
     """The one-line refusal of a search of ``points`` candidate points for one instance of n."""
     factors, lower = [], []
-    if options.strategy == "beam":
-        factors.append(f"beam width {options.width}")
-        lower.append(("beam width", "beam_width"))
-    if options.strategy == "sample":
-        factors.append(f"{options.width} samples")
-        lower.append(("samples", "samples"))
+    card = options.card
+    if card.width_option:
+        factors.append(f"{options.width} {card.rows_word}")
+        lower.append((card.width_option.replace("_", " "), card.width_option))
     if options.average_views > 1:
         factors.append(f"{options.average_views} averaged views")
         lower.append(("average views", "average_views"))

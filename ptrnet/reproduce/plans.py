@@ -36,7 +36,7 @@ HULL_FILE, TSP_FILE = "convex_hull_5_test.txt", "tsp5_test.txt"
 
 def describe_decoding(decoding: DecodeOptions) -> str:
     """A table's decoding in words, for its report."""
-    how = "greedy" if decoding.strategy == "greedy" else f"beam search, width {decoding.beam_width}"
+    how = decoding.card.words(decoding)  # greedy, beam search, width 2, ...
     limit = "restricted to valid outputs" if decoding.constraints == "task" else "unconstrained"
     return f"{how}, {limit}"
 

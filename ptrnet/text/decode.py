@@ -1,8 +1,9 @@
 """Decoding the pointer-generator through the search every model shares
-(:func:`ptrnet.decoding.search.run_search`, greedy, sampling and beam search, the strategies of
-:data:`~ptrnet.decoding.options.SEARCH_STRATEGIES`), and :func:`explain`, which returns every
-quantity of the mixture for one sentence (what a teaching panel draws), optionally with p_gen
-overridden to show what each path alone would output.
+(:func:`ptrnet.decoding.search.run_search`, every strategy of :mod:`ptrnet.decoding.strategies`,
+chosen by the :class:`~ptrnet.decoding.options.DecodeOptions` the point tasks take, with one
+bound of the sentence decoders' own: :func:`check_sentence_options`), and :func:`explain`,
+which returns every quantity of the mixture for one sentence (what a teaching panel draws),
+optionally with p_gen overridden to show what each path alone would output.
 
 What is the copy task's own is its decoder (:class:`ptrnet.text.decoder.SentenceDecoder`: the
 mixture over a sentence's extended vocabulary, the ids a row may output) and the words
@@ -21,12 +22,12 @@ from typing import Any
 import torch
 
 from ptrnet.decoding.beam import pick_beams
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH, SEARCH_STRATEGIES
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.decoding.search import DecodingError, run_search
-from ptrnet.decoding.strategies import Greedy, strategy_named
-from ptrnet.io.limits import MAX_DECODE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
+from ptrnet.decoding.strategies import chooser
+from ptrnet.decoding.strategies.greedy import Greedy
+from ptrnet.io.limits import MAX_DECODE_TOKENS, MAX_LINE_TOKENS, MAX_SENTENCE_BEAM_WIDTH
 from ptrnet.model.pointer_generator import PointerGenerator
-from ptrnet.quoting import quote
 from ptrnet.text.batch import Batch, make_batch
 from ptrnet.text.decoder import SentenceDecoder
 from ptrnet.text.vocab import END_ID, START_ID, Vocabulary
@@ -49,28 +50,23 @@ class Decoded:
 def decode_batch(
     model: PointerGenerator,
     batch: Batch,
-    strategy: str = "greedy",
-    width: int = DEFAULT_BEAM_WIDTH,
+    options: DecodeOptions | None = None,
     p_gen: float | None = None,
     max_steps: int = MAX_STEPS,
     generator: torch.Generator | None = None,
 ) -> list[Decoded]:
-    """Decode every source of ``batch`` with ``strategy``: ``greedy`` (``width`` ignored),
-    ``beam`` (``width`` beams) or ``sample`` (``width`` samples drawn with ``generator``); of
-    several outputs per source the most likely is kept (sum of log-probabilities, no length
+    """Decode every source of ``batch`` with ``options.strategy`` (None: greedy) in
+    ``options.width`` rows per source (beams, samples drawn with ``generator``); of several
+    outputs per source the most likely is kept (sum of log-probabilities, no length
     normalisation), so beam width 1 is greedy.
 
     Raises:
-        ValueError: a strategy not in :data:`~ptrnet.decoding.options.SEARCH_STRATEGIES`, or a
-            width below 1.
         DecodingError: a source whose model scores are not finite numbers, named by its index
             in ``batch``.
     """
-    _check_strategy(strategy)
-    if width < 1:
-        raise ValueError(f"beam width must be >= 1, got {width}")
-    width = 1 if strategy == "greedy" else width
-    choose = strategy_named(strategy, len(batch.encoded), width, generator=generator)
+    options = options or DecodeOptions()
+    width = options.width
+    choose = chooser(options, len(batch.encoded), generator)
     try:
         found = run_search(SentenceDecoder(model, batch, width, p_gen), max_steps, choose)
     except DecodingError as err:  # rows of one source are consecutive
@@ -79,13 +75,16 @@ def decode_batch(
     return _results(batch, found.tokens[keep], found.state.gates[keep], found.scores[keep])
 
 
-def _check_strategy(strategy: str) -> None:
-    """Raises ValueError unless ``strategy`` is one of the search's (multi-start is not)."""
-    if strategy not in SEARCH_STRATEGIES:
-        raise ValueError(
-            f"unknown strategy {quote(strategy)} for sentences; expected one of "
-            f"{', '.join(SEARCH_STRATEGIES)}"
-        )
+def check_sentence_options(options: DecodeOptions, who: str = "a sentence decoder") -> None:
+    """Raise DecodeOptionError, naming the strategy's width option, when one source's rows
+    (``options.width``: beams, samples) pass :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`,
+    the most a line at the token limit fits one decoding batch with; ``who`` starts the
+    message (``task copy takes at most 131 beams (...)``)."""
+    options.check_width(
+        MAX_SENTENCE_BEAM_WIDTH,
+        who,
+        f"a line of {MAX_LINE_TOKENS:,} tokens with them fills one decoding batch",
+    )
 
 
 def _results(
@@ -106,39 +105,31 @@ def decode_sources(
     model: PointerGenerator,
     vocab: Vocabulary,
     sources: Sequence[Sequence[str]],
-    strategy: str = "greedy",
-    width: int = DEFAULT_BEAM_WIDTH,
-    batch_size: int = DEFAULT_DECODE_BATCH,
+    options: DecodeOptions | None = None,
     p_gen: float | None = None,
-    *,
-    samples: int = 1,
-    seed: int = 0,
 ) -> list[Decoded]:
-    """Decode every source (token sequences) in batches of at most ``batch_size`` sources and
-    :data:`~ptrnet.io.limits.MAX_DECODE_TOKENS` tokens x rows (:func:`token_batches`), so
-    memory follows the batch, not the number of sources. ``width`` is the beam width of
-    ``beam``; ``sample`` draws ``samples`` outputs per source (the most likely kept) from a
-    generator seeded with ``seed``, so a seed gives the same outputs for the same batches.
+    """Decode every source (token sequences) as ``options`` say (None: greedy), in batches of
+    at most ``options.batch_size`` sources and :data:`~ptrnet.io.limits.MAX_DECODE_TOKENS`
+    tokens x rows (:func:`token_batches`), so memory follows the batch, not the number of
+    sources. A strategy that draws (``sample``: ``samples`` outputs per source, the most
+    likely kept) draws from one generator seeded with ``options.seed``, so a seed gives the
+    same outputs for the same batches.
 
     Raises:
-        ValueError: an unknown strategy, a beam width or a number of samples outside 1 to
-            :data:`~ptrnet.io.limits.MAX_SENTENCE_BEAM_WIDTH`, or a source that does not fit a
-            batch alone (longer than :data:`~ptrnet.io.limits.MAX_LINE_TOKENS`, which the
-            readers refuse).
+        DecodeOptionError: more rows per source than :func:`check_sentence_options` allows.
+        ValueError: a source that does not fit a batch alone (longer than
+            :data:`~ptrnet.io.limits.MAX_LINE_TOKENS`, which the readers refuse).
         DecodingError: a source whose model scores are not finite numbers, named by its index
             in ``sources``.
     """
-    _check_strategy(strategy)
-    rows = {"beam": width, "sample": samples}.get(strategy, 1)
-    if not 1 <= rows <= MAX_SENTENCE_BEAM_WIDTH:
-        what = "beam width" if strategy == "beam" else "samples"
-        raise ValueError(f"{what} must be 1 to {MAX_SENTENCE_BEAM_WIDTH}, got {quote(rows)}")
-    generator = torch.Generator().manual_seed(seed) if strategy == "sample" else None
+    options = options or DecodeOptions()
+    check_sentence_options(options)
+    generator = torch.Generator().manual_seed(options.seed) if options.card.seeded else None
     out: list[Decoded] = []
-    for start, stop in token_batches(sources, batch_size, rows):
+    for start, stop in token_batches(sources, options.batch_size, options.width):
         batch = make_batch(vocab, sources[start:stop])
         try:
-            out.extend(decode_batch(model, batch, strategy, rows, p_gen, generator=generator))
+            out.extend(decode_batch(model, batch, options, p_gen, generator=generator))
         except DecodingError as err:
             raise err.renumbered(start + err.instance) from None
     return out

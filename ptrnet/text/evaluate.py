@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.text.checkpoint import CopyModel, load_copy_model
 from ptrnet.text.decode import Decoded, decode_sources
 from ptrnet.text.format import Pair
@@ -30,23 +30,15 @@ def load(path: str | os.PathLike[str] | None, task: str = "copy") -> CopyModel:
 def evaluate_pairs(
     model: CopyModel | Any,
     pairs: Sequence[Pair],
-    strategy: str = "greedy",
-    width: int = DEFAULT_BEAM_WIDTH,
-    batch_size: int = DEFAULT_DECODE_BATCH,
+    options: DecodeOptions | None = None,
     p_gen: float | None = None,
-    *,
-    samples: int = 1,
-    seed: int = 0,
 ) -> tuple[dict[str, Any], list[Decoded]]:
     """Decode every source of ``pairs`` with ``model`` (a :class:`CopyModel`, or anything with
-    ``model`` and ``vocab``; the options as :func:`ptrnet.text.decode.decode_sources`'s) and
-    score the outputs (:func:`ptrnet.text.metrics.copy_metrics`); returns the metrics and the
-    decoded outputs."""
+    ``model`` and ``vocab``) as ``options`` say (None: greedy; as
+    :func:`ptrnet.text.decode.decode_sources` takes them) and score the outputs
+    (:func:`ptrnet.text.metrics.copy_metrics`); returns the metrics and the decoded outputs."""
     sources = [p.source for p in pairs]
-    decoded = decode_sources(
-        model.model, model.vocab, sources, strategy, width, batch_size, p_gen,
-        samples=samples, seed=seed,
-    )  # fmt: skip
+    decoded = decode_sources(model.model, model.vocab, sources, options, p_gen)
     metrics = copy_metrics(
         pairs, [d.words for d in decoded], model.vocab, [d.p_gen for d in decoded]
     )

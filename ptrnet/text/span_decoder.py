@@ -1,6 +1,6 @@
 """The span pointer's :class:`~ptrnet.decoding.decoder.Decoder`: two outputs per row, the
 answer's first and last passage position, for the shared search of
-:func:`ptrnet.decoding.search.run_search` (greedy, sampling, beam).
+:func:`ptrnet.decoding.search.run_search` (every strategy of :mod:`ptrnet.decoding.strategies`).
 
 Step 1 points at the start over the passage; step 2, fed the start, points at the end over
 ``start .. start + max_length - 1`` only (end >= start is a mask of the decoding, renormalised
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.decoding.search import run_search
-from ptrnet.decoding.strategies import strategy_named
+from ptrnet.decoding.strategies import chooser
 from ptrnet.model.span import SpanInputs, SpanMemory, SpanPointer
 
 MAX_ANSWER_TOKENS = 16  #: the longest span the decoding allows (SQuAD readers use 15-30)
@@ -79,17 +79,17 @@ class SpanDecoder:
 def decode_spans(
     model: SpanPointer,
     inputs: SpanInputs,
-    strategy: str = "greedy",
-    width: int = DEFAULT_BEAM_WIDTH,
+    options: DecodeOptions | None = None,
     generator: torch.Generator | None = None,
     max_length: int = MAX_ANSWER_TOKENS,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(B,) starts, (B,) ends and (B,) log-probabilities of the best span of each passage found
-    by ``strategy`` (greedy; ``beam`` with ``width`` beams; ``sample`` with ``width`` samples,
-    the most likely kept)."""
-    width = 1 if strategy == "greedy" else width
+    by ``options.strategy`` (None: greedy) in ``options.width`` rows per passage (beams,
+    samples drawn with ``generator``), the most likely kept."""
+    options = options or DecodeOptions()
+    width = options.width
     size = inputs.passage.shape[0]
-    choose = strategy_named(strategy, size, width, generator=generator)
+    choose = chooser(options, size, generator)
     found = run_search(SpanDecoder(model, inputs, width, max_length), 2, choose)
     scores = found.scores.view(size, width)  # (B, K)
     best = scores.argmax(1) + torch.arange(size) * width  # (B,) rows

@@ -3,9 +3,9 @@ one answer. The CLI (``ptrnet eval|predict span``, :mod:`ptrnet.cli.spans`) is a
 these.
 
 The span pointer decodes through the shared search (:func:`ptrnet.text.span_decoder.
-decode_spans`: greedy, beam or sampling); the classifier answers with its most likely class
-among the training answers (class 0, "an answer it never saw", names no words, so it is never
-chosen while there is another).
+decode_spans`: every strategy of :mod:`ptrnet.decoding.strategies`); the classifier answers
+with its most likely class among the training answers (class 0, "an answer it never saw",
+names no words, so it is never chosen while there is another).
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from typing import Any
 
 import torch
 
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_DECODE_BATCH
+from ptrnet.decoding.options import DecodeOptions
 from ptrnet.tasks import Stream, get_task
 from ptrnet.tasks.sentences import Pair
 from ptrnet.tasks.span import split_source
+from ptrnet.text.decode import check_sentence_options
 from ptrnet.text.metrics import span_metrics
 from ptrnet.text.sentence_checkpoint import load_trained
 from ptrnet.text.span import UNKNOWN_ANSWER, AnswerVocabulary, span_inputs, spans_to_answers
@@ -44,26 +45,27 @@ def load_span(path: str | os.PathLike[str] | None, task: str = "span") -> SpanMo
 
 @torch.no_grad()
 def answer_sources(
-    loaded: SpanModel,
-    sources: Sequence[Sequence[str]],
-    strategy: str = "greedy",
-    width: int = DEFAULT_BEAM_WIDTH,
-    batch_size: int = DEFAULT_DECODE_BATCH,
-    seed: int = 0,
+    loaded: SpanModel, sources: Sequence[Sequence[str]], options: DecodeOptions | None = None
 ) -> list[Answer]:
-    """The answer to each source (passage ``|`` question), in order, decoded in batches of
-    ``batch_size``; ``seed`` keys sampling's draws.
+    """The answer to each source (passage ``|`` question), in order, decoded as ``options`` say
+    (None: greedy; as :func:`ptrnet.text.decode.decode_sources` takes them) in batches of
+    ``options.batch_size``; ``options.seed`` keys a drawing strategy's draws.
 
     Raises:
+        DecodeOptionError: more rows per source than
+            :func:`~ptrnet.text.decode.check_sentence_options` allows.
         ValueError: a source without a passage and a question.
     """
-    generator = torch.Generator().manual_seed(seed)
+    options = options or DecodeOptions()
+    check_sentence_options(options)
+    generator = torch.Generator().manual_seed(options.seed) if options.card.seeded else None
     answers: list[Answer] = []
-    for lo in range(0, len(sources), batch_size):
-        chunk = sources[lo : lo + batch_size]
+    size = options.batch_size
+    for lo in range(0, len(sources), size):
+        chunk = sources[lo : lo + size]
         inputs = span_inputs(loaded.vocab, chunk)
         if loaded.answers is None:
-            starts, ends, _ = decode_spans(loaded.model, inputs, strategy, width, generator)
+            starts, ends, _ = decode_spans(loaded.model, inputs, options, generator)
             answers.extend(spans_to_answers(chunk, starts, ends))
         else:
             log_probs = loaded.model(inputs)  # (B, classes)
@@ -74,15 +76,11 @@ def answer_sources(
 
 
 def evaluate_spans(
-    loaded: SpanModel,
-    pairs: Sequence[Pair],
-    strategy: str = "greedy",
-    width: int = DEFAULT_BEAM_WIDTH,
-    batch_size: int = DEFAULT_DECODE_BATCH,
-    seed: int = 0,
+    loaded: SpanModel, pairs: Sequence[Pair], options: DecodeOptions | None = None
 ) -> tuple[dict[str, Any], list[Answer]]:
-    """SQuAD's exact match and F1 of the model's answers to ``pairs``, and the answers."""
-    answers = answer_sources(loaded, [p.source for p in pairs], strategy, width, batch_size, seed)
+    """SQuAD's exact match and F1 of the model's answers to ``pairs`` decoded as ``options``
+    say (:func:`answer_sources`), and the answers."""
+    answers = answer_sources(loaded, [p.source for p in pairs], options)
     return span_metrics(pairs, answers), answers
 
 

@@ -41,7 +41,7 @@ from torch import nn
 from ptrnet.datasets.batching import IGNORE_INDEX, Batch
 from ptrnet.decoding.pointer_decoder import PointerDecoder
 from ptrnet.decoding.search import run_search, step_limit
-from ptrnet.decoding.strategies import Greedy
+from ptrnet.decoding.strategies.greedy import Greedy
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Task
 from ptrnet.training.losses import sample_steps, tokens_as_targets

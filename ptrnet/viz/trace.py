@@ -67,8 +67,9 @@ def decode_trace(
     that route's window, :meth:`ptrnet.inference.LoadedModel.for_size`) on their unit-square
     image, as :func:`ptrnet.inference.predict` decodes them, and keep every step's distribution.
 
-    ``options`` are those of :func:`ptrnet.inference.predict` (None = its defaults), with
-    greedy or beam search and one view: a trace shows the deterministic decoders' own steps.
+    ``options`` are those of :func:`ptrnet.inference.predict` (None = its defaults), any
+    strategy, with one view: the trace is the returned output's own steps (with several rows
+    per instance, the distributions its row read on its way).
 
     Raises:
         UsageError: the model was trained on another task.
@@ -77,8 +78,6 @@ def decode_trace(
 
     task = check_task(loaded, task)
     options = (options or DecodeOptions()).for_task(task)
-    if options.strategy not in ("greedy", "beam"):
-        raise ValueError(f"a trace needs greedy or beam decoding, got {options.strategy!r}")
     (found,) = predict_outputs(loaded, task, [points], options, return_probs=True)
     tokens = to_tokens(found.sequence)[: len(found.probs)]  # no end token if cut off
     return InstanceTrace(

@@ -127,7 +127,8 @@ def model_answer(
         "sequence": trace.sequence.tolist(),
         "log_prob": json_number(trace.log_prob),
         "strategy": options.strategy,
-        "beam_width": options.beam_width if options.strategy == "beam" else None,
+        "beam_width": options.beam_width if "beam_width" in options.card.takes else None,
+        "decoding": options.card.words(options),  # what the page shows: the card's words
         "constraints": trace.constraints,
         "trace": trace_json(trace) if len(points) <= TRACE_LIMIT else None,
         "info": model_info(loaded.for_size(len(points), task.stated_capacity(points) is not None)),

@@ -4,7 +4,8 @@ Routes:
 
 * ``GET /`` -- the page (``static/index.html``); ``/static/*`` its scripts and styles.
 * ``GET /api/tasks`` -- the tasks (name, ``dim``, ``drawing`` kind, ...), which have a model
-  loaded, and the request limits.
+  loaded, the decoding strategies (the registry's cards, :func:`strategy_entry`) and the
+  request limits.
 * ``POST /api/predict`` -- exact solution, the model's output and trace (for TSP optionally
   searched: RRC, 2-opt), metrics
   (:class:`~ptrnet.web.schemas.PredictRequest`).
@@ -38,6 +39,7 @@ from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from ptrnet.decoding.search import DecodingError
+from ptrnet.decoding.strategies import STRATEGIES, StrategyCard
 from ptrnet.inference import LoadedModel
 from ptrnet.io.errors import UsageError
 from ptrnet.quoting import quote
@@ -111,6 +113,7 @@ def create_app(
     async def tasks() -> dict[str, Any]:  # async: answered on the event loop, never queued
         return {
             "tasks": [task_entry(name, models.get(name)) for name in POINT_TASKS],
+            "strategies": [strategy_entry(card) for card in STRATEGIES.values()],
             "limits": LIMITS,
         }
 
@@ -131,6 +134,17 @@ def create_app(
     add_training_routes(app, trainer, limits.stream_lifetime_s)
     add_lesson_routes(app, models, trainer, lessons or bundled_lessons())
     return app
+
+
+def strategy_entry(card: StrategyCard) -> dict[str, Any]:
+    """A strategy as the page lists it: its name, title and description, and the request field
+    its width (rows per instance, up to ``limits.max_beam``) goes in (None: one row)."""
+    return {
+        "name": card.name,
+        "title": card.title,
+        "description": card.description,
+        "width_option": card.width_option,
+    }
 
 
 def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:

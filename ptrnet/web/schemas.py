@@ -21,7 +21,8 @@ from pydantic import (
     model_validator,
 )
 
-from ptrnet.decoding.options import DEFAULT_RRC_ITERATIONS, DecodeOptions
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_RRC_ITERATIONS, DecodeOptions
+from ptrnet.decoding.strategies import strategy_card
 from ptrnet.quoting import quote
 from ptrnet.solvers.distances import RULES
 from ptrnet.tasks import TASKS, get_point_task
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
 MAX_POINTS = 300  # points per instance on the page
 TRACE_LIMIT = 100  # instances up to this size also get the per-step pointer distributions
 COORD_LIMIT = 1e6  # |coordinate| bound: keeps float32 activations finite
-MAX_BEAM = 16
-STEP_BUDGET = 4000  # beam width x decoding steps per request (Delaunay emits about 6n tokens)
+MAX_BEAM = 16  # rows per instance a request may search: beams, samples
+STEP_BUDGET = 4000  # rows x decoding steps per request (Delaunay emits about 6n tokens)
 MAX_RRC_ITERATIONS = 100  # improve="rrc" rounds per request: --iterations's default at most
 RRC_BUDGET = 6000  # RRC rounds x cities per request: about 5 s of CPU at n = 300
 MAX_TEST_LENGTH = 100
@@ -58,7 +59,9 @@ class Strict(BaseModel):
 
 
 class DecodingRequest(Strict):
-    """How to decode: greedy or beam search of ``beam_width``, with or without the task's mask;
+    """How to decode: a registered strategy (:mod:`ptrnet.decoding.strategies`, listed by
+    ``GET /api/tasks``) with the options it reads (``beam_width``, ``samples``, ``seed``), with
+    or without the task's mask;
     for TSP, then a tour search as ``ptrnet predict tsp`` and ``Solver.solve`` run it
     (:func:`ptrnet.inference.search_tours`): ``improve="rrc"`` for ``iterations`` rounds
     (None: :data:`~ptrnet.decoding.options.DEFAULT_RRC_ITERATIONS`) seeded by ``seed``, then
@@ -69,14 +72,26 @@ class DecodingRequest(Strict):
     :meth:`to_options` builds.
     """
 
-    strategy: Literal["greedy", "beam"] = "greedy"
-    beam_width: int = Field(5, ge=1, le=MAX_BEAM)
+    strategy: str = "greedy"
+    beam_width: int = Field(DEFAULT_BEAM_WIDTH, ge=1, le=MAX_BEAM)
+    samples: int = Field(1, ge=1, le=MAX_BEAM)
     constraints: Literal["none", "task"] | None = None
     improve: Literal["none", "rrc"] = "none"
     iterations: int | None = Field(None, ge=1, le=MAX_RRC_ITERATIONS)
     two_opt: bool = False
     or_opt: bool = False
     seed: int = Field(0, ge=0, le=2**64 - 1)
+
+    @field_validator("strategy")
+    @classmethod
+    def _known_strategy(cls, name: str) -> str:
+        strategy_card(name)  # raises ValueError naming the registered strategies
+        return name
+
+    @model_validator(mode="after")
+    def _valid_options(self) -> DecodingRequest:
+        self.to_options()  # DecodeOptionError, a ValueError: samples > 1 without sampling
+        return self
 
     @model_validator(mode="after")
     def _lone_iterations(self) -> DecodingRequest:
@@ -105,7 +120,11 @@ class DecodingRequest(Strict):
         """The decoding options of this request (built once, passed down unchanged)."""
 
         return DecodeOptions(
-            strategy=self.strategy, beam_width=self.beam_width, constraints=self.constraints
+            strategy=self.strategy,
+            beam_width=self.beam_width,
+            samples=self.samples,
+            constraints=self.constraints,
+            seed=self.seed,
         )
 
 
@@ -192,13 +211,14 @@ class PredictRequest(Strict):
         if len(self.points) < task.min_n:
             raise ValueError(f"task {task.name} needs at least {task.min_n} points")
         self.instance()  # ValueError: a share of items that weigh nothing
-        beam = self.decoding.strategy == "beam"
-        work = (self.decoding.beam_width if beam else 1) * task.max_steps(len(self.points))
-        if work > STEP_BUDGET:
+        options = self.decoding.to_options()
+        steps = task.max_steps(len(self.points))
+        if options.width * steps > STEP_BUDGET:
+            card = options.card
             raise ValueError(
-                f"too much decoding work: beam width x up to {task.max_steps(len(self.points))} "
-                f"steps for {len(self.points)} points is over {STEP_BUDGET}; "
-                "use a smaller beam or fewer points"
+                f"too much decoding work: {options.width} {card.rows_word} x up to {steps} steps "
+                f"for {len(self.points)} points is over {STEP_BUDGET}; "
+                f"use fewer {card.rows_word} or fewer points"
             )
         self._check_search(task)
         self._check_distances(task)

@@ -11,6 +11,7 @@ const DEBOUNCE_MS = 150;
 
 const state = {
   tasks: {}, // name -> entry of GET /api/tasks
+  strategies: {}, // name -> decoding strategy of GET /api/tasks (name, title, width_option)
   limits: {},
   task: null, // the name of the task shown (the #task select's value)
   points: [], // [[x, y]] in the unit square, or [[v]] for a task of numbers (dim 1)
@@ -38,8 +39,11 @@ function schedulePredict() {
   timer = setTimeout(predict, DEBOUNCE_MS);
 }
 
+/** The strategy chosen and its width (rows per instance), sent as the field its entry names. */
 function decodingOptions() {
-  const options = { strategy: $("strategy").value, beam_width: Number($("beam-width").value) };
+  const strategy = state.strategies[$("strategy").value];
+  const options = { strategy: strategy.name };
+  if (strategy.width_option) options[strategy.width_option] = Number($("beam-width").value);
   if ($("constraints").value) options.constraints = $("constraints").value;
   return entry().tour_search ? { ...options, ...searchOptions() } : options;
 }
@@ -341,6 +345,12 @@ async function start() {
   const response = await fetch("/api/tasks");
   const data = await response.json();
   state.limits = data.limits;
+  for (const strategy of data.strategies) {
+    state.strategies[strategy.name] = strategy;
+    const option = new Option(strategy.title, strategy.name);
+    option.title = strategy.description;
+    $("strategy").add(option);
+  }
   for (const task of data.tasks) {
     state.tasks[task.name] = task;
     if (![...$("task").options].some((o) => o.value === task.name)) {
@@ -357,7 +367,8 @@ async function start() {
   for (const id of ["strategy", "beam-width", "constraints", "search", "rrc-rounds", "capacity"]) {
     $(id).addEventListener("change", schedulePredict);
   }
-  $("strategy").addEventListener("change", () => $("beam-label").classList.toggle("hidden", $("strategy").value !== "beam"));
+  const widthless = () => !state.strategies[$("strategy").value].width_option;
+  $("strategy").addEventListener("change", () => $("beam-label").classList.toggle("hidden", widthless()));
   $("beam-label").classList.add("hidden");
   $("clear").addEventListener("click", () => setPoints([]));
   $("randomise").addEventListener("click", randomise);

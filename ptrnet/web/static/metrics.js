@@ -99,7 +99,7 @@ export function metricRows(task, points, result) {
   if (!result || result.task !== task.name) return [];
   if (!result.model) return [...capacityRows(result), ...exactRows(task.drawing, points, result)];
   const m = result.model;
-  const decoding = m.strategy === "beam" ? `beam, width ${m.beam_width}` : "greedy";
+  const decoding = m.decoding || m.strategy; // the strategy's card in words, from the server
   const likelihood = m.log_prob === null ? "—" : m.log_prob.toFixed(2);
   return [
     ...capacityRows(result),
