@@ -28,6 +28,7 @@ SLOW_MODULES = {
     "test_span_train": "trains a span model",
     "test_torchrun": "starts torchrun",
     "test_web_browser": "drives Chromium",
+    "test_web_geographic_page": "runs the page's geo.js in Node",
     "test_web_lesson_browser": "drives Chromium",
     "test_web_read_browser": "drives Chromium",
 }

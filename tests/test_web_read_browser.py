@@ -15,12 +15,14 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 pytest.importorskip("fastapi", reason="the web extra is not installed")
 from benchmarks.bench_web_load import serving  # noqa: E402
 from ptrnet.cli.serve import load_models  # noqa: E402
+from ptrnet.solvers.geodesy import azimuthal_equidistant  # noqa: E402
 from ptrnet.web.app import create_app  # noqa: E402
 from ptrnet.web.lesson import bundled_lessons  # noqa: E402
 
@@ -105,6 +107,7 @@ def test_pasted_cities_are_read_by_the_server_and_named_on_the_board(page, shots
     with page.expect_request("**/api/read") as sent, page.expect_response(predicted(40)) as got:
         page.click("#read-go")
     body = sent.value.post_data_json
+    read = sent.value.response().json()
     assert body == {"task": "tsp", "text": CSV, "format": "auto"}  # no file name: a paste
     wait_count(page, "#board circle.point", 40)
     assert board_names(page) == [name for name, _, _ in ROWS]
@@ -132,15 +135,27 @@ def test_pasted_cities_are_read_by_the_server_and_named_on_the_board(page, shots
     with page.expect_response(predicted(39)):
         page.locator("#board circle.point").nth(0).click(button="right")  # Paris removed
     assert board_names(page) == [name for name, _, _ in ROWS[1:]]
-    # A city moved on the projection has no latitude and longitude: the points leave the file.
-    point = page.locator("#board circle.point").nth(0).bounding_box()
+    # A city moved on the projection takes the latitude and longitude of where it is put: the
+    # degrees sent, projected forward as the server projects the file, land where it was dropped.
+    london = page.locator("#board circle.point").nth(0)
+    point = london.bounding_box()
     with page.expect_response(predicted(39)) as moved:
         page.mouse.move(point["x"] + 5, point["y"] + 5)
         page.mouse.down()
         page.mouse.move(point["x"] + 30, point["y"] + 10, steps=3)
         page.mouse.up()
-    assert "distances" not in moved.value.request.post_data_json
-    assert "A point moved on the projection" in page.inner_text("#read-status")
+    sent = moved.value.request.post_data_json
+    assert sent["distances"] == "great_circle" and moved.value.json()["units"] == "km"
+    assert sent["points"][1:] == [[float(lon), float(lat)] for _, lon, lat in ROWS[2:]]
+    dropped = [(float(london.get_attribute(a)) - 30) / 540 for a in ("cx", "cy")]
+    dropped[1] = 1 - dropped[1]  # board pixels (SIZE 600, PAD 30) -> the unit square, y up
+    centre = tuple(read["projection"]["centre"])
+    plane = azimuthal_equidistant(np.array(sent["points"][:1]), centre)
+    unit = (plane[0] - read["mapping"]["offset"]) / read["mapping"]["scale"]
+    np.testing.assert_allclose(unit, dropped, atol=1e-9)
+    assert sent["points"][0] != [-0.13, 51.51] and "antipode" not in page.inner_text("#read-status")
+    lon, lat = (f"{v:.6g}" for v in sent["points"][0])
+    assert london.locator("title").text_content() == f"1: London ({lon}, {lat})"
     # A planar file's points go back as the file gives them; its lengths in its own units.
     page.click("#read-open")
     page.fill("#read-text", "x,y\n0,0\n300,0\n300,200\n0,200\n150,100\n")

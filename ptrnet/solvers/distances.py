@@ -64,12 +64,17 @@ class Distances:
         projected: whether :meth:`plane` is a projection of the coordinates (cities on the
             sphere), not the coordinates themselves: a point placed on that plane then has no
             coordinates in the input's units without the projection's inverse.
+        form: for a projected rule, how its coordinates write a place on the globe, so that
+            the inverse of :meth:`plane` (the page's, ``ptrnet/web/static/geo.js``) can write
+            one back: ``lon_lat`` (decimal degrees, longitude first) or ``tsplib_lat_lon``
+            (TSPLIB's ``DDD.MM``, latitude first); None for a planar rule.
     """
 
     name: str = "euclidean"
     unit: str | None = None
     what: str = "Euclidean distances in the input's units"
     projected: bool = False
+    form: str | None = None
 
     def plane(self, points: np.ndarray) -> np.ndarray:
         """(n, 2) planar coordinates of ``points`` for a model (before the unit-square map)."""
@@ -109,12 +114,18 @@ class GreatCircle(Distances):
     unit: str | None = "km"
     what: str = "distances are great-circle km"
     projected: bool = True
+    form: str | None = "lon_lat"
+
+    def lon_lat(self, points: np.ndarray) -> np.ndarray:
+        """(n, 2) ``(longitude, latitude)`` decimal degrees of the rule's coordinates, which
+        :meth:`plane` projects (here the coordinates themselves)."""
+        return np.asarray(points, dtype=np.float64)
 
     def plane(self, points: np.ndarray) -> np.ndarray:
-        return azimuthal_equidistant(points)
+        return azimuthal_equidistant(self.lon_lat(points))
 
     def problem(self, points: np.ndarray) -> str | None:
-        return geographic_problem(points)
+        return geographic_problem(self.lon_lat(points))
 
     def matrix(self, points: np.ndarray) -> np.ndarray:
         return great_circle_matrix(points)
@@ -196,7 +207,7 @@ def _integer_length(distance, points: np.ndarray, tour: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class TsplibGeo(Distances):
+class TsplibGeo(GreatCircle):
     """TSPLIB's ``GEO`` rule: integer kilometres on its sphere (``RRR = 6378.388``); the
     points are the file's ``(latitude, longitude)`` in ``DDD.MM``; a model reads them as
     :class:`GreatCircle` cities."""
@@ -205,12 +216,10 @@ class TsplibGeo(Distances):
     unit: str | None = "km"
     what: str = "distances are TSPLIB GEO km (integers; RRR = 6378.388)"
     projected: bool = True
+    form: str | None = "tsplib_lat_lon"
 
-    def plane(self, points: np.ndarray) -> np.ndarray:
-        return azimuthal_equidistant(tsplib_degrees(points))
-
-    def problem(self, points: np.ndarray) -> str | None:
-        return geographic_problem(tsplib_degrees(points))
+    def lon_lat(self, points: np.ndarray) -> np.ndarray:
+        return tsplib_degrees(points)
 
     def matrix(self, points: np.ndarray) -> np.ndarray:
         return tsplib_geo_matrix(points)

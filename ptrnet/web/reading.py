@@ -22,8 +22,10 @@ columns, decimal commas) and ``distances`` (the name of the file's own length ru
 ``great_circle`` for latitude and longitude, None for the task's Euclidean one), which
 ``POST /api/predict`` measures by. Under a rule that projects (cities on the sphere,
 ``projected``), ``unit`` is the image of the cities' azimuthal equidistant projection, as
-``ptrnet predict`` decodes them, and ``mapping`` maps that plane (km), not the degrees. The
-page takes at most
+``ptrnet predict`` decodes them, and ``mapping`` maps that plane (km), not the degrees;
+``projection`` (:func:`projection`) gives the page what it needs to invert it, so that a city
+moved or added on the board gets the latitude and longitude of where it was put. The page takes
+at most
 :data:`~ptrnet.web.schemas.MAX_POINTS` points; the request body is bounded by the Guard
 (256 KB), and the route is heavy (it runs in one of the Guard's slots).
 """
@@ -42,6 +44,8 @@ from ptrnet.io.instances import EXTENSIONS, FORMATS, TSPLIB_START, Instance, rea
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.text import HeldInput
 from ptrnet.io.unit_square import UnitMap
+from ptrnet.solvers.distances import Distances
+from ptrnet.solvers.geodesy import EARTH_RADIUS_KM, centre
 from ptrnet.tasks import POINT_TASKS, Task, get_point_task
 from ptrnet.web.answers import model_image
 from ptrnet.web.schemas import MAX_POINTS, Strict
@@ -155,9 +159,25 @@ def read_answer(request: ReadRequest) -> dict[str, Any]:
         "distances": None if rule is None else rule.name,
         "units": None if rule is None else rule.unit,  # of its lengths; None: the file's own
         "projected": rule is not None and rule.projected,  # unit: the cities' projection
+        "projection": projection(rule, first.points),
         "line": first.line,
         "instances": len(instances),
         "labelled": first.labelled,
+    }
+
+
+def projection(rule: Distances | None, points: np.ndarray) -> dict[str, Any] | None:
+    """How the board's plane was made from ``points`` under a projecting ``rule`` (None for
+    any other): the azimuthal equidistant projection about ``centre`` (``[lon, lat]`` degrees,
+    :func:`ptrnet.solvers.geodesy.centre` of the cities) on a sphere of ``radius_km``, and the
+    ``form`` the file writes a place in (:attr:`Distances.form`). ``ptrnet/web/static/geo.js``
+    inverts it: unit square -> ``mapping`` -> km -> degrees -> the file's coordinates."""
+    if rule is None or not rule.projected:
+        return None
+    return {
+        "centre": list(centre(rule.lon_lat(points))),
+        "radius_km": EARTH_RADIUS_KM,
+        "form": rule.form,
     }
 
 

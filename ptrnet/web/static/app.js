@@ -2,6 +2,7 @@
 // show metrics, and step through the decoding one pointer at a time.
 
 import { fromPx, percent, render, SIZE } from "./board.js";
+import { unproject } from "./geo.js";
 import { metricRows } from "./metrics.js";
 import { drawMixing } from "./mixing.js";
 import { clearReadStatus, initReading, setReadStatus } from "./reading.js";
@@ -233,17 +234,24 @@ function onPointerMove(event) {
 }
 
 /** Put point `i` (an added one: i = the count) at `unit` on the board, and in the file's units
- * through the file's map. A city moved on a projection has no latitude and longitude here: the
- * points then leave the file and its rule (the status says so). */
+ * through the file's map: for cities on a projection, through its inverse (geo.js), so their
+ * latitude and longitude follow the drag. Only a place past the antipode of the cities' centre,
+ * which is no place on the globe, takes the points out of the file and its rule (the status
+ * says so). */
 function place(i, unit) {
   state.points[i] = unit;
   const file = state.file;
   if (!file) return;
   if (file.projected) {
+    const coords = file.projection && unproject(unit, file.frame, file.projection);
+    if (coords) {
+      file.coords[i] = coords;
+      return;
+    }
     state.file = null;
-    setReadStatus("A point moved on the projection, which has no latitude and longitude " +
-      "here: the points are in the unit square now, lengths straight lines in it. Read the file " +
-      "again for its own lengths.");
+    setReadStatus("A point moved past the antipode of the cities' centre, where the " +
+      "projection has no place on the globe: the points are in the unit square now, lengths " +
+      "straight lines in it. Read the file again for its own lengths.");
     return;
   }
   const { frame } = file;
@@ -288,13 +296,15 @@ function setPoints(points, names = null, file = null) {
 
 /** The file behind an answer of POST /api/read: `coords`, each point in the file's units (what
  * the server measures; a point placed on the board goes through `frame`, the file's map into the
- * unit square, or null), `distances` (the file's length rule, or null) and `projected` (the board
- * shows the cities' projection, not their coordinates). */
+ * unit square, or null), `distances` (the file's length rule, or null), `projected` (the board
+ * shows the cities' projection, not their coordinates) and `projection` (how to invert it:
+ * centre, radius and the file's form of a place; geo.js). */
 const fromFile = (answer) => ({
   coords: answer.points.map((p) => [...p]),
   frame: answer.mapping,
   distances: answer.distances,
   projected: answer.projected,
+  projection: answer.projection,
 });
 
 /** An answer of POST /api/read: the file's points in the unit square with their names, or for a

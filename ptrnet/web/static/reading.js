@@ -33,7 +33,8 @@ function summary(answer) {
   const map = answer.mapping ? `into the unit square by ${answer.mapping.text}` : "";
   if (answer.projected) {
     text += " The board shows their azimuthal equidistant projection about their centre, as" +
-      ` the model reads them${map ? `, in km mapped ${map}` : ""}.`;
+      ` the model reads them${map ? `, in km mapped ${map}` : ""}; a city moved or added there` +
+      " takes the latitude and longitude of where it is put.";
   } else if (map) text += ` Mapped ${map}.`;
   if (answer.mapping || answer.distances) {
     text += ` Lengths are in ${answer.units || "the file's units"}, as ptrnet predict measures them.`;
