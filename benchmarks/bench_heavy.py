@@ -35,9 +35,10 @@ from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 
 from ptrnet.cli.common import positive_int
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.inference import improve_tours_of, load_model, predict
+from ptrnet.inference import load_model, predict
 from ptrnet.model import heavy_pass
 from ptrnet.model.heavy import HeavyPointer
+from ptrnet.searches.rebuild import improve_tours_of
 from ptrnet.solvers.tsp import solve_tour, tour_length
 from ptrnet.tasks import SizeRange, get_task
 

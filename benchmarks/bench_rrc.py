@@ -29,9 +29,12 @@ import numpy as np
 import torch
 
 from ptrnet.cli.common import positive_int
-from ptrnet.inference import improve_tours_of, load_model, predict, two_opt_tours
+from ptrnet.inference import load_model, predict
+from ptrnet.searches.rebuild import improve_tours_of
+from ptrnet.searches.run import local_search
 from ptrnet.solvers.tsp import distance_matrix, solve_tour, tour_length
 from ptrnet.tasks import SizeRange, get_task
+from ptrnet.tasks.tsp import OR_OPT, TWO_OPT
 
 TSP = get_task("tsp")
 
@@ -63,7 +66,7 @@ def rows_for_size(loaded, n: int, args: argparse.Namespace) -> list[dict]:
     rows = [row("greedy", 0, greedy, seconds)]
     if args.or_opt:
         rows.append(row("nn + 2-opt + or-opt", 0, *timed(nearest_local_search, points)))
-        polished, extra = timed(two_opt_tours, points, greedy, True)
+        polished, extra = timed(local_search, OR_OPT, points, greedy)
         rows.append(row("greedy + 2-opt + or-opt", 0, polished, seconds + extra))
     for rounds in args.iterations:
         found = search_rows(loaded, points, refs, greedy, rounds, args)
@@ -91,10 +94,10 @@ def search_rows(loaded, points, refs, greedy, rounds: int, args) -> dict[str, li
         better, spent = timed(improve_tours_of, loaded, points, greedy, rounds, seed, args.batch)
         variants = {"greedy + rrc": (better, spent)}
         if args.two_opt:
-            polished, extra = timed(two_opt_tours, points, better)
+            polished, extra = timed(local_search, TWO_OPT, points, better)
             variants["greedy + rrc + 2-opt"] = (polished, spent + extra)
         if args.or_opt:
-            polished, extra = timed(two_opt_tours, points, better, True)
+            polished, extra = timed(local_search, OR_OPT, points, better)
             variants["greedy + rrc + 2-opt + or-opt"] = (polished, spent + extra)
         for method, (tours, seconds) in variants.items():
             gap = mean_gap(points, tours, refs)

@@ -129,7 +129,7 @@ def ptrnet_decoder(name: str) -> Callable[[object, Sequence[np.ndarray]], Tours]
 
 def rrc_tours(loaded, points: Sequence[np.ndarray], closed: Tours, rounds: int) -> Tours:
     """RRC from closed greedy tours, batch size as ``ptrnet eval`` (seed 0)."""
-    from ptrnet.inference import improve_tours_of
+    from ptrnet.searches.rebuild import improve_tours_of
 
     return improve_tours_of(loaded, list(points), closed, rounds, 0)
 

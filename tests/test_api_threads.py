@@ -78,13 +78,13 @@ def test_solve_decodes_on_the_idle_cores_and_sets_the_callers_count_back(tsp, se
 
 def test_solve_with_improve_runs_the_search_on_the_chosen_threads(tsp, monkeypatch, idle):
     seen = []
-    search = solver_module.TourSearch.run
+    search = solver_module.run_searches
 
-    def recording(self, *args, **kwargs):
+    def recording(*args, **kwargs):
         seen.append(torch.get_num_threads())
-        return search(self, *args, **kwargs)
+        return search(*args, **kwargs)
 
-    monkeypatch.setattr(solver_module.TourSearch, "run", recording)
+    monkeypatch.setattr(solver_module, "run_searches", recording)
     torch.set_num_threads(1)
     tsp.solve(POINTS, improve="rrc", iterations=2)
     assert seen == [3] and torch.get_num_threads() == 1

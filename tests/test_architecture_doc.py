@@ -42,10 +42,13 @@ HOLDS = {
     "compute": "device and precision names",
     "model": "the networks: tensors in, logits out",
     "decoding": "decoding options, the one search loop, the strategy registry (greedy, sampling, "
-    "beam, ...), views, multi-start, windows, Random Re-Construct, the batched dataset decoder",
+    "beam, ...), views, multi-start, windows, the batched dataset decoder",
     "runs": "a run directory: configuration, checkpoint format, CSV log, lock",
     "inference": "load a trained model (run directory, checkpoint, bundled folder) and decode "
     "a user's instances in the unit square",
+    "searches": "the searches after decoding that tasks declare (`Task.searches`): the one "
+    "checked plan every front end builds (`SearchPlan`), the one entry point (`run_searches`), "
+    "Random Re-Construct",
     "evaluation": "metrics of decoded datasets, `ptrnet score`, TSPLIB gaps, the paper's numbers",
     "training": "losses, the training loop, data streams, REINFORCE baselines, DAgger",
     "text": "the sentence tasks: text format, vocabulary, the pointer-generator and the span "

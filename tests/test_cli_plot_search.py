@@ -96,7 +96,7 @@ def test_plot_draws_the_tour_of_a_predictions_file(cities, tmp_path, capsys, mon
     "argv, message",
     [
         (("convex_hull", "{hull}", "--or-opt"), "--or-opt: shortens tours, for task tsp"),
-        (("tsp", "{path}", "--model", "none", "--two-opt"), "search a model's tour"),
+        (("tsp", "{path}", "--model", "none", "--two-opt"), "searches a model's tour"),
         (("tsp", "{path}", "--constraints", "none", "--or-opt"), "--constraints task"),
         (("tsp", "{path}", "--prediction", "{path}", "--or-opt"), "as written, without --or-opt"),
         (("tsp", "{path}", "--prediction", "{path}", "--model", "bundled"), "give a task"),

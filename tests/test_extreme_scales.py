@@ -11,9 +11,10 @@ import pytest
 import torch
 
 import ptrnet
-from ptrnet.inference import two_opt_tours
 from ptrnet.io.unit_square import UnitMap
+from ptrnet.searches.run import local_search
 from ptrnet.solvers.tsp import distance_matrix, tour_length
+from ptrnet.tasks.tsp import OR_OPT, TWO_OPT
 
 torch.set_num_threads(1)
 RAW = np.random.default_rng(3).random((40, 2))
@@ -37,8 +38,8 @@ def test_lengths_neither_underflow_nor_overflow(scale):
 @pytest.mark.parametrize("scale", [1e-200, 1e200])
 def test_two_opt_searches_a_scaled_copy_as_its_image(scale, or_opt):
     start = np.append(np.arange(len(UNIT)), 0)  # a poor tour: the search must move
-    (want,) = two_opt_tours([UNIT], [start], or_opt=or_opt)
-    (got,) = two_opt_tours([UNIT * scale], [start], or_opt=or_opt)
+    (want,) = local_search(OR_OPT if or_opt else TWO_OPT, [UNIT], [start])
+    (got,) = local_search(OR_OPT if or_opt else TWO_OPT, [UNIT * scale], [start])
     np.testing.assert_array_equal(got, want)
     assert tour_length(UNIT, want) < tour_length(UNIT, start)
 

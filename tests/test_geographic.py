@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from ptrnet.cli.main import main
-from ptrnet.inference import two_opt_tours
 from ptrnet.io.errors import InputError
 from ptrnet.io.instances import read_instances
+from ptrnet.searches.run import local_search
 from ptrnet.solvers.distances import EUCLIDEAN, GREAT_CIRCLE
 from ptrnet.solvers.geodesy import (
     EARTH_RADIUS_KM,
@@ -26,6 +26,7 @@ from ptrnet.solvers.geodesy import (
 )
 from ptrnet.solvers.tsp import distance_matrix
 from ptrnet.tasks import get_point_task
+from ptrnet.tasks.tsp import OR_OPT, TWO_OPT
 
 TSP = get_point_task("tsp")
 GEO_TSP = TSP.with_distances(GREAT_CIRCLE)
@@ -168,7 +169,7 @@ def test_two_opt_and_or_opt_search_great_circle_km():
     length, _ = brute_force(dist)
     start = np.array([0, 3, 1, 5, 2, 6, 4, 0])
     for or_opt in (False, True):
-        (tour,) = two_opt_tours([cities], [start], or_opt=or_opt, distances=GREAT_CIRCLE)
+        (tour,) = local_search(OR_OPT if or_opt else TWO_OPT, [cities], [start], GREAT_CIRCLE)
         assert tour[0] == tour[-1] == 0 and sorted(tour[:-1]) == list(range(7))
         found = cycle_length(dist, tour)
         assert found <= cycle_length(dist, start)
@@ -296,9 +297,7 @@ def test_predict_searches_rrc_and_or_opt_on_great_circle_km(tmp_path, capsys):
     searched = json.loads(capsys.readouterr().out)
     assert searched["cost"] <= greedy["cost"] + 1e-9
     assert searched["cost"] == pytest.approx(GEO_TSP.answer_cost(cities, searched["sequence"]))
-    (polished,) = two_opt_tours(
-        [cities], [np.array(searched["sequence"])], or_opt=True, distances=GREAT_CIRCLE
-    )
+    (polished,) = local_search(OR_OPT, [cities], [np.array(searched["sequence"])], GREAT_CIRCLE)
     assert np.array_equal(polished, searched["sequence"])  # a local optimum in km already
 
 

@@ -10,10 +10,11 @@ import ptrnet.model.heavy_pass as heavy_pass
 from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.decoding.reconstruct import rebuild_paths
-from ptrnet.inference import improve_tours_of, load_model, predict
+from ptrnet.inference import load_model, predict
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.heavy import HeavyPointer
+from ptrnet.searches.rebuild import improve_tours_of
+from ptrnet.searches.reconstruct import rebuild_paths
 from ptrnet.tasks import SizeRange, get_task
 
 torch.set_num_threads(1)

@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("decoding",),
     ("runs",),
     ("inference",),  # loading models (load.py) and the one decoding pass (predict.py)
+    ("searches",),  # searches after decoding (RRC needs a loaded model; TSPLIB eval runs them)
     ("evaluation",),
     ("training",),
     ("text",),  # the sentence tasks (copy): format, pointer-generator training and decoding

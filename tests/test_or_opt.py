@@ -11,11 +11,12 @@ from shared_data import TSPLIB
 
 import ptrnet
 from ptrnet.cli.main import main
-from ptrnet.inference import two_opt_tours
+from ptrnet.searches.run import local_search
 from ptrnet.solvers.or_opt import OR_OPT_RUNS, or_opt, two_opt_or_opt
 from ptrnet.solvers.tsp import distance_matrix
 from ptrnet.solvers.tsp_exact import cycle_cost
 from ptrnet.solvers.tsp_heuristics import two_opt
+from ptrnet.tasks.tsp import OR_OPT
 
 torch.set_num_threads(1)
 
@@ -87,9 +88,7 @@ def test_two_opt_tours_with_or_opt_keeps_closed_tours_from_the_same_city():
     rng = np.random.default_rng(5)
     points = instances(6, seed=6)
     tours = [np.append(order, order[0]) for order in (rng.permutation(len(p)) for p in points)]
-    for pts, before, after in zip(
-        points, tours, two_opt_tours(points, tours, or_opt=True), strict=True
-    ):
+    for pts, before, after in zip(points, tours, local_search(OR_OPT, points, tours), strict=True):
         assert after[0] == after[-1] == before[0]
         dist = distance_matrix(pts)
         assert best_gain(dist, after[:-1], or_opt_neighbours) <= 1e-9

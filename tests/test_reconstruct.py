@@ -1,4 +1,4 @@
-"""Random Re-Construct (ptrnet.decoding.reconstruct): the rebuilt path is the model's own (heavy
+"""Random Re-Construct (ptrnet.searches.reconstruct): the rebuilt path is the model's own (heavy
 or light decoder) greedy continuation of a tour that starts at the segment's far end and then
 visits its near end; tours stay permutations, never grow, and depend only on the generator."""
 
@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from ptrnet.decoding.reconstruct import (
+from ptrnet.model import ModelConfig, build_model
+from ptrnet.searches.reconstruct import (
     fill_unit_square,
     improve_tours,
     rebuild_paths,
     tour_lengths,
 )
-from ptrnet.model import ModelConfig, build_model
 
 torch.set_num_threads(1)
 HEAVY = dict(encoder="transformer", encoder_layers=1, decoder="heavy", decoder_layers=2, heads=2)
@@ -83,7 +83,7 @@ def test_a_model_that_finds_the_best_path_makes_rrc_reach_the_optimum_of_a_small
         def __call__(self, length):
             return self
 
-    import ptrnet.decoding.reconstruct as rrc
+    import ptrnet.searches.reconstruct as rrc
 
     def shortest(model, coords):
         out = []

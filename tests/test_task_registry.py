@@ -21,6 +21,7 @@ from ptrnet.tasks import (
     get_task,
     register,
 )
+from ptrnet.tasks.searches import LocalSearch
 from ptrnet.tasks.sort import is_permutation
 from ptrnet.text.config import FIXED_P_GEN
 from ptrnet.text.format import read_pairs
@@ -29,8 +30,14 @@ torch.set_num_threads(1)
 WORDS = ("ant", "bee", "cat", "dog", "eel", "fox")
 
 
+def reversed_order(points: np.ndarray, answer: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """A toy local search: any answer becomes the inputs in reverse index order."""
+    return np.arange(len(points))[::-1].copy()
+
+
 class ReverseTask(Task):
-    """Toy point task: output the inputs in reverse index order."""
+    """Toy point task: output the inputs in reverse index order; it offers a search after
+    decoding of its own, declared here alone (``--toy-flip``, ``toy_flip=True``)."""
 
     name = "toy_reverse"
     dim = 1
@@ -40,6 +47,16 @@ class ReverseTask(Task):
     summary_metrics = ("exact_match", "exact_match")
     demo_sizes = (5,)
     drawing = "bars"
+    searches = (
+        LocalSearch(
+            name="toy_flip",
+            words="a flip",
+            verb="flips",
+            answers="orders",
+            help="then reverse each order",
+            moves=reversed_order,
+        ),
+    )
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         self.check_solver(solver)
@@ -279,6 +296,49 @@ def test_a_point_task_registered_alone_serves_every_command_api_and_endpoint(
     answer = client.post("/api/predict", json={"task": name, "points": [[0.3], [0.1], [0.7]]})
     assert answer.status_code == 200, answer.text
     assert answer.json()["reference"] == [2, 1, 0] and answer.json()["metrics"]["valid"]
+
+
+def test_a_search_a_task_declares_alone_reaches_every_front_end(registered, cli, tmp_path):
+    """The toy task's own module declares its search (``searches``); the command line's flag,
+    the Python API's keyword and the page's field and task entry follow, each refusal (another
+    task, a task without it) worded from the declaration."""
+    from fastapi.testclient import TestClient
+
+    import ptrnet
+    from ptrnet import inference
+    from ptrnet.web.app import create_app
+
+    name = "toy_reverse"
+    assert cli("generate", name, "-n", "5", "--count", "3", "-o", "d.txt", "-q")[0] == 0
+    steps = ("--dry-run", "--workers", "0", "--threads", "1", "--out", "run")
+    assert cli("train", name, *steps)[0] == 0
+    base = ("d.txt", "--model", "run", "-o", "-", "--output-format", "json", "-q")
+    status, out, _ = cli("predict", name, *base, "--toy-flip")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert status == 0 and [row["sequence"] for row in rows] == [[4, 3, 2, 1, 0]] * 3
+    assert all("log_prob" not in row for row in rows)  # a searched answer is not the model's
+    status, out, _ = cli("eval", name, "d.txt", "--model", "run", "--toy-flip", "--threads", "1")
+    assert status == 0 and "then a flip (a search on order lengths)" in out
+    assert cli("plot", name, "d.txt", "--model", "run", "--toy-flip", "-o", "p.png")[0] == 0
+    status, _, err = cli("predict", "sort", "d.txt", "-o", "-", "--toy-flip")
+    assert status == 2 and "--toy-flip: flips orders, for task toy_reverse, not sort" in err
+
+    solver = ptrnet.load(str(tmp_path / "run"))
+    assert solver.solve(np.array([0.3, 0.1, 0.7]), toy_flip=True).sequence.tolist() == [2, 1, 0]
+    with pytest.raises(ValueError, match="two_opt=True: shortens tours, for task tsp, not toy"):
+        solver.solve(np.array([0.3, 0.1, 0.7]), two_opt=True)
+
+    loaded = inference.load_model(str(tmp_path / "run"), name)
+    client = TestClient(create_app({name: loaded}), base_url="http://localhost")
+    (entry,) = [e for e in client.get("/api/tasks").json()["tasks"] if e["name"] == name]
+    assert entry["searches"] == [{"name": "toy_flip", "words": "a flip", "kind": "local"}]
+    body = {"task": name, "points": [[0.3], [0.1], [0.7]], "decoding": {"toy_flip": True}}
+    model = client.post("/api/predict", json=body).json()["model"]
+    assert model["sequence"] == [2, 1, 0] and model["search"]["words"] == "a flip"
+    body["task"] = "sort"
+    refused = client.post("/api/predict", json=body)
+    assert refused.status_code == 422
+    assert "toy_flip=True: flips orders, for task toy_reverse, not sort" in refused.text
 
 
 def test_the_reference_is_reported_by_its_answer_cost_not_its_training_cost():

@@ -12,6 +12,7 @@ from ptrnet.cli.main import main
 from ptrnet.evaluation import tsplib_eval
 from ptrnet.evaluation.tsplib_eval import evaluate_tsplib
 from ptrnet.io.paper_format import read_examples
+from ptrnet.searches.plan import SearchPlan
 from ptrnet.tasks import get_task
 
 torch.set_num_threads(1)
@@ -118,8 +119,10 @@ def test_two_opt_never_lengthens_the_rounded_tour(tmp_path, monkeypatch):
     path = tmp_path / "tiny5.tsp"
     path.write_text(TINY5)
     monkeypatch.setattr(tsplib_eval, "predict", lambda *args: [np.array([0, 1, 2, 3, 4, 0])])
-    (plain,) = evaluate_tsplib(None, [path], {"tiny5": 15})
-    (improved,) = evaluate_tsplib(None, [path], {"tiny5": 15}, improve=True)
+    tsp = get_task("tsp")
+    (plain,) = evaluate_tsplib(None, [path], {"tiny5": 15}, task=tsp)
+    polish = SearchPlan(local=("two_opt",))
+    (improved,) = evaluate_tsplib(None, [path], {"tiny5": 15}, task=tsp, search=polish)
     assert plain.length == 15 and improved.length <= 15
 
 

@@ -116,6 +116,8 @@ def test_eval_polishes_and_measures_geo_and_att_files_by_their_own_rules():
     loaded = load_model("bundled", "tsp")
     paths = [DATA / "ulysses16.tsp", DATA / "att48.tsp"]
     optimal = {"ulysses16.tsp": 6859, "att48": 10628}
-    results = evaluate_tsplib(loaded, paths, optimal, improve=True)
+    from ptrnet.searches.plan import SearchPlan
+
+    results = evaluate_tsplib(loaded, paths, optimal, search=SearchPlan(local=("two_opt",)))
     assert [r.optimum for r in results] == [6859, 10628]
     assert results[0].length == 6859 and 10628 <= results[1].length < 10628 * 1.05

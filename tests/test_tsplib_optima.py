@@ -18,6 +18,7 @@ from ptrnet.evaluation.tsplib_eval import evaluate_tsplib, format_results
 from ptrnet.io.errors import InputError
 from ptrnet.io.tsplib import read_optimal, read_tsplib
 from ptrnet.io.tsplib_optima import optimum_for, same_instance
+from ptrnet.tasks import get_task
 
 torch.set_num_threads(1)
 SHIPPED = sorted(TSPLIB.glob("*.tsp"))
@@ -165,7 +166,8 @@ def identity_tours(monkeypatch):
 
 def test_the_wrong_cities_are_not_compared_with_the_published_optimum(shrunk_eil51, identity_tours):
     """Before: length / 426 - 1, a gap near -85%."""
-    (row,) = evaluate_tsplib(None, [shrunk_eil51], read_optimal(TSPLIB / SOURCE), source=SOURCE)
+    optima = read_optimal(TSPLIB / SOURCE)
+    (row,) = evaluate_tsplib(None, [shrunk_eil51], optima, source=SOURCE, task=get_task("tsp"))
     assert row.name == "eil51" and row.length < 426
     assert row.optimum is None and row.gap is None and "differ from TSPLIB's eil51" in row.note
 
@@ -173,10 +175,10 @@ def test_the_wrong_cities_are_not_compared_with_the_published_optimum(shrunk_eil
 def test_an_optimum_the_tour_undercuts_is_dropped(tmp_path, identity_tours):
     path = tmp_path / "mine.tsp"
     path.write_text(rewrite_nodes("eil51", lambda i, x, y: (i, x, y)).replace("eil51", "mine"))
-    (row,) = evaluate_tsplib(None, [path], {"mine": 10**6}, source=SOURCE)
+    (row,) = evaluate_tsplib(None, [path], {"mine": 10**6}, source=SOURCE, task=get_task("tsp"))
     assert row.optimum is None and row.gap is None
     assert f"shorter than the optimum stated in {SOURCE} (1000000)" in row.note
-    (kept,) = evaluate_tsplib(None, [path], {"mine": 400}, source=SOURCE)
+    (kept,) = evaluate_tsplib(None, [path], {"mine": 400}, source=SOURCE, task=get_task("tsp"))
     assert kept.optimum == 400 and kept.gap == pytest.approx(kept.length / 400 - 1)
 
 

@@ -1,5 +1,6 @@
-"""``--two-opt`` on any TSP file (``eval``, ``predict``) and :func:`ptrnet.inference.two_opt_tours`:
-closed tours from the same city, never longer, and a 2-opt local optimum by brute force."""
+"""``--two-opt`` on any TSP file (``eval``, ``predict``) and
+:func:`ptrnet.searches.run.local_search` with TSP's 2-opt: closed tours from the same city, never
+longer, and a 2-opt local optimum by brute force."""
 
 import json
 
@@ -7,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from ptrnet.inference import two_opt_tours
+from ptrnet.searches.run import local_search
+from ptrnet.tasks.tsp import TWO_OPT
 
 torch.set_num_threads(1)
 
@@ -31,7 +33,7 @@ def test_two_opt_tours_are_closed_no_longer_and_locally_optimal():
     rng = np.random.default_rng(3)
     points = [rng.random((n, 2)) * 100 for n in (5, 9, 12, 12, 15)]  # any units
     tours = [np.append(order, order[0]) for order in (rng.permutation(len(p)) for p in points)]
-    for pts, before, after in zip(points, tours, two_opt_tours(points, tours), strict=True):
+    for pts, before, after in zip(points, tours, local_search(TWO_OPT, points, tours), strict=True):
         assert after[0] == after[-1] == before[0]
         assert sorted(after[:-1]) == list(range(len(pts)))
         assert closed_length(pts, after) <= closed_length(pts, before) + 1e-9
@@ -40,7 +42,7 @@ def test_two_opt_tours_are_closed_no_longer_and_locally_optimal():
 
 def test_two_opt_tours_refuses_an_open_tour():
     with pytest.raises(ValueError, match="instance 0: a closed tour of 4 cities expected"):
-        two_opt_tours([np.zeros((4, 2))], [np.arange(4)])
+        local_search(TWO_OPT, [np.zeros((4, 2))], [np.arange(4)])
 
 
 def test_predict_two_opt_shortens_each_tour_and_drops_its_likelihood(

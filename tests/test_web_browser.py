@@ -254,7 +254,7 @@ def test_a_tour_search_is_asked_for_drawn_over_the_models_own_tour_and_named(
     model = answered.value.json()["model"]
     wait_text(page, "#metrics", "searched")
     table = metric_table(page)
-    assert table["searched"] == "RRC 2 rounds, then 2-opt + Or-opt"
+    assert table["searched"] == "RRC 2 rounds, then 2-opt and Or-opt"
     own = closed_length(body["points"], model["decoded_sequence"])
     assert table["model's own tour length"] == f"{own:.3f}"
     assert (

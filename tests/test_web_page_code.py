@@ -1,5 +1,5 @@
 """The page's scripts know no task by name: they branch on what GET /api/tasks says about a task
-(its ``drawing`` kind, its ``dim``, ``tour_search``), so a new task needs no JavaScript
+(its ``drawing`` kind, its ``dim``, its ``searches``), so a new task needs no JavaScript
 (docs/architecture.md). The tour search's controls ask for what ``POST /api/predict`` accepts and
 are wired to it."""
 
@@ -85,21 +85,22 @@ def page_controls() -> Controls:
 
 
 def test_the_search_controls_ask_for_what_the_server_accepts() -> None:
-    """The Search select's values are the boolean search fields of ``POST /api/predict`` (none
-    sends neither); the RRC rounds box spans 0 (off) to the server's most rounds."""
+    """The Search select holds "none" alone until a task's entry fills in its local searches
+    (their names, which ``POST /api/predict`` takes as fields); the RRC rounds box spans 0 (off)
+    to the server's most rounds."""
     controls = page_controls()
-    fields = DecodingRequest.model_fields
-    local = [value for value in controls.options["search"] if value]
-    assert controls.options["search"][0] == "" and local == ["two_opt", "or_opt"]
-    assert all(fields[value].annotation is bool for value in local)
+    assert controls.options["search"] == [""]
+    request = DecodingRequest.model_validate({"two_opt": True, "or_opt": False})
+    assert request.local == {"two_opt": True, "or_opt": False}
     rounds = controls.attrs["rrc-rounds"]
     assert (rounds["type"], rounds["min"], rounds["max"]) == ("number", "0", "100")
     assert int(rounds["max"]) == MAX_RRC_ITERATIONS
 
 
 def test_the_search_controls_are_wired() -> None:
-    """Changing them predicts again; they are shown, and sent, only for a task whose entry says
-    ``tour_search``; RRC rounds go as ``improve``/``iterations``; the decoded tour is drawn."""
+    """Changing them predicts again; they are shown, and sent, only for a task whose entry lists
+    ``searches``, the Search list made of its local ones; rounds go as ``improve`` (the task's
+    rebuild search) and ``iterations``; the decoded tour is drawn."""
     app = (STATIC / "app.js").read_text(encoding="utf-8")
     listened = re.search(
         r'for \(const id of \[([^\]]*)\]\) \{\s*\$\(id\)\.addEventListener\("change", '
@@ -107,9 +108,10 @@ def test_the_search_controls_are_wired() -> None:
         app,
     )
     assert listened and {'"search"', '"rrc-rounds"'} <= {s.strip() for s in listened[1].split(",")}
-    assert '$("search-controls").classList.toggle("hidden", !entry().tour_search)' in app
-    assert "entry().tour_search ? { ...options, ...searchOptions() } : options" in app
-    assert '{ improve: "rrc", iterations: rounds }' in app
+    assert '$("search-controls").classList.toggle("hidden", !entry().searches.length)' in app
+    assert "entry().searches.length ? { ...options, ...searchOptions() } : options" in app
+    assert "{ improve: rebuild.name, iterations: rounds }" in app
+    assert "local.map((s) => new Option(s.words, s.name))" in app
     assert "search-controls" in page_controls().attrs
     assert "model.decoded_sequence" in (STATIC / "board.js").read_text(encoding="utf-8")
 

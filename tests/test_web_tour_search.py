@@ -1,7 +1,7 @@
 """The web page's tour search (POST /api/predict, decoding improve/iterations/two_opt/seed) through
 FastAPI's TestClient: the Python API's tours (and so ``ptrnet predict``'s) for the same points and
 options, no log-likelihood or trace after a search, the API's refusals, each a 422 naming
-the option, and ``GET /api/tasks``'s ``tour_search`` saying which tasks take a search."""
+the option, and ``GET /api/tasks``'s ``searches`` saying which searches each task takes."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_a_searched_tour_is_the_python_apis(bundled, solver):
     assert model["decoded_sequence"] == solver.solve(POINTS).sequence.tolist()
     assert model["log_prob"] is None and model["trace"] is None
     search = {"improve": "rrc", "iterations": 4, "two_opt": True, "or_opt": False, "seed": 2}
-    assert model["search"] == search
+    assert model["search"] == search | {"words": "RRC 4 rounds, then 2-opt"}
     cost = tour_length(POINTS, np.array(model["sequence"][:-1]))
     assert cost <= tour_length(POINTS, np.array(model["decoded_sequence"][:-1])) + 1e-9
 
@@ -89,12 +89,14 @@ def test_without_a_search_the_answer_is_unchanged(tiny):
         ("tsp", {"iterations": 5}, "iterations=5: iterations need improve='rrc'"),
         ("tsp", {"improve": "rrc", "iterations": 0}, "greater than or equal to 1"),
         ("tsp", {"improve": "lkh"}, "decoding.improve"),
-        ("tsp", {"two_opt": "yes"}, "decoding.two_opt"),
+        ("tsp", {"two_opt": "yes"}, "decoding.local.two_opt: Input should be a valid boolean"),
+        ("tsp", {"local": {"two_opt": True}}, "local: not a decoding field"),
+        ("tsp", {"three_opt": True}, "decoding.three_opt: Extra inputs are not permitted"),
         ("tsp", {"improve": "rrc", "seed": -1}, "decoding.seed"),
         ("convex_hull", {"improve": "rrc"}, "improve='rrc': rebuilds tours, for task tsp, not"),
         ("convex_hull", {"two_opt": True}, "two_opt=True: shortens tours, for task tsp, not"),
         ("convex_hull", {"or_opt": True}, "or_opt=True: shortens tours, for task tsp, not"),
-        ("tsp", {"or_opt": 2}, "decoding.or_opt"),
+        ("tsp", {"or_opt": 2}, "decoding.local.or_opt"),
         ("tsp", {"improve": "rrc"}, "routes no size to one"),  # the tiny model is an LSTM's
     ],
 )
@@ -114,12 +116,13 @@ def test_a_search_over_the_budget_is_refused(tiny):
 
 
 def test_the_tasks_say_which_take_a_search(tiny):
-    """``GET /api/tasks``'s ``tour_search`` (the page shows its Search controls by it) is true
-    exactly for the tasks whose predictions accept a search."""
+    """``GET /api/tasks``'s ``searches`` (the page shows its Search controls by them) name a
+    local search exactly for the tasks whose predictions accept it."""
     rng = np.random.default_rng(3)
     for entry in tiny.get("/api/tasks").json()["tasks"]:
         points = rng.random((max(entry["min_n"], 8), entry["dim"]))
         response = predict(tiny, points, task=entry["name"], two_opt=True)
         refused = response.status_code == 422 and "shortens tours" in response.json()["detail"]
-        assert entry["tour_search"] is not refused, (entry["name"], response.text)
+        offered = {s["name"] for s in entry["searches"] if s["kind"] == "local"}
+        assert ("two_opt" in offered) is not refused, (entry["name"], response.text)
         assert response.status_code == (422 if refused else 200), response.text

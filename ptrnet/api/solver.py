@@ -4,9 +4,11 @@
 A thin layer over :mod:`ptrnet.inference`: the same models (:func:`ptrnet.inference.load_model`)
 and the same decoding (:func:`ptrnet.inference.predict_outputs`, one pass per instance), with
 the option names of ``ptrnet eval`` (``decode``, ``beam_width``, ``average_views``,
-``search_views``, ``multistart``, ``pick``, ``protocol``, ``constraints``), TSP tour searches
-after decoding as ``ptrnet predict|eval tsp`` runs them (``improve``, ``iterations``,
-``two_opt``: :mod:`ptrnet.api.search`), inputs in any obvious form and one
+``search_views``, ``multistart``, ``pick``, ``protocol``, ``constraints``), the searches after
+decoding a task offers as ``ptrnet predict|eval`` runs them (``improve``, ``iterations``, and
+each local search by name, TSP's ``two_opt`` and ``or_opt``: one
+:class:`~ptrnet.searches.plan.SearchPlan`, run by :func:`ptrnet.searches.run.run_searches`),
+inputs in any obvious form and one
 :class:`ptrnet.api.results.Result` per instance. Training from Python is
 :func:`ptrnet.api.training.train` (``ptrnet.train``).
 """
@@ -15,12 +17,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ptrnet.api.results import Result, output_cost
-from ptrnet.api.search import TourSearch, tour_search
 from ptrnet.decoding.options import (
     DEFAULT_BEAM_WIDTH,
     DEFAULT_DECODE_BATCH,
@@ -30,8 +32,11 @@ from ptrnet.decoding.options import (
 from ptrnet.inference import LoadedModel, predict_outputs
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_COORDINATE, check_seed, check_threads
+from ptrnet.searches.plan import SearchPlan, declared
+from ptrnet.searches.run import run_searches
 from ptrnet.solvers.distances import GREAT_CIRCLE
 from ptrnet.tasks import Task, get_task
+from ptrnet.tasks.searches import LocalSearch
 from ptrnet.training.cpu import decoding_threads, torch_threads
 
 # The answer to the option the three view options replaced.
@@ -88,8 +93,6 @@ class Solver:
         return_probs: bool = False,
         improve: str | None = None,
         iterations: int | None = None,
-        two_opt: bool = False,
-        or_opt: bool = False,
         threads: int | None = None,
         geo: bool = False,
         **options: Any,
@@ -104,16 +107,12 @@ class Solver:
                 sequence of them, one per instance (None: Bello et al.'s ``min(n / 4, 25)``).
                 A number counts rounded down to float32 (:mod:`ptrnet.tasks.knapsack`).
             return_probs: fill each result's ``probs`` (the pointer distributions).
-            improve: tsp: ``"rrc"`` searches for shorter tours after decoding (Random
-                Re-Construct with the model's heavy or light decoders, seeded by ``seed``), as
-                ``--improve rrc`` does; None or ``"none"``: no search.
-            iterations: with ``improve="rrc"``: rounds per tour (an integer >= 1; default
-                100, as ``--iterations``).
-            two_opt: tsp: then 2-opt each tour to a local optimum on the instance's own
-                distances, as ``--two-opt`` does.
-            or_opt: tsp: then 2-opt and Or-opt moves (a run of 1-3 cities moved elsewhere)
-                in turn until neither shortens the tour, as ``--or-opt`` does (includes
-                ``two_opt``).
+            improve: a rebuild search the task offers (``Task.searches``), as ``--improve``
+                runs it: tsp: ``"rrc"`` searches for shorter tours after decoding (Random
+                Re-Construct with the model's heavy or light decoders, seeded by ``seed``);
+                None or ``"none"``: no search.
+            iterations: with ``improve``: rounds per answer (an integer >= 1; default 100, as
+                ``--iterations``).
             geo: tsp: the points are cities as ``(longitude, latitude)`` in degrees (x east,
                 y north): the model reads their azimuthal equidistant projection about the
                 instance's centre, and each ``cost``, the searches and their lengths are
@@ -123,7 +122,12 @@ class Solver:
                 solver's ``threads``, else the cores other processes leave idle now, as
                 ``ptrnet predict`` chooses them: :func:`ptrnet.training.cpu.decoding_threads`).
                 Set while the call runs, then torch's count before it is set back.
-            **options: the decoding, named as the options of ``ptrnet eval``: ``decode``
+            **options: each local search the task offers, by name, True to run it after
+                decoding as its flag does: tsp: ``two_opt=True`` (2-opt each tour to a local
+                optimum on the instance's own distances, ``--two-opt``), ``or_opt=True``
+                (2-opt and Or-opt moves, a run of 1-3 cities moved elsewhere, in turn until
+                neither shortens the tour, ``--or-opt``; includes ``two_opt``); and the
+                decoding, named as the options of ``ptrnet eval``: ``decode``
                 (a registered strategy: ``greedy``, ``sample``, ``beam``, ...),
                 ``beam_width``, ``samples``, ``temperature``, ``average_views``,
                 ``search_views``, ``multistart``, ``pick``, ``window``, ``protocol``,
@@ -146,9 +150,9 @@ class Solver:
             One :class:`Result` for one instance, else a list in the input's order.
 
         Raises:
-            ValueError: a bad search option (``improve``, ``iterations``, ``two_opt`` or
-                ``or_opt`` for a task other than tsp or with ``constraints="none"``,
-                ``iterations`` without ``improve="rrc"`` or outside 1..1,000,
+            ValueError: a bad search option (``improve`` or a local search the task does not
+                offer, any search with ``constraints="none"``, ``iterations`` without
+                ``improve`` or outside 1..1,000,
                 ``return_probs`` with a search, RRC with a model without a heavy or light decoder),
                 a bad decoding option (a window the model cannot use included, a
                 seed outside 0..2^64 - 1), input that is not instances of the task, a
@@ -169,7 +173,9 @@ class Solver:
             raise TypeError(VIEWS_SPLIT)
 
         task = self._measuring(geo)
-        search = tour_search(task, improve, iterations, two_opt, or_opt, options.get("constraints"))
+        local = {name: options.pop(name) for name in declared(LocalSearch) if name in options}
+        search = SearchPlan.from_keywords(improve, iterations, local)
+        search = search.for_task(task, options.get("constraints"))
         if search and return_probs:
             raise ValueError(
                 "return_probs: the distributions are the decoded tour's, not the searched one's"
@@ -206,17 +212,18 @@ class Solver:
         instances: list[np.ndarray],
         options: DecodeOptions,
         return_probs: bool,
-        search: TourSearch,
+        search: SearchPlan,
     ) -> list[Result]:
-        """Decode ``instances`` once (on their unit-square images), run ``search`` on the tours
-        (seeded by ``options.seed``; no log-likelihood after it) and score each output in the
-        input's units."""
+        """Decode ``instances`` once (on their unit-square images), run ``search`` on the
+        answers (seeded by ``options.seed``; no log-likelihood after it) and score each output
+        in the input's units."""
 
         found = predict_outputs(self.loaded, task, instances, options, return_probs=return_probs)
         sequences = [item.sequence for item in found]
         scores = [item.log_prob for item in found]
-        if search:  # a searched tour is not the model's output: no log-likelihood
-            sequences = search.run(self.loaded, instances, sequences, options.seed, task.distances)
+        if search:  # a searched answer is not the model's output: no log-likelihood
+            search = replace(search, seed=options.seed)
+            sequences = run_searches(self.loaded, task, instances, sequences, search)
             scores = [None] * len(sequences)
         return [
             Result(

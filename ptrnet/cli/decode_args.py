@@ -11,24 +11,21 @@ from ptrnet.cli.common import (
     add_device_argument,
     add_threads_argument,
     beam_width_int,
-    iterations_int,
     positive_int,
     samples_int,
-    seed_int,
 )
 from ptrnet.cli.parser import StoreGiven
+from ptrnet.cli.search_args import add_search_arguments
 from ptrnet.cli.views import add_view_arguments, strategy_name
 from ptrnet.decoding.options import (
     DEFAULT_BEAM_WIDTH,
     DEFAULT_DECODE_BATCH,
-    DEFAULT_RRC_ITERATIONS,
     several_ways,
 )
 from ptrnet.decoding.strategies import STRATEGIES, strategy_names, taking
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import (
     MAX_BEAM_WIDTH,
-    MAX_ITERATIONS,
     MAX_SAMPLES,
     MAX_SEARCH_POINTS,
     MAX_SENTENCE_BEAM_WIDTH,
@@ -162,93 +159,10 @@ def add_strategy_arguments(parser: argparse.ArgumentParser, multistart: bool = T
     )
 
 
-def add_search_arguments(parser: argparse.ArgumentParser) -> None:
-    """The tour search after decoding (tsp): ``--improve rrc``, ``--iterations``,
-    ``--two-opt``, ``--or-opt`` and ``--seed``; ``eval``, ``predict`` and ``plot`` take them
-    (:func:`rrc_iterations`, :func:`two_opt_wanted`)."""
-    add = parser.add_argument
-    add(
-        "--improve",
-        choices=("none", "rrc"),
-        default="none",
-        help="tsp: after decoding, search for shorter tours: rrc (Random Re-Construct, LEHD) "
-        "cuts each tour into segments of a random length, lets a heavy- or light-decoder model "
-        "rebuild them and keeps every shorter one; a search with the tour length in the loop, "
-        "so its figures are not the model's alone (default: none)",
-    )
-    add(
-        "--iterations",
-        type=iterations_int,
-        default=DEFAULT_RRC_ITERATIONS,
-        metavar="K",
-        action=StoreGiven,
-        help=f"with --improve rrc: rounds of rebuilding per tour, 1 to {MAX_ITERATIONS:,} "
-        "(default: %(default)s)",
-    )
-    add(
-        "--two-opt",
-        action="store_true",
-        help="tsp: then 2-opt each tour (after --improve rrc where given) to a local optimum, on "
-        "the instance's own distances (TSPLIB files: its rounded EUC_2D lengths); a search, "
-        "like rrc",
-    )
-    add(
-        "--or-opt",
-        action="store_true",
-        help="tsp: as --two-opt, with Or-opt moves too (a run of 1-3 cities moved, either way "
-        "round, elsewhere in the tour), in turn with 2-opt until neither shortens the tour; "
-        "includes --two-opt",
-    )
-    add(
-        "--seed",
-        type=seed_int,
-        default=0,
-        help=f"seed for --decode {_users('seed')} and --improve rrc",
-    )
-
-
 def _users(option: str) -> str:
     """The strategies that read ``option``, for ``--help``: ``sample or stochastic_beam``."""
     names = [card.name for card in taking(option)]
     return " or ".join(names) or "(none)"
-
-
-def rrc_iterations(args: argparse.Namespace, task: Task) -> int:
-    """The rounds of ``--improve rrc`` (0: no search).
-
-    Raises:
-        UsageError: ``--improve rrc`` for a task other than tsp or with ``--constraints none``,
-            or ``--iterations`` without it.
-    """
-    if args.improve == "rrc":
-        if task.name != "tsp":
-            raise UsageError(f"--improve rrc: rebuilds tours, for task tsp, not {task.name}")
-        _check_tours_decoded(args, "--improve rrc")
-        return args.iterations
-    if "iterations" in (getattr(args, "given", None) or ()):
-        raise UsageError(f"--iterations {args.iterations}: iterations need --improve rrc")
-    return 0
-
-
-def two_opt_wanted(args: argparse.Namespace, task: Task) -> bool:
-    """Whether ``--two-opt`` or ``--or-opt`` (which includes it) was given. Raises UsageError
-    for a task other than tsp, or with ``--constraints none``."""
-    for flag, given in (("--two-opt", args.two_opt), ("--or-opt", args.or_opt)):
-        if given and task.name != "tsp":
-            raise UsageError(f"{flag}: shortens tours, for task tsp, not {task.name}")
-        if given:
-            _check_tours_decoded(args, flag)
-    return args.two_opt or args.or_opt
-
-
-def _check_tours_decoded(args: argparse.Namespace, flag: str) -> None:
-    """Raise UsageError when the search ``flag`` meets ``--constraints none``: it searches
-    tours, and an unconstrained decoding may output a sequence that is not one."""
-    if getattr(args, "constraints", None) == "none":
-        raise UsageError(
-            f"{flag}: searches tours, and --constraints none may decode outputs that are not "
-            "tours; use --constraints task"
-        )
 
 
 def check_beam_width(args: argparse.Namespace) -> None:

@@ -45,12 +45,7 @@ from ptrnet.cli.common import (
     routes_text,
     set_threads,
 )
-from ptrnet.cli.decode_args import (
-    add_model_arguments,
-    decode_options,
-    rrc_iterations,
-    two_opt_wanted,
-)
+from ptrnet.cli.decode_args import add_model_arguments, decode_options
 from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.score import format_table
@@ -111,21 +106,6 @@ def describe_decoding(options: DecodeOptions, task: Task) -> str:
     return f"{words}; {views}{window}; {options.constraint_words}"
 
 
-def search_words(args: argparse.Namespace, tsplib: bool = False) -> list[str]:
-    """The tour search after decoding (``--improve rrc``, ``--two-opt``, ``--or-opt``) in
-    words, one phrase per stage in the order they run; empty without a search. ``tsplib``:
-    the local search ran on TSPLIB's rounded lengths."""
-    words = []
-    if getattr(args, "improve", "none") == "rrc":
-        words.append(f"RRC, {args.iterations} rounds (seed {args.seed}; a search on tour lengths)")
-    if getattr(args, "two_opt", False) or getattr(args, "or_opt", False):
-        moves = "2-opt and Or-opt" if getattr(args, "or_opt", False) else "2-opt"
-        words.append(
-            f"{moves} on TSPLIB lengths" if tsplib else f"{moves} (a search on tour lengths)"
-        )
-    return words
-
-
 def report_run(
     args: argparse.Namespace, loaded, text: str, count: int, seconds: float, tsplib: bool = False
 ) -> None:
@@ -134,9 +114,12 @@ def report_run(
     ``tsplib``: the tours were measured (and 2-opted) on TSPLIB's rounded lengths."""
     import sys
 
+    from ptrnet.cli.search_args import search_plan
+
     device = next(loaded.model.parameters()).device
     task = get_task(loaded.task)
-    polish = "".join(f"; then {words}" for words in search_words(args, tsplib))
+    searched = search_plan(args, task).words(task, "on TSPLIB lengths" if tsplib else None)
+    polish = "".join(f"; then {words}" for words in searched)
     rows = [
         ("model", f"{loaded.path} (step {loaded.step:,}, {device}){routes_text(loaded)}"),
         ("decoding", describe_decoding(decode_options(args, task), task) + polish),
@@ -151,22 +134,23 @@ def report_run(
 
 def run(args: argparse.Namespace, task: Task) -> int:
     from ptrnet.cli.inputs import located, measured_task, read_prepared, references, report
+    from ptrnet.cli.search_args import search_plan
     from ptrnet.evaluation.score import json_safe, score_examples
-    from ptrnet.inference import predict, search_tours
+    from ptrnet.inference import predict
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.io.paper_format import Example
     from ptrnet.io.text import hold_input
+    from ptrnet.searches.run import run_searches
 
     set_threads(args.threads)
     options = decode_options(args, task)  # option errors before any file is read
-    iterations = rrc_iterations(args, task)
-    polish = two_opt_wanted(args, task)
+    search = search_plan(args, task)
     loaded = load_model_on(args.model, task, args.device)
     start = time.perf_counter()
     args.data = [hold_input(path) for path in args.data]  # a pipe is read once, then sniffed
     if args.format in ("auto", "tsplib") and any(is_tsplib(path) for path in args.data):
-        return run_tsplib(args, loaded, start)
+        return run_tsplib(args, task, loaded, search, start)
     if len(args.data) != 1:
         raise UsageError("give one DATA file (several files only for TSPLIB)")
     tsplib_only = [flag for flag, given in TSPLIB_FLAGS.items() if getattr(args, given)]
@@ -192,9 +176,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
     points = [inst.points for inst in instances]
     with decode_progress(args, task, len(instances)) as shown, located(args.data, task, instances):
         seqs = predict(loaded, task, points, options, shown.update)
-    seqs = search_tours(
-        loaded, points, seqs, iterations, polish, args.seed, args.or_opt, task.distances
-    )
+    seqs = run_searches(loaded, task, points, seqs, search)
     metrics = score_examples(  # in the file's units
         task,
         [Example(inst.points, ref, inst.line) for inst, ref in zip(instances, refs, strict=True)],
@@ -227,26 +209,27 @@ def optima_source(path: str) -> str:
     return "ptrnet's TSPLIB optima" if path == str(TSPLIB_OPTIMAL) else path
 
 
-def run_tsplib(args: argparse.Namespace, loaded, start: float) -> int:
-    """``eval tsp FILE.tsp ...``: gaps to the proven optima, one row per file; ``start`` is
-    when decoding began (``time.perf_counter``)."""
+def run_tsplib(args: argparse.Namespace, task: Task, loaded, search, start: float) -> int:
+    """``eval tsp FILE.tsp ...``: gaps to the proven optima, one row per file, each tour after
+    ``search`` (a checked :class:`~ptrnet.searches.plan.SearchPlan`); ``start`` is when
+    decoding began (``time.perf_counter``)."""
     from ptrnet.evaluation.tsplib_eval import evaluate_tsplib, format_results
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.tsplib import read_optimal
+    from ptrnet.tasks import POINT_TASKS
 
-    if args.task != "tsp" or not all(is_tsplib(path) for path in args.data):
-        raise UsageError("TSPLIB files are tsp instances; do not mix them with other files")
+    if not task.reads_tsplib or not all(is_tsplib(path) for path in args.data):
+        readers = ", ".join(t.name for t in POINT_TASKS.values() if t.reads_tsplib)
+        raise UsageError(f"TSPLIB files are {readers} instances; do not mix them with other files")
     optimal_path = args.optimal or default_optimal_path(args.data[0])
     results = evaluate_tsplib(
         loaded,
         args.data,
         read_optimal(optimal_path),
         source=optima_source(optimal_path),
-        improve=args.two_opt or args.or_opt,
-        or_opt=args.or_opt,
-        options=decode_options(args, get_task("tsp")),
-        rrc_iterations=rrc_iterations(args, get_task("tsp")),
-        seed=args.seed,
+        task=task,
+        options=decode_options(args, task),
+        search=search,
     )
     if args.json:
         text = json.dumps({"instances": [r.to_dict() for r in results]})

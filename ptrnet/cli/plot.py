@@ -47,14 +47,9 @@ from ptrnet.cli.common import (
     load_model_on,
     point_task_named,
 )
-from ptrnet.cli.decode_args import (
-    add_search_arguments,
-    add_strategy_arguments,
-    decode_options,
-    rrc_iterations,
-    two_opt_wanted,
-)
+from ptrnet.cli.decode_args import add_strategy_arguments, decode_options
 from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
+from ptrnet.cli.search_args import add_search_arguments, search_flags_given, search_plan
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.quoting import did_you_mean, quote
 from ptrnet.tasks import POINT_TASKS, Task
@@ -138,7 +133,7 @@ def instance_figure(args: argparse.Namespace):
     """The figure for ``MODEL_OR_TASK INPUT``: instance, reference, the output drawn (the
     model's, a search's tour made of it, or ``--prediction``'s) and the model's heatmap."""
     from ptrnet.cli.inputs import check_size, measured_task, references
-    from ptrnet.inference import check_vocabulary, search_tours
+    from ptrnet.inference import check_vocabulary
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.viz.figures import prediction_figure
     from ptrnet.viz.trace import decode_trace
@@ -146,13 +141,15 @@ def instance_figure(args: argparse.Namespace):
     if args.prediction is not None:
         return predicted_figure(args)
     loaded, task, model_name = chosen_model(args)
-    iterations, polish = rrc_iterations(args, task), two_opt_wanted(args, task)
+    search = search_plan(args, task)
     inst = pick_instance(args, task)
     task = measured_task(task, [inst])  # great-circle km for latitude/longitude columns
     title = instance_words(args, task, inst)
     if loaded is None:
-        if iterations or polish:
-            raise UsageError("--improve, --two-opt and --or-opt search a model's tour: give one")
+        if search:
+            first = search.stages(task)[0]
+            answer = first.answers.removesuffix("s")
+            raise UsageError(f"{search_flags_given(args)[0]} searches a model's {answer}: give one")
         ref = references(args, args.input, task, [inst])[0]
         return prediction_figure(
             task, inst.points, ref, title=title, names=inst.names, reference=ref_words(task, inst)
@@ -166,17 +163,10 @@ def instance_figure(args: argparse.Namespace):
     ref = references(args, args.input, task, [inst])[0]
     trace = decode_trace(loaded, task, inst.points, options)
     drawn, decoded = trace.sequence, None
-    if iterations or polish:
-        (drawn,) = search_tours(
-            loaded,
-            [inst.points],
-            [trace.sequence],
-            iterations,
-            polish,
-            args.seed,
-            or_opt=args.or_opt,
-            distances=task.distances,
-        )
+    if search:
+        from ptrnet.searches.run import run_searches
+
+        (drawn,) = run_searches(loaded, task, [inst.points], [trace.sequence], search)
         decoded = trace.sequence
     return prediction_figure(
         task,
@@ -185,7 +175,7 @@ def instance_figure(args: argparse.Namespace):
         drawn,
         trace.probs,
         trace.tokens,
-        f"{title} -- model {model_name}\n{decoding_words(args, options)}",
+        f"{title} -- model {model_name}\n{decoding_words(args, options, search, task)}",
         inst.names,
         ref_words(task, inst),
         decoded,
@@ -198,13 +188,12 @@ def instance_words(args: argparse.Namespace, task: Task, inst) -> str:
     return f"{task.name}, n = {len(inst.points)}, {where}"
 
 
-def decoding_words(args: argparse.Namespace, options) -> str:
-    """The decoding and any search after it, in words (``greedy decoding, only valid
-    outputs, then 2-opt and Or-opt (a search on tour lengths)``)."""
-    from ptrnet.cli.eval import search_words
-
+def decoding_words(args: argparse.Namespace, options, search, task: Task) -> str:
+    """The decoding and ``search`` after it (a checked
+    :class:`~ptrnet.searches.plan.SearchPlan` of ``task``), in words (``greedy decoding, only
+    valid outputs, then 2-opt and Or-opt (a search on tour lengths)``)."""
     how = options.card.words(options)  # the strategy's card: greedy, beam search, width 3, ...
-    return ", then ".join([f"{how}, {options.constraint_words}", *search_words(args)])
+    return ", then ".join([f"{how}, {options.constraint_words}", *search.words(task)])
 
 
 def ref_words(task: Task, inst) -> str:
@@ -232,9 +221,7 @@ def predicted_figure(args: argparse.Namespace):
     if args.source not in TASKS or args.model not in (None, NO_MODEL):
         raise UsageError("--prediction draws a file's answers: give a task, not a model")
     task = point_task_named(args.source, "plot")
-    searched = [
-        flag for flag, on in SEARCH_FLAGS.items() if getattr(args, on) not in (False, "none")
-    ]
+    searched = search_flags_given(args)
     if searched:
         raise UsageError(f"--prediction draws the file's answers as written, without {searched[0]}")
     instances = read_input(args, task)
@@ -259,10 +246,6 @@ def predicted_figure(args: argparse.Namespace):
         reference=ref_words(task, inst),
         answer="prediction",
     )
-
-
-# The search options, flag -> attribute, which --prediction refuses.
-SEARCH_FLAGS = {"--improve": "improve", "--two-opt": "two_opt", "--or-opt": "or_opt"}
 
 
 def chosen_model(args: argparse.Namespace):

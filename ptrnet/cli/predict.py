@@ -43,12 +43,7 @@ from ptrnet.cli.common import (
     output_name,
     set_threads,
 )
-from ptrnet.cli.decode_args import (
-    add_model_arguments,
-    decode_options,
-    rrc_iterations,
-    two_opt_wanted,
-)
+from ptrnet.cli.decode_args import add_model_arguments, decode_options
 from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.outputs import add_output_format_argument
@@ -94,15 +89,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, task: Task) -> int:
     from ptrnet.cli.inputs import located, measured_task, read_prepared, report
     from ptrnet.cli.outputs import Answer, write_answers
-    from ptrnet.inference import predict_outputs, search_tours
+    from ptrnet.cli.search_args import search_plan
+    from ptrnet.inference import predict_outputs
     from ptrnet.io.limits import MAX_MODEL_POINTS
+    from ptrnet.searches.run import run_searches
 
     if args.output is None:
         raise UsageError("-o/--output is required for a point task (- for standard output)")
     set_threads(args.threads)
     options = decode_options(args, task)  # option errors before any file is read
-    iterations = rrc_iterations(args, task)
-    polish = two_opt_wanted(args, task)
+    search = search_plan(args, task)
     loaded = load_model_on(args.model, task, args.device)
     limit = DRY_RUN_COUNT if args.dry_run else None
     instances = read_prepared(
@@ -121,19 +117,10 @@ def run(args: argparse.Namespace, task: Task) -> int:
         Answer(inst.points, item.sequence, inst.names, item.log_prob)
         for inst, item in zip(instances, found, strict=True)
     ]
-    if iterations or polish:  # a searched tour is not the model's output: no log-likelihood
-        tours = search_tours(
-            loaded,
-            points,
-            [a.sequence for a in answers],
-            iterations,
-            polish,
-            args.seed,
-            or_opt=args.or_opt,
-            distances=task.distances,
-        )
+    if search:  # a searched answer is not the model's output: no log-likelihood
+        found = run_searches(loaded, task, points, [a.sequence for a in answers], search)
         answers = [
-            a._replace(sequence=tour, log_prob=None) for a, tour in zip(answers, tours, strict=True)
+            a._replace(sequence=seq, log_prob=None) for a, seq in zip(answers, found, strict=True)
         ]
     written = write_answers(args.output, args.output_format, task, answers)
     report(args, args.input, task, instances)

@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             where = f"{args.input}:{inst.line}" if inst.line else args.input
             note(args, f"{where}: {solver}: {ref.note}")
     note(args, f"wrote {written} {task.name} instances to {output_name(args.output)}")
-    if task.name == "tsp" and is_tsplib(source):
+    if task.reads_tsplib and is_tsplib(source):
         _note_tsplib(args, source, answers[0].sequence)
     return 0
 

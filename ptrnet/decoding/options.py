@@ -60,8 +60,6 @@ __all__ = [
 PAPER_BEAM_WIDTH = 5  # the paper's beam search (its Table 1 and 2 decoding)
 DEFAULT_BEAM_WIDTH = PAPER_BEAM_WIDTH
 DEFAULT_DECODE_BATCH = 256  # instances decoded together
-# The rounds of Random Re-Construct when none are given (``--iterations``, ``iterations=``).
-DEFAULT_RRC_ITERATIONS = 100
 
 CONSTRAINTS = ("none", "task")
 # Which mask decodes when ``constraints`` is not given: ``valid``, the task's rules (every output

@@ -1,7 +1,7 @@
 """A TSP model on TSPLIB instances: tour lengths under TSPLIB's EUC_2D rule (a GEO or ATT
 file: its own rule, :attr:`ptrnet.io.tsplib.TSPLibInstance.distances`) against the proven
-optima (``optimal.txt``), optionally after 2-opt (and RRC) over the model's tour on those
-lengths.
+optima (``optimal.txt``), optionally after the searches a task offers (TSP's RRC, 2-opt and
+Or-opt, :mod:`ptrnet.searches`) over the model's tour, its local searches on those lengths.
 
 The model sees each instance scaled into the unit square (aspect ratio kept); lengths are
 measured on the file's own coordinates with TSPLIB's rounding, so they compare directly with the
@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptrnet.inference import improve_tours_of, predict
+from ptrnet.inference import predict
 from ptrnet.io.tsplib import read_tsplib
 from ptrnet.io.tsplib_optima import Optimum, optimum_for
-from ptrnet.solvers.or_opt import two_opt_or_opt
-from ptrnet.solvers.tsp_heuristics import two_opt
-from ptrnet.tasks import get_task
-from ptrnet.tasks.convex_hull import open_cycle
+from ptrnet.searches.plan import SearchPlan
+from ptrnet.searches.run import run_searches
+from ptrnet.tasks import Task, get_task
 
 if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
@@ -54,43 +53,42 @@ def evaluate_tsplib(
     optimal: dict[str, int],
     *,
     source: str = "the optima file",
-    improve: bool = False,
-    or_opt: bool = False,
+    task: Task | None = None,
     options: DecodeOptions | None = None,
-    rrc_iterations: int = 0,
-    seed: int = 0,
+    search: SearchPlan | None = None,
 ) -> list[TSPLibResult]:
-    """Decode each TSPLIB file with ``loaded`` (a TSP model) and compare with its optimum.
+    """Decode each TSPLIB file with ``loaded`` (a model of a task that reads them: TSP) and
+    compare with its optimum.
 
     Args:
         optimal: optima by instance name, as stated in the file named ``source``; which one a
             file is measured against is :func:`ptrnet.io.tsplib_optima.optimum_for`'s rule, and
             an optimum longer than the model's tour (so not this file's) is dropped too.
-        improve: run 2-opt to a local optimum from the model's tour before measuring.
-        or_opt: with ``improve``, 2-opt and Or-opt moves together to a local optimum of both
-            (:func:`ptrnet.solvers.or_opt.two_opt_or_opt`).
-        rrc_iterations: rounds of Random Re-Construct after decoding, before any 2-opt
-            (:func:`ptrnet.inference.improve_tours_of`, seeded by ``seed``); 0 = none.
+        task: the model's task (None: ``loaded.task``).
         options: how to decode (:func:`ptrnet.inference.predict`; None = its defaults).
+        search: the searches after decoding, checked for ``task``
+            (:func:`ptrnet.searches.run.run_searches`): a rebuild on the file's own rule (GEO,
+            ATT; EUC_2D: the Euclidean lengths), local searches on its rounded lengths
+            (``tsplib_matrix``); None: none.
 
     Raises:
         InputError: a malformed file.
     """
 
+    task = get_task(loaded.task) if task is None else task
     results = []
     for path in paths:
         instance = read_tsplib(path)
         optimum = optimum_for(path, instance, optimal, source)
-        (seq,) = predict(loaded, get_task("tsp"), [instance.points], options)
-        if rrc_iterations:  # GEO and ATT: segments kept by the file's own lengths
-            rule = instance.distances
-            cities = instance.points if rule is None else instance.coords
-            (seq,) = improve_tours_of(loaded, [cities], [seq], rrc_iterations, seed, distances=rule)
-        tour = open_cycle(seq)
-        if improve:
-            polish = two_opt_or_opt if or_opt else two_opt
-            tour = polish(instance.tsplib_matrix(), tour)
-        length = instance.tsplib_length(tour)
+        (seq,) = predict(loaded, task, [instance.points], options)
+        if search:
+            rule = instance.distances  # GEO and ATT: searched on the file's own lengths
+            cities, measured = instance.coords, task.with_distances(rule)
+            if rule is None:
+                cities, measured = instance.points, task
+            lengths = [instance.tsplib_matrix()]
+            (seq,) = run_searches(loaded, measured, [cities], [seq], search, lengths)
+        length = instance.tsplib_length(seq)
         optimum = _undercut(optimum, length, path, source)
         gap = None if optimum.value is None else length / optimum.value - 1.0
         results.append(

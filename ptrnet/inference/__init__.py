@@ -17,14 +17,10 @@ from ptrnet.inference.load import (
 )
 from ptrnet.inference.predict import (
     check_vocabulary,
-    improve_tours_of,
     predict,
     predict_outputs,
-    rebuilder_for_size,
-    search_tours,
     served_options,
     size_groups,
-    two_opt_tours,
 )
 
 __all__ = [
@@ -35,16 +31,12 @@ __all__ = [
     "bundled_model_dir",
     "check_task",
     "check_vocabulary",
-    "rebuilder_for_size",
-    "improve_tours_of",
     "load_model",
     "model_directory",
     "predict",
     "predict_outputs",
     "read_size_routes",
     "resolve_checkpoint",
-    "search_tours",
     "served_options",
     "size_groups",
-    "two_opt_tours",
 ]

@@ -1,9 +1,8 @@
 """Decode instances with a loaded model: :func:`predict_outputs` is the one decoding pass every
 front end goes through (each output with its log-likelihood and, when asked, its step
 distributions), on the unit-square image of each instance; a size-routing folder decodes each
-instance with the model that serves its size. :func:`improve_tours_of` runs Random Re-Construct
-with the folder's heavy models, :func:`two_opt_tours` 2-opt (and Or-opt), and
-:func:`search_tours` the two in the order every front end runs them.
+instance with the model that serves its size. The searches after decoding that start from its
+outputs are :mod:`ptrnet.searches`'.
 """
 
 from __future__ import annotations
@@ -12,25 +11,17 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from ptrnet.decoding.dataset import decode_outputs
 from ptrnet.decoding.options import DecodeOptions
-from ptrnet.decoding.reconstruct import improve_tours
 from ptrnet.decoding.search import DecodingError
 from ptrnet.inference.load import LoadedModel, check_task
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.unit_square import to_unit_square
-from ptrnet.model.config import PERMUTATION_DECODERS
-from ptrnet.solvers.distances import EUCLIDEAN, Distances
-from ptrnet.solvers.or_opt import two_opt_or_opt
-from ptrnet.solvers.tsp_heuristics import two_opt
-from ptrnet.tasks import SizeRange, Task
+from ptrnet.tasks import Task
 
 if TYPE_CHECKING:
-    from torch import nn
-
     from ptrnet.decoding.dataset import Decoded
     from ptrnet.decoding.options import DecodeOptions
 
@@ -164,182 +155,3 @@ def check_vocabulary(loaded: LoadedModel, largest: int) -> None:
             f"the {loaded.config.model.kind} model at {loaded.path} handles "
             f"n <= {max_n}; an instance has {largest} points"
         )
-
-
-def rebuilder_for_size(loaded: LoadedModel) -> Callable[[int], nn.Module]:
-    """For :func:`ptrnet.decoding.reconstruct.improve_tours`: the network that rebuilds a
-    segment of L cities, a heavy- or light-decoder model (``PERMUTATION_DECODERS``): the one
-    ``loaded`` routes L to when it is one, else the one whose sizes lie nearest L (the bundled
-    TSP folder decodes n <= 10 with an LSTM pointer model, and its 11-37 heavy model rebuilds
-    such short segments).
-
-    Raises:
-        UsageError: ``loaded`` routes no size to a heavy- or light-decoder model.
-    """
-    able = [
-        (route.sizes, route.model)
-        for route in loaded.routes
-        if route.model.config.model.decoder in PERMUTATION_DECODERS
-    ]
-    if loaded.config.model.decoder in PERMUTATION_DECODERS:
-        able.append((SizeRange(1, MAX_MODEL_POINTS), loaded))
-    if not able:
-        raise UsageError(
-            f"--improve rrc rebuilds tour segments with a heavy- or light-decoder model "
-            f"(--decoder heavy|light), and {loaded.path} routes no size to one"
-        )
-
-    def pick(length: int) -> nn.Module:
-        served = loaded.for_size(length)
-        if served.config.model.decoder in PERMUTATION_DECODERS:
-            return served.model
-        return min(able, key=lambda h: max(h[0].lo - length, length - h[0].hi, 0))[1].model
-
-    return pick
-
-
-MATRIX_CELLS = 2**24  # distances held for one RRC batch under a distance rule: 128 MiB
-
-
-def improve_tours_of(
-    loaded: LoadedModel,
-    points_list: Sequence[np.ndarray],
-    tours: Sequence[np.ndarray],
-    iterations: int,
-    seed: int = 0,
-    batch_size: int = 64,
-    distances: Distances | None = None,
-) -> list[np.ndarray]:
-    """Random Re-Construct (:mod:`ptrnet.decoding.reconstruct`) on TSP tours, with the heavy-
-    or light-decoder models of ``loaded`` (:func:`rebuilder_for_size`) on each instance's
-    unit-square image (of its plane under ``distances``).
-
-    Args:
-        points_list: (n, 2) arrays in any units.
-        tours: one closed tour per instance, 0-based (``[c0, ..., c0]``, n + 1 indices).
-        iterations: rounds per instance.
-        seed: the search's only randomness: the same seed and batch size give the same tours.
-        batch_size: instances of one size improved together.
-        distances: the instances' distance rule (:mod:`ptrnet.solvers.distances`), whose
-            lengths decide which rebuilt segment is kept; None: Euclidean on the unit image.
-
-    Returns:
-        Closed tours (n + 1 indices) starting at the same city as the given ones, each no
-        longer than the given one.
-
-    Raises:
-        UsageError: no heavy- or light-decoder model (:func:`rebuilder_for_size`).
-        ValueError: a tour that is not a closed permutation of its instance.
-    """
-
-    model_for = rebuilder_for_size(loaded)
-    device = next(loaded.model.parameters()).device
-    generator = torch.Generator().manual_seed(seed)
-    out: list[np.ndarray] = [np.asarray(t, dtype=np.int64) for t in tours]
-    by_size: dict[int, list[int]] = {}
-    for i, points in enumerate(_check_closed(points_list, out)):
-        by_size.setdefault(len(points), []).append(i)
-    for size, rows in by_size.items():
-        step = batch_size if distances is None else max(1, min(batch_size, MATRIX_CELLS // size**2))
-        for lo in range(0, len(rows), step):
-            chunk = rows[lo : lo + step]
-            units, matrices = _rrc_inputs([points_list[i] for i in chunk], distances, device)
-            opened = torch.as_tensor(np.stack([out[i][:-1] for i in chunk]))  # (B, n)
-            better = improve_tours(
-                model_for, units, opened.to(device), iterations, generator, distances=matrices
-            ).cpu()
-            for i, tour in zip(chunk, better.numpy(), strict=True):
-                out[i] = _closed_from(tour, out[i][0])
-    return out
-
-
-def _rrc_inputs(
-    instances: Sequence[np.ndarray], distances: Distances | None, device: torch.device
-) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """RRC's view of instances of one size: their planes' unit images (B, n, 2) float32, and
-    under a distance rule its (B, n, n) float64 distances, which a kept segment must shorten
-    (None: the Euclidean lengths of the unit images)."""
-    planes = [p if distances is None else distances.plane(p) for p in instances]
-    units = np.stack([to_unit_square(plane) for plane in planes])
-    if distances is None:
-        return torch.as_tensor(units, dtype=torch.float32, device=device), None
-    matrices = np.stack([distances.search_matrix(p) for p in instances])
-    return (
-        torch.as_tensor(units, dtype=torch.float32, device=device),
-        torch.as_tensor(matrices, device=device),
-    )
-
-
-def two_opt_tours(
-    points_list: Sequence[np.ndarray],
-    tours: Sequence[np.ndarray],
-    or_opt: bool = False,
-    distances: Distances | None = None,
-) -> list[np.ndarray]:
-    """Each closed tour (n + 1 indices, 0-based) 2-opted to a local optimum on the Euclidean
-    distances of its instance, on its :func:`~ptrnet.solvers.geometry.safe_range` image (the
-    instance itself unless 1e-100 or 1e100 across: the same tour, no underflow)
-    (:func:`ptrnet.solvers.two_opt`),
-    or with ``or_opt`` to a local optimum of 2-opt and Or-opt moves together
-    (:func:`ptrnet.solvers.or_opt.two_opt_or_opt`): still closed, from the same city, never
-    longer. A search on tour lengths, like RRC. Under ``distances`` (another rule than
-    Euclidean, :mod:`ptrnet.solvers.distances`), on its ``search_matrix``: great-circle km
-    for cities on the sphere.
-
-    Raises:
-        ValueError: a tour that is not a closed permutation of its instance.
-    """
-    tours = [np.asarray(t, dtype=np.int64) for t in tours]
-    _check_closed(points_list, tours)
-    polish = two_opt_or_opt if or_opt else two_opt
-    rule = EUCLIDEAN if distances is None else distances
-    return [
-        _closed_from(polish(rule.search_matrix(points), tour[:-1]), tour[0])
-        for points, tour in zip(points_list, tours, strict=True)
-    ]
-
-
-def _check_closed(
-    points_list: Sequence[np.ndarray], tours: Sequence[np.ndarray]
-) -> Sequence[np.ndarray]:
-    """``points_list``, after a ValueError for any tour that is not closed over its instance
-    (n + 1 indices, the last the first)."""
-    for i, (points, tour) in enumerate(zip(points_list, tours, strict=True)):
-        if len(tour) != len(points) + 1 or tour[0] != tour[-1]:
-            raise ValueError(f"instance {i}: a closed tour of {len(points)} cities expected")
-    return points_list
-
-
-def _closed_from(cycle: np.ndarray, first: int) -> np.ndarray:
-    """The open ``cycle`` (n,) turned to start at city ``first`` and closed: (n + 1,)."""
-    turned = np.roll(cycle, -int(np.flatnonzero(cycle == first)[0]))
-    return np.append(turned, turned[0])
-
-
-def search_tours(
-    loaded: LoadedModel,
-    points_list: Sequence[np.ndarray],
-    tours: Sequence[np.ndarray],
-    iterations: int = 0,
-    two_opt: bool = False,
-    seed: int = 0,
-    or_opt: bool = False,
-    distances: Distances | None = None,
-) -> list[np.ndarray]:
-    """The tour search of ``--improve rrc --iterations K --two-opt [--or-opt]``: ``iterations``
-    rounds of :func:`improve_tours_of` (seeded by ``seed``; 0 = none), then
-    :func:`two_opt_tours` when ``two_opt`` or ``or_opt`` (2-opt and Or-opt together), both on
-    the instances' ``distances`` (the measuring task's :attr:`Task.distances`; None:
-    Euclidean). The one road of the command line, the Python API and the web page: the same
-    points, tours, options and seed give the same tours, each no longer than the given one.
-
-    Raises:
-        UsageError: RRC with a model that routes no size to a heavy decoder.
-        ValueError: a tour that is not a closed permutation of its instance.
-    """
-    found = [np.asarray(t, dtype=np.int64) for t in tours]
-    if iterations:
-        found = improve_tours_of(loaded, points_list, found, iterations, seed, distances=distances)
-    if two_opt or or_opt:
-        found = two_opt_tours(points_list, found, or_opt=or_opt, distances=distances)
-    return found

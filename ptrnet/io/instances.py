@@ -70,7 +70,7 @@ from ptrnet.io.text import (
 from ptrnet.io.tsplib import read_tsplib
 from ptrnet.quoting import printable, quote
 from ptrnet.solvers.distances import GREAT_CIRCLE, Distances
-from ptrnet.tasks import Task
+from ptrnet.tasks import POINT_TASKS, Task
 
 FORMATS = ("auto", "paper", "points", "csv", "npy", "tsplib")
 EXTENSIONS = {".tsp": "tsplib", ".csv": "csv", ".npy": "npy"}
@@ -300,8 +300,9 @@ DELIMITER_NAMES = {";": "semicolon", "\t": "tab"}
 
 
 def _read_tsplib(path: str | os.PathLike[str], task: Task) -> list[Instance]:
-    if task.name != "tsp":
-        raise UsageError(f"a TSPLIB file is a tsp instance, not a {task.name} one")
+    if not task.reads_tsplib:
+        readers = " or ".join(t.name for t in POINT_TASKS.values() if t.reads_tsplib)
+        raise UsageError(f"a TSPLIB file is a {readers} instance, not a {task.name} one")
     instance = read_tsplib(path)
     rule, kind = instance.distances, instance.edge_weight_type
     read = "latitude/longitude (DDD.MM); " if kind == "GEO" else ""

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from ptrnet.solvers.distances import Distances
     from ptrnet.tasks.constraints import DecodeState
+    from ptrnet.tasks.searches import AnswerSearch
     from ptrnet.tasks.state_fields import StateField
 
 END_TOKEN = 0
@@ -140,8 +141,10 @@ class Task(TaskCard, ABC):
     (REINFORCE) and ``objective_cost`` (the ``shortest`` pick),
     :meth:`sample_points` (default: uniform in [0, 1)^dim), :meth:`label_shape_problem`
     (the length checks a reference label must pass before :meth:`is_valid`),
-    :meth:`check_points` (instances it cannot take at all), and ``answer_solver`` with
-    :meth:`reference` (a reference with bounded work on every instance, and its note).
+    :meth:`check_points` (instances it cannot take at all), ``answer_solver`` with
+    :meth:`reference` (a reference with bounded work on every instance, and its note),
+    ``searches`` (the searches after decoding it offers, :mod:`ptrnet.tasks.searches`) and
+    ``reads_tsplib`` (TSPLIB ``.tsp`` files as input).
     """
 
     input_kind: ClassVar[str] = "points"
@@ -243,6 +246,12 @@ class Task(TaskCard, ABC):
     #: work bounded on every instance, exact wherever the default solver is, a
     #: :meth:`reference` note otherwise. None: the default solver, bounded already.
     answer_solver: ClassVar[str | None] = None
+    #: The searches after decoding the task offers (:mod:`ptrnet.tasks.searches`: TSP's
+    #: Random Re-Construct, 2-opt and Or-opt), which every front end offers it and no other.
+    searches: ClassVar[tuple[AnswerSearch, ...]] = ()
+    #: Whether a TSPLIB ``.tsp`` file is one of its instances (TSP): ``predict``, ``eval`` and
+    #: ``solve`` then read it, and ``eval`` measures gaps to TSPLIB's optima.
+    reads_tsplib: ClassVar[bool] = False
 
     #: How the task measures an instance's lengths (:mod:`ptrnet.solvers.distances`), for a
     #: task whose objective is a length (TSP: Euclidean, or the rule :meth:`with_distances`

@@ -22,7 +22,8 @@ Task card
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -30,10 +31,13 @@ import numpy as np
 
 from ptrnet.solvers.distances import EUCLIDEAN, Distances
 from ptrnet.solvers.geometry import safe_range
+from ptrnet.solvers.or_opt import two_opt_or_opt
 from ptrnet.solvers.tsp import TSP_SOLVERS, solve_path, solve_tour, tour_length
 from ptrnet.solvers.tsp_exact import EXACT_MAX_N
+from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks.base import Task
 from ptrnet.tasks.convex_hull import open_cycle, restart_closed_cycle, signed_area
+from ptrnet.tasks.searches import RANDOM_RECONSTRUCT, LocalSearch
 from ptrnet.tasks.sort import is_permutation
 
 if TYPE_CHECKING:
@@ -66,6 +70,62 @@ def canonical_tour(points: np.ndarray, tour: np.ndarray) -> np.ndarray:
     if signed_area(points, cycle) < 0:
         cycle = np.append(cycle[:1], cycle[:0:-1])
     return np.append(cycle, 0)
+
+
+def closed_tour_problem(n: int, tour: np.ndarray) -> str | None:
+    """Why ``tour`` is not a closed tour of ``n`` cities as a search takes it (n + 1 indices,
+    the last the first), or None."""
+    if len(tour) != n + 1 or tour[0] != tour[-1]:
+        return f"a closed tour of {n} cities expected"
+    return None
+
+
+def closed_from(cycle: np.ndarray, first: int) -> np.ndarray:
+    """The open ``cycle`` (n,) turned to start at city ``first`` and closed: (n + 1,)."""
+    turned = np.roll(cycle, -int(np.flatnonzero(cycle == first)[0]))
+    return np.append(turned, turned[0])
+
+
+def searched_tour(
+    polish: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    points: np.ndarray,
+    tour: np.ndarray,
+    lengths: np.ndarray,
+) -> np.ndarray:
+    """A local search's answer (:data:`ptrnet.tasks.searches.Moves`): the closed ``tour``
+    (n + 1 indices) improved by ``polish`` (a solver's: distances, open tour -> open tour) on
+    ``lengths``, still closed and from the same city.
+
+    Raises:
+        ValueError: a tour that is not closed over ``points``.
+    """
+    tour = np.asarray(tour, dtype=np.int64)
+    problem = closed_tour_problem(len(points), tour)
+    if problem is not None:
+        raise ValueError(problem)
+    return closed_from(polish(lengths, tour[:-1]), tour[0])
+
+
+TWO_OPT = LocalSearch(
+    name="two_opt",
+    words="2-opt",
+    verb="shortens",
+    answers="tours",
+    help="then 2-opt each tour (after --improve rrc where given) to a local optimum, on the "
+    "instance's own distances (TSPLIB files: its rounded EUC_2D lengths); a search, like rrc",
+    moves=partial(searched_tour, two_opt),
+)
+OR_OPT = LocalSearch(
+    name="or_opt",
+    words="2-opt and Or-opt",
+    verb="shortens",
+    answers="tours",
+    help="as --two-opt, with Or-opt moves too (a run of 1-3 cities moved, either way round, "
+    "elsewhere in the tour), in turn with 2-opt until neither shortens the tour; includes "
+    "--two-opt",
+    moves=partial(searched_tour, two_opt_or_opt),
+    includes=("two_opt",),
+)
 
 
 class TSPTask(Task):
@@ -111,6 +171,8 @@ class TSPTask(Task):
     best_pick = "shortest tour"
     permutation_output = True
     completable = True
+    searches = (RANDOM_RECONSTRUCT, TWO_OPT, OR_OPT)
+    reads_tsplib = True
 
     def __init__(self, distances: Distances = EUCLIDEAN) -> None:
         self.distances = distances

@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ptrnet.inference import LoadedModel, search_tours
+from ptrnet.inference import LoadedModel
 from ptrnet.io.unit_square import UnitMap, fit_unit_square
+from ptrnet.searches.plan import SearchPlan
+from ptrnet.searches.run import run_searches
 from ptrnet.tasks import Task
+from ptrnet.tasks.searches import Rebuild
 from ptrnet.viz.trace import InstanceTrace, decode_trace
 from ptrnet.web.schemas import TRACE_LIMIT, DecodingRequest
 
@@ -183,7 +186,7 @@ def answer(
         out["message"] = None
         if out["model"]["trace"] is None:
             out["message"] = f"step-through is shown for up to {TRACE_LIMIT} points"
-        if decoding.searches:
+        if decoding.plan():
             out["model"] = searched_answer(task, out["model"], points, loaded, decoding)
             out["message"] = "a searched tour is not the model's own output: no step-through"
         pred = np.asarray(out["model"]["sequence"], dtype=np.int64)
@@ -204,34 +207,36 @@ def searched_answer(
     loaded: LoadedModel,
     decoding: DecodingRequest,
 ) -> dict[str, Any]:
-    """``model`` (the :func:`model_answer` of ``points``, a TSP instance in its own units) with
-    its tour searched as ``ptrnet predict tsp`` searches it (:func:`search_tours`, on
-    ``task``'s distances: great-circle km for cities on the sphere): the searched
-    ``sequence``, no ``log_prob`` and no ``trace`` (neither is the searched tour's),
-    ``decoded_sequence`` the model's own and ``decoded_cost`` its length, ``search`` the
-    options.
+    """``model`` (the :func:`model_answer` of ``points``, an instance in its own units) with its
+    answer searched as ``ptrnet predict`` searches it (:func:`run_searches`, on ``task``'s
+    distances: great-circle km for cities on the sphere): the searched ``sequence``, no
+    ``log_prob`` and no ``trace`` (neither is the searched answer's), ``decoded_sequence`` the
+    model's own and ``decoded_cost`` its cost, ``search`` the options
+    (:meth:`SearchPlan.describe`, with ``words``: :func:`search_words`).
 
     Raises:
-        UsageError: RRC with a model that routes no size to a heavy or light decoder.
+        UsageError: a rebuild search with a model it cannot use (RRC: no heavy or light
+            decoder).
     """
     decoded = np.asarray(model["sequence"], dtype=np.int64)
-    (tour,) = search_tours(
-        loaded,
-        [points],
-        [decoded],
-        decoding.rrc_rounds,
-        decoding.two_opt,
-        decoding.seed,
-        or_opt=decoding.or_opt,
-        distances=task.distances,
-    )
-    search = {"improve": decoding.improve, "iterations": decoding.rrc_rounds}
-    search |= {"two_opt": decoding.two_opt, "or_opt": decoding.or_opt, "seed": decoding.seed}
+    plan = decoding.plan().for_task(task, decoding.constraints)
+    (found,) = run_searches(loaded, task, [points], [decoded], plan)
+    search = plan.describe(task) | {"words": search_words(plan, task)}
     return model | {
-        "sequence": tour.tolist(),
+        "sequence": found.tolist(),
         "log_prob": None,
         "trace": None,
         "decoded_sequence": decoded.tolist(),
         "decoded_cost": json_number(task.answer_cost(points, decoded)),
         "search": search,
     }
+
+
+def search_words(plan: SearchPlan, task: Task) -> str:
+    """The page's words for a checked ``plan`` of ``task``: ``RRC 2 rounds, then 2-opt and
+    Or-opt``."""
+    stages = []
+    for search in plan.stages(task):
+        rounds = f" {plan.rounds} round{'' if plan.rounds == 1 else 's'}"
+        stages.append(search.words + (rounds if isinstance(search, Rebuild) else ""))
+    return ", then ".join(stages)

@@ -44,7 +44,8 @@ from ptrnet.inference import LoadedModel
 from ptrnet.io.errors import UsageError
 from ptrnet.quoting import quote
 from ptrnet.solvers.distances import RULES
-from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError
+from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError, Task
+from ptrnet.tasks.searches import Rebuild
 from ptrnet.web.answers import answer, model_info
 from ptrnet.web.guard import Guard, GuardLimits
 from ptrnet.web.lesson import Lessons, add_lesson_routes, bundled_lessons
@@ -62,7 +63,6 @@ from ptrnet.web.schemas import (
     LengthTestRequest,
     PredictRequest,
     TrainRequest,
-    tour_search,
 )
 
 STATIC = Path(__file__).parent / "static"
@@ -157,11 +157,21 @@ def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:
         "metric_keys": list(task.metric_keys),
         "default_constraints": "task",  # the page decodes under the task's rules by default
         "paper_constraints": task.paper_constraints,
-        "tour_search": tour_search(task),  # decoding may ask for RRC, 2-opt, Or-opt
+        "searches": search_entries(task),  # what decoding may ask for after it (RRC, 2-opt)
         "capacity": task.capacity_column,  # a request may give the instance's capacity
         "distances": None if task.distances is None else list(RULES),  # rules a request may name
         "model": None if loaded is None else model_info(loaded),
     }
+
+
+def search_entries(task: Task) -> list[dict[str, str]]:
+    """The searches after decoding ``task`` offers (``Task.searches``), as the page offers them:
+    ``name`` (a request's field; a rebuild's is ``improve``'s value), ``words`` and ``kind``
+    (``rebuild``: rounds of it; ``local``: a choice of the Search list)."""
+    return [
+        {"name": s.name, "words": s.words, "kind": "rebuild" if isinstance(s, Rebuild) else "local"}
+        for s in task.searches
+    ]
 
 
 def add_training_routes(app: FastAPI, trainer: LiveTrainer, stream_lifetime_s: float) -> None:

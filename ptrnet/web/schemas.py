@@ -21,11 +21,13 @@ from pydantic import (
     model_validator,
 )
 
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DEFAULT_RRC_ITERATIONS, DecodeOptions
+from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DecodeOptions
 from ptrnet.decoding.strategies import strategy_card
 from ptrnet.quoting import quote
+from ptrnet.searches.plan import NONE, SearchOptionError, SearchPlan, declared
 from ptrnet.solvers.distances import RULES
 from ptrnet.tasks import TASKS, get_point_task
+from ptrnet.tasks.searches import LocalSearch, Rebuild
 
 if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
@@ -45,12 +47,6 @@ MAX_CAPACITY_TEXT = 40  # characters of a capacity given as text ("30%", "12.5")
 Coordinate = Annotated[FiniteFloat, Field(ge=-COORD_LIMIT, le=COORD_LIMIT)]
 
 
-def tour_search(task: Task) -> bool:
-    """Whether ``task``'s answers may be searched (``improve``, ``two_opt``, ``or_opt``): TSP's.
-    ``GET /api/tasks`` says it per task, so the page need not know the task by name."""
-    return task.name == "tsp"
-
-
 class Strict(BaseModel):
     """Base: unknown fields are errors (no smuggled options), and types are strict: ``"5"`` or
     ``true`` is not an integer, ``1`` is not a boolean."""
@@ -61,25 +57,26 @@ class Strict(BaseModel):
 class DecodingRequest(Strict):
     """How to decode: a registered strategy (:mod:`ptrnet.decoding.strategies`, listed by
     ``GET /api/tasks``) with the options it reads (``beam_width``, ``samples``, ``seed``), with
-    or without the task's mask;
-    for TSP, then a tour search as ``ptrnet predict tsp`` and ``Solver.solve`` run it
-    (:func:`ptrnet.inference.search_tours`): ``improve="rrc"`` for ``iterations`` rounds
-    (None: :data:`~ptrnet.decoding.options.DEFAULT_RRC_ITERATIONS`) seeded by ``seed``, then
-    2-opt with ``two_opt``, 2-opt and Or-opt together with ``or_opt``.
+    or without the task's mask; then the searches the task offers (``Task.searches``), as
+    ``ptrnet predict`` and ``Solver.solve`` run them (:func:`ptrnet.searches.run.run_searches`):
+    a rebuild search ``improve`` (tsp: ``"rrc"``) for ``iterations`` rounds (None: its
+    default) seeded by ``seed``, then each local search named true (tsp: ``two_opt``,
+    ``or_opt``), a field of its own here for any search a registered task declares (kept in
+    :attr:`local`).
 
     ``constraints`` None means the task's rules (the ``valid`` protocol, as the API). The page's
     bounds on top of :class:`ptrnet.decoding.options.DecodeOptions`, which
-    :meth:`to_options` builds.
+    :meth:`to_options` builds, and of :class:`~ptrnet.searches.plan.SearchPlan`, which
+    :meth:`plan` builds.
     """
 
     strategy: str = "greedy"
     beam_width: int = Field(DEFAULT_BEAM_WIDTH, ge=1, le=MAX_BEAM)
     samples: int = Field(1, ge=1, le=MAX_BEAM)
     constraints: Literal["none", "task"] | None = None
-    improve: Literal["none", "rrc"] = "none"
+    improve: str = NONE
     iterations: int | None = Field(None, ge=1, le=MAX_RRC_ITERATIONS)
-    two_opt: bool = False
-    or_opt: bool = False
+    local: dict[str, bool] = {}
     seed: int = Field(0, ge=0, le=2**64 - 1)
 
     @field_validator("strategy")
@@ -93,28 +90,31 @@ class DecodingRequest(Strict):
         self.to_options()  # DecodeOptionError, a ValueError: samples > 1 without sampling
         return self
 
-    @model_validator(mode="after")
-    def _lone_iterations(self) -> DecodingRequest:
-        if self.iterations is not None and self.improve != "rrc":
-            raise ValueError(f"iterations={self.iterations}: iterations need improve='rrc'")
-        if self.searches and self.constraints == "none":  # a search needs a tour to start from
-            raise ValueError(
-                "improve, two_opt and or_opt search tours, and constraints='none' may decode "
-                "outputs that are not tours; use constraints='task'"
-            )
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_local_searches(cls, data: object) -> object:
+        """The fields named after a declared local search, gathered into ``local``
+        (refused under that name itself: a request names each search)."""
+        if not isinstance(data, dict):
+            return data
+        if "local" in data:
+            raise ValueError("local: not a decoding field; name each search (two_opt: true)")
+        names = declared(LocalSearch)
+        local = {key: value for key, value in data.items() if key in names}
+        return {key: value for key, value in data.items() if key not in names} | {"local": local}
 
-    @property
-    def rrc_rounds(self) -> int:
-        """The rounds of Random Re-Construct this request asks for (0: none)."""
-        if self.improve != "rrc":
-            return 0
-        return DEFAULT_RRC_ITERATIONS if self.iterations is None else self.iterations
+    @field_validator("improve")
+    @classmethod
+    def _known_rebuild(cls, improve: str) -> str:
+        if improve != NONE and improve not in declared(Rebuild):
+            raise ValueError(" or ".join(repr(name) for name in (*declared(Rebuild), NONE)))
+        return improve
 
-    @property
-    def searches(self) -> bool:
-        """Whether the decoded tour is then searched (RRC, 2-opt or Or-opt)."""
-        return bool(self.rrc_rounds or self.two_opt or self.or_opt)
+    def plan(self) -> SearchPlan:
+        """The searches this request asks for (unchecked: :meth:`PredictRequest._check_search`
+        checks them against the task)."""
+        local = tuple(name for name, wanted in self.local.items() if wanted)
+        return SearchPlan(self.improve, self.iterations, local, self.seed)
 
     def to_options(self) -> DecodeOptions:
         """The decoding options of this request (built once, passed down unchanged)."""
@@ -236,18 +236,19 @@ class PredictRequest(Strict):
         self.measured_task().check_points(np.asarray(self.points, dtype=np.float64))
 
     def _check_search(self, task: Task) -> None:
-        """A tour search only for TSP, within :data:`RRC_BUDGET`."""
-        decoding = self.decoding
-        if decoding.improve == "rrc" and not tour_search(task):
-            raise ValueError(f"improve='rrc': rebuilds tours, for task tsp, not {task.name}")
-        for name, value in (("two_opt", decoding.two_opt), ("or_opt", decoding.or_opt)):
-            if value and not tour_search(task):
-                raise ValueError(f"{name}=True: shortens tours, for task tsp, not {task.name}")
-        work = decoding.rrc_rounds * len(self.points)
+        """The searches ``task`` offers (:meth:`SearchPlan.for_task`, the Python API's
+        wording), a rebuild's rounds within :data:`RRC_BUDGET`."""
+        try:
+            plan = self.decoding.plan().for_task(task, self.decoding.constraints)
+        except SearchOptionError as err:
+            raise ValueError(str(err)) from None
+        work = plan.rounds * len(self.points)
         if work > RRC_BUDGET:
+            rebuild = plan.stages(task)[0].words
             raise ValueError(
-                f"too much search work: {decoding.rrc_rounds} RRC rounds x {len(self.points)} "
-                f"cities is over {RRC_BUDGET}; use fewer iterations or fewer points"
+                f"too much search work: {plan.rounds} {rebuild} rounds x "
+                f"{len(self.points)} points is over {RRC_BUDGET}; use fewer iterations or "
+                "fewer points"
             )
 
 

@@ -46,16 +46,34 @@ function decodingOptions() {
   const options = { strategy: strategy.name };
   if (strategy.width_option) options[strategy.width_option] = Number($("beam-width").value);
   if ($("constraints").value) options.constraints = $("constraints").value;
-  return entry().tour_search ? { ...options, ...searchOptions() } : options;
+  return entry().searches.length ? { ...options, ...searchOptions() } : options;
 }
 
-/** The tour search the Search controls ask for: RRC rounds (0 = none), then 2-opt or 2-opt and
- * Or-opt. Rounds out of range go to the server as typed: its 422 says what is wrong. */
+/** The task's searches after decoding of one kind (GET /api/tasks: "rebuild" or "local"). */
+const searchesOf = (kind) => entry().searches.filter((s) => s.kind === kind);
+
+/** The searches the Search controls ask for: rounds of the task's rebuild search (0 = none),
+ * then the local search chosen (tsp: 2-opt, or 2-opt and Or-opt). Rounds out of range go to the
+ * server as typed: its 422 says what is wrong. */
 function searchOptions() {
   const rounds = Number($("rrc-rounds").value);
-  const options = rounds ? { improve: "rrc", iterations: rounds } : {};
-  if ($("search").value) options[$("search").value] = true; // "two_opt" or "or_opt"
+  const [rebuild] = searchesOf("rebuild");
+  const options = rounds && rebuild ? { improve: rebuild.name, iterations: rounds } : {};
+  if ($("search").value) options[$("search").value] = true; // a local search's field
   return options;
+}
+
+/** The Search controls for the shown task: hidden without a search, its local searches listed
+ * (a choice kept where the task offers it too), the rounds box only with a rebuild search. */
+function showSearchControls() {
+  const local = searchesOf("local");
+  const chosen = $("search").value;
+  const none = new Option("none", "");
+  $("search").replaceChildren(none, ...local.map((s) => new Option(s.words, s.name)));
+  $("search").value = local.some((s) => s.name === chosen) ? chosen : "";
+  $("search-label").classList.toggle("hidden", !local.length);
+  $("rrc-label").classList.toggle("hidden", !searchesOf("rebuild").length);
+  $("search-controls").classList.toggle("hidden", !entry().searches.length);
 }
 
 async function predict() {
@@ -329,7 +347,7 @@ function switchTask() {
   state.result = null;
   const list = numbers();
   $("sort-controls").classList.toggle("hidden", !list);
-  $("search-controls").classList.toggle("hidden", !entry().tour_search);
+  showSearchControls();
   $("capacity-label").classList.toggle("hidden", !entry().capacity);
   $("board-hint").classList.toggle("hidden", list);
   $("clear").disabled = list;

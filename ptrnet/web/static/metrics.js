@@ -75,14 +75,6 @@ const ROWS = {
 const allMetrics = (m) =>
   Object.entries(m).map(([key, v]) => [key, typeof v === "boolean" ? yes(v)[0] : num(v)]);
 
-/** A tour search (model.search of a searched answer) in words: "RRC 20 rounds, then 2-opt + Or-opt". */
-function searchText(search) {
-  const local = search.or_opt ? "2-opt + Or-opt" : search.two_opt ? "2-opt" : "";
-  const rounds = search.iterations;
-  const rrc = rounds ? `RRC ${rounds} round${rounds === 1 ? "" : "s"}` : "";
-  return rrc && local ? `${rrc}, then ${local}` : rrc || local;
-}
-
 /** The capacity an answer was solved under (knapsack: `capacity`, in the items' units), with
  * what was asked (`capacity_given`: "30%", a number) or the default; none for other tasks. */
 function capacityRows(result) {
@@ -106,6 +98,6 @@ export function metricRows(task, points, result) {
     ...(ROWS[task.drawing] || allMetrics)(result.metrics, result, points),
     ["decoding", `${decoding}, mask ${m.constraints === "task" ? "on" : "off"}`],
     // A searched tour is not the model's output: it has no log-likelihood.
-    m.search ? ["searched", searchText(m.search)] : ["log-likelihood", likelihood],
+    m.search ? ["searched", m.search.words] : ["log-likelihood", likelihood],
   ];
 }
