@@ -16,6 +16,7 @@ from ptrnet.decoding.strategies.beam import BEAM
 from ptrnet.decoding.strategies.card import STRATEGY_OPTIONS, StrategyCard, StrategyOptions
 from ptrnet.decoding.strategies.greedy import GREEDY
 from ptrnet.decoding.strategies.sampling import SAMPLING
+from ptrnet.decoding.strategies.stochastic_beam import STOCHASTIC_BEAM
 from ptrnet.quoting import did_you_mean, quote
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ def register(card: StrategyCard) -> StrategyCard:
 register(GREEDY)
 register(SAMPLING)
 register(BEAM)
+register(STOCHASTIC_BEAM)
 
 
 def strategy_names() -> tuple[str, ...]:
