@@ -312,3 +312,23 @@ def test_points_outside_the_unit_square_decode_on_its_image(client) -> None:
     degenerate = [[0.1 * k, 0.1 * k] for k in range(5)]
     response = client.post("/api/predict", json={"task": "convex_hull", "points": degenerate})
     assert response.status_code == 422 and "collinear" in response.json()["detail"]
+
+
+def test_sample_draws_a_fresh_instance_from_the_task_s_generator(client):
+    """POST /api/sample: the page's Randomise for a task whose points carry more than x and y;
+    any point task answers, with rows as its generator lays them out, the same for one seed."""
+    from ptrnet.tasks import SizeRange, Stream
+
+    answer = client.post("/api/sample", json={"task": "tsp", "n": 7, "seed": 3})
+    assert answer.status_code == 200, answer.text
+    expected = get_task("tsp").generate(SizeRange(7, 7), 1, 3, Stream.DEMO)[0]
+    assert answer.json() == {"task": "tsp", "points": expected.tolist()}
+    for payload, message in (
+        ({"task": "copy", "n": 3}, "the page needs a task whose inputs are points"),
+        ({"task": "tsp", "n": 0}, "greater than or equal to 1"),
+        ({"task": "tsp", "n": MAX_POINTS}, f"less than or equal to {MAX_POINTS - 1}"),
+        ({"task": "tsp", "n": 5, "seed": -1}, "greater than or equal to 0"),
+        ({"task": "delaunay", "n": 2}, "task delaunay needs n >= 3"),
+    ):
+        answer = client.post("/api/sample", json=payload)
+        assert answer.status_code == 422 and message in answer.json()["detail"], answer.text

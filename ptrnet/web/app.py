@@ -9,6 +9,9 @@ Routes:
 * ``POST /api/predict`` -- exact solution, the model's output and trace (for TSP optionally
   searched: RRC, 2-opt), metrics
   (:class:`~ptrnet.web.schemas.PredictRequest`).
+* ``POST /api/sample`` -- a fresh instance from the task's own generator
+  (:class:`~ptrnet.web.schemas.SampleRequest`): the page's *Randomise* for a task whose inputs
+  are more than a point (a depot and customers with demands).
 * ``POST /api/read`` -- points pasted or dropped on the page, read by the command line's reader
   (:mod:`ptrnet.web.reading`).
 * ``POST /api/train`` -- start a live sorting run (:class:`~ptrnet.web.schemas.TrainRequest`);
@@ -44,7 +47,7 @@ from ptrnet.inference import LoadedModel
 from ptrnet.io.errors import UsageError
 from ptrnet.quoting import quote
 from ptrnet.solvers.distances import RULES
-from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError, Task
+from ptrnet.tasks import POINT_TASKS, DegenerateInstanceError, SizeRange, Stream, Task
 from ptrnet.tasks.searches import Rebuild
 from ptrnet.web.answers import answer, model_info
 from ptrnet.web.guard import Guard, GuardLimits
@@ -62,6 +65,7 @@ from ptrnet.web.schemas import (
     TRACE_LIMIT,
     LengthTestRequest,
     PredictRequest,
+    SampleRequest,
     TrainRequest,
 )
 
@@ -129,6 +133,14 @@ def create_app(
             raise HTTPException(422, f"no trustworthy model output: {err.problem}") from None
         except UsageError as err:  # improve="rrc" with a model that has no heavy or light decoder
             raise HTTPException(422, str(err)) from None
+
+    @app.post("/api/sample")
+    def sample(request: SampleRequest) -> dict[str, Any]:
+        task = POINT_TASKS[request.task]
+        points = task.generate(SizeRange(request.n, request.n), 1, request.seed, Stream.DEMO)[0]
+        if len(points) > MAX_POINTS:  # rows beyond the size (a depot)
+            raise HTTPException(422, f"n = {request.n}: {len(points)} points, over {MAX_POINTS}")
+        return {"task": task.name, "points": points.tolist()}
 
     add_read_route(app)
     add_training_routes(app, trainer, limits.stream_lifetime_s)

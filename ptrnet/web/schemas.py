@@ -252,6 +252,30 @@ class PredictRequest(Strict):
             )
 
 
+class SampleRequest(Strict):
+    """A fresh instance of a point task from its own generator (:meth:`Task.generate`, rows
+    laid out as the task lays them out): ``n`` of the task's sizes (a routing task's
+    customers), ``seed`` any; the page's *Randomise* for a task whose inputs are more than a
+    point on the board (``dim`` above 2: a depot and customers with demands)."""
+
+    task: str
+    n: int = Field(ge=1, le=MAX_POINTS - 1)
+    seed: int = Field(0, ge=0, le=2**32 - 1)
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, name: str) -> str:
+        get_point_task(name, "the page")  # raises ValueError naming the point tasks
+        return name
+
+    @model_validator(mode="after")
+    def _size(self) -> SampleRequest:
+        task = TASKS[self.task]
+        if self.n < task.min_n:
+            raise ValueError(f"task {task.name} needs n >= {task.min_n}")
+        return self
+
+
 class TrainRequest(Strict):
     """A live sorting run: a small Ptr-Net trained on lists of ``min_len..max_len`` numbers.
 

@@ -255,9 +255,11 @@ function onPointerMove(event) {
  * through the file's map: for cities on a projection, through its inverse (geo.js), so their
  * latitude and longitude follow the drag. Only a place past the antipode of the cities' centre,
  * which is no place on the globe, takes the points out of the file and its rule (the status
- * says so). */
+ * says so). A point of more than two numbers keeps its others when moved; an added one takes
+ * those of the last point (a customer like the last one, under the same capacity). */
 function place(i, unit) {
-  state.points[i] = unit;
+  const model = state.points[i] || state.points[state.points.length - 1];
+  state.points[i] = wide() && model ? [...unit, ...model.slice(2)] : unit;
   const file = state.file;
   if (!file) return;
   if (file.projected) {
@@ -300,7 +302,30 @@ function randomise() {
     $("numbers").value = Array.from({ length: count }, () => round(Math.random())).join(" ");
     return readNumbers();
   }
+  if (wide()) return sample(Math.min(count, limit - 1));
   setPoints(Array.from({ length: count }, () => [round(Math.random()), round(Math.random())]));
+}
+
+/** Whether a point of the task carries more than x and y (a customer's demand and the
+ * vehicles' capacity): its random instances come from the task's own generator. */
+const wide = () => entry().dim > 2;
+
+/** A fresh instance of n of the task's sizes from POST /api/sample (its 422 shown). */
+async function sample(n) {
+  const task = state.task;
+  const seed = Math.floor(Math.random() * 2 ** 32);
+  try {
+    const response = await fetch("/api/sample", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ task, n, seed }),
+    });
+    const data = await response.json();
+    if (!response.ok) throw new Error(data.detail || response.statusText);
+    if (task === state.task) setPoints(data.points);
+  } catch (err) {
+    showError(err.message);
+  }
 }
 
 /** Replace the points; `names` and `file` as read from a file (POST /api/read), else none. */
