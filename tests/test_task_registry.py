@@ -382,3 +382,19 @@ def test_a_task_that_is_not_shape_invariant_is_solved_and_decoded_as_given(cli, 
     finally:
         TASKS.pop(task.name)
         POINT_TASKS.pop(task.name)
+
+
+def test_a_heuristic_reference_is_not_called_optimal_in_the_demo(monkeypatch):
+    """The demo's exact column names the references' mean optimal only where the task's solver
+    is exact at that size (:meth:`Task.reference_is_exact`)."""
+    from ptrnet.reproduce.demo import exact_summary, label
+
+    task = register(MostTask())
+    try:
+        data = label(task.name, 5, 3, seed=1)
+        assert exact_summary(task.name, data).startswith("optimal ")
+        monkeypatch.setattr(MostTask, "reference_is_exact", lambda self, n: n < 5)
+        assert exact_summary(task.name, data).startswith("reference ")
+    finally:
+        TASKS.pop(task.name)
+        POINT_TASKS.pop(task.name)

@@ -76,13 +76,16 @@ def label(task_name: str, n: int, count: int, seed: int) -> Instances:
 
 def exact_summary(task_name: str, data: Instances) -> str:
     """What the exact solver produced: for a task whose cost is its objective, the mean of the
-    references' :meth:`Task.answer_cost` (TSP's optimal tour length), otherwise its speed."""
+    references' :meth:`Task.answer_cost` (TSP's optimal tour length), called optimal only where
+    every reference is exact (:meth:`Task.reference_is_exact`), else a heuristic reference's;
+    otherwise its speed."""
     per = 1e3 * data.seconds / len(data.points)
     task = get_point_task(task_name)
     if task.objective_cost:
         pairs = zip(data.points, data.refs, strict=True)
         mean = np.mean([task.answer_cost(p, r) for p, r in pairs])
-        return f"optimal {mean:.3f} ({per:.1f} ms/inst)"
+        exact = all(task.reference_is_exact(len(p)) for p in data.points)
+        return f"{'optimal' if exact else 'reference'} {mean:.3f} ({per:.1f} ms/inst)"
     return f"exact ({per:.2f} ms/inst)"
 
 
