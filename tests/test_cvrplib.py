@@ -84,3 +84,23 @@ def test_bad_files_are_refused_in_one_line_naming_the_file(tmp_path, text, probl
 def test_a_missing_file_is_named(tmp_path):
     with pytest.raises(InputError, match="missing.vrp"):
         read_vrp(tmp_path / "missing.vrp")
+
+
+def test_every_reader_takes_a_vrp_file_as_rows_of_its_unit_square_image():
+    """``read_instances`` (what every command reads with) takes ``.vrp`` by its extension or
+    ``--format cvrplib``, for a task whose points are rows (x, y, demand, capacity), and says
+    how the coordinates were mapped; a task of other points is refused in one line."""
+    from ptrnet.io.errors import UsageError
+    from ptrnet.io.instances import read_instances
+    from ptrnet.tasks import get_task
+    from tests.test_model_features import RowsTask
+
+    path = DATA / "E-n22-k4.vrp"
+    (instance,) = read_instances(path, RowsTask())
+    expected = read_vrp(path)
+    assert (instance.points == expected.rows()).all()
+    assert "x' = (x - (128, 182)) / 82; lengths times 82 are the file's" in instance.note
+    with pytest.raises(UsageError, match="rows \\(x, y, demand, capacity\\); task tsp's points"):
+        read_instances(path, get_task("tsp"))
+    with pytest.raises(UsageError, match="task tsp's points have 2"):
+        read_instances(path, get_task("tsp"), "cvrplib")

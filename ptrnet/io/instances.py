@@ -28,6 +28,10 @@ Layouts (``FORMATS``; ``auto`` picks by extension, then by content):
   starts with a TSPLIB keyword (``NAME``, ``TYPE``, ``COMMENT``, ``DIMENSION``,
   ``EDGE_WEIGHT_TYPE`` ...) followed by ``:`` or a space: a ``.tsp`` file given through a pipe
   or ``<(...)``, whose name says nothing.
+* ``cvrplib`` (``.vrp``): a CVRPLIB file of TYPE CVRP (:mod:`ptrnet.io.cvrplib`), for a task
+  whose points are rows (x, y, demand, capacity): one instance, the depot first, its
+  coordinates' image in the unit square (a note gives the map: lengths are in that square's
+  units, the file's scale times them in its own).
 
 Points come back in the input's own units; :mod:`ptrnet.io.unit_square` maps them for a model.
 Every layout applies the same limits (:mod:`ptrnet.io.limits`). An input that can be read only
@@ -56,6 +60,7 @@ from ptrnet.io.csv_columns import (
     numeric_columns,
     sniff_delimiter,
 )
+from ptrnet.io.cvrplib import read_vrp
 from ptrnet.io.decimal_comma import decimal_comma_delimiter, with_decimal_points
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.geo_columns import check_lon_lat, find_lon_lat, picked_lon_lat, reading_note
@@ -72,8 +77,10 @@ from ptrnet.quoting import printable, quote
 from ptrnet.solvers.distances import GREAT_CIRCLE, Distances
 from ptrnet.tasks import POINT_TASKS, Task
 
-FORMATS = ("auto", "paper", "points", "csv", "npy", "tsplib")
-EXTENSIONS = {".tsp": "tsplib", ".csv": "csv", ".npy": "npy"}
+FORMATS = ("auto", "paper", "points", "csv", "npy", "tsplib", "cvrplib")
+EXTENSIONS = {".tsp": "tsplib", ".csv": "csv", ".npy": "npy", ".vrp": "cvrplib"}
+#: The numbers of a CVRPLIB file's rows: x, y, demand, capacity.
+CVRPLIB_ROW = 4
 # The specification keywords of a TSPLIB header (TSPLIB 95, section 1.1), one of which opens
 # every TSPLIB file; a line of numbers (the other text layouts) never starts with one.
 TSPLIB_START = re.compile(
@@ -84,7 +91,7 @@ TSPLIB_START = re.compile(
 LAYOUTS = (
     "expected one of: the paper's format (one instance per line, 'x1 y1 ... xn yn'), "
     "one point per line ('x y'), .csv (one point per row, optional header), "
-    ".npy ((n, dim) or (B, n, dim)), TSPLIB .tsp"
+    ".npy ((n, dim) or (B, n, dim)), TSPLIB .tsp, CVRPLIB .vrp"
 )
 
 
@@ -310,6 +317,21 @@ def _read_tsplib(path: str | os.PathLike[str], task: Task) -> list[Instance]:
     return [Instance(instance.coords, None, distances=rule, note=note)]
 
 
+def _read_cvrplib(path: str | os.PathLike[str], task: Task) -> list[Instance]:
+    if task.dim != CVRPLIB_ROW:
+        raise UsageError(
+            f"a CVRPLIB file holds a depot and customers, rows (x, y, demand, capacity); task "
+            f"{task.name}'s points have {task.dim} number(s)"
+        )
+    instance = read_vrp(path)
+    offset = ", ".join(f"{v:.6g}" for v in instance.offset)
+    note = (
+        f"CVRPLIB {instance.name}: coordinates read as their unit-square image, x' = (x - "
+        f"({offset})) / {instance.scale:.6g}; lengths times {instance.scale:.6g} are the file's"
+    )
+    return [Instance(instance.rows(), None, note=note)]
+
+
 def _read_npy(path: str | os.PathLike[str], task: Task) -> list[Instance]:
     return [Instance(points, k + 1) for k, points in enumerate(read_npy_arrays(path, task))]
 
@@ -318,4 +340,5 @@ _READERS = {
     "points": _read_points,
     "npy": _read_npy,
     "tsplib": _read_tsplib,
+    "cvrplib": _read_cvrplib,
 }
