@@ -77,3 +77,34 @@ def test_training_reads_a_task_s_own_features_unless_told_otherwise(rows_task, c
     assert cli("train", rows_task.name, *steps, "--features", "raw", "--out", "raw")[0] == 0
     model = json.loads((tmp_path / "raw" / "config.json").read_text())["model"]
     assert model["features"] == "raw" and model["input_dim"] == 4
+
+
+class DepotTask(RowsTask):
+    """A toy task whose size counts its rows but the first (a depot), as routing's does."""
+
+    name = "toy_depot"
+
+    def sample_points(self, rng, n):
+        return super().sample_points(rng, n + 1)
+
+    def size_of(self, points):
+        return len(points) - 1
+
+
+def test_a_file_s_sizes_count_as_the_task_counts_them(cli, tmp_path):
+    """``train --data`` without ``-n`` takes the file's sizes as the task counts them
+    (:meth:`Task.size_of`): 4 rows of a depot and 3 customers are size 3."""
+    import json
+
+    task = register(DepotTask())
+    try:
+        assert cli("generate", task.name, "-n", "3", "--count", "6", "-o", "d.txt", "-q")[0] == 0
+        first = (tmp_path / "d.txt").read_text().splitlines()[0].split("output")[0].split()
+        assert len(first) == 4 * 4  # 3 customers and a depot, 4 numbers each
+        steps = ("--dry-run", "--workers", "0", "--threads", "1", "--data", "d.txt")
+        assert cli("train", task.name, *steps, "--out", "run")[0] == 0
+        config = json.loads((tmp_path / "run" / "config.json").read_text())
+        assert config["train"]["sizes"] == "3"
+    finally:
+        TASKS.pop(task.name)
+        POINT_TASKS.pop(task.name)

@@ -170,12 +170,13 @@ def drawing(task, capacity: str | None, seed: int):
 
 def file_sizes(task, path: str | os.PathLike[str]) -> SizeRange:
     """The smallest and largest instance size in the instance file ``path`` (any layout,
-    :func:`ptrnet.io.instances.read_instances`).
+    :func:`ptrnet.io.instances.read_instances`), as the task's sizes count them
+    (:meth:`Task.size_of`), so generated validation instances are of the file's sizes.
 
     Raises:
         InputError: a missing or malformed file, or one that is not a regular file.
     """
 
     check_regular_file(path)  # training reads it again: a pipe would block
-    sizes = [len(instance.points) for instance in read_instances(path, task)]
+    sizes = [task.size_of(instance.points) for instance in read_instances(path, task)]
     return SizeRange(min(sizes), max(sizes))

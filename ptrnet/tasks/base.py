@@ -299,6 +299,11 @@ class Task(TaskCard, ABC):
             out.append(self.sample_points(rng, sizes.sample(rng)))
         return out
 
+    def size_of(self, points: np.ndarray) -> int:
+        """An instance's size as :meth:`generate`'s sizes count it: its number of inputs (a
+        routing task's customers, its depot not counted)."""
+        return len(points)
+
     def check_sizes(self, sizes: SizeRange) -> None:
         if sizes.lo < self.min_n:
             raise ValueError(f"task {self.name} needs n >= {self.min_n}, got {sizes}")

@@ -269,10 +269,11 @@ def _read_file(task: Task, cfg: TrainConfig, val_points: list[np.ndarray]) -> li
     for ex in examples:
         if cfg.labels == "file" and ex.seq is None:
             raise InputError(cfg.data, ex.line, "no 'output' part: this file needs labels")
-        if not sizes.lo <= len(ex.points) <= sizes.hi:
-            raise InputError(
-                cfg.data, ex.line, f"{len(ex.points)} points, outside the training sizes {sizes}"
-            )
+        size = task.size_of(ex.points)  # a routing task's customers, its depot not counted
+        if not sizes.lo <= size <= sizes.hi:
+            count = f"{len(ex.points)} points"
+            what = count if size == len(ex.points) else f"size {size} ({count})"
+            raise InputError(cfg.data, ex.line, f"{what}, outside the training sizes {sizes}")
         if _key(ex.points) in held_out:
             where = cfg.val_data or f"stream {VAL_STREAM} of seed {cfg.seed}"
             advice = "" if cfg.val_data else "; train with another seed"
