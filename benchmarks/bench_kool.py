@@ -205,7 +205,7 @@ def make_decoder(run: Run, kool: str | None, ptrnet_model: str) -> Decoder:
         return lambda pts: kool_tours(model, pts, run.samples)
     from ptrnet.inference import load_model, predict
     from ptrnet.tasks import get_task
-    from ptrnet.tasks.convex_hull import open_cycle
+    from ptrnet.tasks.sequences import open_cycle
 
     task, options = get_task("tsp"), ptrnet_options(run.decode)
     loaded = load_model(None if ptrnet_model == "bundled" else ptrnet_model, task)

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from ptrnet.solvers.geometry import convex_hull, delaunay_triangles, incenters
 from ptrnet.tasks import DegenerateInstanceError, get_task
-from ptrnet.tasks.convex_hull import same_cycle, simple_polygon_area
+from ptrnet.tasks.convex_hull import simple_polygon_area
+from ptrnet.tasks.sequences import same_cycle
 from tests.fuzzing import cases
 
 HULL = get_task("convex_hull")

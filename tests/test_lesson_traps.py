@@ -16,7 +16,7 @@ from ptrnet.lessons.traps.common import Size
 from ptrnet.lessons.traps.label_order import random_order
 from ptrnet.lessons.traps.run import TRAPS, report, run_trap
 from ptrnet.tasks import TASKS
-from ptrnet.tasks.convex_hull import same_cycle
+from ptrnet.tasks.sequences import same_cycle
 
 TINY = Size(steps=3, batch=8, hidden=8, tests=6)
 DOCS = Path(__file__).resolve().parent.parent / "docs"

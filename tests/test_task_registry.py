@@ -22,7 +22,7 @@ from ptrnet.tasks import (
     register,
 )
 from ptrnet.tasks.searches import LocalSearch
-from ptrnet.tasks.sort import is_permutation
+from ptrnet.tasks.sequences import is_permutation
 from ptrnet.text.config import FIXED_P_GEN
 from ptrnet.text.format import read_pairs
 

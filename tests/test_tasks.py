@@ -7,7 +7,7 @@ import torch
 from ptrnet.datasets.batching import collate
 from ptrnet.tasks import POINT_TASKS, SizeRange, from_tokens, get_task, to_tokens
 from ptrnet.tasks.constraints import DecodeState
-from ptrnet.tasks.convex_hull import signed_area
+from ptrnet.tasks.sequences import signed_area
 from ptrnet.tasks.tsp import canonical_tour
 
 torch.set_num_threads(1)

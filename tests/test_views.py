@@ -14,7 +14,7 @@ from ptrnet.decoding.view_scores import mean_view_log_likelihood, mirror_sequenc
 from ptrnet.decoding.views import ViewEnsemble
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import POINT_TASKS, get_task
-from ptrnet.tasks.convex_hull import signed_area
+from ptrnet.tasks.sequences import signed_area
 from ptrnet.tasks.symmetry import (
     ROTATIONS,
     SQUARE_SYMMETRIES,

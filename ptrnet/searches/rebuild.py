@@ -20,7 +20,7 @@ from ptrnet.model.config import PERMUTATION_DECODERS
 from ptrnet.searches.reconstruct import improve_tours
 from ptrnet.solvers.distances import Distances
 from ptrnet.tasks import SizeRange
-from ptrnet.tasks.tsp import closed_from, closed_tour_problem
+from ptrnet.tasks.sequences import closed_from, closed_tour_problem
 
 if TYPE_CHECKING:
     from torch import nn

@@ -39,6 +39,13 @@ import numpy as np
 
 from ptrnet.solvers.geometry import convex_hull, first_copies, planar_degeneracy
 from ptrnet.tasks.base import Task, check_indices
+from ptrnet.tasks.sequences import (
+    canonical_cycle,
+    open_cycle,
+    restart_closed_cycle,
+    same_cycle,
+    signed_area,
+)
 from ptrnet.tasks.state_fields import PREVIOUS, StateField, no_token
 
 if TYPE_CHECKING:
@@ -56,48 +63,6 @@ def _second(value, state: DecodeState, token, moved) -> torch.Tensor:
 #: (B,) long: the polygon's second vertex (0 before two steps), which the closing edge's
 #: neighbour turn reads (:func:`allowed_vertices`).
 SECOND = StateField("second", no_token, _second)
-
-
-def canonical_cycle(cycle: np.ndarray) -> np.ndarray:
-    """Rotate a cycle (no closing index) to start at its lowest index."""
-    cycle = np.asarray(cycle, dtype=np.int64)
-    if cycle.size == 0:  # an empty prediction (the end symbol first) has no lowest index
-        return cycle
-    return np.roll(cycle, -int(np.argmin(cycle)))
-
-
-def restart_closed_cycle(seq: np.ndarray) -> np.ndarray:
-    """A closed cycle ``[a, ..., a]`` of distinct indices rotated to start (and end) at its
-    lowest index, direction kept; anything else unchanged."""
-    seq = np.asarray(seq, dtype=np.int64)
-    cycle = seq[:-1]
-    if len(seq) < 3 or seq[0] != seq[-1] or len(np.unique(cycle)) != len(cycle):
-        return seq
-    cycle = canonical_cycle(cycle)
-    return np.append(cycle, cycle[0])
-
-
-def open_cycle(seq: np.ndarray) -> np.ndarray:
-    """Drop the closing index of a closed sequence (``[a, b, c, a]`` -> ``[a, b, c]``)."""
-    seq = np.asarray(seq, dtype=np.int64)
-    return seq[:-1] if len(seq) > 1 and seq[0] == seq[-1] else seq
-
-
-def same_cycle(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two sequences describe the same polygon, whatever their start and direction."""
-    a, b = canonical_cycle(open_cycle(a)), canonical_cycle(open_cycle(b))
-    return len(a) == len(b) and bool(
-        np.array_equal(a, b) or np.array_equal(a, canonical_cycle(b[::-1]))
-    )
-
-
-def signed_area(points: np.ndarray, cycle: np.ndarray) -> float:
-    """Shoelace area of the polygon through ``points[cycle]``: > 0 when counter-clockwise.
-    Computed on the vertices relative to the first, exactly the same polygon: far from the
-    origin, a small polygon's area would otherwise vanish in the rounding of the products."""
-    local = points[cycle] - points[cycle[:1]]  # (k, 2)
-    x, y = local[:, 0], local[:, 1]
-    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
 
 
 def simple_polygon_area(points: np.ndarray, seq: np.ndarray) -> float | None:

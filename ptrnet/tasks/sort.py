@@ -23,16 +23,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ptrnet.tasks.base import Task, check_indices
+from ptrnet.tasks.sequences import is_permutation
 
 if TYPE_CHECKING:
     import torch
 
     from ptrnet.tasks.constraints import DecodeState
-
-
-def is_permutation(seq: np.ndarray, n: int) -> bool:
-    """``seq`` holds each of 0..n-1 exactly once."""
-    return len(seq) == n and check_indices(seq, n) and len(np.unique(seq)) == n
 
 
 class SortTask(Task):

@@ -36,9 +36,15 @@ from ptrnet.solvers.tsp import TSP_SOLVERS, solve_path, solve_tour, tour_length
 from ptrnet.solvers.tsp_exact import EXACT_MAX_N
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks.base import Task
-from ptrnet.tasks.convex_hull import open_cycle, restart_closed_cycle, signed_area
 from ptrnet.tasks.searches import RANDOM_RECONSTRUCT, LocalSearch
-from ptrnet.tasks.sort import is_permutation
+from ptrnet.tasks.sequences import (
+    closed_from,
+    closed_tour_problem,
+    is_permutation,
+    open_cycle,
+    restart_closed_cycle,
+    signed_area,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -70,20 +76,6 @@ def canonical_tour(points: np.ndarray, tour: np.ndarray) -> np.ndarray:
     if signed_area(points, cycle) < 0:
         cycle = np.append(cycle[:1], cycle[:0:-1])
     return np.append(cycle, 0)
-
-
-def closed_tour_problem(n: int, tour: np.ndarray) -> str | None:
-    """Why ``tour`` is not a closed tour of ``n`` cities as a search takes it (n + 1 indices,
-    the last the first), or None."""
-    if len(tour) != n + 1 or tour[0] != tour[-1]:
-        return f"a closed tour of {n} cities expected"
-    return None
-
-
-def closed_from(cycle: np.ndarray, first: int) -> np.ndarray:
-    """The open ``cycle`` (n,) turned to start at city ``first`` and closed: (n + 1,)."""
-    turned = np.roll(cycle, -int(np.flatnonzero(cycle == first)[0]))
-    return np.append(turned, turned[0])
 
 
 def searched_tour(

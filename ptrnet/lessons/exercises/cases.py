@@ -20,7 +20,7 @@ from ptrnet.model import ModelConfig, build_model
 from ptrnet.model.attention import additive_scores
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import TASKS
-from ptrnet.tasks.convex_hull import same_cycle, signed_area
+from ptrnet.tasks.sequences import same_cycle, signed_area
 
 CASES = 12  # random cases per exercise
 ATOL = 1e-4

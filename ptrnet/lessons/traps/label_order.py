@@ -23,7 +23,7 @@ from ptrnet.decoding.options import DecodeOptions
 from ptrnet.lessons.traps.common import Size, fresh_instances, train_model
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.tasks import TASKS
-from ptrnet.tasks.convex_hull import open_cycle
+from ptrnet.tasks.sequences import open_cycle
 
 TRAIN_SIZES, TEST_N = (5, 5), 5
 #: The figures that are shares, printed in percent (``p(own answer)``, a mean probability,
