@@ -33,7 +33,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="training steps per model instead of the size's own (default: the size's)",
     )
     parser.add_argument(
-        "--seed", type=seed_int, default=DEFAULT_SEED, help="seed of data and weights (default: 0)"
+        "--seed",
+        type=seed_int,
+        default=DEFAULT_SEED,
+        help="seed of data and weights (default: %(default)s)",
     )
     parser.add_argument(
         "-o",

@@ -78,7 +78,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_input_arguments(parser)
     add_capacity_argument(parser)
-    parser.add_argument("--index", type=int, default=0, metavar="I", help="instance (default 0)")
+    parser.add_argument(
+        "--index", type=int, default=0, metavar="I", help="instance (default: %(default)s)"
+    )
     add_strategy_arguments(parser, multistart=False)
     parser.add_argument(
         "--constraints",

@@ -35,8 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="local web page: draw instances, see the model's answer, train live",
         description=__doc__.split("\n\n", 1)[1],
     )
-    parser.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
-    parser.add_argument("--port", type=port_number, default=8000, help="port (default 8000)")
+    parser.add_argument("--host", default="127.0.0.1", help="interface (default: %(default)s)")
+    parser.add_argument(
+        "--port", type=port_number, default=8000, help="port (default: %(default)s)"
+    )
     parser.add_argument(
         "--allow-host",
         action="append",

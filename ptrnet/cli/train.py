@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from dataclasses import fields
 
 from ptrnet.cli.common import (
     add_quiet_argument,
@@ -58,16 +59,28 @@ from ptrnet.cli.interrupts import run_stoppable
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.train_config import fresh_config, resumed_config
 from ptrnet.compute.precision import PRECISIONS
+from ptrnet.decoding.options import CONSTRAINTS
 from ptrnet.io.errors import UsageError
-from ptrnet.model.config import DECODERS, ENCODERS
+from ptrnet.model.config import DECODERS, ENCODERS, INITS, ModelConfig
 from ptrnet.model.features import FEATURES
-from ptrnet.runs.config import BASELINES, DEFAULT_STEPS
+from ptrnet.runs.config import (
+    BASELINES,
+    DEFAULT_DECAY,
+    DEFAULT_LR,
+    DEFAULT_STEPS,
+    LABELS,
+    OBJECTIVES,
+    OPTIMIZERS,
+    TrainConfig,
+)
 from ptrnet.tasks import TASKS, Task, get_task
 
 NAME = "train"
 DRY_RUN_PREFIX = "ptrnet-dry-run-"
 # Every registered task's architectures (each task takes those its card lists).
 ARCHS = tuple(dict.fromkeys(arch for task in TASKS.values() for arch in task.archs))
+# The default of each option, as the configurations that apply it hold it: what --help states.
+DEFAULT = {field.name: field.default for field in (*fields(ModelConfig), *fields(TrainConfig))}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -89,29 +102,68 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add("--resume", action="store_true", help="continue the run in --out exactly")
     add("--dry-run", action="store_true", help="tiny preset that finishes in seconds")
     add("--arch", choices=ARCHS, help=f"model (default: the task's first). {_archs_by_kind()}")
-    add("--hidden", type=positive_int, metavar="D", help="LSTM units (default: 256)")
-    add("--layers", type=positive_int, metavar="L", help="LSTM layers (default: 1)")
-    add("--init", choices=("paper", "default"), help="paper = uniform(-0.08, 0.08) (default)")
+    add(
+        "--hidden",
+        type=positive_int,
+        metavar="D",
+        help=f"LSTM units (default: {DEFAULT['hidden']})",
+    )
+    add(
+        "--layers",
+        type=positive_int,
+        metavar="L",
+        help=f"LSTM layers (default: {DEFAULT['layers']})",
+    )
+    add(
+        "--init",
+        choices=INITS,
+        help=f"paper = uniform(-0.08, 0.08), default = PyTorch's (default: {DEFAULT['init']})",
+    )
     add(
         "--encoder",
         choices=ENCODERS,
-        help="lstm (the paper, default) or transformer (self-attention, no positional "
-        "encoding: invariant to the input order)",
+        help="lstm (the paper) or transformer (self-attention, no positional encoding: "
+        f"invariant to the input order) (default: {DEFAULT['encoder']})",
     )
-    add("--encoder-layers", type=positive_int, metavar="L", help="transformer layers (default: 3)")
-    add("--heads", type=positive_int, metavar="H", help="transformer attention heads (default: 8)")
+    add(
+        "--encoder-layers",
+        type=positive_int,
+        metavar="L",
+        help=f"transformer layers (default: {DEFAULT['encoder_layers']})",
+    )
+    add(
+        "--heads",
+        type=positive_int,
+        metavar="H",
+        help=f"transformer attention heads (default: {DEFAULT['heads']})",
+    )
     add(
         "--decoder",
         choices=DECODERS,
-        help="lstm (the paper, default), heavy (LEHD: each step re-reads the remaining inputs "
+        help="lstm (the paper), heavy (LEHD: each step re-reads the remaining inputs "
         "through --decoder-layers attention layers; implies --encoder transformer "
         "--encoder-layers 1 unless given) or light (Kool et al.: one context query and glimpse "
         "per step over keys computed once; implies --encoder transformer --logit-clip 10 unless "
-        "given); heavy and light: tsp and sort",
+        f"given); heavy and light: tsp and sort (default: {DEFAULT['decoder']})",
     )
-    add("--decoder-layers", type=positive_int, metavar="L", help="heavy decoder layers (default 6)")
-    add("--glimpses", type=int, metavar="G", help="pointer glimpses (Bello et al.; default 0)")
-    add("--logit-clip", type=float, metavar="C", help="pointer logits C tanh(u) (default 0: off)")
+    add(
+        "--decoder-layers",
+        type=positive_int,
+        metavar="L",
+        help=f"heavy decoder layers (default: {DEFAULT['decoder_layers']})",
+    )
+    add(
+        "--glimpses",
+        type=int,
+        metavar="G",
+        help=f"pointer glimpses (Bello et al.; default: {DEFAULT['glimpses']})",
+    )
+    add(
+        "--logit-clip",
+        type=float,
+        metavar="C",
+        help=f"pointer logits C tanh(u), 0: off (default: {DEFAULT['logit_clip']:g})",
+    )
     add(
         "--capacity",
         type=capacity_text,
@@ -129,29 +181,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "largest value) or demand (a routing instance's rows: x, y, demand / capacity, a depot "
         "flag); default: the task's own (demand for routing, else raw)",
     )
-    add("--optimizer", choices=("sgd", "adam"), help="sgd: lr 1.0; adam: lr 1e-3 (default)")
+    add(
+        "--optimizer",
+        choices=OPTIMIZERS,
+        help="; ".join(f"{name}: lr {lr:g}" for name, lr in DEFAULT_LR.items())
+        + f" (default: {DEFAULT['optimizer']})",
+    )
     add("--lr", type=float, metavar="X", help="learning rate (default: per optimizer)")
     add(
         "--decay",
         type=float,
-        help="lr factor per --decay-every steps (default: sgd 1.0, adam 0.96)",
+        help="lr factor per --decay-every steps (default: "
+        + ", ".join(f"{name} {decay:g}" for name, decay in DEFAULT_DECAY.items())
+        + ")",
     )
-    add("--decay-every", type=positive_int, metavar="N", help="default: 1000")
+    add("--decay-every", type=positive_int, metavar="N", help=f"default: {DEFAULT['decay_every']}")
     add(
         "--warmup",
         type=count_or_off,
         metavar="N",
         help="raise the lr linearly over the first N steps (for fine-tunes; default: off)",
     )
-    add("--clip-norm", type=float, metavar="X", help="gradient L2 norm limit (default: 2.0)")
+    add(
+        "--clip-norm",
+        type=float,
+        metavar="X",
+        help=f"gradient L2 norm limit (default: {DEFAULT['clip_norm']})",
+    )
     add(
         "--ema",
         type=float,
         metavar="D",
         help="validate and keep a moving average of the weights, D per step (e.g. 0.999; "
-        "default 0: off, the paper)",
+        f"0: off, the paper; default: {DEFAULT['ema']:g})",
     )
-    add("--batch-size", type=positive_int, metavar="B", help="default: 128")
+    add("--batch-size", type=positive_int, metavar="B", help=f"default: {DEFAULT['batch_size']}")
     length = parser.add_mutually_exclusive_group()
     length.add_argument("--steps", type=positive_int, help=f"default: {DEFAULT_STEPS}")
     length.add_argument(
@@ -161,7 +225,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--epoch-size",
         type=positive_int,
         metavar="N",
-        help="generated instances per epoch (default: 1000000)",
+        help=f"generated instances per epoch (default: {DEFAULT['epoch_size']})",
     )
     add(
         "--data",
@@ -174,7 +238,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="validate on these instances, any layout (labels: the file's, else the solver's) "
         "(default: --val-count generated instances)",
     )
-    add("--labels", choices=("solve", "file"), help="targets: task.solve (default) or the file's")
+    add(
+        "--labels",
+        choices=LABELS,
+        help=f"targets: task.solve (solve) or the file's (default: {DEFAULT['labels']})",
+    )
     add(
         "--label-solver",
         metavar="SOLVER",
@@ -189,25 +257,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="each epoch, shuffle every instance's input order and reflect it in the unit square "
         "(planar tasks); labels are relabelled, not solved again",
     )
-    add("--val-count", type=positive_int, metavar="N", help="validation instances (default 1000)")
+    add(
+        "--val-count",
+        type=positive_int,
+        metavar="N",
+        help=f"validation instances (default: {DEFAULT['val_count']})",
+    )
     add(
         "--val-every",
         type=positive_int,
         metavar="N",
-        help="steps between validations (default: 500)",
+        help=f"steps between validations (default: {DEFAULT['val_every']})",
     )
-    add("--val-constraints", choices=("none", "task"), help="default: the task's")
+    add("--val-constraints", choices=CONSTRAINTS, help="default: the task's")
     add(
         "--train-constraints",
-        choices=("none", "task"),
-        help="none (paper, default): loss softmax over all inputs; task: over allowed ones",
+        choices=CONSTRAINTS,
+        help="none (paper): loss softmax over all inputs; task: over allowed ones (default: "
+        f"{DEFAULT['train_constraints']})",
     )
     add(
         "--objective",
-        choices=("likelihood", "reinforce", "dagger"),
-        help="likelihood (paper, default): imitate the labels; reinforce: policy gradient on "
-        "the task's cost (tsp: tour length), no labels; dagger (tsp): imitate the solver "
-        "from the model's own greedy prefixes; both for fine-tuning with --init-from",
+        choices=OBJECTIVES,
+        help="likelihood (paper): imitate the labels; reinforce: policy gradient on the task's "
+        "cost (tsp: tour length), no labels; dagger (tsp): imitate the solver from the model's "
+        "own greedy prefixes; both for fine-tuning with --init-from (default: "
+        f"{DEFAULT['objective']})",
     )
     add(
         "--label-steps",
@@ -227,21 +302,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--rl-samples",
         type=positive_int,
         metavar="K",
-        help="reinforce: outputs sampled per instance, each judged against the others (default: 8)",
+        help="reinforce: outputs sampled per instance, each judged against the others "
+        f"(default: {DEFAULT['rl_samples']})",
     )
     add(
         "--baseline",
         choices=BASELINES,
-        help="reinforce: samples (the other samples' mean, default), rollout (a frozen greedy "
-        "copy), ema (moving average of costs) or pomo (a sample from every start)",
+        help="reinforce: samples (the other samples' mean), rollout (a frozen greedy copy), ema "
+        "(moving average of costs) or pomo (a sample from every start) (default: "
+        f"{DEFAULT['baseline']})",
     )
     add(
         "--baseline-every",
         type=positive_int,
         metavar="N",
-        help="reinforce, rollout: steps between tests of the policy (default: 100)",
+        help="reinforce, rollout: steps between tests of the policy (default: "
+        f"{DEFAULT['baseline_every']})",
     )
-    add("--log-every", type=positive_int, metavar="N", help="steps between log rows (default: 50)")
+    add(
+        "--log-every",
+        type=positive_int,
+        metavar="N",
+        help=f"steps between log rows (default: {DEFAULT['log_every']})",
+    )
     add(
         "--keep-every",
         type=count_or_off,
@@ -255,7 +338,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="start from these weights: a run directory, checkpoint file or 'bundled' "
         "(default: a fresh initialisation, --init)",
     )
-    add("--seed", type=seed_int, help="seed for init and data (default: 0)")
+    add("--seed", type=seed_int, help=f"seed for init and data (default: {DEFAULT['seed']})")
     add(
         "--threads",
         type=threads_int,
@@ -271,10 +354,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add(
         "--precision",
         choices=PRECISIONS,
-        help="auto (default): bf16 autocast where the hardware has native bf16, else fp16 with "
-        "loss scaling on CUDA and fp32 on the CPU",
+        help="auto: bf16 autocast where the hardware has native bf16, else fp16 with loss "
+        f"scaling on CUDA and fp32 on the CPU (default: {DEFAULT['precision']})",
     )
-    add("--device", help="auto (default: a CUDA GPU if torch sees one), cpu, cuda or cuda:N")
+    add(
+        "--device",
+        help="auto (a CUDA GPU if torch sees one), cpu, cuda or cuda:N (default: "
+        f"{DEFAULT['device']})",
+    )
     add_quiet_argument(parser)
     add_kind_arguments(NAME, parser)
     finish(parser, NAME, run)
