@@ -18,8 +18,11 @@ from ptrnet.cli.parser import StoreGiven
 from ptrnet.cli.search_args import add_search_arguments
 from ptrnet.cli.views import add_view_arguments, strategy_name
 from ptrnet.decoding.options import (
+    CONSTRAINTS,
     DEFAULT_BEAM_WIDTH,
     DEFAULT_DECODE_BATCH,
+    PICKS,
+    PROTOCOLS,
     several_ways,
 )
 from ptrnet.decoding.strategies import STRATEGIES, strategy_names, taking
@@ -72,7 +75,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     add_strategy_arguments(parser)
     add(
         "--pick",
-        choices=("likely", "shortest"),
+        choices=PICKS,
         default="likely",
         help=f"with several candidates per instance ({several_ways()}): the most likely "
         "(default, the paper's), or the best by the task's objective (tsp: the shortest tour; "
@@ -92,7 +95,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     )
     add(
         "--protocol",
-        choices=("valid", "paper"),
+        choices=PROTOCOLS,
         default=protocol,
         help="valid: every output obeys the task's rules (a closed convex hull, a tour, a "
         "permutation); paper: the paper's decoding (Sec. 4: hull and Delaunay unconstrained, so "
@@ -100,7 +103,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, protocol: str = "valid"
     )
     add(
         "--constraints",
-        choices=("none", "task"),
+        choices=CONSTRAINTS,
         help="the decoding mask itself: task (the task's rules) or none (any input or the end "
         "symbol) (default: the one --protocol chooses)",
     )

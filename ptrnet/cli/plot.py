@@ -50,6 +50,7 @@ from ptrnet.cli.common import (
 from ptrnet.cli.decode_args import add_strategy_arguments, decode_options
 from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
 from ptrnet.cli.search_args import add_search_arguments, search_flags_given, search_plan
+from ptrnet.decoding.options import CONSTRAINTS
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.quoting import did_you_mean, quote
 from ptrnet.tasks import POINT_TASKS, Task
@@ -84,7 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_strategy_arguments(parser, multistart=False)
     parser.add_argument(
         "--constraints",
-        choices=("none", "task"),
+        choices=CONSTRAINTS,
         help="decoding mask: task (the task's rules) or none (default: task, as predict decodes)",
     )
     parser.add_argument(

@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DecodeOptions
+from ptrnet.decoding.options import CONSTRAINTS, DEFAULT_BEAM_WIDTH, DecodeOptions
 from ptrnet.decoding.strategies import strategy_card
 from ptrnet.quoting import quote
 from ptrnet.searches.plan import NONE, SearchOptionError, SearchPlan, declared
@@ -73,7 +73,7 @@ class DecodingRequest(Strict):
     strategy: str = "greedy"
     beam_width: int = Field(DEFAULT_BEAM_WIDTH, ge=1, le=MAX_BEAM)
     samples: int = Field(1, ge=1, le=MAX_BEAM)
-    constraints: Literal["none", "task"] | None = None
+    constraints: Literal[CONSTRAINTS] | None = None
     improve: str = NONE
     iterations: int | None = Field(None, ge=1, le=MAX_RRC_ITERATIONS)
     local: dict[str, bool] = {}
