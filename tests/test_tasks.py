@@ -54,11 +54,14 @@ def test_generate_refuses_a_seed_stream_or_start_that_is_not_a_count(field, valu
 
 @pytest.mark.parametrize("name", ALL)
 def test_generated_points_are_in_unit_box_with_sizes_in_range(name):
+    """Sizes as the task counts them (:meth:`Task.size_of`); the first two numbers of each
+    input (a point's coordinates, an item's weight and value) in [0, 1); further ones (a
+    routing customer's demand and capacity) are the task's own."""
     task, points, _ = dataset(name)
     sizes = SIZES[name]
     for x in points:
-        assert x.shape[1] == task.dim and sizes.lo <= len(x) <= sizes.hi
-        assert np.all((x >= 0) & (x < 1))
+        assert x.shape[1] == task.dim and sizes.lo <= task.size_of(x) <= sizes.hi
+        assert np.all((x[:, :2] >= 0) & (x[:, :2] < 1))
 
 
 @pytest.mark.parametrize("name", ALL)
