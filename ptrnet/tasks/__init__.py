@@ -23,6 +23,7 @@ from ptrnet.tasks.base import (
 from ptrnet.tasks.card import INPUT_KINDS, TaskCard
 from ptrnet.tasks.convex_hull import ConvexHullTask
 from ptrnet.tasks.copy import CopyTask
+from ptrnet.tasks.cvrp import CVRPTask
 from ptrnet.tasks.delaunay import DelaunayTask
 from ptrnet.tasks.knapsack import KnapsackTask
 from ptrnet.tasks.sentences import Pair, SentenceTask
@@ -60,6 +61,7 @@ for _task in (SortTask(), ConvexHullTask(), DelaunayTask(), TSPTask(), CopyTask(
     register(_task)
 del _task
 register(KnapsackTask())
+register(CVRPTask())
 
 
 def get_task(name: str) -> TaskCard:
