@@ -69,7 +69,6 @@ def test_eval_names_each_decoding_strategy() -> None:
     """The decoding line says what ran: multi-start and best-of-k are not beam search."""
     from ptrnet.cli.eval import describe_decoding
     from ptrnet.decoding.options import DecodeOptions
-    from ptrnet.tasks import get_task
 
     tsp = get_task("tsp")
 

@@ -135,7 +135,6 @@ def test_bundled_model_meets_its_targets_on_fresh_data():
 def test_explained_p_is_the_chosen_words_probability():
     """``--explain``'s P was the mixture's largest value, which is another word's when decoding
     ruled the largest out (``<pad>`` or ``<s>`` of an untrained model)."""
-    import torch
 
     from ptrnet.cli.sentences import _explained
     from ptrnet.text.decode import Explanation

@@ -11,7 +11,7 @@ from ptrnet.decoding.options import DecodeOptions
 from ptrnet.io.errors import UsageError
 from ptrnet.reproduce import demo
 from ptrnet.reproduce.demo import PAPER_NOTE, VALID_NOTE, DemoRow, format_paper_table, format_report
-from ptrnet.tasks import POINT_TASKS, get_task
+from ptrnet.tasks import POINT_TASKS, SizeRange, get_task
 
 torch.set_num_threads(1)
 
@@ -139,8 +139,6 @@ def test_shipped_models_load_and_decode_valid_outputs(task):
     """The package ships one trained model per task, each with the command that made it."""
     import os
 
-    from ptrnet.tasks import SizeRange, get_task
-
     loaded = inference.load_model(None, task)
     assert loaded.task == task
     assert os.path.isfile(os.path.join(inference.bundled_model_dir(task), "COMMAND.md"))
@@ -161,9 +159,7 @@ QUALITY_FLOORS = [
 
 @pytest.mark.parametrize("task_name, n, metric, floor", QUALITY_FLOORS)
 def test_shipped_models_keep_their_quality(task_name, n, metric, floor):
-    from ptrnet.decoding.options import DecodeOptions
     from ptrnet.evaluation.evaluate import evaluate
-    from ptrnet.tasks import SizeRange, get_task
 
     task = get_task(task_name)
     points = task.generate(SizeRange(n, n), 300, seed=4242, stream=9)

@@ -24,6 +24,7 @@ from ptrnet.reproduce.plans import (
     RowPlan,
     TablePlan,
     describe_budget,
+    estimate_hours,
     get_scale,
     get_table,
     paper_numbers,
@@ -31,7 +32,7 @@ from ptrnet.reproduce.plans import (
     total_steps,
 )
 from ptrnet.reproduce.run import Reproduction
-from ptrnet.reproduce.tables import format_table
+from ptrnet.reproduce.tables import _cell, _compute_note, format_table
 from ptrnet.tasks import SizeRange, get_task
 from ptrnet.training.data import BUCKET_STREAM, ORDER_STREAM, TRAIN_STREAM, VAL_STREAM, TrainingData
 
@@ -258,7 +259,6 @@ def test_bad_arguments_are_one_line_errors(argv, message, capsys, tmp_path):
 
 def test_without_scale_the_plan_is_printed_and_nothing_trains(capsys, tmp_path, monkeypatch):
     from ptrnet.reproduce import run as reproduce_run
-    from ptrnet.reproduce.plans import estimate_hours, get_scale, get_table
 
     started = []
     monkeypatch.setattr(
@@ -276,7 +276,6 @@ def test_without_scale_the_plan_is_printed_and_nothing_trains(capsys, tmp_path, 
 
 
 def test_estimates_grow_with_the_scale():
-    from ptrnet.reproduce.plans import TABLES, estimate_hours, get_scale
 
     for plan in TABLES.values():
         dry, cpu, paper = (estimate_hours(plan, get_scale(s)) for s in ("dry-run", "cpu", "paper"))
@@ -336,7 +335,6 @@ def test_partial_report_trains_nothing_and_marks_unfinished_and_missing_runs(tmp
 
 
 def test_fail_cells_keep_our_area_and_share_not_simple():
-    from ptrnet.reproduce.tables import _cell
 
     metrics = ("accuracy", "area_coverage")
     ours = {"accuracy": 0.893, "area_coverage": 0.99741, "non_simple_rate": 0.0112, "fail": True}
@@ -399,7 +397,6 @@ def test_a_table_without_any_run_prints_no_empty_device():
 
 
 def test_compute_note_names_the_devices_it_knows():
-    from ptrnet.reproduce.tables import _compute_note
 
     note = _compute_note(
         [

@@ -23,6 +23,8 @@ from ptrnet.decoding.options import (
     DEFAULT_DECODE_BATCH,
     PICKS,
     PROTOCOLS,
+    DecodeOptionError,
+    DecodeOptions,
     several_ways,
 )
 from ptrnet.decoding.strategies import STRATEGIES, strategy_names, taking
@@ -35,7 +37,6 @@ from ptrnet.io.limits import (
 )
 
 if TYPE_CHECKING:
-    from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
     from ptrnet.tasks import Task
 
 # The flag of each DecodeOptions field that eval and predict set.
@@ -193,7 +194,6 @@ def decode_options(args: argparse.Namespace, task: Task | None = None) -> Decode
             cost, a view option the task cannot use), naming the flag:
             ``--average-views 2: ...``.
     """
-    from ptrnet.decoding.options import DecodeOptionError, DecodeOptions
 
     check_beam_width(args)
     try:

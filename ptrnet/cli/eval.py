@@ -46,11 +46,19 @@ from ptrnet.cli.common import (
     set_threads,
 )
 from ptrnet.cli.decode_args import add_model_arguments, decode_options
-from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
+from ptrnet.cli.inputs import (
+    add_capacity_argument,
+    add_input_arguments,
+    located,
+    measured_task,
+    read_prepared,
+    references,
+    report,
+)
 from ptrnet.cli.kinds import add_kind_arguments, finish
 from ptrnet.cli.score import format_table
 from ptrnet.io.errors import UsageError
-from ptrnet.tasks import Task, get_task
+from ptrnet.tasks import POINT_TASKS, Task, get_task
 
 if TYPE_CHECKING:
     from ptrnet.decoding.options import DecodeOptions
@@ -133,7 +141,6 @@ def report_run(
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
-    from ptrnet.cli.inputs import located, measured_task, read_prepared, references, report
     from ptrnet.cli.search_args import search_plan
     from ptrnet.evaluation.score import json_safe, score_examples
     from ptrnet.inference import predict
@@ -216,7 +223,6 @@ def run_tsplib(args: argparse.Namespace, task: Task, loaded, search, start: floa
     from ptrnet.evaluation.tsplib_eval import evaluate_tsplib, format_results
     from ptrnet.io.instances import is_tsplib
     from ptrnet.io.tsplib import read_optimal
-    from ptrnet.tasks import POINT_TASKS
 
     if not task.reads_tsplib or not all(is_tsplib(path) for path in args.data):
         readers = ", ".join(t.name for t in POINT_TASKS.values() if t.reads_tsplib)

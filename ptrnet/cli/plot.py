@@ -48,12 +48,19 @@ from ptrnet.cli.common import (
     point_task_named,
 )
 from ptrnet.cli.decode_args import add_strategy_arguments, decode_options
-from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
+from ptrnet.cli.inputs import (
+    add_capacity_argument,
+    add_input_arguments,
+    check_size,
+    measured_task,
+    read_prepared,
+    references,
+)
 from ptrnet.cli.search_args import add_search_arguments, search_flags_given, search_plan
 from ptrnet.decoding.options import CONSTRAINTS
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.quoting import did_you_mean, quote
-from ptrnet.tasks import POINT_TASKS, Task
+from ptrnet.tasks import POINT_TASKS, TASKS, Task, get_task, task_spelled
 
 CURVES = "curves"
 INDUCTION = "induction"
@@ -135,7 +142,6 @@ def curves_figure_for(run_dir: str):
 def instance_figure(args: argparse.Namespace):
     """The figure for ``MODEL_OR_TASK INPUT``: instance, reference, the output drawn (the
     model's, a search's tour made of it, or ``--prediction``'s) and the model's heatmap."""
-    from ptrnet.cli.inputs import check_size, measured_task, references
     from ptrnet.inference import check_vocabulary
     from ptrnet.io.limits import MAX_MODEL_POINTS
     from ptrnet.viz.figures import prediction_figure
@@ -215,10 +221,8 @@ def predicted_figure(args: argparse.Namespace):
         UsageError: ``--prediction`` beside a model or a search option.
         InputError: a malformed FILE, or one whose instances are not INPUT's.
     """
-    from ptrnet.cli.inputs import references
     from ptrnet.evaluation.score import check_aligned
     from ptrnet.io.paper_format import Example, read_examples
-    from ptrnet.tasks import TASKS
     from ptrnet.viz.figures import prediction_figure
 
     if args.source not in TASKS or args.model not in (None, NO_MODEL):
@@ -259,7 +263,6 @@ def chosen_model(args: argparse.Namespace):
         UsageError: ``--model`` after a model path, or a source that is neither.
     """
     from ptrnet.inference import BUNDLED
-    from ptrnet.tasks import TASKS, get_task, task_spelled
 
     source = args.source
     if source not in TASKS and not os.path.exists(source):
@@ -311,7 +314,6 @@ def read_input(args: argparse.Namespace, task: Task) -> list:
     Raises:
         UsageError, InputError: as :func:`ptrnet.cli.inputs.read_prepared`.
     """
-    from ptrnet.cli.inputs import read_prepared
 
     return read_prepared(
         args.input,

@@ -44,9 +44,16 @@ from ptrnet.cli.common import (
     set_threads,
 )
 from ptrnet.cli.decode_args import add_model_arguments, decode_options
-from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
+from ptrnet.cli.inputs import (
+    add_capacity_argument,
+    add_input_arguments,
+    located,
+    measured_task,
+    read_prepared,
+    report,
+)
 from ptrnet.cli.kinds import add_kind_arguments, finish
-from ptrnet.cli.outputs import add_output_format_argument
+from ptrnet.cli.outputs import Answer, add_output_format_argument, write_answers
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import Task
 
@@ -87,8 +94,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, task: Task) -> int:
-    from ptrnet.cli.inputs import located, measured_task, read_prepared, report
-    from ptrnet.cli.outputs import Answer, write_answers
     from ptrnet.cli.search_args import search_plan
     from ptrnet.inference import predict_outputs
     from ptrnet.io.limits import MAX_MODEL_POINTS

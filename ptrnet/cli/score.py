@@ -16,7 +16,13 @@ import argparse
 import json
 
 from ptrnet.cli.common import add_task_argument, point_task_named
-from ptrnet.cli.inputs import add_capacity_argument, add_input_arguments
+from ptrnet.cli.inputs import (
+    add_capacity_argument,
+    add_input_arguments,
+    measured_task,
+    read_prepared,
+    references,
+)
 from ptrnet.evaluation.score import FAIL, check_aligned, json_safe, percent, score_examples
 from ptrnet.tasks import get_task
 
@@ -45,7 +51,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ptrnet.cli.inputs import measured_task, read_prepared, references
     from ptrnet.io.paper_format import Example, read_examples
 
     task = point_task_named(args.task, NAME)

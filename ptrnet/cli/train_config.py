@@ -7,16 +7,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING
 
 from ptrnet.cli.kinds import flag
 from ptrnet.io.errors import UsageError
 from ptrnet.model.config import DEFAULT_HIDDEN, PERMUTATION_DECODERS
-from ptrnet.runs.config import DEFAULT_STEPS
-from ptrnet.tasks import get_point_task
-
-if TYPE_CHECKING:
-    from ptrnet.runs.config import RunConfig
+from ptrnet.runs.config import DEFAULT_STEPS, RunConfig, TrainConfig
+from ptrnet.tasks import SizeRange, get_point_task
 
 DRY_RUN_HIDDEN = 16
 DRY_RUN = {
@@ -97,8 +93,6 @@ def fresh_config(args: argparse.Namespace, out: str) -> RunConfig:
     from ptrnet.api.training import file_sizes
     from ptrnet.model import ModelConfig
     from ptrnet.model.features import ROW_WIDTH
-    from ptrnet.runs.config import RunConfig, TrainConfig
-    from ptrnet.tasks import SizeRange
 
     task = get_point_task(args.task)
     preset, explicit = dict(DRY_RUN if args.dry_run else {}), explicit_options(args)
@@ -175,7 +169,6 @@ def warm_start_config(args: argparse.Namespace, options: dict[str, object], out:
     from ptrnet.inference import resolve_checkpoint
     from ptrnet.runs import recorded_path
     from ptrnet.runs.checkpoint import load_checkpoint
-    from ptrnet.runs.config import RunConfig, TrainConfig
 
     name = None if args.init_from == "bundled" else args.init_from
     path = os.path.abspath(resolve_checkpoint(name, args.task))
