@@ -28,6 +28,10 @@ KINDS = {
         kind="pointer", encoder="transformer", encoder_layers=1, decoder="heavy",
         decoder_layers=2, heads=2,
     ),
+    "light": dict(
+        kind="pointer", encoder="transformer", encoder_layers=1, decoder="light", heads=2,
+        logit_clip=10.0,
+    ),
     "seq2seq": dict(kind="seq2seq", max_n=8),
     "attention": dict(kind="attention", max_n=8),
 }  # fmt: skip
@@ -154,3 +158,15 @@ def test_greedy_is_a_beam_of_one_and_the_multistart_run_from_the_first_input(kin
     first = torch.arange(batch.size) * starts  # each instance's run from input 0
     assert torch.equal(runs.tokens[first, : greedy.tokens.shape[1]], greedy.tokens)
     torch.testing.assert_close(runs.scores[first], greedy.log_prob, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_model_kind_is_the_network_the_decoders_take(kind):
+    """The decoders are typed against the ``Network`` protocol, not ``EncoderDecoder``, which
+    the heavy and light decoders do not subclass: every kind build_model makes satisfies it."""
+    from ptrnet.decoding.interface import Network
+    from ptrnet.model.pointer import EncoderDecoder
+
+    model = make_model(kind, 2)
+    assert isinstance(model, Network)
+    assert isinstance(model, EncoderDecoder) == (kind not in ("heavy", "light"))

@@ -17,14 +17,13 @@ import torch
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker
-from ptrnet.decoding.interface import PointerModel
+from ptrnet.decoding.interface import Network, PointerModel
 from ptrnet.decoding.multistart import decode_multistart
 from ptrnet.decoding.options import DecodeOptions, several_ways
 from ptrnet.decoding.search import Strategy, pick_rows, search_batch
 from ptrnet.decoding.strategies import chooser
 from ptrnet.decoding.views import averaged, decode_eight_views, decode_multistart_views
 from ptrnet.decoding.window import through_window
-from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task, from_tokens
 
 __all__ = ["DecodeResult", "decode", "score_sequences"]
@@ -58,7 +57,7 @@ class DecodeResult:
 
 @torch.no_grad()
 def decode(
-    model: EncoderDecoder,
+    model: Network,
     task: Task,
     batch: Batch,
     options: DecodeOptions | None = None,
@@ -139,7 +138,7 @@ def search(
     return pick_rows(trace, batch, options.width, rerank)
 
 
-def score_sequences(model: EncoderDecoder, batch: Batch) -> torch.Tensor:
+def score_sequences(model: Network, batch: Batch) -> torch.Tensor:
     """(B,) teacher-forced log-likelihood of ``batch.targets`` (pads ignored), no task masks.
 
     Differentiable; wrap in ``torch.no_grad()`` for evaluation.

@@ -1,4 +1,6 @@
-"""What a pointer search reads of a network: the :class:`PointerModel` protocol.
+"""What a pointer search reads of a network: the :class:`PointerModel` protocol; and what the
+decoders read of a trained network, :class:`Network` (every model :func:`ptrnet.model.build_model`
+makes satisfies it: the LSTM pointer models and baselines, the heavy and the light decoder).
 
 :func:`ptrnet.decoding.search.search_batch` calls only ``encode`` and ``step`` (through
 :class:`ptrnet.decoding.pointer_decoder.PointerDecoder`, the loop's
@@ -11,7 +13,8 @@ that wrap a network import the search, and the search imports none of them.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Iterator
+from typing import Protocol, runtime_checkable
 
 import torch
 
@@ -45,4 +48,26 @@ class PointerModel(Protocol):
     ) -> tuple[torch.Tensor, State]:
         """Previous token (R,) and state -> logits (R, V) over the end and the inputs, next
         state."""
+        ...
+
+
+@runtime_checkable
+class Network(PointerModel, Protocol):
+    """A trained network as the decoders read it (:func:`ptrnet.decoding.decode.decode`,
+    :func:`~ptrnet.decoding.decode.score_sequences`, the likelihoods, the views): a pointer
+    search's ``encode`` and ``step``, the teacher-forced pass (called), and its parameters
+    (whose device the batch moves to). :class:`~ptrnet.model.pointer.EncoderDecoder` and its
+    subclasses, :class:`~ptrnet.model.heavy.HeavyPointer` and
+    :class:`~ptrnet.model.light.LightPointer` all are one, though the last two subclass no
+    common class."""
+
+    def __call__(
+        self, points: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
+    ) -> torch.Tensor:
+        """(B, n, dim) points, (B,) lengths, (B, T) target tokens -> (B, T, V) logits, each
+        step teacher-forced on the targets before it."""
+        ...
+
+    def parameters(self, recurse: bool = True) -> Iterator[torch.nn.Parameter]:
+        """The weights (their device is the model's)."""
         ...

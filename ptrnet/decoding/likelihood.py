@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import torch
 
+from ptrnet.decoding.interface import Network
 from ptrnet.decoding.pointer_decoder import masked_log_probs
-from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task
 from ptrnet.tasks.constraints import replay_masks
 
 
 def masked_sequence_log_likelihood(
-    model: EncoderDecoder,
+    model: Network,
     task: Task,
     points: torch.Tensor,
     lengths: torch.Tensor,

@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
+from ptrnet.decoding.interface import Network
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
-from ptrnet.model.pointer import EncoderDecoder
 from ptrnet.tasks.base import Task, from_tokens, to_tokens
 from ptrnet.tasks.symmetry import ROTATIONS, SQUARE_SYMMETRIES, square_symmetry_tensor
 
@@ -87,7 +87,7 @@ def _arrays(points: torch.Tensor, lengths: torch.Tensor) -> list[np.ndarray]:
 
 
 def mean_view_log_likelihood(
-    model: EncoderDecoder,
+    model: Network,
     task: Task,
     points: torch.Tensor,
     lengths: torch.Tensor,

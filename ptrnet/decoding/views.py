@@ -32,7 +32,7 @@ from torch import nn
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
-from ptrnet.decoding.interface import PointerModel
+from ptrnet.decoding.interface import Network, PointerModel
 from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.decoding.search import (
@@ -42,7 +42,7 @@ from ptrnet.decoding.search import (
     search_batch,
 )
 from ptrnet.decoding.view_scores import image_tokens, mean_view_log_likelihood
-from ptrnet.model.pointer import EncoderDecoder, Memory, State
+from ptrnet.model.pointer import Memory, State
 from ptrnet.tasks.base import Task
 from ptrnet.tasks.symmetry import (
     search_starts,
@@ -88,7 +88,7 @@ class ViewEnsemble(nn.Module):
     :func:`ptrnet.decoding.decode` in place of the model. Not for training.
     """
 
-    def __init__(self, model: EncoderDecoder, views: int) -> None:
+    def __init__(self, model: Network, views: int) -> None:
         super().__init__()
         self.model = model
         self.symmetries = view_symmetries(views)
