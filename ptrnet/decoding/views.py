@@ -18,7 +18,7 @@ different sequence. Eight-view search (``search_views=8``) brings them in after 
 one pick among all of them (:func:`decode_multistart_views`).
 
 Which view options a task can use is checked with the other options, by
-:func:`ptrnet.decoding.options.check_views`.
+:func:`ptrnet.decoding.checks.check_views`.
 """
 
 from __future__ import annotations
