@@ -48,6 +48,7 @@ SLOW_TESTS = {
     "test_knapsack_capacity_training::test_the_api_states_a_drawn_capacity_on_array_data",
     "test_recorded_paths::test_the_command_records_init_from_from_the_run_parent",
     "test_recorded_paths::test_the_api_records_init_from_as_the_command_does",
+    "test_training_race::test_checkpoint_now_resumes_from_that_very_step",
     "test_untrusted_files::test_data_from_dev_zero_is_one_line_and_pipes_still_read",
     "test_untrusted_files::test_model_fifo_is_one_line_and_does_not_block",
 }

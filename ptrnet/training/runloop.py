@@ -305,6 +305,16 @@ class RunLoop(ABC):
         self.write_config_file()  # a resumed run's changes, with ``last``
         return metrics
 
+    def checkpoint_now(self, weights: str | None = None) -> None:
+        """Write the resumable ``last`` at the current step, between two steps (from a
+        ``should_stop`` request, say): ``resume`` then continues from here, not from the last
+        validation. ``weights``: also write the kept model's weights alone to that path (what
+        a validation's ``best`` would hold, loadable by ``ptrnet.inference.load_model``)."""
+        if weights is not None:
+            self._save(weights, self.kept_model, {"kept": {"step": self.step}}, False)
+        self._save(os.path.join(self.run_dir, LAST), self.model, self._resume_info(), True)
+        self.write_config_file()
+
     def _resume_info(self) -> dict[str, Any]:
         """The JSON that ``last`` holds besides tensors: the best record (a subclass adds)."""
         return {"best": self.best}
