@@ -21,7 +21,7 @@ together (the throughput of a file). RRC rows include the greedy decoding they s
 ``... + or-opt`` rows the row they polish.
 Kool rows need their checkout (``--kool`` or ``$KOOL_CHECKOUT``); without it they are left out
 with a note on stderr. Output: one JSON line per row on stdout and in ``OUT/rows.jsonl``, then
-``OUT/table.md`` (the Markdown table and the below-left check of frontier_report.py) and one
+``OUT/table.md`` (the Markdown tables and the reading by time budget of frontier_report.py) and one
 plot per test set, ``frontier_n{N}.png`` / ``frontier_tsplib.png`` in ``--plots`` (default
 ``OUT``). TSPLIB runs after the sizes up to 200, before the larger ones.
 """
@@ -45,7 +45,8 @@ try:
     from benchmarks.bench_kool import TestSet, cpu_model, load_test, parse_models
     from benchmarks.frontier_report import (
         best_reference,
-        dominance_lines,
+        budget_lines,
+        budget_table,
         gaps_pct,
         markdown_table,
         pivot_table,
@@ -57,7 +58,8 @@ except ImportError:  # run as a script: benchmarks/ itself is on sys.path
     from bench_kool import TestSet, cpu_model, load_test, parse_models
     from frontier_report import (
         best_reference,
-        dominance_lines,
+        budget_lines,
+        budget_table,
         gaps_pct,
         markdown_table,
         pivot_table,
@@ -253,9 +255,15 @@ def emit(row: dict, args: argparse.Namespace) -> None:
 
 
 def report(rows: list[dict], out: Path, plots: Path) -> None:
-    """``OUT/table.md`` (table and below-left check) and one plot per test set in ``plots``."""
-    checks = "\n".join(f"- {x}" for x in dominance_lines(rows))
-    text = f"{pivot_table(rows)}\n\n{markdown_table(rows)}\n\n{checks}"
+    """``OUT/table.md`` (the tables, each set's best gap per family within time budgets and
+    ptrnet's best within each peer row's time) and one plot per test set in ``plots``."""
+    checks = "\n".join(f"- {x}" for x in budget_lines(rows))
+    budgets = "\n\n".join(
+        f"{name}, {label}:\n\n{budget_table(rows, name, key)}"
+        for name in dict.fromkeys(r["set"] for r in rows)
+        for key, label in (("s_single", "batch of 1"), ("s_batch", "batch"))
+    )
+    text = f"{pivot_table(rows)}\n\n{markdown_table(rows)}\n\n{budgets}\n\n{checks}"
     (out / "table.md").write_text(text + "\n")
     print("\n" + text)
     for name in dict.fromkeys(r["set"] for r in rows):

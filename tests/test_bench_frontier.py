@@ -1,12 +1,12 @@
 """The pure parts of benchmarks/bench_frontier.py (gaps, references, ptrnet's frontier, the
-below-left check, the table, the redraw from saved rows) and its heuristics, on small synthetic
-inputs against independent oracles; no model, no Kool checkout, elkai only where installed."""
+reading by time budget, the tables, the redraw from saved rows) and its heuristics, on small
+synthetic inputs against independent oracles; no model, no Kool checkout, elkai only where
+installed."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 
 import numpy as np
 import pytest
@@ -22,9 +22,11 @@ from benchmarks.frontier_methods import (
     nearest_neighbour,
 )
 from benchmarks.frontier_report import (
-    below_left,
     best_reference,
-    dominance,
+    best_within,
+    budget_lines,
+    budget_rows,
+    budget_table,
     frontier,
     gap_text,
     gaps_pct,
@@ -58,16 +60,6 @@ def brute_frontier(points):
     return sorted({p for p, b in zip(points, beaten, strict=True) if not b})
 
 
-def sampled_curve_max(curve, t, per_segment=4000):
-    """The largest gap of the curve at times >= t, sampling every segment in log time."""
-    samples = list(curve)
-    for (t0, g0), (t1, g1) in zip(curve, curve[1:], strict=False):
-        for s in np.linspace(0, 1, per_segment):
-            samples.append((math.exp(math.log(t0) + s * math.log(t1 / t0)), g0 + s * (g1 - g0)))
-    later = [g for u, g in samples if u >= t]
-    return max(later, default=-math.inf)
-
-
 def test_frontier_keeps_exactly_the_undominated_points():
     rng = np.random.default_rng(3)
     for _ in range(50):
@@ -75,40 +67,71 @@ def test_frontier_keeps_exactly_the_undominated_points():
         assert sorted(frontier(points)) == brute_frontier(points)
 
 
-def test_below_left_matches_a_sampled_curve():
+def test_best_within_a_budget_only_improves_as_points_are_added():
     rng = np.random.default_rng(5)
-    checked = 0
-    for _ in range(300):
-        raw = [(float(10 ** rng.uniform(-3, 1)), float(rng.uniform(0, 10))) for _ in range(5)]
-        curve = frontier(raw)
-        point = (float(10 ** rng.uniform(-3.5, 1.5)), float(rng.uniform(-1, 11)))
-        top = sampled_curve_max(curve, point[0])
-        if abs(point[1] - top) < 0.05:  # too close to the curve for a sampled oracle
-            continue
-        assert below_left(point, raw) == (point[1] < top), (point, curve)
-        checked += 1
-    assert checked > 250
+    for _ in range(200):
+        points = [(float(10 ** rng.uniform(-3, 1)), float(rng.uniform(0, 10))) for _ in range(6)]
+        budget = float(10 ** rng.uniform(-3.5, 1.5))
+        fewer = best_within(points[:3], budget)
+        more = best_within(points, budget)
+        if fewer is not None:
+            assert more is not None and more[1] <= fewer[1]
+        fast_enough = [g for t, g in points if t <= budget]
+        assert (more is None) == (not fast_enough)
+        if more is not None:
+            assert more[1] == min(fast_enough) and more[0] <= budget
+        on_frontier = [p for p in frontier(points) if p[0] <= budget]  # the staircase plotted
+        assert (on_frontier[-1] if on_frontier else None) == more
 
 
-def test_below_left_by_hand():
-    curve = [(1.0, 10.0), (100.0, 1.0), (50.0, 20.0)]  # (50, 20) is beaten by (1, 10)
-    assert below_left((10.0, 4.0), curve)  # under the segment: 5.5 at t = 10
-    assert not below_left((10.0, 6.0), curve)
-    assert below_left((0.001, 9.0), curve)  # faster than the curve, and better than its start
-    assert not below_left((0.001, 10.0), curve)  # a tie is not below
-    assert not below_left((1000.0, 0.5), curve)  # better, but slower than all of it
+def test_best_within_by_hand():
+    points = [(1.0, 10.0), (100.0, 1.0), (50.0, 20.0), (2.0, 10.0)]
+    assert best_within(points, 0.5) is None
+    assert best_within(points, 1.0) == (1.0, 10.0)
+    assert best_within(points, 60.0) == (1.0, 10.0)  # the tie goes to the faster
+    assert best_within(points, 100.0) == (100.0, 1.0)
 
 
-def test_dominance_names_the_rows_below_left_of_ptrnet():
+def test_budget_rows_compare_each_peer_row_with_ptrnet_s_best_within_its_time():
     rows = [
         dict(family="ptrnet", method="greedy", s_single=1.0, gap=5.0),
         dict(family="ptrnet", method="rrc", s_single=10.0, gap=1.0),
-        dict(family="kool", method="fast", s_single=0.1, gap=4.0),
-        dict(family="kool", method="slow", s_single=20.0, gap=0.5),
-        dict(family="lkh", method="lkh-3", s_single=2.0, gap=0.0),
+        dict(family="ptrnet", method="rough", s_single=0.05, gap=30.0),
+        dict(family="kool", method="fast", s_single=0.01, gap=4.0),
+        dict(family="kool", method="mid", s_single=2.0, gap=4.0),
+        dict(family="kool", method="slow", s_single=20.0, gap=1.001),
+        dict(family="kool", method="slower", s_single=30.0, gap=0.5),
     ]
-    assert dominance(rows, "kool") == ["fast"]
-    assert dominance(rows, "lkh") == ["lkh-3"]
+    found = {f["peer"]["method"]: f for f in budget_rows(rows, "kool")}
+    assert {k: f["verdict"] for k, f in found.items()} == {
+        "fast": "none as fast", "mid": "behind", "slow": "level", "slower": "behind"
+    }  # fmt: skip
+    assert found["mid"]["ours"]["method"] == "greedy" and found["fast"]["ours"] is None
+    rows.append(dict(family="ptrnet", method="search", s_single=5.0, gap=0.2))
+    after = {f["peer"]["method"]: f["verdict"] for f in budget_rows(rows, "kool")}
+    assert after == {"fast": "none as fast", "mid": "behind", "slow": "ahead", "slower": "ahead"}
+
+
+def test_budget_lines_and_table_name_the_best_row_within_each_time():
+    common = dict(set="n = 20", count=2, single=1)
+    rows = [
+        dict(common, family="ptrnet", method="greedy", gap=1.0, s_single=0.1, per_s_batch=100.0),
+        dict(common, family="kool", method="kool greedy", gap=0.5, s_single=0.01,
+             per_s_batch=20.0),
+    ]  # fmt: skip
+    lines = budget_lines(rows)
+    assert lines[0] == (
+        "n = 20, kool (batch of 1): ptrnet ahead or level within the same time at 0 of 1: "
+        "kool greedy 0.50% in 0.01 s: none as fast"
+    )
+    assert lines[1] == (
+        "n = 20, kool (batch): ptrnet ahead or level within the same time at 0 of 1: "
+        "kool greedy 0.50% in 0.05 s vs greedy 1.00% in 0.01 s: behind"
+    )
+    table = budget_table(rows, "n = 20").splitlines()
+    assert table[0] == "| budget | ptrnet | kool |"
+    assert "| 0.01 s |  | 0.50% (kool greedy) |" in table
+    assert "| 0.1 s | 1.00% (greedy) | 0.50% (kool greedy) |" in table
 
 
 def test_table_has_a_header_and_one_line_per_row():
@@ -221,7 +244,10 @@ def test_report_redraws_table_and_plots_from_saved_rows(tmp_path):
     main(["--report", str(saved), "--out", str(tmp_path)])
     table = (tmp_path / "table.md").read_text()
     assert "| n = 20 | kool greedy | 2 / 1 | 0.50% |" in table
-    assert "kool below-left (batch of 1): kool greedy" in table
+    assert (
+        "n = 20, kool (batch of 1): ptrnet ahead or level within the same time at 0 of 1" in table
+    )
+    assert "| 0.1 s | 1.00% (greedy) | 0.50% (kool greedy) |" in table
     assert (tmp_path / "frontier_n20.png").stat().st_size > 1000
 
 
