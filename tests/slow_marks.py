@@ -11,6 +11,7 @@ SLOW_MODULES = {
     "test_dagger": "trains",
     "test_demo": "runs the demo on every bundled model",
     "test_distributed": "starts process groups",
+    "test_cvrp_browser": "drives Chromium",
     "test_exercises": "runs each exercise in a child process",
     "test_input_memory": "children under an address-space limit",
     "test_knapsack_capacity_browser": "drives Chromium",

@@ -1,0 +1,80 @@
+"""Vehicle routing on the page, end to end in headless Chromium (skipped without it): a random
+instance drawn by the task's own generator (POST /api/sample), the depot as a square, the
+model's routes one colour each, the metrics counting routes, a customer added on the board
+under the same capacity."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("fastapi", reason="the web extra is not installed")
+from benchmarks.bench_web_load import serving  # noqa: E402
+from ptrnet.inference import load_model  # noqa: E402
+from ptrnet.model import ModelConfig, build_model  # noqa: E402
+from ptrnet.runs.checkpoint import save_checkpoint  # noqa: E402
+from ptrnet.runs.config import RunConfig, TrainConfig  # noqa: E402
+from ptrnet.tasks import get_task  # noqa: E402
+from ptrnet.web.app import create_app  # noqa: E402
+from tests.browser import TIMEOUT_MS, wait_count, wait_text  # noqa: E402
+
+pytest_plugins = ["tests.browser"]  # the browser fixture
+
+torch.set_num_threads(1)
+CVRP = get_task("cvrp")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The app with an untrained tiny CVRP model (its routes are valid all the same)."""
+    torch.manual_seed(0)
+    config = RunConfig(
+        ModelConfig(input_dim=4, hidden=8, features="demand"),
+        TrainConfig(task="cvrp", sizes="5", steps=1),
+    )
+    path = tmp_path_factory.mktemp("cvrp") / "best.safetensors"
+    save_checkpoint(path, config, 0, build_model(config.model))
+    with serving(create_app({"cvrp": load_model(str(path), "cvrp")})) as address:
+        yield f"http://{address}"
+
+
+def test_the_page_draws_routes_of_a_sampled_instance_and_adds_a_customer(browser, server):
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(server)
+    page.wait_for_selector("#board .point")
+    page.fill("#random-count", "8")
+    with page.expect_response("**/api/predict") as answered:
+        page.select_option("#task", "cvrp")  # another dim: the points are drawn anew
+    request, answer = json.loads(answered.value.request.post_data), answered.value.json()
+    while request["task"] != "cvrp" or len(request["points"]) != 9:
+        with page.expect_response("**/api/predict") as answered:
+            pass
+        request, answer = json.loads(answered.value.request.post_data), answered.value.json()
+    points = np.array(request["points"])
+    assert points.shape == (9, 4) and points[0, 2] == 0 and (points[:, 3] == 18).all()  # 8 + 10
+    routes = answer["model"]["sequence"]
+    assert CVRP.is_valid(points, np.array(routes))
+    wait_count(page, "#board rect.depot", 1)
+    wait_count(page, "#board path.model.route", routes.count(0) + 1)
+    wait_text(page, "#metrics", "routes, model / reference")
+    with page.expect_response("**/api/predict") as answered:
+        page.mouse.click(*board_xy(page, 0.93, 0.07))  # a customer in a free corner
+    added = np.array(json.loads(answered.value.request.post_data)["points"])
+    assert added.shape == (10, 4) and (added[-1, 2:] == points[-1, 2:]).all()
+    assert answered.value.json()["metrics"]["valid"]
+    page.close()
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def board_xy(page, x: float, y: float) -> tuple[float, float]:
+    """Where on screen the unit-square point (x, y) of the board lies (board.js's toPx: a
+    600-unit square with a 30-unit margin, y upwards)."""
+    box = page.locator("#board").bounding_box()
+    scale = box["width"] / 600
+    return box["x"] + (30 + 540 * x) * scale, box["y"] + (600 - 30 - 540 * y) * scale
