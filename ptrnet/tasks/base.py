@@ -225,6 +225,10 @@ class Task(TaskCard, ABC):
     #: counter-clockwise from the lowest index); false for Delaunay, whose triangles are ordered
     #: by their incentres' coordinates, and for sort. Decoding with 2 or 4 views needs it.
     rotation_invariant_labels: ClassVar[bool] = False
+    #: Whether multi-start decoding (:mod:`ptrnet.decoding.multistart`) may read an instance in
+    #: rotated order, every input first in turn, under the task's rules unchanged: false where
+    #: the first input has a role of its own (a routing instance's depot).
+    rotated_starts: ClassVar[bool] = True
     #: Whether the task scores an output by a cost to minimise (:meth:`sequence_cost`,
     #: :meth:`batch_cost`), which reinforcement learning trains on: TSP's tour length; sort's
     #: and convex hull's distances from the exact answer (0 exactly at the label).
