@@ -206,6 +206,8 @@ def test_every_command_the_api_and_the_page_take_cvrp(cli, tmp_path, monkeypatch
     assert status == 0 and json.loads(out)["valid_rate"] == 1
     assert cli("plot", "cvrp", "s.txt", "--model", "run", "-o", "plot.png")[0] == 0
     assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
+    status, _, err = cli("eval", "cvrp", "s.txt", "--model", "run", "--multistart", "1")
+    assert status == 2 and "cvrp keeps its first input first" in err
     vrp = tmp_path.parent / "E-n22-k4.vrp"
     vrp.write_bytes((solver_data() / "E-n22-k4.vrp").read_bytes())
     status, _, err = cli("predict", "cvrp", str(vrp), "--model", "run", "-o", "v.txt")

@@ -36,7 +36,8 @@ Task card
     Not shape-invariant: the unit-square map scales every column, a demand too, so instances
     are decoded as given; a CVRPLIB file is read as its unit-square image
     (:mod:`ptrnet.io.cvrplib`). Axis flips and 90-degree turns keep an answer, but the views
-    and augmentation transform every column too, so they are off (``square_symmetric``).
+    and augmentation transform every column too, so they are off (``square_symmetric``); so is
+    multi-start, whose rotations would move the depot (``rotated_starts``).
 """
 
 from __future__ import annotations
@@ -135,6 +136,7 @@ class CVRPTask(Task):
     shape_invariant = False  # the unit-square map would scale the demands too (module docstring)
     features = "demand"
     state_fields = LOAD
+    rotated_starts = False  # the depot stays first: multistart's rotations would move it
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """A protocol instance of n customers: (n + 1, 4) rows, the depot first."""
