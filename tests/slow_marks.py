@@ -13,6 +13,7 @@ SLOW_MODULES = {
     "test_distributed": "starts process groups",
     "test_cvrp_browser": "drives Chromium",
     "test_exercises": "runs each exercise in a child process",
+    "test_gpu_recipe": "trains the GPU recipe at toy size",
     "test_input_memory": "children under an address-space limit",
     "test_knapsack_capacity_browser": "drives Chromium",
     "test_learning": "trains until a model learns",
