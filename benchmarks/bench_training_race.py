@@ -3,11 +3,12 @@ training code (Kool et al.'s ``run.py``; rl4co's attention model), TSP, the same
 same CPU budget, every method's weights scored greedily at fixed CPU minutes on the same
 held-out instances against near-exact references.
 
-    python benchmarks/bench_training_race.py --method kool --size 20 --minutes 180 \\
-        --kool /tmp/attention-learn-to-route --out docs/beyond-runs/training-race
-    python benchmarks/bench_training_race.py --method ptrnet --size 20 --minutes 180 --out ...
-    /tmp/rl4co-venv/bin/python benchmarks/bench_training_race.py --method rl4co --size 20 ...
-    python benchmarks/bench_training_race.py --report --out docs/beyond-runs/training-race \\
+    L="--out /tmp/race --logs docs/beyond-runs/training-race"
+    python benchmarks/bench_training_race.py $L --method kool --size 20 --minutes 180 \\
+        --kool /tmp/attention-learn-to-route
+    python benchmarks/bench_training_race.py $L --method ptrnet --size 20 --minutes 180
+    /tmp/rl4co-venv/bin/python benchmarks/bench_training_race.py $L --method rl4co --size 20 ...
+    python benchmarks/bench_training_race.py --report --logs docs/beyond-runs/training-race \\
         --plot docs/images/training_race.png       # the table, the verdicts and the plot
 
 One method and size per invocation (two run side by side on two cores), each on one torch
@@ -23,7 +24,8 @@ environment, see there), and ptrnet's recipes ``ptrnet``, ``ptrnet-sup``, ``ptrn
 Held-out sets: the first ``--count`` (200) instances of docs/results.md's test files (``ptrnet
 generate tsp -n N --seed 22 --stream N``: exact references at n = 20, fast-tsp's near_exact
 at 50), made once under ``OUT/heldout/``. Each scored mark appends ``minute, cpu_s, steps, gap,
-count`` to ``OUT/METHOD-nSIZE.csv`` (gap: the mean per-instance gap, percent).
+count`` to ``LOGS/METHOD-nSIZE.csv`` (gap: the mean per-instance gap, percent; ``--logs``,
+default ``--out``: the small files to keep, apart from the run directories' weights).
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def decoder(args: argparse.Namespace, weights: Path) -> Callable[[list], list]:
 
 def score(args: argparse.Namespace, run_dir: Path, test_file: Path) -> list[dict]:
     """Score every mark of ``run_dir`` not yet in the method's CSV log; the rows added."""
-    log = Path(args.out) / f"{run_dir.name}.csv"
+    log = Path(args.logs) / f"{run_dir.name}.csv"
     scored = {r["minute"] for r in race_log.read_log(log)}
     test, added = load_test(str(test_file)), []
     for mark in race_log.read_marks(run_dir):
@@ -134,6 +136,7 @@ def check_same_run(run_dir: Path, args: argparse.Namespace) -> dict:
 def run(args: argparse.Namespace) -> None:
     """Train ``args.method`` to ``--minutes`` (or as far as it already is), then score."""
     out = Path(args.out)
+    Path(args.logs).mkdir(parents=True, exist_ok=True)
     run_dir = out / race_log.log_name(args.method, args.size)
     test_file = heldout(out, args.size, args.count)
     state = check_same_run(run_dir, args)
@@ -146,15 +149,15 @@ def run(args: argparse.Namespace) -> None:
 
 
 def report(args: argparse.Namespace) -> None:
-    """Print the Markdown table and the verdicts of every log in ``--out``; draw the plot."""
+    """Print the Markdown table and the verdicts of every log in ``--logs``; draw the plot."""
     logs = {}
-    for path in sorted(Path(args.out).glob("*.csv")):
+    for path in sorted(Path(args.logs).glob("*.csv")):
         logs[race_log.parse_log_name(path.stem)] = race_log.read_log(path)
     if not logs:
-        raise SystemExit(f"bench_training_race: no METHOD-nSIZE.csv logs in {args.out}")
+        raise SystemExit(f"bench_training_race: no METHOD-nSIZE.csv logs in {args.logs}")
     print(race_log.table(logs, args.table_marks))
     print("\n" + "\n".join(f"- {line}" for line in race_log.verdicts(logs)))
-    plot = Path(args.plot or Path(args.out) / "training_race.png")
+    plot = Path(args.plot or Path(args.logs) / "training_race.png")
     race_log.plot(logs, plot)
     print(f"\nplot: {plot}")
 
@@ -165,7 +168,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--method", choices=METHODS)
     add("--size", type=int, choices=SIZES)
     add("--minutes", type=float, help="the CPU budget of the run, in all (resumes past marks)")
-    add("--out", required=True, metavar="DIR", help="logs, run directories, held-out sets")
+    add("--out", metavar="DIR", help="run directories (weights at each mark), held-out sets")
+    add("--logs", metavar="DIR", help="the CSV logs (default: --out)")
     add("--marks", type=float, nargs="+", default=list(race_log.DEFAULT_MARKS))
     add("--kool", default=os.environ.get("KOOL_CHECKOUT"), metavar="PATH")
     add("--batch", type=int, help="peers' batch size (default theirs: 512)")
@@ -175,11 +179,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--seed", type=int, default=0, help="ptrnet's seed (the peers keep their own)")
     add("--count", type=int, default=200, help="held-out instances")
     add("--report", action="store_true", help="only the table, verdicts and plot of --out")
-    add("--plot", metavar="PNG", help="the plot's path (default OUT/training_race.png)")
+    add("--plot", metavar="PNG", help="the plot's path (default LOGS/training_race.png)")
     add("--table-marks", type=float, nargs="+", default=list(race_log.TABLE_MARKS))
     args = parser.parse_args(argv)
-    if not args.report and (args.method is None or args.size is None or args.minutes is None):
-        parser.error("a run needs --method, --size and --minutes (or --report)")
+    if not args.report and None in (args.method, args.size, args.minutes, args.out):
+        parser.error("a run needs --method, --size, --minutes and --out (or --report)")
+    args.logs = args.logs or args.out
+    if args.logs is None:
+        parser.error("--report needs --logs (or --out)")
     if args.method == "kool":
         args.epoch_size = args.epoch_size or 128_000
         if not args.kool:

@@ -203,10 +203,11 @@ def versus(ours: Sequence[dict], peer: Sequence[dict]) -> str:
     below = [m for m in common if gap_at(ours, m) < gap_at(peer, m)]
     last = max(peer, key=lambda r: r["minute"])
     reach = minute_reaching(ours, last["gap"])
-    when = "not reached" if reach is None else f"{reach:g} min ({reach / last['minute']:.2f}x)"
+    when = "not reached" if reach is None else f"reached at {reach:g} min"
+    share = "" if reach is None else f" ({reach / last['minute']:.2f}x)"
     return (
         f"below at {len(below)} of {len(common)} common marks; "
-        f"the peer's final gap {last['gap']:.2f}% (at {last['minute']:g} min) reached at {when}"
+        f"the peer's final gap {last['gap']:.2f}% (at {last['minute']:g} min) {when}{share}"
     )
 
 

@@ -128,6 +128,9 @@ def test_verdicts_count_the_marks_below_and_time_the_peer_s_final_gap():
         "(at 30 min) reached at 30 min (1.00x)",
     ]
     assert race_log.minute_reaching(FAKE["kool", 20], 0.1) is None
+    assert race_log.versus(FAKE["kool", 20], FAKE["ptrnet", 20]).endswith(
+        "0.30% (at 180 min) not reached"
+    )
     assert race_log.versus([], FAKE["kool", 20]) == "no scored marks"
 
 
@@ -186,3 +189,27 @@ def test_checkpoint_now_resumes_from_that_very_step(tmp_path):
     assert load_checkpoint(weights).step == 3
     assert json.loads((tmp_path / "config.json").read_text())["train"]["steps"] == 6
     assert train(config, tmp_path, resume=True, progress=False).step == 6
+
+
+def test_report_prints_the_table_and_verdicts_and_draws_the_plot(tmp_path, capsys):
+    from benchmarks.bench_training_race import main
+
+    for (method, size), found in FAKE.items():
+        for row in found:
+            race_log.append_log(tmp_path / f"{race_log.log_name(method, size)}.csv", row)
+    main(["--report", "--logs", str(tmp_path), "--plot", str(tmp_path / "race.png")])
+    out = capsys.readouterr().out
+    assert "| 20 | ptrnet | 3.00% (100) | 1.00% (300) | 0.50% (900) | 0.30% (1,800) |" in out
+    assert "- n = 20, ptrnet vs kool: below at 4 of 4 common marks" in out
+    assert (tmp_path / "race.png").stat().st_size > 1000
+
+
+def test_a_run_continued_with_other_settings_is_refused(tmp_path):
+    from benchmarks.bench_training_race import check_same_run, parse_args
+
+    argv = ["--method", "ptrnet", "--size", "20", "--minutes", "30", "--out", str(tmp_path)]
+    state = check_same_run(tmp_path / "run", parse_args(argv))
+    assert state["settings"]["switch"] == 20.0 and state["cpu_s"] == 0
+    assert check_same_run(tmp_path / "run", parse_args([*argv, "--minutes", "90"])) == state
+    with pytest.raises(SystemExit, match="was started with"):
+        check_same_run(tmp_path / "run", parse_args([*argv, "--switch", "5"]))
