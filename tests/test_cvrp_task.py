@@ -199,11 +199,18 @@ def test_every_command_the_api_and_the_page_take_cvrp(cli, tmp_path, monkeypatch
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["model"]["features"] == "demand" and config["model"]["input_dim"] == 4
     assert cli("predict", "cvrp", "d.txt", "--model", "run", "-o", "p.txt", "-q")[0] == 0
+    searched = ("-o", "ps.txt", "--route-search", "-q")
+    assert cli("predict", "cvrp", "d.txt", "--model", "run", *searched)[0] == 0
+    status, _, err = cli("predict", "cvrp", "d.txt", "--model", "run", "-o", "-", "--two-opt")
+    assert status == 2 and "--two-opt: shortens tours, for task tsp, not cvrp" in err
     status, out, _ = cli("eval", "cvrp", "s.txt", "--model", "run", "--json", "--threads", "1")
     metrics = json.loads(out)
     assert status == 0 and metrics["valid_rate"] == 1 and metrics["count"] == 4
     status, out, _ = cli("score", "cvrp", "s.txt", "p.txt", "--json")
     assert status == 0 and json.loads(out)["valid_rate"] == 1
+    status, out_searched, _ = cli("score", "cvrp", "s.txt", "ps.txt", "--json")
+    lengths = [json.loads(text)["mean_length"] for text in (out_searched, out)]
+    assert status == 0 and lengths[0] <= lengths[1] + 1e-12
     assert cli("plot", "cvrp", "s.txt", "--model", "run", "-o", "plot.png")[0] == 0
     assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
     status, _, err = cli("eval", "cvrp", "s.txt", "--model", "run", "--multistart", "1")
@@ -222,6 +229,8 @@ def test_every_command_the_api_and_the_page_take_cvrp(cli, tmp_path, monkeypatch
     assert result.valid and result.cost == pytest.approx(
         CVRP.sequence_cost(points, result.sequence)
     )
+    searched = ptrnet.load("cvrp").solve(points, route_search=True)
+    assert searched.valid and searched.log_prob is None and searched.cost <= result.cost + 1e-12
 
     client = TestClient(create_app({"cvrp": inference.load_model(None, "cvrp")}))
     client.base_url = "http://localhost"
@@ -234,6 +243,13 @@ def test_every_command_the_api_and_the_page_take_cvrp(cli, tmp_path, monkeypatch
     body = answer.json()
     assert body["metrics"]["valid"] and body["reference_exact"]
     assert CVRP.is_valid(np.array(sample["points"]), np.array(body["reference"]))
+    search = {"task": "cvrp", "points": sample["points"], "decoding": {"route_search": True}}
+    answer = client.post("/api/predict", json=search)
+    assert answer.status_code == 200, answer.text
+    searched_body = answer.json()
+    assert searched_body["metrics"]["valid"] and searched_body["model"]["search"]["route_search"]
+    model = searched_body["model"]
+    assert searched_body["metrics"]["mean_length"] <= model["decoded_cost"] + 1e-12
 
 
 def solver_data():

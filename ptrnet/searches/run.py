@@ -32,8 +32,8 @@ def run_searches(
 ) -> list[np.ndarray]:
     """``answers`` (one decoded answer per instance, 0-based) after ``plan``'s searches, in
     order (:meth:`SearchPlan.stages`), each on ``task``'s lengths (its ``distances``: great-circle
-    kilometres for cities on the sphere; Euclidean for a task without them); each answer is no
-    worse than the one given.
+    kilometres for cities on the sphere; Euclidean for a task without them) between its
+    :meth:`~ptrnet.tasks.base.Task.coordinates`; each answer is no worse than the one given.
 
     Args:
         loaded: the model that decoded them (a rebuild search's networks).
@@ -55,7 +55,9 @@ def run_searches(
                 loaded, points_list, found, plan.rounds, plan.seed, distances=task.distances
             )
         elif isinstance(search, LocalSearch):
-            found = local_search(search, points_list, found, task.distances, lengths)
+            found = local_search(
+                search, points_list, found, task.distances, lengths, task.coordinates
+            )
     return found
 
 
@@ -65,9 +67,13 @@ def local_search(
     answers: Sequence[np.ndarray],
     distances: Distances | None = None,
     lengths: Sequence[np.ndarray] | None = None,
+    coordinates: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> list[np.ndarray]:
     """Each answer after ``search``'s moves on its instance's ``lengths`` (None: the
-    ``distances`` rule's ``search_matrix``, Euclidean when None).
+    ``distances`` rule's ``search_matrix``, Euclidean when None, of the instance's
+    ``coordinates``: a task's :meth:`~ptrnet.tasks.base.Task.coordinates`, a routing
+    instance's x and y without its demands; None: every column). The moves get the whole
+    instance.
 
     Raises:
         ValueError: an answer the search cannot take, naming the instance.
@@ -76,7 +82,8 @@ def local_search(
     out = []
     for i, (points, answer) in enumerate(zip(points_list, answers, strict=True)):
         try:
-            matrix = rule.search_matrix(points) if lengths is None else lengths[i]
+            placed = points if coordinates is None else coordinates(points)
+            matrix = rule.search_matrix(placed) if lengths is None else lengths[i]
             out.append(np.asarray(search.moves(points, answer, matrix), dtype=np.int64))
         except ValueError as err:
             raise ValueError(f"instance {i}: {err}") from None

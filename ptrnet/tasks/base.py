@@ -257,6 +257,11 @@ class Task(TaskCard, ABC):
     #: ``solve`` then read it, and ``eval`` measures gaps to TSPLIB's optima.
     reads_tsplib: ClassVar[bool] = False
 
+    #: How many leading columns of a row are its coordinates, on which lengths are measured
+    #: (a local search's, :meth:`coordinates`): None, all of them (TSP's two); 2 for a routing
+    #: task's (x, y) ahead of its demand and capacity.
+    coordinate_columns: ClassVar[int | None] = None
+
     #: How the task measures an instance's lengths (:mod:`ptrnet.solvers.distances`), for a
     #: task whose objective is a length (TSP: Euclidean, or the rule :meth:`with_distances`
     #: gave); None for the others.
@@ -279,6 +284,13 @@ class Task(TaskCard, ABC):
         if self.distances is None:
             return np.asarray(points)
         return self.distances.plane(points)
+
+    def coordinates(self, points: np.ndarray) -> np.ndarray:
+        """The columns of ``points`` that place them (:attr:`coordinate_columns`): ``points``
+        itself where every column does."""
+        if self.coordinate_columns is None:
+            return points
+        return np.asarray(points)[:, : self.coordinate_columns]
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Draw one instance of size n: uniform in [0, 1)^dim.  Returns (n, dim) float64."""

@@ -60,8 +60,10 @@ from ptrnet.solvers.cvrp import (
     sample_instance,
     split_routes,
 )
+from ptrnet.solvers.cvrp_search import improve_routes
 from ptrnet.solvers.errors import DegenerateInstanceError
 from ptrnet.tasks.base import Reference, Task, check_indices
+from ptrnet.tasks.searches import LocalSearch
 from ptrnet.tasks.state_fields import StateField, fixed
 
 if TYPE_CHECKING:
@@ -113,6 +115,50 @@ LOAD = (
 )
 
 
+def routes_form_problem(n: int, seq: np.ndarray) -> str | None:
+    """Why ``seq`` is not in the answer's form over ``n`` rows (indices 0..n-1, no depot at
+    either end or twice in a row), or None."""
+    if not check_indices(seq, n) or not len(seq):
+        return f"not routes over {n} rows: {np.asarray(seq).tolist()}"
+    depot = seq == 0
+    if depot[0] or depot[-1] or (depot[1:] & depot[:-1]).any():
+        return f"a depot visit at either end or twice in a row: {seq.tolist()}"
+    return None
+
+
+def searched_routes(points: np.ndarray, answer: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """A local search's answer (:data:`ptrnet.tasks.searches.Moves`): ``answer``'s routes
+    improved on ``lengths`` by :func:`~ptrnet.solvers.cvrp_search.improve_routes` (2-opt
+    within routes, relocations and swaps between them within the capacity), joined again;
+    ``answer`` itself where nothing shortened it.
+
+    Raises:
+        ValueError: an answer that is not valid routes of the instance, naming the problem.
+    """
+    answer = np.asarray(answer, dtype=np.int64)
+    _, demands, capacity = instance_parts(points)
+    problem = routes_form_problem(len(points), answer) or routes_problem(
+        demands, capacity, split_routes(answer)
+    )
+    if problem is not None:
+        raise ValueError(problem)
+    routes = improve_routes(lengths, demands, capacity, split_routes(answer))
+    joined = join_routes(routes)
+    return answer if np.array_equal(joined, answer) else joined
+
+
+ROUTE_SEARCH = LocalSearch(
+    name="route_search",
+    words="2-opt, relocate and swap",
+    verb="shortens",
+    answers="routes",
+    help="then 2-opt each route, move customers between routes and swap pairs of them while "
+    "every load fits the capacity, until no move shortens the routes; a search, not the "
+    "model's answer",
+    moves=searched_routes,
+)
+
+
 class CVRPTask(Task):
     name = "cvrp"
     dim = 4
@@ -137,6 +183,8 @@ class CVRPTask(Task):
     features = "demand"
     state_fields = LOAD
     rotated_starts = False  # the depot stays first: multistart's rotations would move it
+    coordinate_columns = 2  # x, y: what lengths are measured on
+    searches = (ROUTE_SEARCH,)
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """A protocol instance of n customers: (n + 1, 4) rows, the depot first."""
@@ -215,11 +263,7 @@ class CVRPTask(Task):
         """Routes in the answer's form (no depot at either end or twice in a row) that serve
         every customer once within the capacity."""
         seq = np.asarray(seq)
-        n = len(points)
-        if not check_indices(seq, n) or not len(seq):
-            return False
-        depot = seq == 0
-        if depot[0] or depot[-1] or (depot[1:] & depot[:-1]).any():
+        if routes_form_problem(len(points), seq) is not None:
             return False
         _, demands, capacity = instance_parts(points)
         return routes_problem(demands, capacity, split_routes(seq)) is None

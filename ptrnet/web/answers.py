@@ -188,7 +188,7 @@ def answer(
             out["message"] = f"step-through is shown for up to {TRACE_LIMIT} points"
         if decoding.plan():
             out["model"] = searched_answer(task, out["model"], points, loaded, decoding)
-            out["message"] = "a searched tour is not the model's own output: no step-through"
+            out["message"] = "a searched answer is not the model's own output: no step-through"
         pred = np.asarray(out["model"]["sequence"], dtype=np.int64)
         out["metrics"] = metrics_for(task, points, ref, pred)
     if note is not None:
