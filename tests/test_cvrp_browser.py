@@ -1,7 +1,7 @@
 """Vehicle routing on the page, end to end in headless Chromium (skipped without it): a random
 instance drawn by the task's own generator (POST /api/sample), the depot as a square, the
 model's routes one colour each, the metrics counting routes, a customer added on the board
-under the same capacity."""
+under the same capacity, and a depot then a customer clicked onto a cleared board."""
 
 from __future__ import annotations
 
@@ -67,6 +67,14 @@ def test_the_page_draws_routes_of_a_sampled_instance_and_adds_a_customer(browser
         page.mouse.click(*board_xy(page, 0.93, 0.07))  # a customer in a free corner
     added = np.array(json.loads(answered.value.request.post_data)["points"])
     assert added.shape == (10, 4) and (added[-1, 2:] == points[-1, 2:]).all()
+    assert answered.value.json()["metrics"]["valid"]
+    page.click("#clear")  # an empty board: a click puts a depot, the next one a customer
+    page.mouse.click(*board_xy(page, 0.5, 0.5))
+    wait_count(page, "#board .point", 1)
+    with page.expect_response(lambda r: "/api/predict" in r.url and r.status == 200) as answered:
+        page.mouse.click(*board_xy(page, 0.2, 0.8))
+    rows = json.loads(answered.value.request.post_data)["points"]
+    assert [row[2:] for row in rows] == [[0, 20], [5, 20]]
     assert answered.value.json()["metrics"]["valid"]
     page.close()
     assert not errors, f"JavaScript errors: {errors}"

@@ -12,6 +12,7 @@ import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ptrnet.tasks import DRAWINGS, TASKS
@@ -272,3 +273,30 @@ def test_the_metrics_of_routes_count_them_and_name_a_heuristic_reference() -> No
     assert with_model["gap to reference (< 0: shorter)"] == "4.0%"
     assert with_model["reference (heuristic) length"] == "2.500"
     assert alone["routes"] == "2" and alone["reference (heuristic) length"] == "2.500"
+
+
+def test_a_point_added_to_a_routing_board_carries_a_demand_and_the_capacity() -> None:
+    """``addedRow`` (board.js): on an empty cvrp board a depot (the task's ``added_rows``), then
+    a customer under the depot's capacity, then copies of the last customer's numbers; a task
+    of x and y adds x and y alone. Each such board is an instance the task takes."""
+    from ptrnet.tasks import get_task
+
+    cvrp = get_task("cvrp")
+    task = json.dumps({"dim": 4, "added_rows": cvrp.added_rows})
+    board = json.dumps((STATIC / "board.js").as_uri())
+    rows = run_node(
+        f"import {{ addedRow }} from {board};\n"
+        f"const task = {task}, points = [];\n"
+        "for (const xy of [[0.5, 0.5], [0.1, 0.2], [0.9, 0.8]])\n"
+        "  points.push(addedRow(xy, points, task));\n"
+        "const kept = [[0, 0, 0, 18], [1, 1, 7, 18]];\n"
+        "console.log(JSON.stringify([points, addedRow([0.3, 0.3], kept.slice(0, 1), task),"
+        " addedRow([0.3, 0.3], kept, task),"
+        " addedRow([0.3, 0.3], [], { dim: 2, added_rows: null })]));"
+    )
+    built, after_depot, after_customer, planar = rows
+    assert built == [[0.5, 0.5, 0, 20], [0.1, 0.2, 5, 20], [0.9, 0.8, 5, 20]]
+    cvrp.check_points(np.array(built))  # raises for a board the server would refuse
+    assert after_depot == [0.3, 0.3, 5, 18]  # the depot's capacity, not the template's
+    assert after_customer == [0.3, 0.3, 7, 18]
+    assert planar == [0.3, 0.3]

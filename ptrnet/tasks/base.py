@@ -262,6 +262,12 @@ class Task(TaskCard, ABC):
     #: task's (x, y) ahead of its demand and capacity.
     coordinate_columns: ClassVar[int | None] = None
 
+    #: For a task whose rows carry numbers past x and y (``dim`` > 2): those numbers of a row
+    #: added to an empty board, then of one added after it alone (the page's clicks); a column
+    #: the two give the same value is one every row shares (a capacity), copied from the first
+    #: row. A row added after two or more copies the last one's. None: rows of x and y only.
+    added_rows: ClassVar[tuple[tuple[float, ...], tuple[float, ...]] | None] = None
+
     #: How the task measures an instance's lengths (:mod:`ptrnet.solvers.distances`), for a
     #: task whose objective is a length (TSP: Euclidean, or the rule :meth:`with_distances`
     #: gave); None for the others.

@@ -184,6 +184,7 @@ class CVRPTask(Task):
     state_fields = LOAD
     rotated_starts = False  # the depot stays first: multistart's rotations would move it
     coordinate_columns = 2  # x, y: what lengths are measured on
+    added_rows = ((0.0, 20.0), (5.0, 20.0))  # a depot, then a customer of demand 5, capacity 20
     searches = (ROUTE_SEARCH,)
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:

@@ -171,6 +171,7 @@ def task_entry(name: str, loaded: LoadedModel | None) -> dict[str, Any]:
         "paper_constraints": task.paper_constraints,
         "searches": search_entries(task),  # what decoding may ask for after it (RRC, 2-opt)
         "capacity": task.capacity_column,  # a request may give the instance's capacity
+        "added_rows": task.added_rows,  # the numbers past x, y of a point added on the board
         "distances": None if task.distances is None else list(RULES),  # rules a request may name
         "model": None if loaded is None else model_info(loaded),
     }

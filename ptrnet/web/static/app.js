@@ -1,7 +1,7 @@
 // The playground: edit an instance, ask the server for the exact and the model's answer,
 // show metrics, and step through the decoding one pointer at a time.
 
-import { fromPx, percent, render, SIZE } from "./board.js";
+import { addedRow, fromPx, percent, render, SIZE } from "./board.js";
 import { unproject } from "./geo.js";
 import { metricRows } from "./metrics.js";
 import { drawMixing } from "./mixing.js";
@@ -256,10 +256,11 @@ function onPointerMove(event) {
  * latitude and longitude follow the drag. Only a place past the antipode of the cities' centre,
  * which is no place on the globe, takes the points out of the file and its rule (the status
  * says so). A point of more than two numbers keeps its others when moved; an added one takes
- * those of the last point (a customer like the last one, under the same capacity). */
+ * board.js's addedRow (the last point's, or a depot's and a customer's on a board that holds
+ * one point at most). */
 function place(i, unit) {
-  const model = state.points[i] || state.points[state.points.length - 1];
-  state.points[i] = wide() && model ? [...unit, ...model.slice(2)] : unit;
+  const points = state.points;
+  points[i] = i < points.length ? [...unit, ...points[i].slice(2)] : addedRow(unit, points, entry());
   const file = state.file;
   if (!file) return;
   if (file.projected) {

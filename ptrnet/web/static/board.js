@@ -263,3 +263,19 @@ export function render(svg, view) {
   else drawPlane(svg, view, marks);
   return marks;
 }
+
+/** The row of a point added at `unit` (x, y) to `points` for `task` (its GET /api/tasks entry):
+ * x and y alone for a task of two numbers a row; else the last row's other numbers (a customer
+ * like the last one, under the same capacity), or where the board holds one row at most the
+ * task's `added_rows`: a depot first, then a customer sharing the first row's capacity (a
+ * column both templates give the same value). */
+export function addedRow(unit, points, task) {
+  if (task.dim <= 2) return unit;
+  const templates = task.added_rows;
+  const last = points[points.length - 1];
+  if (points.length > 1 || (last && !templates)) return [...unit, ...last.slice(2)];
+  if (!templates) return unit;
+  const [first, later] = templates;
+  if (!last) return [...unit, ...first];
+  return [...unit, ...later.map((v, k) => (v === first[k] ? last[2 + k] : v))];
+}
