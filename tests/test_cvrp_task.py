@@ -213,6 +213,11 @@ def test_every_command_the_api_and_the_page_take_cvrp(cli, tmp_path, monkeypatch
     assert status == 0 and lengths[0] <= lengths[1] + 1e-12
     assert cli("plot", "cvrp", "s.txt", "--model", "run", "-o", "plot.png")[0] == 0
     assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
+    figures = []  # the title counts customers, as -n does; the search is drawn and named
+    monkeypatch.setattr("ptrnet.viz.figures.save_png", lambda fig, path: figures.append(fig))
+    assert cli("plot", "cvrp", "s.txt", "--model", "run", "--route-search", "-o", "x.png")[0] == 0
+    title = figures[0].get_suptitle()
+    assert title.startswith("cvrp, n = 6, s.txt") and "2-opt, relocate and swap" in title
     status, _, err = cli("eval", "cvrp", "s.txt", "--model", "run", "--multistart", "1")
     assert status == 2 and "cvrp keeps its first input first" in err
     vrp = tmp_path.parent / "E-n22-k4.vrp"

@@ -192,9 +192,10 @@ def instance_figure(args: argparse.Namespace):
 
 
 def instance_words(args: argparse.Namespace, task: Task, inst) -> str:
-    """The title's start: the task, the size and where the instance is (``FILE:LINE``)."""
+    """The title's start: the task, the size as the task counts it (:meth:`Task.size_of`: a
+    routing instance's customers) and where the instance is (``FILE:LINE``)."""
     where = f"{args.input}:{inst.line}" if inst.line else args.input
-    return f"{task.name}, n = {len(inst.points)}, {where}"
+    return f"{task.name}, n = {task.size_of(inst.points)}, {where}"
 
 
 def decoding_words(args: argparse.Namespace, options, search, task: Task) -> str:

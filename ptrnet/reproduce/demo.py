@@ -214,7 +214,8 @@ def gallery_figure(
     for row, drawings in enumerate(panels):
         for col, (task_name, x, ref, pred) in enumerate(drawings):
             draw_solution(axes[row, col], task_name, x, ref, pred)
-            axes[row, col].set_title(f"{task_name}, n = {len(x)}")
+            n = get_point_task(task_name).size_of(x)  # a routing instance's customers
+            axes[row, col].set_title(f"{task_name}, n = {n}")
     set_labels_apart(fig)
     return fig
 
