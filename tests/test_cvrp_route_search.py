@@ -111,3 +111,18 @@ def test_an_answer_that_is_not_routes_is_refused_naming_the_instance(answer, pro
     points = instance_rows(np.random.default_rng(0).random((4, 2)), [0, 1, 1, 1], 5)
     with pytest.raises(ValueError, match=f"instance 0: .*{problem}"):
         searched(points, np.array(answer))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_augmentation_keeps_the_depot_first_and_the_label_exact(seed):
+    """Training augmentation permutes the customers only: the depot stays row 0, each
+    customer keeps its demand, and the relabelled routes are as long and as valid."""
+    from ptrnet.training.augment import augment
+
+    (points,) = CVRP.generate(SizeRange(8, 8), 1, seed)
+    label = CVRP.solve(points)
+    moved, seq = augment(CVRP, points, label, np.random.default_rng(seed))
+    np.testing.assert_array_equal(moved[0], points[0])
+    assert sorted(map(tuple, moved.tolist())) == sorted(map(tuple, points.tolist()))
+    assert CVRP.is_valid(moved, seq)
+    assert CVRP.sequence_cost(moved, seq) == pytest.approx(CVRP.sequence_cost(points, label))

@@ -3,7 +3,9 @@
 Two transformations keep a correct label correct without solving again:
 
 * **Input order.** A pointer network reads its inputs in order, but the problems do not depend on
-  it: relabelling the inputs by a permutation relabels the solution the same way.
+  it: relabelling the inputs by a permutation relabels the solution the same way; a task whose
+  first input has a role of its own (``rotated_starts`` false: a routing instance's depot)
+  keeps it first and permutes the others.
 * **Symmetries of the unit square** (tasks with ``square_symmetric``: hull, Delaunay, TSP;
   :mod:`ptrnet.tasks.symmetry`): they keep hulls, Delaunay triangles and optimal tours; a flip
   turns a counter-clockwise cycle clockwise, which :meth:`Task.canonical` folds back into the
@@ -36,7 +38,10 @@ def augment(
         ``(points', seq')``: ``points'[i]`` is a transformed ``points[order[i]]`` and ``seq'`` is
         the label of ``points'`` in the task's canonical form.
     """
-    order = rng.permutation(len(points))  # (n,) new position -> old index
+    if task.rotated_starts:
+        order = rng.permutation(len(points))  # (n,) new position -> old index
+    else:  # the first input keeps its place and role (a depot)
+        order = np.concatenate([[0], 1 + rng.permutation(len(points) - 1)])
     moved = np.asarray(points, dtype=np.float64)[order]
     if task.square_symmetric:
         moved = square_symmetry(moved, int(rng.integers(SQUARE_SYMMETRIES)))
