@@ -77,7 +77,7 @@ def test_a_gap_in_the_title_is_in_percent(cities, capsys, monkeypatch):
     gap = metrics.split(", gap ")[1]
     assert gap.endswith("%") and 0 <= float(gap[:-1]) < 50
     assert metrics.startswith("valid rate 100.00%, length ")
-    assert "greedy decoding, only valid outputs" in fig.get_suptitle()
+    assert "greedy, only valid outputs" in fig.get_suptitle()
 
 
 def test_plot_draws_the_tour_of_a_predictions_file(cities, tmp_path, capsys, monkeypatch):
