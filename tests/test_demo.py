@@ -168,3 +168,12 @@ def test_shipped_models_keep_their_quality(task_name, n, metric, floor):
     metrics = evaluate(model, task, points, refs, DecodeOptions(constraints=task.paper_constraints))
     value = -metrics[metric] if floor < 0 else metrics[metric]
     assert value >= floor, metrics
+
+
+def test_demo_leaves_out_by_default_a_task_without_a_bundled_model(tmp_path, monkeypatch, capsys):
+    shipped = [name for name in POINT_TASKS if name != "sort"]  # sort: trained by its user
+    bundle_tiny_models(tmp_path / "bundled", shipped)
+    monkeypatch.setattr("ptrnet.inference.load.BUNDLED_DIR", str(tmp_path / "bundled"))
+    assert main(["demo", "--dry-run", "--out", str(tmp_path / "out")]) == 0
+    table = capsys.readouterr().out
+    assert "| sort |" not in table and "| tsp |" in table

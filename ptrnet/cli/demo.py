@@ -36,9 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         nargs="+",
         type=task_argument,
         choices=tuple(POINT_TASKS),
-        default=tuple(POINT_TASKS),
+        default=None,
         metavar="TASK",
-        help=f"tasks to run (default: all: {' '.join(POINT_TASKS)})",
+        help="tasks to run (default: every task with a bundled model; a task you trained "
+        "yourself needs its model: ptrnet eval TASK FILE --model RUN)",
     )
     parser.add_argument(
         "--count",

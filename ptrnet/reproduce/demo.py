@@ -28,6 +28,7 @@ from ptrnet.decoding.options import DEFAULT_BEAM_WIDTH, DecodeOptions
 from ptrnet.evaluation.paper_numbers import paper_result
 from ptrnet.evaluation.score import area_text
 from ptrnet.inference import load_model, predict
+from ptrnet.inference.load import bundled_model_dir
 from ptrnet.tasks import POINT_TASKS, SizeRange, Stream, get_point_task
 from ptrnet.tasks.base import DEMO_SEED
 from ptrnet.viz.draw import draw_solution
@@ -145,8 +146,14 @@ def paper_rows(
     return evaluate_rows(task_name, loaded, data, n, protocol="paper", **decoding)
 
 
+def bundled_tasks() -> tuple[str, ...]:
+    """The point tasks that ship a bundled model (``ptrnet/bundled/NAME/``), in registry order:
+    the demo's default (a task trained by its user, such as cvrp, has none)."""
+    return tuple(name for name in POINT_TASKS if os.path.isdir(bundled_model_dir(name)))
+
+
 def run_demo(
-    tasks: Sequence[str] = tuple(POINT_TASKS),
+    tasks: Sequence[str] | None = None,
     count: int = 100,
     seed: int = DEMO_SEED,
     beam_width: int = DEFAULT_BEAM_WIDTH,
@@ -154,7 +161,8 @@ def run_demo(
     gallery: str | os.PathLike[str] | None = None,
     views: dict[str, int] | None = None,
 ) -> list[DemoRow]:
-    """Run the demo; ``models`` maps a task to a model path (None or absent: the bundled one);
+    """Run the demo on ``tasks`` (None: :func:`bundled_tasks`); ``models`` maps a task to a
+    model path (None or absent: the bundled one);
     ``views`` (``average_views``, ``search_views`` above 1) adds a beam row over those views
     where the task can use them.
 
@@ -164,7 +172,7 @@ def run_demo(
 
     models = models or {}
     rows, paper, shown = [], [], {}
-    for task_name in tasks:
+    for task_name in bundled_tasks() if tasks is None else tasks:
         loaded = load_model(models.get(task_name), task_name)
         sizes = get_point_task(task_name).demo_sizes
         for n in sizes:
