@@ -246,8 +246,13 @@ def test_the_induction_heatmap_labels_are_readable_and_never_overlap(
     page.locator("#induction-panel").scroll_into_view_if_needed()
     tokens = " ".join(str(100 + 7 * k) for k in range(LESSONS.induction.config.length))
     page.fill("#ih-sequence", tokens)  # the longest A, of three-digit tokens
-    with page.expect_response("**/api/lesson/induction") as response:
-        page.click("#ih-run")
+    for _ in range(5):  # a loaded machine may find the lesson's heavy slot busy: ask again
+        with page.expect_response("**/api/lesson/induction") as response:
+            page.click("#ih-run")
+        if response.value.status == 200:
+            break
+        page.wait_for_timeout(1000)
+    assert response.value.status == 200, response.value.text()
     size = len(response.value.json()["tokens"])
     wait_count(page, "#ih-map rect.ih-cell", size * (size + 1) // 2)
     scale = page.locator("#ih-map").bounding_box()["width"] / 600  # screen px per map unit
