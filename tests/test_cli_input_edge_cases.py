@@ -201,7 +201,7 @@ def test_unusable_output_is_refused_up_front(
         raise AssertionError("work started before the output path was checked")
 
     monkeypatch.setattr("ptrnet.cli.generate.generate_dataset", no_work)
-    monkeypatch.setattr("ptrnet.cli.solve.read_prepared", no_work)
+    monkeypatch.setattr("ptrnet.cli.solve.read_args", no_work)
     monkeypatch.setattr("ptrnet.cli.predict.load_model_on", no_work)
     status, _, err = cli(*OUTPUT_COMMANDS[command], "-o", output)
     assert status == 2, err

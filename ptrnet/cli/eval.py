@@ -51,7 +51,7 @@ from ptrnet.cli.inputs import (
     add_input_arguments,
     located,
     measured_task,
-    read_prepared,
+    read_args,
     references,
     report,
 )
@@ -169,15 +169,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
         )
     args.data = args.data[0]
     limit = DRY_RUN_COUNT if args.dry_run else None
-    instances = read_prepared(
-        args.data,
-        task,
-        args.format,
-        MAX_MODEL_POINTS,
-        columns=args.columns,
-        labels=True,
-        capacity=args.capacity,
-    )[:limit]
+    instances = read_args(args, args.data, task, MAX_MODEL_POINTS, labels=True)[:limit]
     task = measured_task(task, instances)  # great-circle km for latitude/longitude columns
     refs = references(args, args.data, task, instances)
     points = [inst.points for inst in instances]

@@ -179,6 +179,16 @@ def measured_task(task: Task, instances: Sequence[Prepared]) -> Task:
     return task if rule is None else task.with_distances(rule)
 
 
+def read_args(
+    args, path: str, task: Task, max_n: int | None = None, *, labels: bool = False
+) -> list[Prepared]:
+    """:func:`read_prepared` with the reading options every command shares taken from its
+    parsed ``args``: ``--format``, ``--columns`` and knapsack's ``--capacity``."""
+    return read_prepared(
+        path, task, args.format, max_n, columns=args.columns, labels=labels, capacity=args.capacity
+    )
+
+
 def read_prepared(
     path: str,
     task: Task,

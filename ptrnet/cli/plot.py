@@ -53,7 +53,7 @@ from ptrnet.cli.inputs import (
     add_input_arguments,
     check_size,
     measured_task,
-    read_prepared,
+    read_args,
     references,
 )
 from ptrnet.cli.search_args import add_search_arguments, search_flags_given, search_plan
@@ -316,14 +316,7 @@ def read_input(args: argparse.Namespace, task: Task) -> list:
         UsageError, InputError: as :func:`ptrnet.cli.inputs.read_prepared`.
     """
 
-    return read_prepared(
-        args.input,
-        task,
-        args.format,
-        columns=args.columns,
-        labels=True,
-        capacity=args.capacity,
-    )
+    return read_args(args, args.input, task, labels=True)
 
 
 def pick_instance(args: argparse.Namespace, task: Task, instances: list | None = None):

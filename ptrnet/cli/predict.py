@@ -49,7 +49,7 @@ from ptrnet.cli.inputs import (
     add_input_arguments,
     located,
     measured_task,
-    read_prepared,
+    read_args,
     report,
 )
 from ptrnet.cli.kinds import add_kind_arguments, finish
@@ -106,14 +106,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
     search = search_plan(args, task)
     loaded = load_model_on(args.model, task, args.device)
     limit = DRY_RUN_COUNT if args.dry_run else None
-    instances = read_prepared(
-        args.input,
-        task,
-        args.format,
-        MAX_MODEL_POINTS,
-        columns=args.columns,
-        capacity=args.capacity,
-    )[:limit]
+    instances = read_args(args, args.input, task, MAX_MODEL_POINTS)[:limit]
     task = measured_task(task, instances)  # great-circle km for latitude/longitude columns
     points = [inst.points for inst in instances]
     with decode_progress(args, task, len(points)) as shown, located(args.input, task, instances):

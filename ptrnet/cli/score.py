@@ -20,7 +20,7 @@ from ptrnet.cli.inputs import (
     add_capacity_argument,
     add_input_arguments,
     measured_task,
-    read_prepared,
+    read_args,
     references,
 )
 from ptrnet.evaluation.score import FAIL, check_aligned, json_safe, percent, score_examples
@@ -54,14 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from ptrnet.io.paper_format import Example, read_examples
 
     task = point_task_named(args.task, NAME)
-    instances = read_prepared(
-        args.reference,
-        task,
-        args.format,
-        columns=args.columns,
-        labels=True,
-        capacity=args.capacity,
-    )
+    instances = read_args(args, args.reference, task, labels=True)
     task = measured_task(task, instances)  # great-circle km for latitude/longitude columns
     refs = [
         Example(inst.points, seq, inst.line or 1)

@@ -43,7 +43,7 @@ from ptrnet.cli.inputs import (
     add_input_arguments,
     check_size,
     measured_task,
-    read_prepared,
+    read_args,
     report,
     solved,
 )
@@ -79,9 +79,7 @@ def run(args: argparse.Namespace) -> int:
     task = point_task_named(args.task, NAME)
     solver = task_solver(task, args.solver)
     source = hold_input(args.input)  # a pipe is read once, for the instances and the TSPLIB note
-    instances = read_prepared(
-        source, task, args.format, columns=args.columns, capacity=args.capacity
-    )
+    instances = read_args(args, source, task)
     task = measured_task(task, instances)  # great-circle km for latitude/longitude columns
     if args.output_format == "paper":  # the output's line, labels included, must read back
         check_size(args.input, instances, largest_readable_n(task), "a line ptrnet reads back")
