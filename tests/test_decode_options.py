@@ -133,16 +133,15 @@ def test_random_streams_are_distinct():
     assert Stream.SAMPLING != Stream.TEST  # they once shared stream 5
 
 
-def test_multistart_is_refused_for_a_task_that_keeps_its_first_input_first():
-    """``Task.rotated_starts`` false (a routing instance's depot is its first input): multistart,
-    which reads rotated copies, is refused in one line; the other decodings pass."""
+def test_multistart_is_taken_by_a_task_that_keeps_its_first_input_first():
+    """``Task.rotated_starts`` false (a routing instance's depot is its first input): its runs
+    are forced to start at every other input instead of reading rotated copies
+    (tests/test_multistart_forced.py), so the option passes as it does for any task."""
     from ptrnet.tasks.sort import SortTask
 
     class DepotFirst(SortTask):
         name = "toy_depot_first"
         rotated_starts = False
 
-    with pytest.raises(DecodeOptionError, match="toy_depot_first keeps its first input first"):
-        DecodeOptions(multistart=1).for_task(DepotFirst())
-    DecodeOptions("beam").for_task(DepotFirst())
-    DecodeOptions(multistart=1).for_task(get_task("sort"))
+    DecodeOptions(multistart=1).for_task(DepotFirst())
+    DecodeOptions(multistart=1).for_task(get_task("cvrp"))

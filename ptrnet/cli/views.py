@@ -76,7 +76,8 @@ def add_view_arguments(parser: argparse.ArgumentParser) -> None:
         const=1,
         default=0,
         metavar="V",
-        help="greedy runs from every input (tsp: a tour from every city), the best kept by "
+        help="greedy runs from every input (tsp: a tour from every city; cvrp: routes from every "
+        "customer, the depot kept first), the best kept by "
         "--pick; with V = 2, 4 (rotations; convex_hull, tsp) or 8 (every symmetry), from every "
         "start of V symmetric copies, each scored in its own view (POMO's augmentation) "
         "(default: off; the flag alone: V = 1)",

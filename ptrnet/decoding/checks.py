@@ -81,12 +81,6 @@ def check_views(options: ViewChoices, task: Task | None = None) -> None:
         )
     if task is None:
         return
-    if options.multistart and not task.rotated_starts:
-        raise DecodeOptionError(
-            "multistart",
-            f"multistart reads each instance rotated so that every input comes first, and "
-            f"{task.name} keeps its first input first (a depot)",
-        )
     for option in ("average_views", "search_views", "multistart"):
         count = getattr(options, option)
         if count == SQUARE_SYMMETRIES and not task.square_symmetric:

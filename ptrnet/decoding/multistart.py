@@ -7,15 +7,24 @@ starts at the first input it reads, so run s is a tour from city s). For a Trans
 the rotation changes nothing but the start; for the paper's LSTM it is also another input order,
 as a view is. Each run's tokens are mapped back to the original inputs, and ``pick`` keeps, per
 instance, the run the model scores highest (``likely``) or the lowest-cost one (``shortest``).
+
+A task whose first input keeps its place (``Task.rotated_starts`` false: a routing instance's
+depot) is read as given, once per other input, and run s is made to choose input s + 1 first
+(:class:`~ptrnet.decoding.forced_start.ForcedStart`): S = n - 1 runs, one from each customer.
+:func:`start_layout` says which of the two a task gets; decoding and the ``pomo`` training
+baseline (:mod:`ptrnet.training.losses`) both read it.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from ptrnet.datasets.batching import Batch
 from ptrnet.decoding.beam import Reranker, pick_beams
+from ptrnet.decoding.forced_start import ForcedStart
 from ptrnet.decoding.interface import PointerMemory, PointerModel, State
 from ptrnet.decoding.search import DecodingError, SearchTrace, batch_instances, search_batch
 from ptrnet.decoding.strategies.greedy import Greedy
@@ -84,6 +93,60 @@ def reordered(model: nn.Module, batch: Batch, order: torch.Tensor) -> tuple[nn.M
     return model, copies
 
 
+def openings(lengths: torch.Tensor, width: int) -> torch.Tensor:
+    """(B,) lengths -> (B * S,) long, S = ``width``: the token run ``b * S + s`` must choose
+    first when input 0 keeps its place, input ``1 + s % (n_b - 1)`` (token one more): every
+    other input in turn, a start s >= n_b - 1 repeating start s % (n_b - 1). Needs n_b >= 2."""
+    others = (lengths - 1).clamp(min=1).repeat_interleave(width)  # (B*S,)
+    s = torch.arange(width, device=lengths.device).repeat(lengths.shape[0])  # (B*S,)
+    return 2 + s % others
+
+
+@dataclass(frozen=True)
+class Starts:
+    """How a task's instances are read once per start (:func:`start_layout`).
+
+    Attributes:
+        order: (B * S, N) long, which input copy r reads at each position (:func:`rotations`,
+            or the identity where the first input keeps its place).
+        openings: (B * S,) long, the token each copy's first step is forced to
+            (:func:`openings`), or None: the rotation itself starts each run.
+        width: S, the starts per instance.
+    """
+
+    order: torch.Tensor
+    openings: torch.Tensor | None
+    width: int
+
+
+def start_layout(task: Task, batch: Batch) -> Starts:
+    """The starts of ``batch``'s instances (B of them, padded to N inputs): N rotations, or,
+    for a task whose first input keeps its place (``rotated_starts`` false), N - 1 readings as
+    given, run s forced to choose input ``1 + s`` first (a depot's instance: customer s + 1)."""
+    width = batch.points.shape[1]
+    if task.rotated_starts:
+        return Starts(rotations(batch.lengths, width), None, width)
+    starts = max(width - 1, 1)
+    order = torch.arange(width, device=batch.points.device).repeat(batch.size * starts, 1)
+    return Starts(order, openings(batch.lengths, starts), starts)
+
+
+def start_readers(
+    model: nn.Module, batch: Batch, starts: Starts, scorer: nn.Module | None = None
+) -> tuple[nn.Module, nn.Module | None, Batch]:
+    """The copies ``rotate(batch, starts.order)`` (B * S rows), what reads them
+    (:func:`reordered`, then :class:`ForcedStart` with ``starts.openings``) and, given a
+    ``scorer`` (the module the training loss scores through: ``model`` or its
+    DistributedDataParallel wrapper), what scores them the same way (None without one)."""
+    reader, copies = reordered(model, batch, starts.order)
+    if scorer is not None and reader is not model:  # a set encoder: share it with the scorer
+        scorer = Reordered(scorer, batch, starts.order)
+    if starts.openings is not None:
+        reader = ForcedStart(reader, starts.openings)
+        scorer = None if scorer is None else ForcedStart(scorer, starts.openings)
+    return reader, scorer, copies
+
+
 def unrotate_tokens(tokens: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
     """Tokens (R, T) over rotated inputs -> the same outputs as tokens over the original ones
     (token j >= 1 = rotated input j - 1 = original input ``order[j - 1]``; 0 stays the end)."""
@@ -108,11 +171,13 @@ def multistart_rows(
     keep_probs: bool = False,
 ) -> tuple[SearchTrace, int]:
     """Greedy runs of ``model`` (the network, or a view ensemble with ``average_views``) from
-    every start of every instance: a trace of B * S rows (instance-major) whose tokens and
-    distributions are over the original inputs, and S = the longest n."""
-    width = batch.points.shape[1]
-    order = rotations(batch.lengths, width)  # (B*S, N)
-    reader, copies = reordered(model, batch, order)
+    every start of every instance (:func:`start_layout`): a trace of B * S rows
+    (instance-major) whose tokens and distributions are over the original inputs, and S (the
+    longest n, or one less where the first input keeps its place)."""
+    starts = start_layout(task, batch)
+    width, order = starts.width, starts.order  # S, (B*S, N)
+    reader, _, copies = start_readers(model, batch, starts)
+    check_openings(task, copies, starts, constraints)
     try:
         trace = search_batch(reader, task, copies, Greedy(), constraints, 1, keep_probs)
     except DecodingError as err:  # a rotated copy of instance err.instance // width
@@ -120,6 +185,23 @@ def multistart_rows(
     probs = None if trace.probs is None else unrotate_probs(trace.probs, order)
     tokens = unrotate_tokens(trace.tokens, order)
     return SearchTrace(tokens=tokens, scores=trace.scores, probs=probs, done=trace.done), width
+
+
+def check_openings(task: Task, copies: Batch, starts: Starts, constraints: str) -> None:
+    """Raises DecodingError, naming the first instance (its index among the B), when the
+    task's rules under ``constraints`` do not allow one of the inputs its runs are forced to
+    choose first (a routing customer whose demand is over the capacity); else nothing."""
+    if starts.openings is None:
+        return
+    state = task.decode_state(copies.lengths, constraints, copies.points)
+    fits = state.allowed().gather(1, starts.openings[:, None])[:, 0]  # (B*S,)
+    if not bool(fits.all()):
+        row = int((~fits).nonzero()[0, 0])
+        raise DecodingError(
+            row // starts.width,
+            f"multistart starts a run at every input but the first, and the {task.name} "
+            f"task's rules do not allow input {int(starts.openings[row])} first",
+        )
 
 
 def decode_multistart(

@@ -101,7 +101,9 @@ class DecodeOptions:
             (``square_symmetric`` tasks; :func:`ptrnet.decoding.views.decode_eight_views`).
         multistart: 0 (off), or 1: greedy decoding from every input of the instance, each run
             reading the inputs rotated so that input comes first (TSP: a tour from every
-            city), the best kept by ``pick`` (:mod:`ptrnet.decoding.multistart`); 2, 4 or 8:
+            city), or, where the first input keeps its place (a routing depot,
+            ``Task.rotated_starts`` false), forced to choose each other input first, the best
+            kept by ``pick`` (:mod:`ptrnet.decoding.multistart`); 2, 4 or 8:
             the same from every start of that many symmetric copies (rotations; 8: every
             symmetry), each run scored in its own view (POMO's augmentation). Needs strategy
             ``greedy``; True is 1.

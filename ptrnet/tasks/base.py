@@ -227,7 +227,8 @@ class Task(TaskCard, ABC):
     rotation_invariant_labels: ClassVar[bool] = False
     #: Whether multi-start decoding (:mod:`ptrnet.decoding.multistart`) may read an instance in
     #: rotated order, every input first in turn, under the task's rules unchanged: false where
-    #: the first input has a role of its own (a routing instance's depot).
+    #: the first input has a role of its own (a routing instance's depot), whose runs read the
+    #: instance as given, each forced to choose another input first (instances of >= 2 inputs).
     rotated_starts: ClassVar[bool] = True
     #: Whether the task scores an output by a cost to minimise (:meth:`sequence_cost`,
     #: :meth:`batch_cost`), which reinforcement learning trains on: TSP's tour length; sort's

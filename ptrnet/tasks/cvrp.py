@@ -36,8 +36,10 @@ Task card
     Not shape-invariant: the unit-square map scales every column, a demand too, so instances
     are decoded as given; a CVRPLIB file is read as its unit-square image
     (:mod:`ptrnet.io.cvrplib`). Axis flips and 90-degree turns keep an answer, but the views
-    and augmentation transform every column too, so they are off (``square_symmetric``); so is
-    multi-start, whose rotations would move the depot (``rotated_starts``).
+    and augmentation transform every column too, so they are off (``square_symmetric``).
+    Multi-start (decoding, and the ``pomo`` training baseline) keeps the depot first
+    (``rotated_starts`` false): it reads the instance as given once per customer, each run
+    forced to serve its own customer first (:mod:`ptrnet.decoding.forced_start`).
 """
 
 from __future__ import annotations
@@ -182,7 +184,7 @@ class CVRPTask(Task):
     shape_invariant = False  # the unit-square map would scale the demands too (module docstring)
     features = "demand"
     state_fields = LOAD
-    rotated_starts = False  # the depot stays first: multistart's rotations would move it
+    rotated_starts = False  # the depot stays first: multistart forces each customer first instead
     coordinate_columns = 2  # x, y: what lengths are measured on
     added_rows = ((0.0, 20.0), (5.0, 20.0))  # a depot, then a customer of demand 5, capacity 20
     searches = (ROUTE_SEARCH,)

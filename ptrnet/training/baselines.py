@@ -14,9 +14,11 @@ any task with a cost (:attr:`ptrnet.tasks.base.Task.has_cost`):
   the policy is shorter on average and a one-sided paired t-test on the instance costs gives
   p < 0.05, the frozen copy takes the policy's weights and a fresh set is drawn.
 * ``pomo``: one sampled output from every start of each instance (the instance read rotated so
-  that each input comes first, :mod:`ptrnet.decoding.multistart`; TSP: a tour from every city),
-  each compared with the mean over all its instance's starts (Kwon et al. 2020). In a batch of
-  mixed sizes, the smaller instances repeat starts (start s of n_b < N is start s mod n_b).
+  that each input comes first, :mod:`ptrnet.decoding.multistart`; TSP: a tour from every city;
+  a routing instance, whose depot keeps its place, read as given with each run forced to serve
+  its own customer first), each compared with the mean over all its instance's starts (Kwon et
+  al. 2020). In a batch of mixed sizes, the smaller instances repeat starts (start s of
+  n_b < N is start s mod n_b; of n_b - 1 customers, s mod (n_b - 1)).
 
 A baseline's state (the moving average; the frozen copy, its update count and its held-out
 costs) is saved in the run's resumable checkpoint (:meth:`Baseline.state`,

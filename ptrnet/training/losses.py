@@ -16,7 +16,8 @@ One step, for a batch of B instances and K = ``rl_samples``:
 
 1. sample K outputs per instance from the model under the task's rules (no gradient); with the
    ``pomo`` baseline, one output from each of the K = N starts instead (N = the batch's longest
-   instance; :mod:`ptrnet.decoding.multistart`);
+   instance; N - 1, one from each customer, where the first input is a depot that keeps its
+   place; :mod:`ptrnet.decoding.multistart`);
 2. cost c (B, K) of each (:meth:`ptrnet.tasks.base.Task.batch_cost`; TSP: tour length);
 3. baseline b (B, K), the choice of ``TrainConfig.baseline`` (:mod:`ptrnet.training.baselines`;
    by default the mean cost of the instance's other K - 1 samples), which does not depend on
@@ -39,7 +40,7 @@ from torch import nn
 from ptrnet.datasets.batching import IGNORE_INDEX, Batch
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
-from ptrnet.decoding.multistart import Reordered, reordered, rotations
+from ptrnet.decoding.multistart import Starts, start_layout, start_readers
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task, get_task
@@ -203,7 +204,9 @@ def reinforce_loss(
     """
     baseline = baseline or Baseline()
     scorer = model if scorer is None else scorer
-    sampler, scorer, repeated = sampled_rows(model, scorer, batch, samples, baseline.multistart)
+    sampler, scorer, repeated = sampled_rows(
+        model, scorer, task, batch, samples, baseline.multistart
+    )
     samples = repeated.size // batch.size
     was_training = model.training
     model.eval()
@@ -221,17 +224,23 @@ def reinforce_loss(
 
 
 def sampled_rows(
-    model: torch.nn.Module, scorer: torch.nn.Module, batch: Batch, samples: int, multistart: bool
+    model: torch.nn.Module,
+    scorer: torch.nn.Module,
+    task: Task,
+    batch: Batch,
+    samples: int,
+    multistart: bool,
 ) -> tuple[torch.nn.Module, torch.nn.Module, Batch]:
     """The B * K instances to sample from, instance-major (each instance ``samples`` times, or
-    with ``multistart`` once per start: K = N rotations,
-    :func:`ptrnet.decoding.multistart.rotate`), and the sampler and scorer that read them: for
-    a set encoder, each instance encoded once (:func:`ptrnet.decoding.multistart.reordered`)."""
+    with ``multistart`` once per start, :func:`ptrnet.decoding.multistart.start_layout`: K = N
+    rotations, or N - 1 readings as given, each forced to its own first input, where the first
+    input keeps its place), and the sampler and scorer that read them: for a set encoder, each
+    instance encoded once (:func:`ptrnet.decoding.multistart.reordered`)."""
     width = batch.points.shape[1]
     if multistart:
-        order = rotations(batch.lengths, width)  # (B*N, N)
+        starts = start_layout(task, batch)
     else:
         order = torch.arange(width, device=batch.points.device).repeat(batch.size * samples, 1)
-    sampler, repeated = reordered(model, batch, order)
-    shared = sampler is not model  # the scorer wraps the same network: share it too
-    return sampler, Reordered(scorer, batch, order) if shared else scorer, repeated
+        starts = Starts(order, None, samples)
+    sampler, scorer, repeated = start_readers(model, batch, starts, scorer)
+    return sampler, scorer, repeated
