@@ -220,6 +220,9 @@ def test_every_command_the_api_and_the_page_take_cvrp(cli, tmp_path, monkeypatch
     assert title.startswith("cvrp, n = 6, s.txt") and "2-opt, relocate and swap" in title
     status, out, _ = cli("eval", "cvrp", "s.txt", "--model", "run", "--multistart", "1", "--json")
     assert status == 0 and json.loads(out)["valid_rate"] == 1
+    views = ("--search-views", "8", "--average-views", "4", "--json")
+    status, out, _ = cli("eval", "cvrp", "s.txt", "--model", "run", *views)
+    assert status == 0 and json.loads(out)["valid_rate"] == 1
     vrp = tmp_path.parent / "E-n22-k4.vrp"
     vrp.write_bytes((solver_data() / "E-n22-k4.vrp").read_bytes())
     status, _, err = cli("predict", "cvrp", str(vrp), "--model", "run", "-o", "v.txt")

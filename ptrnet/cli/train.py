@@ -255,7 +255,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         default=None,
         help="each epoch, shuffle every instance's input order and reflect it in the unit square "
-        "(planar tasks); labels are relabelled, not solved again",
+        "(planar tasks; cvrp: the depot kept first, x and y reflected); labels are relabelled, "
+        "not solved again",
     )
     add(
         "--val-count",

@@ -56,7 +56,7 @@ def add_view_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=1,
         metavar="{1,2,4}",
-        help="2 or 4 (convex_hull, tsp): every search reads that many rotations of each "
+        help="2 or 4 (convex_hull, tsp, cvrp): every search reads that many rotations of each "
         "instance and decodes with their mean log-probabilities (1: the model alone, the "
         "paper's decoding)",
     )
@@ -65,7 +65,7 @@ def add_view_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=1,
         metavar="{1,8}",
-        help="8 (convex_hull, tsp, delaunay): eight-view search, each instance searched from "
+        help="8 (convex_hull, tsp, delaunay, cvrp): eight-view search, each instance searched from "
         "every symmetry of the square (8 / --average-views searches) and the answer all eight "
         "views find most likely kept (13-40x a one-view search)",
     )
@@ -77,9 +77,8 @@ def add_view_arguments(parser: argparse.ArgumentParser) -> None:
         default=0,
         metavar="V",
         help="greedy runs from every input (tsp: a tour from every city; cvrp: routes from every "
-        "customer, the depot kept first), the best kept by "
-        "--pick; with V = 2, 4 (rotations; convex_hull, tsp) or 8 (every symmetry), from every "
-        "start of V symmetric copies, each scored in its own view (POMO's augmentation) "
-        "(default: off; the flag alone: V = 1)",
+        "customer, the depot kept first), the best kept by --pick; with V = 2, 4 (rotations; "
+        "convex_hull, tsp, cvrp) or 8 (every symmetry), from every start of V symmetric copies, "
+        "each scored in its own view (POMO's augmentation) (default: off; the flag alone: V = 1)",
     )
     add("--views", action=ViewsMoved, nargs="?", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

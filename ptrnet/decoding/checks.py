@@ -58,7 +58,7 @@ def check_window(window: object) -> None:
 def check_views(options: ViewChoices, task: Task | None = None) -> None:
     """The one check of the three view options: each in range, combined sensibly and, given
     ``task``, usable on it. Rotations (``average_views`` > 1, ``multistart`` 2 or 4) need
-    labels that rotations keep (``rotation_invariant_labels``: hull, TSP); every symmetry
+    labels that rotations keep (``rotation_invariant_labels``: hull, TSP, routes); every symmetry
     (``search_views`` or ``multistart`` 8) needs answers they all keep (``square_symmetric``).
 
     Raises:
@@ -93,9 +93,17 @@ def check_views(options: ViewChoices, task: Task | None = None) -> None:
             other = f" ({option} 8 works)" if task.square_symmetric else ""
             raise DecodeOptionError(
                 option,
-                f"{option} {count} needs labels that rotations keep (convex_hull, tsp); "
+                f"{option} {count} needs labels that rotations keep "
+                f"({tasks_with('rotation_invariant_labels')}); "
                 f"{task.name}'s label order depends on the coordinates{other}",
             )
+
+
+def tasks_with(flag: str) -> str:
+    """The registered point tasks whose card sets ``flag``, comma-separated (for a message)."""
+    from ptrnet.tasks import POINT_TASKS  # here: the registry loads every task's module
+
+    return ", ".join(name for name, task in POINT_TASKS.items() if getattr(task, flag))
 
 
 def counted(option: str, value: object, choices: tuple[int, ...]) -> None:

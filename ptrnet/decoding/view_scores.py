@@ -57,11 +57,14 @@ def image_tokens(
     whose row ``r`` instance is ``points[r]``.
 
     Rotation-invariant labels (hull, TSP): the outputs themselves for a rotation, read backwards
-    (:func:`mirror_sequence`) for a reflection. Other tasks: each valid output in
-    :meth:`Task.canonical` form for ``points[r]``; an invalid one is left as it is.
+    (:func:`mirror_sequence`) for a reflection, or the outputs themselves for a reflection too
+    where labels are ``reflection_invariant_labels`` (routes, written by indices alone).
+    Other tasks: each valid output in :meth:`Task.canonical` form for ``points[r]``; an invalid
+    one is left as it is.
     """
     if task.rotation_invariant_labels:
-        return tokens if which in ROTATIONS else mirror_tokens(tokens)
+        kept = which in ROTATIONS or task.reflection_invariant_labels
+        return tokens if kept else mirror_tokens(tokens)
 
     def relabel(row: int, seq: np.ndarray) -> np.ndarray:
         valid = task.is_valid(points[row], seq)

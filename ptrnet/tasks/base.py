@@ -225,6 +225,12 @@ class Task(TaskCard, ABC):
     #: counter-clockwise from the lowest index); false for Delaunay, whose triangles are ordered
     #: by their incentres' coordinates, and for sort. Decoding with 2 or 4 views needs it.
     rotation_invariant_labels: ClassVar[bool] = False
+    #: Whether reflecting an instance in the square's axes and diagonals leaves its label
+    #: unchanged index for index too (a label written by indices alone, a routing task's
+    #: routes): an output's image in a reflected view is then the output itself, not the same
+    #: cycle read backwards (:func:`ptrnet.decoding.view_scores.image_tokens`). False for hull
+    #: and TSP, whose counter-clockwise label a reflection turns clockwise.
+    reflection_invariant_labels: ClassVar[bool] = False
     #: Whether multi-start decoding (:mod:`ptrnet.decoding.multistart`) may read an instance in
     #: rotated order, every input first in turn, under the task's rules unchanged: false where
     #: the first input has a role of its own (a routing instance's depot), whose runs read the

@@ -35,11 +35,17 @@ Task card
     each input it chose, which is how it can keep count of the load).
     Not shape-invariant: the unit-square map scales every column, a demand too, so instances
     are decoded as given; a CVRPLIB file is read as its unit-square image
-    (:mod:`ptrnet.io.cvrplib`). Axis flips and 90-degree turns keep an answer, but the views
-    and augmentation transform every column too, so they are off (``square_symmetric``).
-    Multi-start (decoding, and the ``pomo`` training baseline) keeps the depot first
-    (``rotated_starts`` false): it reads the instance as given once per customer, each run
-    forced to serve its own customer first (:mod:`ptrnet.decoding.forced_start`).
+    (:mod:`ptrnet.io.cvrplib`). The square's symmetries (axis flips and swaps,
+    :mod:`ptrnet.tasks.symmetry`) move x and y only, the demand and capacity columns kept, and
+    keep every route, its load and its length: so the views (``average_views`` 2, 4,
+    ``search_views`` 8, ``multistart`` 2, 4, 8) and training augmentation take cvrp, and since
+    a label is written by indices alone, an output means the same routes in every view
+    (``rotation_invariant_labels``, ``reflection_invariant_labels``). An instance outside the
+    unit square (decoded as given) is moved by the same maps about the square's centre: its
+    images keep every length and lie as far outside the square as it does. Multi-start
+    (decoding, and the ``pomo`` training baseline) keeps the depot first (``rotated_starts``
+    false): it reads the instance as given once per customer, each run forced to serve its
+    own customer first (:mod:`ptrnet.decoding.forced_start`).
 """
 
 from __future__ import annotations
@@ -182,6 +188,9 @@ class CVRPTask(Task):
     objective_cost = True
     best_pick = "shortest routes"
     shape_invariant = False  # the unit-square map would scale the demands too (module docstring)
+    square_symmetric = True  # on x and y only: the symmetries keep the other columns
+    rotation_invariant_labels = True  # routes are written by indices alone
+    reflection_invariant_labels = True
     features = "demand"
     state_fields = LOAD
     rotated_starts = False  # the depot stays first: multistart forces each customer first instead

@@ -7,6 +7,11 @@ is a 3-bit code: bit 0 flips x (x -> 1 - x), bit 1 flips y, bit 2 then swaps the
 Four of them are rotations about the centre (they keep orientation): 0 (identity), 6 (90°
 counter-clockwise), 3 (180°) and 5 (270°). The other four are reflections, which turn a
 counter-clockwise cycle clockwise.
+
+They act on a row's first two columns, its x and y; any further column (a routing instance's
+demand and capacity, ``Task.coordinate_columns``) is carried along unchanged. Every one of them
+is an isometry of the whole plane too, so on points outside the unit square they still keep
+every length (the images then lie outside it as well, reflected about its centre).
 """
 
 from __future__ import annotations
@@ -69,17 +74,21 @@ def check_symmetry(which: int) -> None:
 
 
 def square_symmetry(points: np.ndarray, which: int) -> np.ndarray:
-    """Symmetry ``which`` (0..7, 0 = identity) applied to (n, 2) points; a new float64 array."""
+    """Symmetry ``which`` (0..7, 0 = identity) applied to (n, d >= 2) rows' x and y (columns 0
+    and 1; the others unchanged); a new float64 array."""
     check_symmetry(which)
     out = np.array(points, dtype=np.float64)
     for axis in (0, 1):
         if which >> axis & 1:
             out[:, axis] = 1.0 - out[:, axis]
-    return out[:, ::-1].copy() if which & 4 else out
+    if which & 4:
+        out[:, :2] = out[:, 1::-1].copy()
+    return out
 
 
 def square_symmetry_tensor(points: torch.Tensor, which: int) -> torch.Tensor:
-    """:func:`square_symmetry` for a batch: (..., 2) -> (..., 2), same dtype; a new tensor.
+    """:func:`square_symmetry` for a batch: (..., d >= 2) -> (..., d), x and y moved, the
+    other columns kept; same dtype, a new tensor.
 
     Padding rows are transformed too; they stay padding because the lengths do not change.
     """
@@ -88,4 +97,6 @@ def square_symmetry_tensor(points: torch.Tensor, which: int) -> torch.Tensor:
     for axis in (0, 1):
         if which >> axis & 1:
             out[..., axis] = 1.0 - out[..., axis]
-    return out.flip(-1) if which & 4 else out
+    if which & 4:
+        out[..., :2] = out[..., :2].flip(-1)
+    return out

@@ -6,10 +6,11 @@ Two transformations keep a correct label correct without solving again:
   it: relabelling the inputs by a permutation relabels the solution the same way; a task whose
   first input has a role of its own (``rotated_starts`` false: a routing instance's depot)
   keeps it first and permutes the others.
-* **Symmetries of the unit square** (tasks with ``square_symmetric``: hull, Delaunay, TSP;
-  :mod:`ptrnet.tasks.symmetry`): they keep hulls, Delaunay triangles and optimal tours; a flip
-  turns a counter-clockwise cycle clockwise, which :meth:`Task.canonical` folds back into the
-  label form.
+* **Symmetries of the unit square** (tasks with ``square_symmetric``: hull, Delaunay, TSP,
+  vehicle routing; :mod:`ptrnet.tasks.symmetry`, on x and y only, a routing row's demand and
+  capacity kept): they keep hulls, Delaunay triangles, optimal tours and routes; a flip turns a
+  counter-clockwise cycle clockwise, which :meth:`Task.canonical` folds back into the label
+  form.
 
 This matters for file data with expensive labels (exact TSP tours): every epoch sees each
 instance in one of ``8 * n!`` forms. Generated data is fresh anyway.
