@@ -19,7 +19,8 @@ from ptrnet.decoding.search import DecodingError
 from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import SizeRange, from_tokens, get_task
-from ptrnet.training.baselines import make_baseline
+from ptrnet.tasks.sort import SortTask
+from ptrnet.training.baselines import PomoBaseline, make_baseline
 from ptrnet.training.loop import build_optimizer, train_step
 from ptrnet.training.losses import reinforce_loss, sample_generator, sampled_rows
 
@@ -183,3 +184,53 @@ def test_pomo_training_takes_three_finite_steps_on_six_customers():
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
     loss, _ = reinforce_loss(model, CVRP, batch, 2, sample_generator(0, 9), baseline=baseline)
     assert torch.isfinite(loss)
+
+
+class FirstKept(SortTask):
+    """Sort with its first input kept in place for multi-start (as a depot is): any input may
+    still come first, so every forced start is one the rule allows."""
+
+    name = "toy_first_kept"
+    rotated_starts = False
+
+
+SET_ENCODERS = {  # networks that encode each instance once for all its starts (encodes_orders)
+    "heavy": dict(encoder="transformer", encoder_layers=1, decoder="heavy", decoder_layers=2),
+    "light": dict(encoder="transformer", encoder_layers=1, decoder="light", logit_clip=10.0),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SET_ENCODERS))
+def test_forced_starts_over_a_set_encoder_match_encoding_every_copy(kind):
+    """A set encoder reads the starts' copies through one encoding per instance: the same runs,
+    POMO loss and gradients as encoding every copy, each run forced to its own first input."""
+    task = FirstKept()
+    torch.manual_seed(3)
+    config = ModelConfig(input_dim=1, hidden=16, heads=2, init="default", **SET_ENCODERS[kind])
+    model = build_model(config)
+    rng = np.random.default_rng(0)
+    batch = collate([rng.random((n, 1)) for n in (6, 4, 5)])
+    found = []
+    for shared in (True, False):
+        model.encodes_orders = shared
+        model.eval()
+        runs = decode(model, task, batch, DecodeOptions(multistart=1))
+        trace, width = multistart_rows(model, task, batch, "task")
+        model.train()
+        model.zero_grad()
+        loss, cost = reinforce_loss(
+            model, task, batch, 2, torch.Generator().manual_seed(1), baseline=PomoBaseline()
+        )
+        loss.backward()
+        grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
+        found.append((runs, trace, loss, cost, grads))
+    del model.encodes_orders
+    (runs, trace, loss, cost, grads), (want_runs, want_trace, want_loss, want_cost, want) = found
+    firsts = [2, 3, 4, 5, 6] + [2, 3, 4, 2, 3] + [2, 3, 4, 5, 2]  # 5, 3 and 4 others in turn
+    assert width == 5 and trace.tokens[:, 0].tolist() == firsts
+    assert torch.equal(trace.tokens, want_trace.tokens)
+    torch.testing.assert_close(runs.log_prob, want_runs.log_prob, atol=1e-5, rtol=1e-5)
+    assert cost == pytest.approx(want_cost) and len(grads) == len(want) > 0
+    torch.testing.assert_close(loss, want_loss, atol=1e-6, rtol=1e-5)
+    for got, expected in zip(grads, want, strict=True):
+        torch.testing.assert_close(got, expected, atol=1e-6, rtol=1e-4)

@@ -102,7 +102,8 @@ def describe_decoding(options: DecodeOptions, task: Task) -> str:
     best = task.best_pick if options.pick == "shortest" else "most likely"
     words = options.card.words(options)  # the strategy's card: every registered one
     if options.multistart:
-        words = "multi-start greedy (a run from every input)"
+        starts = "every input" if task.rotated_starts else "every input but the first"
+        words = f"multi-start greedy (a run from {starts})"
     if options.several:
         words = f"{words}, {best}"
     views = options.view_words
