@@ -1,5 +1,6 @@
 """Kool, van Hoof & Welling (ICLR 2019), "Attention, Learn to Solve Routing Problems!": their
-public pretrained TSP attention models, run from a checkout of their repository beside ptrnet.
+public pretrained TSP and CVRP attention models, run from a checkout of their repository beside
+ptrnet.
 
 Nothing of theirs is copied here: :func:`load_kool` puts the checkout on ``sys.path`` and calls
 their own ``utils.load_model``. Their 2019 code runs under today's torch with one runtime shim,
@@ -8,7 +9,8 @@ torch 2.6, and their ``epoch-99.pt`` files are pickled dicts that need ``weights
 (they are the authors' published files; load them only from a checkout you trust).
 
 Get the checkout with ``git clone https://github.com/wouterkool/attention-learn-to-route``;
-``pretrained/tsp_{20,50,100}/`` hold ``args.json`` and ``epoch-99.pt`` (2.8 MB each).
+``pretrained/tsp_{20,50,100}/`` and ``pretrained/cvrp_{10,20,50,100}/`` hold ``args.json`` and
+``epoch-99.pt`` (2.8 MB each).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import numpy as np
 import torch
 
 KOOL_SIZES = (20, 50, 100)  # the graph sizes of their pretrained TSP models
+KOOL_CVRP_SIZES = (10, 20, 50, 100)  # customers of their pretrained CVRP models
+SIZES = {"tsp": KOOL_SIZES, "cvrp": KOOL_CVRP_SIZES}
 WEIGHTS = "epoch-99.pt"
 
 
@@ -30,15 +34,18 @@ class BenchError(Exception):
     """A problem the benchmark reports as one line (``bench_kool: error: ...``)."""
 
 
-def model_dir(checkout: str | Path | None, size: int) -> Path:
-    """The folder of their pretrained TSP model of ``size`` cities, checked to hold real files.
+def model_dir(checkout: str | Path | None, size: int, problem: str = "tsp") -> Path:
+    """The folder of their pretrained ``problem`` (``tsp`` or ``cvrp``) model of ``size`` cities
+    or customers, checked to hold real files.
 
     Raises:
         BenchError: an unknown size, a missing checkout or model folder, or a weights file that
             is a Git LFS pointer or otherwise too small to be the model.
     """
-    if size not in KOOL_SIZES:
-        raise BenchError(f"no pretrained Kool TSP model of size {size} (have {KOOL_SIZES})")
+    sizes = SIZES[problem]
+    if size not in sizes:
+        name = problem.upper()
+        raise BenchError(f"no pretrained Kool {name} model of size {size} (have {sizes})")
     if not checkout:
         raise BenchError("no Kool checkout: pass --kool PATH or set KOOL_CHECKOUT")
     root = Path(checkout)
@@ -47,7 +54,7 @@ def model_dir(checkout: str | Path | None, size: int) -> Path:
             f"{root}: not a checkout of wouterkool/attention-learn-to-route "
             "(no nets/attention_model.py); pass --kool PATH or set KOOL_CHECKOUT"
         )
-    folder = root / "pretrained" / f"tsp_{size}"
+    folder = root / "pretrained" / f"{problem}_{size}"
     weights = folder / WEIGHTS
     if not (folder / "args.json").is_file() or not weights.is_file():
         raise BenchError(f"{folder}: args.json or {WEIGHTS} missing")
@@ -67,12 +74,13 @@ def _pickled_checkpoints() -> Iterator[None]:
         torch.load = original
 
 
-def load_kool(checkout: str | Path, size: int) -> torch.nn.Module:
-    """Their pretrained TSP-``size`` attention model, in eval mode on the CPU.
+def load_kool(checkout: str | Path, size: int, problem: str = "tsp") -> torch.nn.Module:
+    """Their pretrained ``problem``-``size`` attention model (:func:`model_dir`), in eval mode
+    on the CPU.
 
     Their loader prints a line on stdout; it goes to stderr so that stdout stays JSON lines.
     """
-    folder = model_dir(checkout, size)
+    folder = model_dir(checkout, size, problem)
     root = str(Path(checkout).resolve())
     if root not in sys.path:
         sys.path.insert(0, root)  # their top-level packages: utils, nets, problems
@@ -117,3 +125,47 @@ def kool_tours(
                 pi, _ = model.sample_many(to_kool_input([points]), batch_rep=samples)
                 tours.append(pi[0].numpy())  # (n,)
     return [np.asarray(t, dtype=np.int64) for t in tours]
+
+
+def to_kool_cvrp_input(instances: Sequence[np.ndarray]) -> dict[str, torch.Tensor]:
+    """ptrnet's CVRP rows ((n + 1, 4): x, y, demand, capacity, the depot first) as their CVRP
+    input: ``loc`` (B, n, 2), ``demand`` (B, n) demand / capacity and ``depot`` (B, 2), float32
+    (their ``VRPDataset``'s dict; one n per batch).
+
+    Raises:
+        BenchError: instances of different sizes or not of four columns, or outside [0, 1]^2.
+    """
+    shapes = {np.shape(rows) for rows in instances}
+    if len(shapes) != 1 or len(next(iter(shapes))) != 2 or next(iter(shapes))[1] != 4:
+        raise BenchError(f"Kool's CVRP models take a batch of one shape (n + 1, 4), got {shapes}")
+    rows = np.stack([np.asarray(r, dtype=np.float64) for r in instances])  # (B, n + 1, 4)
+    if rows[..., :2].min() < 0 or rows[..., :2].max() > 1:
+        raise BenchError("Kool's models take coordinates in [0, 1]^2; scale the instances first")
+    demand = rows[:, 1:, 2] / rows[:, :1, 3]  # (B, n): each row states the capacity
+    return {
+        "loc": torch.from_numpy(rows[:, 1:, :2]).float(),
+        "demand": torch.from_numpy(demand).float(),
+        "depot": torch.from_numpy(rows[:, 0, :2]).float(),
+    }
+
+
+def kool_cvrp_greedy(
+    model: torch.nn.Module, instances: Sequence[np.ndarray], batch: int = 500
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Their greedy answer to each instance (one n per call) and the length their code gives it.
+
+    Returns:
+        The visits as they return them, 0 the depot and i customer i (ptrnet's row numbers),
+        a depot visit between two routes and any number at the end (an instance finished before
+        the batch's last pads with 0); and (B,) float64 their ``get_costs`` lengths (float32
+        arithmetic), for a check against lengths measured on the routes.
+    """
+    sequences: list[np.ndarray] = []
+    costs: list[float] = []
+    model.set_decode_type("greedy")
+    with torch.no_grad():
+        for lo in range(0, len(instances), batch):
+            cost, _, pi = model(to_kool_cvrp_input(instances[lo : lo + batch]), return_pi=True)
+            sequences += [np.asarray(row, dtype=np.int64) for row in pi.numpy()]  # (T,)
+            costs += cost.double().tolist()
+    return sequences, np.asarray(costs)
