@@ -32,13 +32,13 @@ def test_demand_features_read_shares_of_the_capacity_and_flag_the_depot():
     assert not read.isnan().any()
 
 
-def test_a_demand_model_reads_rows_of_four_and_is_a_pointer_with_an_lstm_decoder():
+def test_a_demand_model_reads_rows_of_four_and_is_a_pointer_with_an_lstm_or_route_decoder():
     model = build_model(ModelConfig(input_dim=4, hidden=8, features="demand"))
     rows = torch.rand(2, 5, 4)
     assert model.features(rows).shape == (2, 5, 4)
     with pytest.raises(ValueError, match="features demand read rows of 4 numbers"):
         ModelConfig(input_dim=2, features="demand")
-    with pytest.raises(ValueError, match="apply to the pointer model with the lstm decoder"):
+    with pytest.raises(ValueError, match="apply to the pointer model with the lstm or route"):
         ModelConfig(input_dim=4, features="demand", kind="seq2seq", max_n=5)
 
 

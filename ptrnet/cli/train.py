@@ -144,7 +144,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "through --decoder-layers attention layers; implies --encoder transformer "
         "--encoder-layers 1 unless given) or light (Kool et al.: one context query and glimpse "
         "per step over keys computed once; implies --encoder transformer --logit-clip 10 unless "
-        f"given); heavy and light: tsp and sort (default: {DEFAULT['decoder']})",
+        "given); heavy and light: tsp and sort; route (the light decoder for vehicle routing: "
+        "the depot revisited, the load left in its context; implies the same): cvrp "
+        f"(default: {DEFAULT['decoder']})",
     )
     add(
         "--decoder-layers",

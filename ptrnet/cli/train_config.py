@@ -10,7 +10,7 @@ import os
 
 from ptrnet.cli.kinds import flag
 from ptrnet.io.errors import UsageError
-from ptrnet.model.config import DEFAULT_HIDDEN, PERMUTATION_DECODERS
+from ptrnet.model.config import DEFAULT_HIDDEN, SET_DECODERS
 from ptrnet.runs.config import DEFAULT_STEPS, RunConfig, TrainConfig
 from ptrnet.tasks import SizeRange, get_point_task
 
@@ -114,7 +114,8 @@ def fresh_config(args: argparse.Namespace, out: str) -> RunConfig:
     kind = task.check_arch(args.arch)
     max_n = None if kind == "pointer" else SizeRange.parse(options["sizes"]).hi
     pointer = {k: getattr(args, k) for k in POINTER_OPTIONS if getattr(args, k) is not None}
-    defaults = {"heavy": HEAVY_DEFAULTS, "light": LIGHT_DEFAULTS}.get(pointer.get("decoder"), {})
+    defaults = {"heavy": HEAVY_DEFAULTS, "light": LIGHT_DEFAULTS, "route": LIGHT_DEFAULTS}
+    defaults = defaults.get(pointer.get("decoder"), {})
     pointer = {**defaults, **pointer}
     if "capacity" in options:  # generated instances state a capacity: a model that reads it
         pointer.setdefault("features", "capacity")
@@ -152,8 +153,8 @@ def check_used(config: RunConfig, given: set[str]) -> None:
         ),
         "encoder_layers": (model.encoder != "transformer", "--encoder transformer"),
         "heads": (
-            model.encoder != "transformer" and model.decoder not in PERMUTATION_DECODERS,
-            "--encoder transformer or --decoder heavy|light",
+            model.encoder != "transformer" and model.decoder not in SET_DECODERS,
+            "--encoder transformer or --decoder heavy|light|route",
         ),
         "decoder_layers": (model.decoder != "heavy", "--decoder heavy"),
     }

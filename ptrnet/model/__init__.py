@@ -13,11 +13,14 @@ if TYPE_CHECKING:
     from ptrnet.model.heavy import HeavyPointer
     from ptrnet.model.light import LightPointer
     from ptrnet.model.pointer import EncoderDecoder
+    from ptrnet.model.route import RoutePointer
 
 __all__ = ["ModelConfig", "build_model"]
 
 
-def build_model(config: ModelConfig) -> EncoderDecoder | HeavyPointer | LightPointer:
+def build_model(
+    config: ModelConfig,
+) -> EncoderDecoder | HeavyPointer | LightPointer | RoutePointer:
     """The network ``config.kind`` (and, for the pointer, ``config.decoder``) names, freshly
     initialised per ``config.init``. Every one decodes through the same ``encode`` / ``step`` /
     ``forward`` interface (:mod:`ptrnet.decoding`)."""
@@ -32,6 +35,10 @@ def build_model(config: ModelConfig) -> EncoderDecoder | HeavyPointer | LightPoi
         from ptrnet.model.light import LightPointer
 
         return LightPointer(config)
+    if config.decoder == "route":
+        from ptrnet.model.route import RoutePointer
+
+        return RoutePointer(config)
 
     classes = {"pointer": PointerNetwork, "seq2seq": Seq2Seq, "attention": AttentionSeq2Seq}
     return classes[config.kind](config)

@@ -23,10 +23,12 @@ UPPER_BOUNDS = {
     "decoder_layers": 64,
     "glimpses": 64,
 }
-DECODERS = ("lstm", "heavy", "light")
+DECODERS = ("lstm", "heavy", "light", "route")
 #: Decoders whose state is the chosen set and the first input (:func:`ptrnet.model.heavy.advance`):
 #: they output permutations, and can rebuild a path between two given inputs (RRC).
 PERMUTATION_DECODERS = ("heavy", "light")
+#: Decoders on the Transformer set encoder (each has its own attention; no LSTM glimpses).
+SET_DECODERS = (*PERMUTATION_DECODERS, "route")
 
 
 @dataclass(frozen=True)
@@ -54,17 +56,20 @@ class ModelConfig:
             every step ``decoder_layers`` self-attention layers re-read the remaining inputs;
             :mod:`ptrnet.model.heavy`) or ``light`` (Kool et al. 2019: one context query per step
             with one multi-head glimpse over keys computed once per batch;
-            :mod:`ptrnet.model.light`). Both need the ``transformer`` encoder (``heavy``: its
-            light encoder, e.g. ``encoder_layers`` = 1), no glimpses (``light`` has its own), and
-            a task whose output is a permutation of its inputs (checked with the task:
-            ``RunConfig``).
+            :mod:`ptrnet.model.light`) or ``route`` (the light decoder for vehicle routing: the
+            depot revisited, the load left in the context; :mod:`ptrnet.model.route`). All
+            three need the ``transformer`` encoder (``heavy``: its light encoder, e.g.
+            ``encoder_layers`` = 1) and no glimpses (``light`` and ``route`` have their own);
+            ``heavy`` and ``light`` a task whose output is a permutation of its inputs (checked
+            with the task: ``RunConfig``), ``route`` the ``demand`` features.
         decoder_layers: the heavy decoder's self-attention layers; unused by the LSTM decoder.
         features: what the network reads of each row (:mod:`ptrnet.model.features`): ``raw``
             (the rows), ``capacity`` (rows (weight, value, capacity) of a knapsack that
             states its capacity, read as weight / capacity and value / the largest value;
             ``input_dim`` 3) or ``demand`` (rows (x, y, demand, capacity) of a routing
             instance, its depot first, read as x, y, demand / capacity and a depot flag;
-            ``input_dim`` 4); either with the Ptr-Net's LSTM decoder.
+            ``input_dim`` 4); ``capacity`` with the Ptr-Net's LSTM decoder, ``demand`` with it
+            or the ``route`` decoder (which needs it).
 
     A checkpoint saved before these fields existed loads with their defaults: the paper's
     LSTM Ptr-Net.
@@ -156,9 +161,18 @@ class ModelConfig:
                 f"features {self.features} read rows of {width} numbers, not input_dim "
                 f"{self.input_dim}"
             )
-        if self.features != "raw" and (self.kind != "pointer" or self.decoder != "lstm"):
+        if self.decoder == "route" and self.features != "demand":
             raise ValueError(
-                f"features {self.features} apply to the pointer model with the lstm decoder"
+                "the route decoder reads a routing instance's depot and demands: features "
+                f"demand, not {self.features}"
+            )
+        decoders = {"raw": DECODERS, "capacity": ("lstm",), "demand": ("lstm", "route")}
+        if self.features != "raw" and (
+            self.kind != "pointer" or self.decoder not in decoders[self.features]
+        ):
+            raise ValueError(
+                f"features {self.features} apply to the pointer model with the "
+                f"{' or '.join(decoders[self.features])} decoder"
             )
 
     def _check_decoder(self) -> None:
@@ -166,7 +180,7 @@ class ModelConfig:
             raise ValueError(
                 f"unknown decoder {quote(self.decoder)}; choose from {', '.join(DECODERS)}"
             )
-        if self.decoder not in PERMUTATION_DECODERS:
+        if self.decoder not in SET_DECODERS:
             return
         if self.encoder != "transformer":
             raise ValueError(f"the {self.decoder} decoder needs the transformer encoder")

@@ -117,22 +117,20 @@ class LightPointer(nn.Module):
         nodes, (h, _) = self.encoder(points, lengths, order)  # (B or R, n, d); h[0]: the mean
         lengths = lengths if order is None else reordered_lengths(lengths, order)
         batch, n, _ = nodes.shape
-        keys = self.keys(nodes).chunk(3, dim=-1)  # 3 x (B, n, d)
-        ends = self.end_keys.to(nodes.dtype)  # (3, d)
-        keys = [
-            torch.cat([e.expand(batch, 1, -1), k], dim=1) for e, k in zip(ends, keys, strict=True)
-        ]
+        glimpse_k, glimpse_v, logit_k = token_keys(
+            self.keys(nodes), self.end_keys, self.config.heads
+        )
         chosen = torch.zeros(1, batch, n + 1, dtype=torch.bool, device=points.device)
         first = torch.zeros(1, batch, dtype=torch.long, device=points.device)
         return LightMemory(
             real=column_mask(lengths, n, offset=0),
             state=(chosen, first),
             graph=self.graph_proj(h[0]),
-            first_keys=_with_start(self.first_proj(nodes), self.first_start),
-            last_keys=_with_start(self.last_proj(nodes), self.last_start),
-            glimpse_k=_split(keys[0], self.config.heads).contiguous(),
-            glimpse_v=_split(keys[1], self.config.heads).contiguous(),
-            logit_k=keys[2],
+            first_keys=with_start(self.first_proj(nodes), self.first_start),
+            last_keys=with_start(self.last_proj(nodes), self.last_start),
+            glimpse_k=glimpse_k,
+            glimpse_v=glimpse_v,
+            logit_k=logit_k,
         )
 
     def step(
@@ -175,38 +173,66 @@ class LightPointer(nn.Module):
         logits (B, T, n+1), -inf where the model cannot point (module docstring)."""
         can_point, _ = structural_mask(memory.real[:, None], chosen, first, last)  # (B, T, n+1)
         query = (
-            memory.graph[:, None] + _pick(memory.first_keys, first) + _pick(memory.last_keys, last)
+            memory.graph[:, None] + pick_rows(memory.first_keys, first) + pick_rows(memory.last_keys, last)
         )  # (B, T, d)
         glimpse = self.glimpse_out(self.glimpse(memory, query, can_point))  # (B, T, d)
-        d = glimpse.shape[-1]
-        u = torch.bmm(glimpse, memory.logit_k.transpose(1, 2))  # (B, T, n+1)
-        u = (u if u.dtype == torch.float32 else u.float()) / d**0.5
-        if self.config.logit_clip:
-            u = self.config.logit_clip * torch.tanh(u)
-        return u.masked_fill(~can_point, float("-inf"))
+        return clipped_logits(glimpse, memory.logit_k, self.config.logit_clip, can_point)
 
     def glimpse(
         self, memory: LightMemory, query: torch.Tensor, can_point: torch.Tensor
     ) -> torch.Tensor:
         """Multi-head attention of the queries (B, T, d) over the allowed tokens' glimpse keys
         and values -> (B, T, d), heads concatenated."""
-        q = _split(query, self.config.heads)  # (B, heads, T, d / heads)
-        k, v = memory.glimpse_k, memory.glimpse_v
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=can_point[:, None])
-        return out.transpose(1, 2).flatten(2)  # (B, T, d)
+        return glimpse_attention(query, memory.glimpse_k, memory.glimpse_v, can_point)
 
 
-def _with_start(vectors: torch.Tensor, start: torch.Tensor) -> torch.Tensor:
+def glimpse_attention(
+    query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, can_point: torch.Tensor
+) -> torch.Tensor:
+    """Multi-head attention of queries (B, T, d) over keys and values (B, heads, m, d / heads)
+    where can_point (B, T, m) allows -> (B, T, d), heads concatenated."""
+    q = split_heads(query, keys.shape[1])  # (B, heads, T, d / heads)
+    out = F.scaled_dot_product_attention(q, keys, values, attn_mask=can_point[:, None])
+    return out.transpose(1, 2).flatten(2)  # (B, T, d)
+
+
+def token_keys(
+    projected: torch.Tensor, end_keys: torch.Tensor, heads: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Each input's three projections (B, n, 3d) and the end token's (3, d) -> per token (the
+    end token first) the glimpse's keys and values (B, heads, n+1, d / heads), contiguous,
+    and the pointer's keys (B, n+1, d)."""
+    batch = projected.shape[0]
+    parts = projected.chunk(3, dim=-1)  # 3 x (B, n, d)
+    ends = end_keys.to(projected.dtype)  # (3, d)
+    keys = [torch.cat([e.expand(batch, 1, -1), k], dim=1) for e, k in zip(ends, parts, strict=True)]
+    glimpse_k, glimpse_v = (split_heads(k, heads).contiguous() for k in keys[:2])
+    return glimpse_k, glimpse_v, keys[2]
+
+
+def clipped_logits(
+    glimpse: torch.Tensor, logit_k: torch.Tensor, clip: float, can_point: torch.Tensor
+) -> torch.Tensor:
+    """Glimpses (B, T, d), keys (B, m, d) -> float32 logits (B, T, m): ``C tanh(q . k / sqrt(d))``
+    (no tanh when ``clip`` C is 0), -inf where can_point (B, T, m) is False."""
+    u = torch.bmm(glimpse, logit_k.transpose(1, 2))  # (B, T, m)
+    u = (u if u.dtype == torch.float32 else u.float()) / glimpse.shape[-1] ** 0.5
+    if clip:
+        u = clip * torch.tanh(u)
+    return u.masked_fill(~can_point, float("-inf"))
+
+
+def with_start(vectors: torch.Tensor, start: torch.Tensor) -> torch.Tensor:
     """(B, n, d), (d,) -> (B, n+1, d): the stand-in as token 0, input j-1 as token j."""
     return torch.cat([start.to(vectors.dtype).expand(vectors.shape[0], 1, -1), vectors], dim=1)
 
 
-def _pick(table: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+def pick_rows(table: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
     """table (B, n+1, d), tokens (B, T) -> (B, T, d)."""
     return table.gather(1, tokens[..., None].expand(-1, -1, table.shape[-1]))
 
 
-def _split(x: torch.Tensor, heads: int) -> torch.Tensor:
+def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
     """(B, m, d) -> (B, heads, m, d / heads)."""
     b, m, d = x.shape
     return x.view(b, m, heads, d // heads).transpose(1, 2)

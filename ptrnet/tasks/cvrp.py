@@ -31,8 +31,9 @@ Task card
     ``exact``, ``pyvrp``, and ``quick``: ``auto`` with PyVRP stopped after
     :data:`QUICK_ITERATIONS` (the page's answer, with a note).
     Model: reads each row as x, y, demand / capacity and a depot flag (``features = "demand"``,
-    :mod:`ptrnet.model.features`); the Ptr-Net only (its LSTM decoder reads the demand of
-    each input it chose, which is how it can keep count of the load).
+    :mod:`ptrnet.model.features`); the Ptr-Net with its LSTM decoder (which reads the demand
+    of each input it chose, so keeps count of the load itself) or the ``route`` decoder
+    (:mod:`ptrnet.model.route`: Kool et al.'s, the load left in its context).
     Not shape-invariant: the unit-square map scales every column, a demand too, so instances
     are decoded as given; a CVRPLIB file is read as its unit-square image
     (:mod:`ptrnet.io.cvrplib`). The square's symmetries (axis flips and swaps,
