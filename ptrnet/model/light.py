@@ -173,7 +173,9 @@ class LightPointer(nn.Module):
         logits (B, T, n+1), -inf where the model cannot point (module docstring)."""
         can_point, _ = structural_mask(memory.real[:, None], chosen, first, last)  # (B, T, n+1)
         query = (
-            memory.graph[:, None] + pick_rows(memory.first_keys, first) + pick_rows(memory.last_keys, last)
+            memory.graph[:, None]
+            + pick_rows(memory.first_keys, first)
+            + pick_rows(memory.last_keys, last)
         )  # (B, T, d)
         glimpse = self.glimpse_out(self.glimpse(memory, query, can_point))  # (B, T, d)
         return clipped_logits(glimpse, memory.logit_k, self.config.logit_clip, can_point)
