@@ -130,6 +130,25 @@ def test_teacher_forcing_equals_the_decoded_steps_batched_and_padded():
         torch.testing.assert_close(got, steps, atol=1e-5, rtol=1e-5)
 
 
+def test_copies_read_in_an_order_are_encoded_once_as_each_copy_alone():
+    """encode and forward with ``order`` (the S readings per instance that sampling and
+    forced starts use) equal encoding every reordered copy on its own; an order that moves a
+    depot is refused."""
+    net = model(4)
+    points, lengths = batch_of([*tight(10, 1, 5), *tight(11, 1, 7)])
+    order = torch.tensor([[0, 1, 2, 3, 4, 5, 6, 7], [0, 3, 1, 2, 4, 5, 6, 7]]).repeat(2, 1)
+    order[2:, 1:7] = torch.tensor([[6, 5, 4, 3, 2, 1], [2, 1, 4, 3, 6, 5]])
+    rows = torch.tensor([0, 0, 1, 1])
+    copies = points[rows].gather(1, order[..., None].expand(-1, -1, 4))
+    targets = torch.tensor([[2, 1, 3, 0], [3, 4, 0, -100], [5, 1, 2, 0], [7, 0, -100, -100]])
+    with torch.no_grad():
+        shared = net(points, lengths, targets, order=order)
+        alone = net(copies, lengths[rows], targets)
+    torch.testing.assert_close(shared, alone, atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="reads every copy with its depot first"):
+        net.encode(points, lengths, order=order.flip(1))
+
+
 def test_the_load_used_restarts_at_every_depot_visit():
     demand = torch.tensor([[0.0, 0.0, 0.25, 0.5, 0.125]])  # end, depot, three customers
     prev = torch.tensor([[0, 2, 3, 1, 4, 1, 0]])

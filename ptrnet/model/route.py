@@ -34,7 +34,7 @@ from ptrnet.model.config import ModelConfig
 from ptrnet.model.features import depot_and_demands
 from ptrnet.model.light import clipped_logits, glimpse_attention, pick_rows, token_keys, with_start
 from ptrnet.model.pointer import check_batch, column_mask, previous_tokens
-from ptrnet.model.transformer import SetEncoder
+from ptrnet.model.transformer import SetEncoder, copy_rows, reordered_lengths
 
 DEPOT = 1  #: the depot's token (input 0)
 #: Demand shares up to this much above the load left still fit (float rounding of ``used``);
@@ -90,7 +90,7 @@ class RoutePointer(nn.Module):
     """Transformer encoder + the routing light decoder (module docstring); ``config.decoder``
     = ``route`` with ``config.features`` = ``demand``."""
 
-    encodes_orders = False  # a reordered copy moves its depot: copies are encoded as given
+    encodes_orders = True  # encode and forward take order=: copies of an instance, encoded once
 
     def __init__(self, config: ModelConfig) -> None:
         if config.kind != "pointer" or config.decoder != "route":
@@ -117,12 +117,27 @@ class RoutePointer(nn.Module):
             if id(p) not in own:
                 nn.init.uniform_(p, -bound, bound)
 
-    def encode(self, points: torch.Tensor, lengths: torch.Tensor) -> RouteMemory:
+    def encode(
+        self, points: torch.Tensor, lengths: torch.Tensor, order: torch.Tensor | None = None
+    ) -> RouteMemory:
         """(B, n, 4) rows (x, y, demand, capacity), the depot first, right-padded; (B,) lengths
-        in 1..n -> memory."""
+        in 1..n -> memory. ``order`` (R, n), R = B * S: the memory of S copies of each
+        instance read in that order (:meth:`ptrnet.model.transformer.SetEncoder.forward`),
+        each instance encoded once, as sampling several routes or starts per instance reads
+        them; every copy keeps its depot first.
+
+        Raises:
+            ValueError: an ``order`` that moves a depot.
+        """
         check_batch(points, lengths, self.config.input_dim)
         features = depot_and_demands(points)  # (B, n, 4)
-        nodes, (h, _) = self.encoder(features, lengths)  # (B, n, d); h[0]: the mean
+        nodes, (h, _) = self.encoder(features, lengths, order)  # (R, n, d); h[0]: the mean
+        if order is not None:
+            if not bool((order[:, 0] == 0).all()):
+                raise ValueError("the route decoder reads every copy with its depot first")
+            rows = copy_rows(features.shape[0], order)  # (R,)
+            features = features[rows].gather(1, order[..., None].expand(-1, -1, 4))  # (R, n, 4)
+            lengths = reordered_lengths(lengths, order)
         batch, n, _ = nodes.shape
         real = column_mask(lengths, n, offset=0)  # (B, n)
         customers = nn.functional.pad(real[:, 1:], (2, 0), value=False)  # (B, n+1)
@@ -156,12 +171,17 @@ class RoutePointer(nn.Module):
         return logits[:, 0], (chosen, used)
 
     def forward(
-        self, points: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor
+        self,
+        points: torch.Tensor,
+        lengths: torch.Tensor,
+        targets: torch.Tensor,
+        order: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Teacher-forced logits: (B, n, 4), (B,), targets (B, T) long (negative = ignored pad)
         -> (B, T, n+1) float32; logits[:, i] scores step i given targets[:, :i], as ``step``
-        would after decoding targets[:, :i]."""
-        memory = self.encode(points, lengths)
+        would after decoding targets[:, :i]. ``order`` (R, n): targets (R, T) of R copies, as
+        :meth:`encode`."""
+        memory = self.encode(points, lengths, order)
         prev = previous_tokens(targets)  # (B, T)
         onehot = nn.functional.one_hot(prev, points.shape[1] + 1)  # (B, T, n+1)
         chosen = onehot.cummax(dim=1).values.bool()  # (B, T, n+1): chosen up to step i
