@@ -72,6 +72,7 @@ from ptrnet.solvers.cvrp import (
 from ptrnet.solvers.cvrp_search import improve_routes
 from ptrnet.solvers.errors import DegenerateInstanceError
 from ptrnet.tasks.base import Reference, Task, check_indices
+from ptrnet.tasks.lengths import length_metrics
 from ptrnet.tasks.searches import LocalSearch
 from ptrnet.tasks.state_fields import StateField, fixed
 
@@ -122,6 +123,11 @@ LOAD = (
     StateField("customers", _customer_columns, fixed),
     StateField("load", _row_capacity, _load_left),
 )
+
+
+def answer_length(points: np.ndarray, seq: np.ndarray) -> float:
+    """The total length driven by the routes of an answer in the task's form (unchecked)."""
+    return routes_length(np.asarray(points)[:, :2], split_routes(seq))
 
 
 def routes_form_problem(n: int, seq: np.ndarray) -> str | None:
@@ -292,9 +298,7 @@ class CVRPTask(Task):
 
     def sequence_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
         """The total length driven; inf for an output that is not valid routes."""
-        if not self.is_valid(points, seq):
-            return math.inf
-        return routes_length(np.asarray(points)[:, :2], split_routes(seq))
+        return answer_length(points, seq) if self.is_valid(points, seq) else math.inf
 
     def batch_cost(
         self, points: torch.Tensor, tokens: torch.Tensor, lengths: torch.Tensor
@@ -325,24 +329,4 @@ class CVRPTask(Task):
     def dataset_metrics(
         self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
     ) -> dict[str, float]:
-        lengths, gaps = [], []
-        for x, ref, pred in zip(points, refs, preds, strict=True):
-            if self.is_valid(x, pred):
-                lengths.append(self.sequence_cost(x, pred))
-                best = routes_length(np.asarray(x)[:, :2], split_routes(ref))
-                gaps.append(_gap(lengths[-1], best))
-        count = len(refs)
-        return {
-            "valid_rate": len(lengths) / count,
-            "mean_length": float(np.mean(lengths)) if lengths else math.nan,
-            "mean_gap": float(np.mean(gaps)) if gaps else math.nan,
-            "count": count,
-        }
-
-
-def _gap(length: float, best: float) -> float:
-    """``length / best - 1``; for routes of length 0 (every customer at the depot), 0 when
-    ``length`` is 0 too, else infinity."""
-    if best > 0:
-        return length / best - 1.0
-    return 0.0 if length == 0 else math.inf
+        return length_metrics(points, refs, preds, self.is_valid, answer_length)

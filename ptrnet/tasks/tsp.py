@@ -36,6 +36,7 @@ from ptrnet.solvers.tsp import TSP_SOLVERS, solve_path, solve_tour, tour_length
 from ptrnet.solvers.tsp_exact import EXACT_MAX_N
 from ptrnet.solvers.tsp_heuristics import two_opt
 from ptrnet.tasks.base import Task
+from ptrnet.tasks.lengths import length_metrics
 from ptrnet.tasks.searches import RANDOM_RECONSTRUCT, LocalSearch
 from ptrnet.tasks.sequences import (
     closed_from,
@@ -50,14 +51,6 @@ if TYPE_CHECKING:
     import torch
 
     from ptrnet.tasks.constraints import DecodeState
-
-
-def relative_gap(length: float, reference: float) -> float:
-    """``length / reference - 1``; for a reference of length 0 (every city at one place, or
-    distances below float resolution), 0 when ``length`` is 0 too, else infinity."""
-    if reference > 0:
-        return length / reference - 1.0
-    return 0.0 if length == 0 else math.inf
 
 
 def canonical_tour(points: np.ndarray, tour: np.ndarray) -> np.ndarray:
@@ -290,15 +283,4 @@ class TSPTask(Task):
     def dataset_metrics(
         self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
     ) -> dict[str, float]:
-        lengths, gaps = [], []
-        for x, ref, pred in zip(points, refs, preds, strict=True):
-            if self.is_valid(x, pred):
-                lengths.append(self.distances.tour_length(x, pred))
-                gaps.append(relative_gap(lengths[-1], self.distances.tour_length(x, ref)))
-        count = len(refs)
-        return {
-            "valid_rate": len(lengths) / count,
-            "mean_length": float(np.mean(lengths)) if lengths else float("nan"),
-            "mean_gap": float(np.mean(gaps)) if gaps else float("nan"),
-            "count": count,
-        }
+        return length_metrics(points, refs, preds, self.is_valid, self.distances.tour_length)
