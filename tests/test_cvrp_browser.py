@@ -12,14 +12,12 @@ import pytest
 import torch
 
 pytest.importorskip("fastapi", reason="the web extra is not installed")
-from benchmarks.bench_web_load import serving  # noqa: E402
 from ptrnet.inference import load_model  # noqa: E402
 from ptrnet.model import ModelConfig, build_model  # noqa: E402
 from ptrnet.runs.checkpoint import save_checkpoint  # noqa: E402
 from ptrnet.runs.config import RunConfig, TrainConfig  # noqa: E402
 from ptrnet.tasks import get_task  # noqa: E402
-from ptrnet.web.app import create_app  # noqa: E402
-from tests.browser import TIMEOUT_MS, wait_count, wait_text  # noqa: E402
+from tests.browser import opened_page, served, wait_count, wait_text  # noqa: E402
 
 pytest_plugins = ["tests.browser"]  # the browser fixture
 
@@ -37,47 +35,41 @@ def server(tmp_path_factory):
     )
     path = tmp_path_factory.mktemp("cvrp") / "best.safetensors"
     save_checkpoint(path, config, 0, build_model(config.model))
-    with serving(create_app({"cvrp": load_model(str(path), "cvrp")})) as address:
-        yield f"http://{address}"
+    yield from served({"cvrp": load_model(str(path), "cvrp")})
 
 
 def test_the_page_draws_routes_of_a_sampled_instance_and_adds_a_customer(browser, server):
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
-    page.set_default_timeout(TIMEOUT_MS)
-    errors = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    page.goto(server)
-    page.wait_for_selector("#board .point")
-    page.fill("#random-count", "8")
-    with page.expect_response("**/api/predict") as answered:
-        page.select_option("#task", "cvrp")  # another dim: the points are drawn anew
-    request, answer = json.loads(answered.value.request.post_data), answered.value.json()
-    while request["task"] != "cvrp" or len(request["points"]) != 9:
+    with opened_page(browser, server) as page:
+        page.fill("#random-count", "8")
         with page.expect_response("**/api/predict") as answered:
-            pass
+            page.select_option("#task", "cvrp")  # another dim: the points are drawn anew
         request, answer = json.loads(answered.value.request.post_data), answered.value.json()
-    points = np.array(request["points"])
-    assert points.shape == (9, 4) and points[0, 2] == 0 and (points[:, 3] == 18).all()  # 8 + 10
-    routes = answer["model"]["sequence"]
-    assert CVRP.is_valid(points, np.array(routes))
-    wait_count(page, "#board rect.depot", 1)
-    wait_count(page, "#board path.model.route", routes.count(0) + 1)
-    wait_text(page, "#metrics", "routes, model / reference")
-    with page.expect_response("**/api/predict") as answered:
-        page.mouse.click(*board_xy(page, 0.93, 0.07))  # a customer in a free corner
-    added = np.array(json.loads(answered.value.request.post_data)["points"])
-    assert added.shape == (10, 4) and (added[-1, 2:] == points[-1, 2:]).all()
-    assert answered.value.json()["metrics"]["valid"]
-    page.click("#clear")  # an empty board: a click puts a depot, the next one a customer
-    page.mouse.click(*board_xy(page, 0.5, 0.5))
-    wait_count(page, "#board .point", 1)
-    with page.expect_response(lambda r: "/api/predict" in r.url and r.status == 200) as answered:
-        page.mouse.click(*board_xy(page, 0.2, 0.8))
-    rows = json.loads(answered.value.request.post_data)["points"]
-    assert [row[2:] for row in rows] == [[0, 20], [5, 20]]
-    assert answered.value.json()["metrics"]["valid"]
-    page.close()
-    assert not errors, f"JavaScript errors: {errors}"
+        while request["task"] != "cvrp" or len(request["points"]) != 9:
+            with page.expect_response("**/api/predict") as answered:
+                pass
+            request, answer = json.loads(answered.value.request.post_data), answered.value.json()
+        points = np.array(request["points"])
+        assert points.shape == (9, 4) and points[0, 2] == 0 and (points[:, 3] == 18).all()  # 8 + 10
+        routes = answer["model"]["sequence"]
+        assert CVRP.is_valid(points, np.array(routes))
+        wait_count(page, "#board rect.depot", 1)
+        wait_count(page, "#board path.model.route", routes.count(0) + 1)
+        wait_text(page, "#metrics", "routes, model / reference")
+        with page.expect_response("**/api/predict") as answered:
+            page.mouse.click(*board_xy(page, 0.93, 0.07))  # a customer in a free corner
+        added = np.array(json.loads(answered.value.request.post_data)["points"])
+        assert added.shape == (10, 4) and (added[-1, 2:] == points[-1, 2:]).all()
+        assert answered.value.json()["metrics"]["valid"]
+        page.click("#clear")  # an empty board: a click puts a depot, the next one a customer
+        page.mouse.click(*board_xy(page, 0.5, 0.5))
+        wait_count(page, "#board .point", 1)
+        with page.expect_response(
+            lambda r: "/api/predict" in r.url and r.status == 200
+        ) as answered:
+            page.mouse.click(*board_xy(page, 0.2, 0.8))
+        rows = json.loads(answered.value.request.post_data)["points"]
+        assert [row[2:] for row in rows] == [[0, 20], [5, 20]]
+        assert answered.value.json()["metrics"]["valid"]
 
 
 def board_xy(page, x: float, y: float) -> tuple[float, float]:

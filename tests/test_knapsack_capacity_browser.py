@@ -11,10 +11,8 @@ import pytest
 import torch
 
 pytest.importorskip("fastapi", reason="the web extra is not installed")
-from benchmarks.bench_web_load import serving  # noqa: E402
 from ptrnet.inference import load_model  # noqa: E402
-from ptrnet.web.app import create_app  # noqa: E402
-from tests.browser import TIMEOUT_MS, wait_text  # noqa: E402
+from tests.browser import opened_page, served, wait_text  # noqa: E402
 
 pytest_plugins = ["tests.browser"]  # the browser fixture
 
@@ -24,46 +22,38 @@ torch.set_num_threads(1)
 @pytest.fixture(scope="module")
 def server():
     """The app with the bundled knapsack folder (Bello et al.'s model and the capacity model)."""
-    with serving(create_app({"knapsack": load_model(None, "knapsack")})) as address:
-        yield f"http://{address}"
+    yield from served({"knapsack": load_model(None, "knapsack")})
 
 
 def test_the_capacity_box_sends_the_capacity_and_the_answer_keeps_within_it(browser, server):
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
-    page.set_default_timeout(TIMEOUT_MS)
-    errors = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    page.goto(server)
-    page.wait_for_selector("#board .point")
-    assert page.locator("#capacity-label").is_hidden()  # the first task has no capacity
-    page.select_option("#task", "knapsack")
-    page.wait_for_selector("#capacity-label", state="visible")
-    with page.expect_response("**/api/predict") as answered:
-        page.fill("#capacity", "1.5")
-        page.dispatch_event("#capacity", "change")
-    request, answer = answered_with(page, answered, "1.5")
-    weights = np.array(request["points"])[:, 0]
-    assert answer["capacity"] == 1.5 and answer["capacity_given"] == "1.5"
-    assert weights[answer["model"]["sequence"]].sum() <= 1.5
-    assert answer["model"]["info"]["name"] == "capacity"  # the capacity model answered
-    wait_text(page, "#metrics", "capacity1.5")
-    with page.expect_response("**/api/predict") as answered:  # a share, parsed by the server
-        page.fill("#capacity", "30%")
-        page.dispatch_event("#capacity", "change")
-    request, answer = answered_with(page, answered, "30%")
-    share = float(np.array(request["points"], dtype=np.float32)[:, 0].sum()) * 0.3
-    assert answer["capacity"] == pytest.approx(share, rel=1e-6)
-    assert weights[answer["model"]["sequence"]].sum() <= answer["capacity"]
-    wait_text(page, "#metrics", "30% of the total weight")
-    with page.expect_response("**/api/predict") as answered:  # a bad text: the server's line
-        page.fill("#capacity", "lots")
-        page.dispatch_event("#capacity", "change")
-    assert answered.value.status == 422
-    wait_text(page, "#error", "'lots': expected a number > 0 (12.5)")
-    page.select_option("#task", "convex_hull")
-    assert page.locator("#capacity-label").is_hidden()
-    page.close()
-    assert not errors, f"JavaScript errors: {errors}"
+    with opened_page(browser, server) as page:
+        assert page.locator("#capacity-label").is_hidden()  # the first task has no capacity
+        page.select_option("#task", "knapsack")
+        page.wait_for_selector("#capacity-label", state="visible")
+        with page.expect_response("**/api/predict") as answered:
+            page.fill("#capacity", "1.5")
+            page.dispatch_event("#capacity", "change")
+        request, answer = answered_with(page, answered, "1.5")
+        weights = np.array(request["points"])[:, 0]
+        assert answer["capacity"] == 1.5 and answer["capacity_given"] == "1.5"
+        assert weights[answer["model"]["sequence"]].sum() <= 1.5
+        assert answer["model"]["info"]["name"] == "capacity"  # the capacity model answered
+        wait_text(page, "#metrics", "capacity1.5")
+        with page.expect_response("**/api/predict") as answered:  # a share, parsed by the server
+            page.fill("#capacity", "30%")
+            page.dispatch_event("#capacity", "change")
+        request, answer = answered_with(page, answered, "30%")
+        share = float(np.array(request["points"], dtype=np.float32)[:, 0].sum()) * 0.3
+        assert answer["capacity"] == pytest.approx(share, rel=1e-6)
+        assert weights[answer["model"]["sequence"]].sum() <= answer["capacity"]
+        wait_text(page, "#metrics", "30% of the total weight")
+        with page.expect_response("**/api/predict") as answered:  # a bad text: the server's line
+            page.fill("#capacity", "lots")
+            page.dispatch_event("#capacity", "change")
+        assert answered.value.status == 422
+        wait_text(page, "#error", "'lots': expected a number > 0 (12.5)")
+        page.select_option("#task", "convex_hull")
+        assert page.locator("#capacity-label").is_hidden()
 
 
 def answered_with(page, answered, capacity: str) -> tuple[dict, dict]:

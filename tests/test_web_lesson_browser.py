@@ -9,23 +9,18 @@ Skipped only without Chromium or Playwright (tests/browser.py).
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
 
 pytest.importorskip("fastapi", reason="the web extra is not installed")
-from benchmarks.bench_web_load import serving  # noqa: E402
 from ptrnet.inference import load_model  # noqa: E402
-from ptrnet.web.app import create_app  # noqa: E402
 from ptrnet.web.lesson import bundled_lessons  # noqa: E402
 
 # Skips this module without Chromium or Playwright.
-from tests.browser import TIMEOUT_MS, TRAIN_MS, wait_count, wait_text  # noqa: E402
+from tests.browser import PANELS, TRAIN_MS, opened_page, served, wait_count, wait_text  # noqa: E402
 
-pytest_plugins = ["tests.browser"]  # the browser fixture
+pytest_plugins = ["tests.browser"]  # the browser and shots fixtures
 
 torch.set_num_threads(1)
 VIEWPORT = {"width": 1024, "height": 768}
@@ -35,33 +30,17 @@ LESSONS = bundled_lessons()
 @pytest.fixture(scope="module")
 def server():
     """The app with the bundled hull model and lesson models."""
-    with serving(
-        create_app({"convex_hull": load_model(None, "convex_hull")}, lessons=LESSONS)
-    ) as address:
-        yield f"http://{address}"
-
-
-@pytest.fixture
-def shots(tmp_path) -> Path:
-    folder = os.environ.get("PTRNET_SCREENSHOTS")
-    return Path(folder) if folder else tmp_path
+    yield from served({"convex_hull": load_model(None, "convex_hull")}, lessons=LESSONS)
 
 
 @pytest.fixture
 def page(browser, server):
-    """The page at 1024 x 768; fails the test on any JavaScript or console error."""
-    page = browser.new_page(viewport=VIEWPORT)
-    page.set_default_timeout(TIMEOUT_MS)
-    errors = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.goto(server)
-    page.wait_for_selector("#board .point")
-    page.wait_for_selector("body[data-lesson-ready]", state="attached")  # every panel wired
-    page.wait_for_selector("#board path.model-path", state="attached")
-    yield page
-    page.close()
-    assert not errors, f"console errors: {errors}"
+    """The page at 1024 x 768 with the model's path drawn; fails the test on any JavaScript or
+    console error."""
+    attached = (PANELS, "#board path.model-path")
+    opened = opened_page(browser, server, viewport=VIEWPORT, attached=attached, errors="console")
+    with opened as page:
+        yield page
 
 
 def inside_viewport(page, selector: str) -> bool:

@@ -12,24 +12,20 @@ a temporary folder. Skipped only without Chromium or Playwright (tests/browser.p
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 pytest.importorskip("fastapi", reason="the web extra is not installed")
-from benchmarks.bench_web_load import serving  # noqa: E402
 from ptrnet.cli.serve import load_models  # noqa: E402
 from ptrnet.solvers.geodesy import azimuthal_equidistant  # noqa: E402
-from ptrnet.web.app import create_app  # noqa: E402
 from ptrnet.web.lesson import bundled_lessons  # noqa: E402
 
 # Skips this module without Chromium or Playwright.
-from tests.browser import TIMEOUT_MS, wait_count, wait_text  # noqa: E402
+from tests.browser import PANELS, opened_page, served, wait_count, wait_text  # noqa: E402
 
-pytest_plugins = ["tests.browser"]  # the browser fixture
+pytest_plugins = ["tests.browser"]  # the browser and shots fixtures
 
 torch.set_num_threads(1)
 VIEWPORT = {"width": 1280, "height": 800}
@@ -52,31 +48,18 @@ CSV = "city,lon,lat\n" + "".join(f"{name},{lon},{lat}\n" for name, lon, lat in R
 @pytest.fixture(scope="module")
 def server():
     """The app with the bundled point models and lesson models."""
-    with serving(create_app(load_models([]), lessons=LESSONS)) as address:
-        yield f"http://{address}"
-
-
-@pytest.fixture
-def shots(tmp_path) -> Path:
-    folder = os.environ.get("PTRNET_SCREENSHOTS")
-    return Path(folder) if folder else tmp_path
+    yield from served(load_models([]), lessons=LESSONS)
 
 
 @pytest.fixture
 def page(browser, server):
-    """The page at 1280 x 800; fails the test on any JavaScript or console error."""
-    page = browser.new_page(viewport=VIEWPORT)
-    page.set_default_timeout(TIMEOUT_MS)
-    errors = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.goto(server)
-    page.wait_for_selector("#board .point")
-    page.wait_for_selector("body[data-lesson-ready]", state="attached")  # every panel wired
-    yield page
-    page.close()
-    errors = [e for e in errors if "422" not in e]  # a refused read is logged as a failed fetch
-    assert not errors, f"console errors: {errors}"
+    """The page at 1280 x 800; fails the test on any JavaScript or console error but a 422 (a
+    refused read is logged as a failed fetch)."""
+    opened = opened_page(
+        browser, server, viewport=VIEWPORT, attached=(PANELS,), errors="console", ignore="422"
+    )
+    with opened as page:
+        yield page
 
 
 def board_names(page) -> list[str]:
