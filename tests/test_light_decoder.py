@@ -76,3 +76,37 @@ def test_ptrnet_train_runs_it_with_kools_defaults(tmp_path):
     assert isinstance(model.model, LightPointer)
     assert (model.config.model.encoder, model.config.model.logit_clip) == ("transformer", 10.0)
     assert main([*args, "--decoder-layers", "2", "--out", str(tmp_path / "other")]) == 2
+
+
+def test_a_step_gives_the_teacher_forced_scores_bit_for_bit():
+    """``step``'s one query per row (the step tables ``encode`` builds, ``step_mask``) returns
+    exactly the logits of ``scores`` with T = 1 (the path teacher forcing takes): along random
+    walks of a padded batch, after rows are re-selected as beams are, with and without logit
+    clipping, and from a state built as RRC builds it (the first token chosen, the last not)."""
+    gen = torch.Generator().manual_seed(0)
+    for clip in (10.0, 0.0):
+        torch.manual_seed(1)
+        config = ModelConfig(input_dim=2, hidden=16, **{**LIGHT, "logit_clip": clip})
+        model = LightPointer(config).eval()
+        lengths = torch.tensor([7, 4, 6])
+        points = torch.rand(3, 7, 2, generator=gen)
+        with torch.no_grad():
+            memory = model.encode(points, lengths)
+            prev, state = torch.zeros(3, dtype=torch.long), memory.state
+            for t in range(9):
+                if t == 4:  # beams: rows re-selected, one twice
+                    rows = torch.tensor([2, 0, 0, 1])
+                    memory, prev = memory.index(rows), prev[rows]
+                    state = tuple(s[:, rows] for s in state)
+                logits, state = model.step(memory, prev, state)
+                chosen, first = state
+                want = model.scores(memory, chosen[0, :, None], first[0, :, None], prev[:, None])
+                assert torch.equal(logits, want[:, 0]), (clip, t)
+                prev = torch.multinomial(torch.isfinite(logits).float(), 1, generator=gen)[:, 0]
+            chosen = torch.zeros(1, 1, 8, dtype=torch.bool)
+            chosen[0, 0, 7] = True  # RRC: the segment's last city chosen as the first token
+            state, last = (chosen, torch.tensor([[7]])), torch.tensor([1])
+            memory = model.encode(points[:1], torch.tensor([7]))
+            logits, (chosen, first) = model.step(memory, last, state)
+            want = model.scores(memory, chosen[0, :, None], first[0, :, None], last[:, None])
+            assert torch.equal(logits, want[:, 0])

@@ -32,8 +32,12 @@ def fit_mask(allowed: torch.Tensor, width: int) -> torch.Tensor:
     return torch.nn.functional.pad(allowed, (0, extra), value=False)
 
 
-def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-    """log-softmax over the allowed tokens: (..., V) logits, (..., <=V) bool -> (..., V) float32.
+def masked_log_probs(
+    logits: torch.Tensor, allowed: torch.Tensor, minus_inf: torch.Tensor | float = float("-inf")
+) -> torch.Tensor:
+    """log-softmax over the allowed tokens: (..., V) logits, (..., <=V) bool -> (..., V) float32;
+    ``minus_inf`` may be given as a 0-dim float32 tensor on the logits' device, which spares
+    the step a tensor operation (wrapping the number).
 
     Disallowed entries are -inf. A new tensor is built every call; ``allowed`` is never
     modified (masks mutated in place across steps are a known bug of public implementations).
@@ -44,7 +48,7 @@ def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tenso
     """
     keep = fit_mask(allowed, logits.shape[-1])
     logits = logits if logits.dtype == torch.float32 else logits.float()
-    return torch.log_softmax(logits.masked_fill(~keep, float("-inf")), dim=-1)
+    return torch.log_softmax(torch.where(keep, logits, minus_inf), dim=-1)
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,8 @@ class PointerDecoder:
         # Before this step no row is at its limit: the limit checks are skipped (a step's
         # every tensor operation counts when one instance is decoded alone).
         self.first_limit = int(self.limits.min()) if self.limits.numel() else 0
+        device = rules.lengths.device
+        self.minus_inf = torch.tensor(float("-inf"), device=device)  # made once, not per step
 
     def start(self) -> PointerState:
         previous = torch.zeros_like(self.rules.lengths)  # token 0 -> start symbol input
@@ -95,7 +101,7 @@ class PointerDecoder:
         if state.steps >= self.first_limit:
             allowed = end_only(allowed, self.limits <= state.steps)
         moved = PointerState(hidden, state.previous, state.rules, state.steps, state.ended)
-        return masked_log_probs(logits, allowed), moved  # (R, V)
+        return masked_log_probs(logits, allowed, self.minus_inf), moved  # (R, V)
 
     def reorder(self, state: PointerState, rows: torch.Tensor) -> PointerState:
         return replace(
@@ -107,12 +113,11 @@ class PointerDecoder:
         )
 
     def advance(self, state: PointerState, token: torch.Tensor) -> PointerState:
-        ends = token == 0  # (R,)
-        if state.steps >= self.first_limit:
-            ends = ends & ~(self.limits <= state.steps)  # a cut-off row has not ended
-        return PointerState(
-            state.hidden, token, state.rules.update(token), state.steps + 1, state.ended | ends
-        )
+        rules = state.rules.update(token)
+        if state.steps < self.first_limit:  # no row cut off yet: ended rows are done rows
+            return PointerState(state.hidden, token, rules, state.steps + 1, rules.done)
+        ends = (token == 0) & ~(self.limits <= state.steps)  # a cut-off row has not ended
+        return PointerState(state.hidden, token, rules, state.steps + 1, state.ended | ends)
 
     def finished(self, state: PointerState) -> torch.Tensor:
         return state.rules.done

@@ -16,22 +16,64 @@ which also keeps the glimpse's softmax non-empty when every input is chosen.
 
 Teacher forcing: a step's context depends only on the label prefix (its first and last token
 and the chosen set), so all T steps of a batch run at once as T queries per instance over the
-same keys (:meth:`LightPointer.forward`); ``step`` runs the same :meth:`LightPointer.scores`
-with T = 1, so the teacher-forced likelihood equals the decoded one.
+same keys (:meth:`LightPointer.forward`, through :meth:`LightPointer.scores`). ``step`` computes
+the same numbers, bit for bit, one query per row, with fewer tensor operations (a decoding step's
+time is their fixed cost when one instance is decoded alone, docs/speed.md): the graph part of
+the query added to the first-token table once per batch, its rows picked by one index each,
+the mask built in place of the chosen set (:func:`step_mask`); so the teacher-forced likelihood
+equals the decoded one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from ptrnet.model.config import ModelConfig
-from ptrnet.model.heavy import State, advance, structural_mask
+from ptrnet.model.heavy import State, structural_mask
 from ptrnet.model.pointer import check_batch, column_mask, previous_tokens
 from ptrnet.model.transformer import SetEncoder, reordered_lengths
+
+
+@dataclass(frozen=True)
+class StepTables:
+    """What only a decoding step reads, built once per batch by ``encode`` (B rows).
+
+    Attributes:
+        rows: (B,) long, 0..B-1 (a row's own index, to pick its table rows in one index).
+        inputs: (B, n+1) bool, the real inputs' tokens (the end token and padding False).
+        end: (n+1,) bool, the end token alone.
+        graph_first: (B, n+1, d) the graph part plus each token's first-token part (the sum
+            the query starts with, as :meth:`LightPointer.scores` adds them).
+        logit_kt: (B, d, n+1) the pointer's keys, transposed (a view).
+        masked: 0-dim tensors, 0 and -inf in the keys' dtype (the glimpse's additive mask)
+            and -inf in float32 (a logit the model cannot point at).
+        scale, clip: 0-dim float32 tensors, sqrt(d) and the logit clip C (None for 0): the
+            constants as tensors, each worth a tensor operation less than a Python number in
+            an operation's arguments.
+    """
+
+    rows: torch.Tensor
+    inputs: torch.Tensor
+    end: torch.Tensor
+    graph_first: torch.Tensor
+    logit_kt: torch.Tensor
+    masked: tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+    scale: torch.Tensor
+    clip: torch.Tensor | None
+
+    def index(self, rows: torch.Tensor) -> StepTables:
+        """Re-select batch rows, as :meth:`LightMemory.index`."""
+        return replace(
+            self,
+            rows=torch.arange(len(rows), device=rows.device),
+            inputs=self.inputs[rows],
+            graph_first=self.graph_first[rows],
+            logit_kt=self.logit_kt[rows],
+        )
 
 
 @dataclass(frozen=True)
@@ -47,6 +89,8 @@ class LightMemory:
         glimpse_k, glimpse_v: (B, heads, n+1, d / heads) the glimpse's keys and values per
             head, contiguous (a step reads them whole); logit_k: (B, n+1, d) the pointer's keys;
             the end token's first.
+        tables: what a decoding step reads besides (:class:`StepTables`); None where only the
+            teacher-forced pass reads the memory.
     """
 
     real: torch.Tensor
@@ -57,6 +101,7 @@ class LightMemory:
     glimpse_k: torch.Tensor
     glimpse_v: torch.Tensor
     logit_k: torch.Tensor
+    tables: StepTables | None = None
 
     def index(self, rows: torch.Tensor) -> LightMemory:
         """Re-select batch rows, e.g. ``arange(B).repeat_interleave(k)`` to expand for beams."""
@@ -70,6 +115,7 @@ class LightMemory:
             self.glimpse_k[rows],
             self.glimpse_v[rows],
             self.logit_k[rows],
+            None if self.tables is None else self.tables.index(rows),
         )
 
 
@@ -112,7 +158,15 @@ class LightPointer(nn.Module):
         self, points: torch.Tensor, lengths: torch.Tensor, order: torch.Tensor | None = None
     ) -> LightMemory:
         """(B, n, dim) right-padded, (B,) lengths in 1..n, ``order`` None or (R, n) reordered
-        copies -> memory, as :meth:`ptrnet.model.heavy.HeavyPointer.encode`."""
+        copies -> memory, as :meth:`ptrnet.model.heavy.HeavyPointer.encode`, with the tables
+        a decoding step reads."""
+        memory = self.encode_keys(points, lengths, order)
+        return replace(memory, tables=step_tables(memory, self.config.logit_clip))
+
+    def encode_keys(
+        self, points: torch.Tensor, lengths: torch.Tensor, order: torch.Tensor | None = None
+    ) -> LightMemory:
+        """:meth:`encode` without the step tables (what the teacher-forced pass reads)."""
         check_batch(points, lengths, self.config.input_dim)
         nodes, (h, _) = self.encoder(points, lengths, order)  # (B or R, n, d); h[0]: the mean
         lengths = lengths if order is None else reordered_lengths(lengths, order)
@@ -137,10 +191,33 @@ class LightPointer(nn.Module):
         self, memory: LightMemory, prev_token: torch.Tensor, state: State
     ) -> tuple[torch.Tensor, State]:
         """One decoding step: previous token (B,) and state -> float32 logits (B, n+1), new
-        state. Start with ``prev_token`` all 0 and ``state = memory.state``."""
-        chosen, first = advance(state, prev_token)  # (1, B, n+1), (1, B)
-        logits = self.scores(memory, chosen[0, :, None], first[0, :, None], prev_token[:, None])
-        return logits[:, 0], (chosen, first)
+        state. Start with ``prev_token`` all 0 and ``state = memory.state``; a state's chosen
+        set holds its first token (as :func:`ptrnet.model.heavy.advance` keeps it).
+
+        The logits of :meth:`scores` with T = 1, bit for bit (module docstring)."""
+        chosen, first = state  # (1, B, n+1), (1, B)
+        chosen = chosen.scatter(-1, prev_token.view(1, -1, 1), True)
+        first = torch.where(first.logical_not(), prev_token, first)  # the first, once chosen
+        tables = memory.tables or step_tables(memory, self.config.logit_clip)
+        batch, width = tables.inputs.shape
+        can_point = step_mask(tables.inputs, tables.end, chosen, first, prev_token)  # (1, B, n+1)
+        query = (
+            tables.graph_first[tables.rows, first] + memory.last_keys[tables.rows, prev_token]
+        )  # (1, B, d): one query per row, as scores adds them
+        zero, minus_inf, logit_minus_inf = tables.masked
+        out = F.scaled_dot_product_attention(
+            query.view(batch, memory.glimpse_k.shape[1], 1, -1),
+            memory.glimpse_k,
+            memory.glimpse_v,
+            attn_mask=torch.where(can_point, zero, minus_inf).view(batch, 1, 1, width),
+        )  # (B, heads, 1, d / heads); the additive mask is the one a bool mask becomes
+        glimpse = F.linear(out.reshape(batch, 1, -1), self.glimpse_out.weight)  # (B, 1, d)
+        u = torch.bmm(glimpse, tables.logit_kt).view(batch, width)  # (B, n+1)
+        u = (u if u.dtype == torch.float32 else u.float()) / tables.scale
+        if tables.clip is not None:
+            u = tables.clip * torch.tanh(u)
+        logits = torch.where(can_point.view(batch, width), u, logit_minus_inf)
+        return logits, (chosen, first)
 
     def forward(
         self,
@@ -153,7 +230,7 @@ class LightPointer(nn.Module):
         pad) -> (B, T, n+1) float32; logits[:, i] scores step i given targets[:, :i], as
         ``step`` would after decoding targets[:, :i]. ``order`` (R, n): targets (R, T) of R
         reordered copies, as :meth:`encode`."""
-        memory = self.encode(points, lengths, order)
+        memory = self.encode_keys(points, lengths, order)
         prev = previous_tokens(targets)  # (B, T)
         onehot = F.one_hot(prev, points.shape[1] + 1)  # (B, T, n+1)
         chosen = onehot.cummax(dim=1).values.bool()  # (B, T, n+1): chosen up to step i
@@ -186,6 +263,47 @@ class LightPointer(nn.Module):
         """Multi-head attention of the queries (B, T, d) over the allowed tokens' glimpse keys
         and values -> (B, T, d), heads concatenated."""
         return glimpse_attention(query, memory.glimpse_k, memory.glimpse_v, can_point)
+
+
+def step_tables(memory: LightMemory, clip: float) -> StepTables:
+    """The step tables of ``memory`` (B rows; :class:`StepTables`) for logit clip ``clip``."""
+    batch, width, d = memory.first_keys.shape
+    device, dtype = memory.real.device, memory.glimpse_k.dtype
+    end = torch.zeros(width, dtype=torch.bool, device=device)
+    end[0] = True
+    float32 = dict(dtype=torch.float32, device=device)
+    return StepTables(
+        rows=torch.arange(batch, device=device),
+        inputs=F.pad(memory.real, (1, 0), value=False),
+        end=end,
+        graph_first=memory.graph[:, None] + memory.first_keys,
+        logit_kt=memory.logit_k.transpose(1, 2),
+        masked=(
+            torch.tensor(0.0, dtype=dtype, device=device),
+            torch.tensor(float("-inf"), dtype=dtype, device=device),
+            torch.tensor(float("-inf"), **float32),
+        ),
+        scale=torch.tensor(d**0.5, **float32),
+        clip=torch.tensor(clip, **float32) if clip else None,
+    )
+
+
+def step_mask(
+    inputs: torch.Tensor,
+    end: torch.Tensor,
+    chosen: torch.Tensor,
+    first: torch.Tensor,
+    last: torch.Tensor,
+) -> torch.Tensor:
+    """:func:`ptrnet.model.heavy.structural_mask`'s can_point for one step, in fewer
+    operations: inputs (B, n+1) bool (the real inputs' tokens), end (n+1,) bool (the end token
+    alone), chosen (1, B, n+1) bool holding ``first`` (1, B) where it is > 0, last (B,) ->
+    (1, B, n+1) bool. The first token's column of ``remaining`` is False (chosen, or the end
+    token's when none is), so writing ``closes`` there is structural_mask's ``| is_first``;
+    with no first token, last = first = 0 and ``closes`` is False."""
+    remaining = inputs & ~chosen  # (1, B, n+1)
+    closes = ~remaining.any(dim=-1) & (last != first)  # (1, B)
+    return remaining.scatter(-1, first.unsqueeze(-1), closes.unsqueeze(-1)) | end
 
 
 def glimpse_attention(

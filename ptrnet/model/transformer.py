@@ -50,11 +50,13 @@ class SetEncoder(nn.Module):
         if order is not None:
             return rows_reordered(self(points, lengths), order)
         n = points.shape[1]
-        real = torch.arange(n, device=points.device)[None, :] < lengths[:, None]  # (B, n)
-        points = points.masked_fill(~real[..., None], 0.0)  # a NaN pad would reach the values
-        pads = None if bool(lengths.min() == n) else ~real  # no mask: a faster kernel path
-        out = self.layers(self.embed(points), src_key_padding_mask=pads)  # (B, n, d)
-        out = out.masked_fill(~real[..., None], 0.0)
+        if bool(lengths.min() == n):  # no pads: no masks (a faster kernel path, fewer operations)
+            out = self.layers(self.embed(points))  # (B, n, d)
+        else:
+            real = torch.arange(n, device=points.device)[None, :] < lengths[:, None]  # (B, n)
+            points = points.masked_fill(~real[..., None], 0.0)  # a NaN pad would reach the values
+            out = self.layers(self.embed(points), src_key_padding_mask=~real)  # (B, n, d)
+            out = out.masked_fill(~real[..., None], 0.0)
         mean = out.sum(dim=1) / lengths[:, None].to(out.dtype)  # (B, d)
         h = mean[None].expand(self.decoder_layers, -1, -1).contiguous()  # (layers, B, d)
         return out, (h, torch.zeros_like(h))

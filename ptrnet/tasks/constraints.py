@@ -90,8 +90,9 @@ class DecodeState:
             ``task`` mode only); None otherwise, so no other decoding pays for it. A row not
             done has emitted no end, so its ``steps`` equals t.
         real: (B, n+1) bool, the real input columns; end: (B, n+1) bool, the end column alone;
-            budget: (B,) the task's output budget (``max_steps``). Fixed for a decoding:
-            built from ``lengths`` and ``task`` when not given, then carried along.
+            real_or_end: (B, n+1) bool, either; budget: (B,) the task's output budget
+            (``max_steps``). Fixed for a decoding: built from ``lengths`` and ``task`` when not
+            given, then carried along.
         own: the task's own state, ``{field name: (B, ...) value}`` for each of its
             :attr:`Rules.state_fields` in ``task`` mode (read-only; empty otherwise): started,
             updated and reordered here without being named (:mod:`ptrnet.tasks.state_fields`).
@@ -109,13 +110,14 @@ class DecodeState:
     history: torch.Tensor | None = None
     real: torch.Tensor | None = None
     end: torch.Tensor | None = None
+    real_or_end: torch.Tensor | None = None
     budget: torch.Tensor | None = None
     own: Mapping[str, torch.Tensor] | None = None
 
     def __post_init__(self) -> None:
         # Fixed for the whole decoding, so built once rather than at every step (where each
         # tensor operation's fixed cost counts): (B, n+1) bool real input columns, the end
-        # column alone, and (B,) the task's output budget.
+        # column alone, either, and (B,) the task's output budget.
         if self.real is None:
             cols = torch.arange(self.visited.shape[1], device=self.lengths.device)
             object.__setattr__(self, "real", (cols >= 1) & (cols <= self.lengths[:, None]))
@@ -123,6 +125,8 @@ class DecodeState:
             end = torch.zeros_like(self.visited)
             end[:, 0] = True
             object.__setattr__(self, "end", end)
+        if self.real_or_end is None:
+            object.__setattr__(self, "real_or_end", self.real | self.end)
         if self.budget is None:
             object.__setattr__(self, "budget", self.task.max_steps(self.lengths))
         if self.own is None:
@@ -206,20 +210,23 @@ class DecodeState:
         """(B, n+1) bool mask of tokens allowed at the next step; never all False in a row."""
         end, stop = self.end, self.done  # (B, n+1), (B,): a finished row may only end
         if self.mode == "none":
-            mask = self.real | end
+            mask = self.real_or_end
         else:
-            mask = self.task.allowed_next(self) & (self.real | end)
+            mask = self.task.allowed_next(self) & self.real_or_end
             stop = stop | (self.steps >= self.budget)  # so may a row that used its budget
-        mask = torch.where(stop[:, None], end, mask)
-        return mask | (end & ~mask.any(dim=1, keepdim=True))
+        mask = torch.where(stop.unsqueeze(1), end, mask)
+        return torch.where(mask.any(dim=1, keepdim=True), mask, end)  # an empty row: the end
 
     def update(self, token: torch.Tensor) -> DecodeState:
         """The state after emitting ``token`` (B,) long; rows already done stay unchanged."""
         token = token if token.dtype == torch.long else token.long()
+        # Tensor methods rather than comparisons with Python numbers or indexing with None:
+        # the same values at less fixed cost (this runs at every step).
         live = ~self.done
-        hit = torch.zeros_like(self.visited).scatter(1, token[:, None], True)
-        ended = live & (token == 0)
-        moved = live & ~ended
+        ended = live & token.logical_not()  # emitted the end token (0)
+        moved = live ^ ended  # live and not ended
+        last = torch.where(moved, token, self.last)
+        column = token.unsqueeze(1)  # (B, 1)
         history, own = self.history, self.own
         if history is not None:
             history = torch.cat([history, torch.where(moved, token, 0)[:, None]], dim=1)
@@ -231,15 +238,20 @@ class DecodeState:
             task=self.task,
             mode=self.mode,
             lengths=self.lengths,
-            visited=self.visited | (hit & live[:, None]),
-            first=torch.where(moved & (self.steps == 0), token, self.first),
-            last=torch.where(moved, token, self.last),
+            # Each in as few tensor operations as it takes (each one's fixed cost counts
+            # here): a row's first token is 0 until its first move, which is then its last.
+            visited=torch.where(
+                live.unsqueeze(1), self.visited.scatter(1, column, True), self.visited
+            ),
+            first=torch.where(self.first.logical_not(), last, self.first),
+            last=last,
             steps=self.steps + moved,
             done=self.done | ended,
             points=self.points,
             history=history,
             real=self.real,
             end=self.end,
+            real_or_end=self.real_or_end,
             budget=self.budget,
             own=own,
         )
@@ -262,6 +274,7 @@ class DecodeState:
             history=None if self.history is None else self.history[rows],
             real=self.real[rows],
             end=self.end[rows],
+            real_or_end=self.real_or_end[rows],
             budget=self.budget[rows],
             own=own,
         )

@@ -252,18 +252,16 @@ class TSPTask(Task):
         return n + 1
 
     def allowed_next(self, state: DecodeState) -> torch.Tensor:
-        import torch
-
         # Step 0: the first input (token 1) only; then every input not yet visited; at step
-        # n_b, back to the first; after it, the end. One column is set by a scatter: token 1
-        # at step 0, the first input at step n_b (elsewhere it is visited, so stays False).
+        # n_b, back to the first; after it, the end. Outside the middle steps one column is
+        # set by a scatter: token 1 at step 0 (the first token is 0 until the first step), the
+        # first input at step n_b, the end after it; in the middle the scatter writes False
+        # at the first input, visited already. Few tensor operations: each one's fixed cost
+        # counts at every step of a lone decoding (docs/speed.md).
         steps, lengths = state.steps, state.lengths
-        opening = steps == 0
-        middle = (steps > 0) & (steps < lengths)
-        single = opening | (steps == lengths)
-        column = torch.where(opening, 1, state.first)[:, None]  # (B, 1)
-        mask = (state.unvisited() & middle[:, None]).scatter(1, column, single[:, None])
-        return mask | state.end_if(steps > lengths)
+        middle = (steps.bool() & (steps < lengths)).unsqueeze(1)  # (B, 1): 0 < steps < n_b
+        column = (state.first.clamp(min=1) * (steps <= lengths)).unsqueeze(1)  # (B, 1)
+        return (state.unvisited() & middle).scatter(1, column, ~middle)
 
     def batch_cost(
         self, points: torch.Tensor, tokens: torch.Tensor, lengths: torch.Tensor

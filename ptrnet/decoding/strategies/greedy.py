@@ -22,8 +22,8 @@ class Greedy:
     def select(
         self, logp: torch.Tensor, scores: torch.Tensor
     ) -> tuple[torch.Tensor, None, torch.Tensor]:
-        token = logp.argmax(dim=1)  # (R,)
-        return token, None, scores + logp.gather(1, token[:, None])[:, 0]
+        best, token = logp.max(dim=1)  # (R,) each: argmax's token (the first of ties), its value
+        return token, None, scores + best
 
 
 def build(options: StrategyOptions, instances: int, generator: torch.Generator | None) -> Greedy:
