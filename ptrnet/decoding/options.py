@@ -297,8 +297,10 @@ class DecodeOptions:
         check_views(self, task)
         if self.pick == "shortest" and not task.objective_cost:
             raise _shortest_error(task)
+        if self.constraints is not None:  # resolved already (for this task or another)
+            return self
         default = task.paper_constraints if self.protocol == "paper" else "task"
-        return replace(self, constraints=self.constraints or default)
+        return replace(self, constraints=default)
 
     def with_window(self, default: int) -> DecodeOptions:
         """These options with ``window`` set: its own value if one was given, else ``default``

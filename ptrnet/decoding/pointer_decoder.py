@@ -17,6 +17,10 @@ import torch
 from ptrnet.model.pointer import State
 from ptrnet.tasks.constraints import DecodeState
 
+#: The steps before the first row's limit where :class:`PointerDecoder` asks whether a step's
+#: mask leaves each row one token (TSP's last two: the return to the first city, the end).
+FORCED_TAIL = 2
+
 
 def fit_mask(allowed: torch.Tensor, width: int) -> torch.Tensor:
     """Widen a (..., w) allowed mask to (..., width) with False columns (w <= width).
@@ -62,6 +66,9 @@ class PointerState:
         rules: the task's :class:`~ptrnet.tasks.constraints.DecodeState` (what may come next).
         steps: outputs given so far.
         ended: (R,) bool, rows that gave the end token before their limit.
+        unread: (R,) long tokens, in order, that came before ``previous`` and that the model
+            has not read yet (steps whose one allowed token needed no logits,
+            :meth:`PointerDecoder.step`); ``hidden`` is the state before them.
     """
 
     hidden: State
@@ -69,6 +76,7 @@ class PointerState:
     rules: DecodeState
     steps: int
     ended: torch.Tensor
+    unread: tuple[torch.Tensor, ...] = ()
 
 
 class PointerDecoder:
@@ -80,6 +88,11 @@ class PointerDecoder:
     output and score never depend on how long its batch mates are (without the task's budget,
     constraints ``none``, a short row beside a long one would otherwise run on). Beams only
     reorder rows of one instance, which share its limit and memory: neither is re-indexed.
+
+    In a search's last :data:`FORCED_TAIL` steps before a row's limit, a step whose mask leaves
+    every row one token (TSP: the return to the first city, then the end token) does not call
+    the model: that token's log-probability is 0 under any finite logits, as the model's would
+    give it, and the model reads the token at the next step that needs its logits, if any.
     """
 
     def __init__(self, model: Any, memory: Any, rules: DecodeState) -> None:
@@ -89,19 +102,37 @@ class PointerDecoder:
         # every tensor operation counts when one instance is decoded alone).
         self.first_limit = int(self.limits.min()) if self.limits.numel() else 0
         device = rules.lengths.device
-        self.minus_inf = torch.tensor(float("-inf"), device=device)  # made once, not per step
+        # Made once, not per step (a Python number in a step's where costs an operation more).
+        self.minus_inf = torch.tensor(float("-inf"), dtype=torch.float32, device=device)
+        self.zero = torch.tensor(0.0, dtype=torch.float32, device=device)
+        self.width: int | None = None  # the model's logits per row, once it has given some
 
     def start(self) -> PointerState:
         previous = torch.zeros_like(self.rules.lengths)  # token 0 -> start symbol input
         return PointerState(self.memory.state, previous, self.rules, 0, self.rules.done)
 
     def step(self, state: PointerState) -> tuple[torch.Tensor, PointerState]:
-        logits, hidden = self.model.step(self.memory, state.previous, state.hidden)  # (R, V)
-        allowed = state.rules.allowed()
+        allowed = state.rules.allowed()  # (R, n+1)
         if state.steps >= self.first_limit:
             allowed = end_only(allowed, self.limits <= state.steps)
+        if self.forced(state, allowed):  # log-probability 0 at each row's one token
+            logp = torch.where(fit_mask(allowed, self.width), self.zero, self.minus_inf)
+            return logp, replace(state, unread=(*state.unread, state.previous))  # (R, V)
+        hidden = state.hidden
+        for token in state.unread:  # tokens of forced steps, read now: their logits unused
+            _, hidden = self.model.step(self.memory, token, hidden)
+        logits, hidden = self.model.step(self.memory, state.previous, hidden)  # (R, V)
+        self.width = logits.shape[-1]
         moved = PointerState(hidden, state.previous, state.rules, state.steps, state.ended)
         return masked_log_probs(logits, allowed, self.minus_inf), moved  # (R, V)
+
+    def forced(self, state: PointerState, allowed: torch.Tensor) -> bool:
+        """Whether ``allowed`` (R, n+1), a step's mask, leaves each row one token and the step
+        is among the last :data:`FORCED_TAIL` before the first row's limit (where the question
+        is worth its cost), once the model's logits width is known (class docstring)."""
+        if self.width is None or state.steps + FORCED_TAIL < self.first_limit:
+            return False
+        return int(allowed.sum()) == allowed.shape[0]  # every row allows one at least
 
     def reorder(self, state: PointerState, rows: torch.Tensor) -> PointerState:
         return replace(
@@ -110,14 +141,15 @@ class PointerDecoder:
             previous=state.previous[rows],
             rules=state.rules.index(rows),
             ended=state.ended[rows],
+            unread=tuple(token[rows] for token in state.unread),
         )
 
     def advance(self, state: PointerState, token: torch.Tensor) -> PointerState:
-        rules = state.rules.update(token)
+        rules, steps, unread = state.rules.update(token), state.steps + 1, state.unread
         if state.steps < self.first_limit:  # no row cut off yet: ended rows are done rows
-            return PointerState(state.hidden, token, rules, state.steps + 1, rules.done)
+            return PointerState(state.hidden, token, rules, steps, rules.done, unread)
         ends = (token == 0) & ~(self.limits <= state.steps)  # a cut-off row has not ended
-        return PointerState(state.hidden, token, rules, state.steps + 1, state.ended | ends)
+        return PointerState(state.hidden, token, rules, steps, state.ended | ends, unread)
 
     def finished(self, state: PointerState) -> torch.Tensor:
         return state.rules.done

@@ -142,13 +142,14 @@ def _backtrack(
     history: list, rows: int, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Follow parent pointers from the last step: -> tokens (R, T), probs (R, T, V) or None."""
-    row = torch.arange(rows, device=device)
+    row = None  # each row its own until a step reordered rows (no index to take before then)
     tokens, probs = [], []
     for token, parent, logp in reversed(history):
-        source = row if parent is None else parent[row]  # the row the step's input came from
-        tokens.append(token[row])
+        # the row the step's input came from
+        source = row if parent is None else parent if row is None else parent[row]
+        tokens.append(token if row is None else token[row])
         if logp is not None:
-            probs.append(logp[source].exp())
+            probs.append((logp if source is None else logp[source]).exp())
         row = source
     if not tokens:
         return torch.zeros(rows, 0, dtype=torch.long, device=device), None

@@ -302,7 +302,7 @@ def step_mask(
     token's when none is), so writing ``closes`` there is structural_mask's ``| is_first``;
     with no first token, last = first = 0 and ``closes`` is False."""
     remaining = inputs & ~chosen  # (1, B, n+1)
-    closes = ~remaining.any(dim=-1) & (last != first)  # (1, B)
+    closes = (last != first) > remaining.any(dim=-1)  # (1, B): a > b is a and not b
     return remaining.scatter(-1, first.unsqueeze(-1), closes.unsqueeze(-1)) | end
 
 

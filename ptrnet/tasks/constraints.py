@@ -223,8 +223,8 @@ class DecodeState:
         # Tensor methods rather than comparisons with Python numbers or indexing with None:
         # the same values at less fixed cost (this runs at every step).
         live = ~self.done
-        ended = live & token.logical_not()  # emitted the end token (0)
-        moved = live ^ ended  # live and not ended
+        done = self.done | token.logical_not()  # done, or emitted the end token (0) now
+        moved = ~done  # live and emitted an input
         last = torch.where(moved, token, self.last)
         column = token.unsqueeze(1)  # (B, 1)
         history, own = self.history, self.own
@@ -246,7 +246,7 @@ class DecodeState:
             first=torch.where(self.first.logical_not(), last, self.first),
             last=last,
             steps=self.steps + moved,
-            done=self.done | ended,
+            done=done,
             points=self.points,
             history=history,
             real=self.real,
