@@ -58,22 +58,27 @@ def plain_allowed(state):
 
 @pytest.mark.parametrize("name", ["tsp", "sort", "convex_hull", "knapsack", "cvrp"])
 @pytest.mark.parametrize("mode", ["none", "task"])
-def test_the_step_equals_its_plain_statement_along_free_walks(name, mode):
+@pytest.mark.parametrize("rows", ["mixed sizes", "one size", "alone"])
+def test_the_step_equals_its_plain_statement_along_free_walks(name, mode, rows):
+    """Rows of one size (alone too) take the state's known-step path (``moves``, ``size``)
+    until a row does not move; rows of mixed sizes the per-row one."""
     task, rng = get_task(name), np.random.default_rng(7)
     gen = torch.Generator().manual_seed(7)
-    for _ in range(6):
-        points = [task.sample_points(rng, int(rng.integers(3, 9))) for _ in range(5)]
-        batch = collate(points)
+    count, wildness = (1, 0.05) if rows == "alone" else (5, 0.15)
+    for walk in range(8):
+        sizes = rng.integers(3, 9, size=count) if rows == "mixed sizes" else [6] * count
+        batch = collate([task.sample_points(rng, int(n)) for n in sizes])
         state = task.decode_state(batch.lengths, mode, batch.points)
-        width = state.visited.shape[1]
+        assert (state.size is not None) == (rows != "mixed sizes")
+        width, tame = state.visited.shape[1], walk % 2 == 0  # tame walks take allowed tokens
         for _ in range(width + 3):
             allowed = state.allowed()
             assert torch.equal(allowed, plain_allowed(state))
             token = torch.multinomial(allowed.float(), 1, generator=gen)[:, 0]
-            wild = torch.rand(5, generator=gen) < 0.15  # now and then any column at all
-            token = torch.where(wild, torch.randint(0, width, (5,), generator=gen), token)
+            wild = torch.rand(count, generator=gen) < (0 if tame else wildness)
+            token = torch.where(wild, torch.randint(0, width, (count,), generator=gen), token)
             want, state = plain_update(state, token), state.update(token)
             for field, value in want.items():
                 assert torch.equal(getattr(state, field), value), field
             if bool(rng.random() < 0.3):  # beams re-select rows
-                state = state.index(torch.from_numpy(rng.permutation(5)))
+                state = state.index(torch.from_numpy(rng.permutation(count)))

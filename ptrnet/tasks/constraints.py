@@ -96,6 +96,13 @@ class DecodeState:
         own: the task's own state, ``{field name: (B, ...) value}`` for each of its
             :attr:`Rules.state_fields` in ``task`` mode (read-only; empty otherwise): started,
             updated and reordered here without being named (:mod:`ptrnet.tasks.state_fields`).
+        moves: every row's ``steps``, known here without reading a tensor, while every update
+            so far moved every row (emitted an input: no row done, a row's first token set
+            from the first update on); None once one did not, or for a state not begun by
+            :meth:`start`. With ``size``, the rows' common length (None where they differ),
+            :meth:`allowed` and a task's rule (TSP's) may know the step's kind here and spare
+            their per-row comparisons: a lone instance's decoding pays each tensor operation's
+            fixed cost at every step (docs/speed.md).
     """
 
     task: Rules
@@ -113,6 +120,8 @@ class DecodeState:
     real_or_end: torch.Tensor | None = None
     budget: torch.Tensor | None = None
     own: Mapping[str, torch.Tensor] | None = None
+    moves: int | None = None
+    size: int | None = None
 
     def __post_init__(self) -> None:
         # Fixed for the whole decoding, so built once rather than at every step (where each
@@ -156,6 +165,7 @@ class DecodeState:
         batch, n = lengths.shape[0], int(lengths.max()) if lengths.numel() else 0
         zeros = torch.zeros(batch, dtype=torch.long, device=lengths.device)
         keeps = mode == "task" and task.reads_history
+        same = batch > 0 and bool((lengths == n).all())
         state = cls(
             task,
             mode,
@@ -167,6 +177,8 @@ class DecodeState:
             torch.zeros(batch, dtype=torch.bool, device=lengths.device),
             None if points is None else points.detach().to(torch.float64),
             zeros[:, None][:, :0] if keeps else None,  # (B, 0): nothing emitted yet
+            moves=0,
+            size=n if same else None,
         )
         fields = task.state_fields if mode == "task" else ()
         return replace(state, own=start_fields(state, fields)) if fields else state
@@ -211,6 +223,11 @@ class DecodeState:
         end, stop = self.end, self.done  # (B, n+1), (B,): a finished row may only end
         if self.mode == "none":
             mask = self.real_or_end
+        elif self.moves is not None and self.size is not None:  # no row done; steps known
+            if self.moves >= self.task.max_steps(self.size):  # every row used its budget
+                return end.clone()
+            mask = self.task.allowed_next(self) & self.real_or_end
+            return torch.where(mask.any(dim=1, keepdim=True), mask, end)
         else:
             mask = self.task.allowed_next(self) & self.real_or_end
             stop = stop | (self.steps >= self.budget)  # so may a row that used its budget
@@ -222,11 +239,20 @@ class DecodeState:
         token = token if token.dtype == torch.long else token.long()
         # Tensor methods rather than comparisons with Python numbers or indexing with None:
         # the same values at less fixed cost (this runs at every step).
-        live = ~self.done
         done = self.done | token.logical_not()  # done, or emitted the end token (0) now
         moved = ~done  # live and emitted an input
-        last = torch.where(moved, token, self.last)
         column = token.unsqueeze(1)  # (B, 1)
+        if self.moves is not None and bool(moved.all()):  # every row moved, as every time before
+            visited = self.visited.scatter(1, column, True)
+            first = token if self.moves == 0 else self.first  # (a first token from move 1 on)
+            last, moves = token, self.moves + 1
+        else:  # a row's first token is 0 until its first move, which is then its last
+            live = ~self.done
+            visited = torch.where(
+                live.unsqueeze(1), self.visited.scatter(1, column, True), self.visited
+            )
+            last = torch.where(moved, token, self.last)
+            first, moves = torch.where(self.first.logical_not(), last, self.first), None
         history, own = self.history, self.own
         if history is not None:
             history = torch.cat([history, torch.where(moved, token, 0)[:, None]], dim=1)
@@ -238,12 +264,8 @@ class DecodeState:
             task=self.task,
             mode=self.mode,
             lengths=self.lengths,
-            # Each in as few tensor operations as it takes (each one's fixed cost counts
-            # here): a row's first token is 0 until its first move, which is then its last.
-            visited=torch.where(
-                live.unsqueeze(1), self.visited.scatter(1, column, True), self.visited
-            ),
-            first=torch.where(self.first.logical_not(), last, self.first),
+            visited=visited,
+            first=first,
             last=last,
             steps=self.steps + moved,
             done=done,
@@ -254,6 +276,8 @@ class DecodeState:
             real_or_end=self.real_or_end,
             budget=self.budget,
             own=own,
+            moves=moves,
+            size=self.size,
         )
 
     def index(self, rows: torch.Tensor) -> DecodeState:

@@ -253,11 +253,21 @@ class TSPTask(Task):
 
     def allowed_next(self, state: DecodeState) -> torch.Tensor:
         # Step 0: the first input (token 1) only; then every input not yet visited; at step
-        # n_b, back to the first; after it, the end. Outside the middle steps one column is
-        # set by a scatter: token 1 at step 0 (the first token is 0 until the first step), the
-        # first input at step n_b, the end after it; in the middle the scatter writes False
-        # at the first input, visited already. Few tensor operations: each one's fixed cost
-        # counts at every step of a lone decoding (docs/speed.md).
+        # n_b, back to the first; after it, the end. Few tensor operations: each one's fixed
+        # cost counts at every step of a lone decoding (docs/speed.md). Where every row is at
+        # the same step of one size (DecodeState.moves, .size), the step's kind is known here.
+        moves, size = state.moves, state.size
+        if moves is not None and size:
+            if moves == 0:
+                return state.end.roll(1, dims=1)  # token 1
+            if moves < size:
+                return state.unvisited()
+            if moves == size:
+                return state.one_hot(state.first, state.first.bool())  # every row's first
+            return state.end.clone()
+        # Outside the middle steps one column is set by a scatter: token 1 at step 0 (the first
+        # token is 0 until the first step), the first input at step n_b, the end after it; in
+        # the middle the scatter writes False at the first input, visited already.
         steps, lengths = state.steps, state.lengths
         middle = (steps.bool() & (steps < lengths)).unsqueeze(1)  # (B, 1): 0 < steps < n_b
         column = (state.first.clamp(min=1) * (steps <= lengths)).unsqueeze(1)  # (B, 1)
