@@ -9,8 +9,9 @@ also times them under ``torch.inference_mode``, as ptrnet decodes).
 
 Uniform instances (seed 0), the same for every model; each round decodes every instance once
 with every model in turn; the table gives each model's median over ``--rounds`` rounds after
-one warm-up round. A latency benchmark: the per-step cost of decoding dominates it, not the
-arithmetic (docs/speed.md).
+one warm-up round, and with Kool's under inference mode each ptrnet model's median over theirs.
+A latency benchmark: the per-step cost of decoding dominates it, not the arithmetic
+(docs/speed.md; ``benchmarks/step_operations.py`` counts a step's tensor operations).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ except ImportError:  # run as a script: benchmarks/ itself is on sys.path
     from bench_kool import cpu_model, parse_models, ptrnet_options
     from kool_models import kool_tours, load_kool
 
+KOOL_IM = "kool (inference mode)"  # the row the ratios divide by
+
 
 def timers(args: argparse.Namespace, n: int) -> dict:
     """{row name: function decoding one instance} for size ``n``."""
@@ -51,7 +54,7 @@ def timers(args: argparse.Namespace, n: int) -> dict:
                 with torch.inference_mode():
                     return kool_tours(model, [p], 0)
 
-            rows["kool (inference mode)"] = kool_inference_mode
+            rows[KOOL_IM] = kool_inference_mode
     return rows
 
 
@@ -81,8 +84,19 @@ def main(argv: list[str] | None = None) -> list[dict]:
                     times[name].append(1000 * (time.process_time() - start) / len(points))
         cells = {name: statistics.median(t) for name, t in times.items()}
         results.append(dict(n=n, **cells))
-        print(f"n = {n}: " + ", ".join(f"{name} {ms:.1f} ms" for name, ms in cells.items()))
+        print(f"n = {n}: " + ", ".join(f"{name} {ms:.2f} ms" for name, ms in cells.items()))
+        if KOOL_IM in cells:
+            print(f"  / {KOOL_IM}: " + ", ".join(ratios(cells)))
     return results
+
+
+def ratios(cells: dict[str, float]) -> list[str]:
+    """Each ptrnet row's median over Kool's under inference mode, as ``name 0.93``."""
+    return [
+        f"{name} {ms / cells[KOOL_IM]:.2f}"
+        for name, ms in cells.items()
+        if not name.startswith("kool")
+    ]
 
 
 if __name__ == "__main__":
