@@ -35,8 +35,8 @@ from ptrnet.model.features import depot_and_demands
 from ptrnet.model.light import clipped_logits, glimpse_attention, pick_rows, token_keys, with_start
 from ptrnet.model.pointer import check_batch, column_mask, previous_tokens
 from ptrnet.model.transformer import SetEncoder, copy_rows, reordered_lengths
+from ptrnet.tasks.cvrp import DEPOT  # the depot's token: input 0, token 1
 
-DEPOT = 1  #: the depot's token (input 0)
 #: Demand shares up to this much above the load left still fit (float rounding of ``used``);
 #: far below the smallest step between two shares, 1 / capacity.
 LOAD_SLACK = 1e-5
