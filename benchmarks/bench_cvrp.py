@@ -14,8 +14,10 @@ Rows, at each ``--n``: every ``--decoding`` of each ``--model [NAME=]MODEL`` (a 
 checkpoint; default the bundled cvrp folder) through ``ptrnet.inference.predict``: ``greedy``,
 ``beam5`` (the most likely of 5 beams), ``beam5-shortest`` (the shortest of them),
 ``multistart-shortest`` (greedy from every start, the shortest kept), ``views8`` (eight-view
-search) and ``multistart8-shortest`` (multistart on the square's eight symmetries); a decoding
-the task refuses today is a row ``refused: <reason>``. Then Kool's greedy with their model of
+search), ``multistart8-shortest`` (multistart on the square's eight symmetries) and
+``multistart8-shortest+route-search`` (then the task's route search, as ``ptrnet predict cvrp
+--route-search``: 2-opt within routes, relocations and swaps between them, timed with the
+decoding); a decoding the task refuses today is a row ``refused: <reason>``. Then Kool's greedy with their model of
 the nearest size (their ``cvrp_20`` at n = 20, ``cvrp_50`` at n = 50), from the checkout
 ``--kool PATH`` (or ``$KOOL_CHECKOUT``; without one their rows are left out, with a note). Their
 routes are measured with ptrnet's ``routes_length`` and checked against the lengths their own
@@ -72,7 +74,10 @@ DECODINGS = {
     "multistart-shortest": DecodeOptions(multistart=1, pick="shortest"),
     "views8": DecodeOptions(search_views=8),
     "multistart8-shortest": DecodeOptions(multistart=8, pick="shortest"),
+    "multistart8-shortest+route-search": DecodeOptions(multistart=8, pick="shortest"),
 }
+#: A decoding whose name ends so runs the task's route search after it (``--route-search``).
+SEARCHED = "+route-search"
 WARM = 2  # instances decoded once, untimed, before each row's timed run
 
 
@@ -150,18 +155,33 @@ def clocked(decode: Callable[[list[np.ndarray]], list[np.ndarray]], rows: list) 
 
 def ptrnet_row(loaded, name: str, decoding: str, test: CvrpSet) -> Row:
     """The row of one decoding of a loaded ptrnet model, or its refusal."""
-    from ptrnet.inference import predict
     from ptrnet.tasks import get_task
 
     method = f"{name} {decoding}"
     options = DECODINGS[decoding]
     try:
         options.for_task(get_task("cvrp"))
-        found, cpu, wall = clocked(lambda r: predict(loaded, "cvrp", r, options), test.rows)
+        found, cpu, wall = clocked(lambda r: decoded(loaded, r, decoding), test.rows)
     except (DecodeOptionError, UsageError) as err:
         return Row(test.n, method, refused=str(err).splitlines()[0])
     lengths = np.array([served_length(r, s) for r, s in zip(test.rows, found, strict=True)])
     return Row(test.n, method, lengths, cpu, wall)
+
+
+def decoded(loaded, rows: list[np.ndarray], decoding: str) -> list[np.ndarray]:
+    """``predict``'s answers for ``rows`` under the named decoding, then the route search (as
+    ``ptrnet predict cvrp --route-search``) for a name ending in :data:`SEARCHED`."""
+    from ptrnet.inference import predict
+    from ptrnet.searches.plan import SearchPlan
+    from ptrnet.searches.run import run_searches
+    from ptrnet.tasks import get_task
+
+    found = predict(loaded, "cvrp", rows, DECODINGS[decoding])
+    if not decoding.endswith(SEARCHED):
+        return found
+    task = get_task("cvrp")
+    plan = SearchPlan(local=("route_search",)).for_task(task)
+    return run_searches(loaded, task, rows, found, plan)
 
 
 def kool_size(n: int) -> int:

@@ -163,3 +163,33 @@ def test_errors_are_one_line(tmp_path):
         main(["--model", str(tmp_path / "nowhere"), "--references", str(tmp_path)])
     text = str(exit_info.value)
     assert text.startswith("bench_cvrp: error: ") and "\n" not in text
+
+
+def test_the_route_search_row_shortens_the_decoded_routes_and_keeps_them_valid(tmp_path):
+    """``+route-search`` runs the task's route search on the decoding's answers: with an
+    untrained model every answer stays valid and none gets longer."""
+    import torch
+
+    from benchmarks.bench_cvrp import decoded
+    from ptrnet.inference import load_model
+    from ptrnet.model import ModelConfig, build_model
+    from ptrnet.runs.checkpoint import save_checkpoint
+    from ptrnet.runs.config import RunConfig, TrainConfig
+    from ptrnet.solvers.cvrp import routes_problem, split_routes
+
+    torch.manual_seed(0)
+    config = RunConfig(
+        ModelConfig(input_dim=4, hidden=8, features="demand"),
+        TrainConfig(task="cvrp", sizes="8", steps=1),
+    )
+    save_checkpoint(tmp_path / "best.safetensors", config, 0, build_model(config.model))
+    loaded = load_model(str(tmp_path / "best.safetensors"), "cvrp")
+    rows = [instance_rows(*sample_instance(np.random.default_rng(s), 8)) for s in range(4)]
+    plain = decoded(loaded, rows, "multistart8-shortest")
+    searched = decoded(loaded, rows, "multistart8-shortest+route-search")
+    for r, a, b in zip(rows, plain, searched, strict=True):
+        assert routes_problem(r[:, 2].astype(int), int(r[0, 3]), split_routes(b)) is None
+        assert (
+            routes_length(r[:, :2], split_routes(b))
+            <= routes_length(r[:, :2], split_routes(a)) + 1e-12
+        )

@@ -148,7 +148,8 @@ def paper_rows(
 
 def bundled_tasks() -> tuple[str, ...]:
     """The point tasks that ship a bundled model (``ptrnet/bundled/NAME/``), in registry order:
-    the demo's default (a task trained by its user, such as cvrp, has none)."""
+    the demo's default (a task registered without one, to be trained by its user, is left
+    out)."""
     return tuple(name for name in POINT_TASKS if os.path.isdir(bundled_model_dir(name)))
 
 
