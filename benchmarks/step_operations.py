@@ -25,18 +25,23 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import ptrnet  # noqa: E402
 from ptrnet.inference import load_model, predict  # noqa: E402
 
 GROUPS = {"model/": "model step", "tasks/": "task state and mask", "decoding/": "search loop"}
+#: The package's own folder: a frame is ptrnet's when its file lies under it (not when its path
+#: merely contains "/ptrnet/", as a checkout named ptrnet with its .venv inside it would).
+PACKAGE = Path(ptrnet.__file__).resolve().parent
 
 
 def source(frame) -> str:
-    """The group of the innermost frame of ``frame``'s stack in a ``ptrnet/`` file: a
-    :data:`GROUPS` value, ``ptrnet, other`` for the package's other folders, or ``outside``."""
+    """The group of the innermost frame of ``frame``'s stack in a file of the ``ptrnet``
+    package: a :data:`GROUPS` value, ``ptrnet, other`` for the package's other folders, or
+    ``outside``."""
     while frame is not None:
-        path = frame.f_code.co_filename.replace("\\", "/")
-        if "/ptrnet/" in path and "/benchmarks/" not in path:
-            inner = path.rsplit("/ptrnet/", 1)[1]
+        path = Path(frame.f_code.co_filename)
+        if path.is_absolute() and path.is_relative_to(PACKAGE):
+            inner = path.relative_to(PACKAGE).as_posix()
             return next((g for p, g in GROUPS.items() if inner.startswith(p)), "ptrnet, other")
         frame = frame.f_back
     return "outside"
