@@ -17,12 +17,12 @@ checkpoint; default the bundled cvrp folder) through ``ptrnet.inference.predict`
 search), ``multistart8-shortest`` (multistart on the square's eight symmetries) and
 ``multistart8-shortest+route-search`` (then the task's route search, as ``ptrnet predict cvrp
 --route-search``: 2-opt within routes, relocations and swaps between them, timed with the
-decoding); a decoding the task refuses today is a row ``refused: <reason>``. Then Kool's
-greedy with their model of the nearest size (their ``cvrp_20`` at n = 20, ``cvrp_50`` at n = 50), from the checkout
-``--kool PATH`` (or ``$KOOL_CHECKOUT``; without one their rows are left out, with a note). Their
-routes are measured with ptrnet's ``routes_length`` and checked against the lengths their own
-code returns (the header states the largest difference). They published no eight-view or
-multi-start decoding for CVRP; it is not invented here.
+decoding); a decoding the task refuses today is a row ``refused: <reason>``. Then Kool's greedy
+with their model of the nearest size (their ``cvrp_20`` at n = 20, ``cvrp_50`` at n = 50), from
+the checkout ``--kool PATH`` (or ``$KOOL_CHECKOUT``; without one their rows are left out, with a
+note). Their routes are measured with ptrnet's ``routes_length`` and checked against the lengths
+their own code returns (the header states the largest difference). They published no eight-view
+or multi-start decoding for CVRP; it is not invented here.
 
 Valid: every customer served once, no route over the capacity (``routes_problem``). Gap: length
 / reference - 1 over the valid answers. Paired: the mean over instances both answered validly
