@@ -28,7 +28,7 @@ from ptrnet.decoding.forced_start import ForcedStart
 from ptrnet.decoding.interface import PointerMemory, PointerModel, State
 from ptrnet.decoding.search import DecodingError, SearchTrace, batch_instances, search_batch
 from ptrnet.decoding.strategies.greedy import Greedy
-from ptrnet.model.transformer import copy_rows
+from ptrnet.model.transformer import reordered_inputs, reordered_lengths
 from ptrnet.tasks.base import Task
 
 
@@ -46,9 +46,7 @@ def rotations(lengths: torch.Tensor, width: int) -> torch.Tensor:
 
 def rotate(batch: Batch, order: torch.Tensor) -> Batch:
     """The B * S rotated copies of ``batch`` that ``order`` (from :func:`rotations`) lists."""
-    rows = copy_rows(batch.size, order)  # (B*S,)
-    points = batch.points[rows].gather(1, order[..., None].expand(-1, -1, batch.points.shape[2]))
-    return Batch(points, batch.lengths[rows])
+    return Batch(reordered_inputs(batch.points, order), reordered_lengths(batch.lengths, order))
 
 
 class Reordered(nn.Module):

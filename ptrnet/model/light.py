@@ -144,15 +144,8 @@ class LightPointer(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """uniform(-1/sqrt(d), 1/sqrt(d)) on the decoder's own parameters (Kool et al.'s rule;
-        ``init`` = ``paper`` uses uniform(-0.08, 0.08) instead); the encoder keeps PyTorch's
-        defaults, as the pointer's Transformer."""
-        d = self.config.hidden
-        bound = 0.08 if self.config.init == "paper" else 1 / d**0.5
-        own = {id(p) for p in self.encoder.parameters()}
-        for p in self.parameters():
-            if id(p) not in own:
-                nn.init.uniform_(p, -bound, bound)
+        """:func:`reset_decoder` (Kool et al.'s rule)."""
+        reset_decoder(self)
 
     def encode(
         self, points: torch.Tensor, lengths: torch.Tensor, order: torch.Tensor | None = None
@@ -314,6 +307,19 @@ def glimpse_attention(
     q = split_heads(query, keys.shape[1])  # (B, heads, T, d / heads)
     out = F.scaled_dot_product_attention(q, keys, values, attn_mask=can_point[:, None])
     return out.transpose(1, 2).flatten(2)  # (B, T, d)
+
+
+def reset_decoder(model: nn.Module) -> None:
+    """uniform(-1/sqrt(d), 1/sqrt(d)) on the parameters of ``model`` outside its ``encoder``
+    (Kool et al.'s rule; ``config.init`` = ``paper`` uses uniform(-0.08, 0.08) instead); the
+    encoder keeps PyTorch's defaults, as the pointer's Transformer. For the light and the route
+    decoder."""
+    d = model.config.hidden
+    bound = 0.08 if model.config.init == "paper" else 1 / d**0.5
+    own = {id(p) for p in model.encoder.parameters()}
+    for p in model.parameters():
+        if id(p) not in own:
+            nn.init.uniform_(p, -bound, bound)
 
 
 def token_keys(

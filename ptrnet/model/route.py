@@ -32,9 +32,16 @@ from torch import nn
 
 from ptrnet.model.config import ModelConfig
 from ptrnet.model.features import depot_and_demands
-from ptrnet.model.light import clipped_logits, glimpse_attention, pick_rows, token_keys, with_start
+from ptrnet.model.light import (
+    clipped_logits,
+    glimpse_attention,
+    pick_rows,
+    reset_decoder,
+    token_keys,
+    with_start,
+)
 from ptrnet.model.pointer import check_batch, column_mask, previous_tokens
-from ptrnet.model.transformer import SetEncoder, copy_rows, reordered_lengths
+from ptrnet.model.transformer import SetEncoder, reordered_inputs, reordered_lengths
 from ptrnet.tasks.cvrp import DEPOT  # the depot's token: input 0, token 1
 
 #: Demand shares up to this much above the load left still fit (float rounding of ``used``);
@@ -109,13 +116,8 @@ class RoutePointer(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """The light decoder's rule (:meth:`ptrnet.model.light.LightPointer.reset_parameters`)."""
-        d = self.config.hidden
-        bound = 0.08 if self.config.init == "paper" else 1 / d**0.5
-        own = {id(p) for p in self.encoder.parameters()}
-        for p in self.parameters():
-            if id(p) not in own:
-                nn.init.uniform_(p, -bound, bound)
+        """The light decoder's rule (:func:`ptrnet.model.light.reset_decoder`)."""
+        reset_decoder(self)
 
     def encode(
         self, points: torch.Tensor, lengths: torch.Tensor, order: torch.Tensor | None = None
@@ -135,8 +137,7 @@ class RoutePointer(nn.Module):
         if order is not None:
             if not bool((order[:, 0] == 0).all()):
                 raise ValueError("the route decoder reads every copy with its depot first")
-            rows = copy_rows(features.shape[0], order)  # (R,)
-            features = features[rows].gather(1, order[..., None].expand(-1, -1, 4))  # (R, n, 4)
+            features = reordered_inputs(features, order)  # (R, n, 4)
             lengths = reordered_lengths(lengths, order)
         batch, n, _ = nodes.shape
         real = column_mask(lengths, n, offset=0)  # (B, n)

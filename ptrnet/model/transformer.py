@@ -81,6 +81,14 @@ def reordered_lengths(lengths: torch.Tensor, order: torch.Tensor) -> torch.Tenso
     return lengths[copy_rows(lengths.shape[0], order)]
 
 
+def reordered_inputs(values: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
+    """Per-input values (B, n, k) -> those of the R = B * S reordered copies that ``order``
+    (R, n) lists, instance-major: (R, n, k), row r holding instance r // S's value of input
+    ``order[r, j]`` at position j."""
+    rows = copy_rows(values.shape[0], order)  # (R,)
+    return values[rows].gather(1, order[..., None].expand(-1, -1, values.shape[2]))
+
+
 def rows_reordered(
     encoded: tuple[torch.Tensor, State], order: torch.Tensor
 ) -> tuple[torch.Tensor, State]:
@@ -88,8 +96,7 @@ def rows_reordered(
     that ``order`` (R, n) lists, instance-major (:meth:`SetEncoder.forward`)."""
     out, (h, c) = encoded
     rows = copy_rows(out.shape[0], order)  # (R,)
-    out = out[rows].gather(1, order[..., None].expand(-1, -1, out.shape[2]))  # (R, n, d)
-    return out, (h[:, rows], c[:, rows])
+    return reordered_inputs(out, order), (h[:, rows], c[:, rows])
 
 
 def run_layers(stack: nn.TransformerEncoder, x: torch.Tensor) -> torch.Tensor:
