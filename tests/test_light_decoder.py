@@ -20,7 +20,6 @@ LIGHT = dict(encoder="transformer", encoder_layers=1, decoder="light", heads=2, 
 def reference_logits(model, points, n, prefix):
     """One step written out for a single instance, a loop over heads and allowed columns: the
     context query, its glimpse over the allowed tokens, the clipped compatibilities."""
-    d, heads = model.config.hidden, model.config.heads
     nodes = model.encoder(points[None], torch.tensor([n]))[0][0]  # (n, d)
     chosen = [t for t in prefix if t > 0]
     first, last = (chosen[0], prefix[-1]) if chosen else (0, 0)
@@ -29,6 +28,14 @@ def reference_logits(model, points, n, prefix):
     query = model.graph_proj(nodes.mean(dim=0))
     query = query + (model.first_proj(nodes[first - 1]) if first else model.first_start)
     query = query + (model.last_proj(nodes[last - 1]) if last else model.last_start)
+    return reference_pointer(model, nodes, query, allowed)
+
+
+def reference_pointer(model, nodes, query, allowed):
+    """The light and the route decoder's common end of a step, written out: the query's glimpse
+    over the ``allowed`` tokens, head by head, then the clipped compatibilities -> (n+1,)
+    logits, -inf elsewhere."""
+    n, d, heads = len(nodes), model.config.hidden, model.config.heads
     gk, gv, lk = model.keys(nodes).chunk(3, dim=-1)  # (n, d) each
     keys = [torch.cat([model.end_keys[i][None], k]) for i, k in enumerate((gk, gv, lk))]
     size = d // heads

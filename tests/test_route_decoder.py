@@ -3,12 +3,11 @@ step against a slow reference written out by hand, its own mask against the task
 the teacher-forced pass against the decoded steps, every search giving valid routes, its
 refusals, and training from the command line."""
 
-import math
-
 import numpy as np
 import pytest
 import torch
 from test_cvrp_task import rule
+from test_light_decoder import reference_pointer
 
 from ptrnet.cli.main import main
 from ptrnet.datasets.batching import collate
@@ -58,7 +57,7 @@ def reference_logits(net, points, prefix):
     """One step for one instance written out: allowed tokens from integer loads (the task's
     plain rule), the context of the mean, the last input and the load left, a glimpse per head
     over the allowed tokens, the clipped compatibilities."""
-    n, d, heads = len(points), net.config.hidden, net.config.heads
+    n = len(points)
     rows = torch.tensor(points, dtype=torch.float32)
     feats = torch.cat([rows[:, :2], (rows[:, 2] / rows[:, 3])[:, None], torch.zeros(n, 1)], 1)
     feats[0, 3] = 1.0  # the depot's flag
@@ -71,20 +70,7 @@ def reference_logits(net, points, prefix):
     last = prefix[-1] if prefix else 0
     query = net.graph_proj(nodes.mean(dim=0)) + net.load_proj(torch.tensor([load_left]).float())
     query = query + (net.last_proj(nodes[last - 1]) if last else net.last_start)
-    gk, gv, lk = net.keys(nodes).chunk(3, dim=-1)
-    keys = [torch.cat([net.end_keys[i][None], k]) for i, k in enumerate((gk, gv, lk))]
-    size = d // heads
-    parts = []
-    for h in range(heads):
-        cut = slice(h * size, (h + 1) * size)
-        scores = torch.stack([query[cut] @ keys[0][j, cut] / math.sqrt(size) for j in allowed])
-        weights = torch.softmax(scores, dim=0)
-        parts.append(sum(w * keys[1][j, cut] for w, j in zip(weights, allowed, strict=True)))
-    glimpse = net.glimpse_out(torch.cat(parts))
-    logits = torch.full((n + 1,), float("-inf"))
-    for j in allowed:
-        logits[j] = net.config.logit_clip * torch.tanh(glimpse @ keys[2][j] / math.sqrt(d))
-    return logits
+    return reference_pointer(net, nodes, query, allowed)
 
 
 def walk(net, points, seed):

@@ -10,12 +10,12 @@ import math
 import numpy as np
 import pytest
 import torch
+from test_multistart_forced import pointer, tight_instances
 
 from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.decoding.view_scores import image_tokens
-from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import from_tokens, get_task, to_tokens
 from ptrnet.tasks.symmetry import SQUARE_SYMMETRIES, square_symmetry, square_symmetry_tensor
@@ -39,23 +39,6 @@ BY_HAND = {
 }
 
 
-def pointer(seed: int = 0) -> torch.nn.Module:
-    torch.manual_seed(seed)
-    config = ModelConfig(input_dim=4, hidden=16, features="demand", init="default")
-    return build_model(config).eval()
-
-
-def instances(sizes, seed):
-    """Protocol instances at a small capacity (several routes each)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for n in sizes:
-        points = CVRP.sample_points(rng, n)
-        points[:, 3] = 12.0
-        out.append(points)
-    return out
-
-
 def hand_log_likelihood(model, points: np.ndarray, tokens: list[int]) -> float:
     """The masked log-likelihood of ``tokens`` (the end included), by a loop of its own over
     ``model``'s encode and step and the task's rule."""
@@ -76,7 +59,7 @@ def hand_log_likelihood(model, points: np.ndarray, tokens: list[int]) -> float:
 
 @pytest.mark.parametrize("which", range(SQUARE_SYMMETRIES))
 def test_a_symmetry_moves_x_and_y_only_and_keeps_every_route_and_its_length(which):
-    points = instances((7,), which)[0]
+    points = tight_instances((7,), which)[0]
     image = square_symmetry(points, which)
     want = np.array([BY_HAND[which](x, y) for x, y in points[:, :2]])
     np.testing.assert_allclose(image[:, :2], want, atol=1e-12)
@@ -94,13 +77,13 @@ def test_a_symmetry_moves_x_and_y_only_and_keeps_every_route_and_its_length(whic
 
 def test_an_output_means_the_same_routes_in_every_view():
     tokens = torch.tensor([[3, 2, 1, 4, 0], [2, 1, 3, 0, 0]])
-    points = instances((4, 3), 1)
+    points = tight_instances((4, 3), 1)
     for which in range(SQUARE_SYMMETRIES):
         assert torch.equal(image_tokens(CVRP, points, tokens, which), tokens)
 
 
 def test_augmentation_keeps_the_depot_first_moves_coordinates_only_and_relabels():
-    points = instances((8,), 2)[0]
+    points = tight_instances((8,), 2)[0]
     label = CVRP.solve(points)
     rng = np.random.default_rng(0)
     seen = set()
@@ -138,13 +121,13 @@ def test_augmentation_keeps_the_depot_first_moves_coordinates_only_and_relabels(
     ids=str,
 )
 def test_every_view_option_decodes_cvrp_to_valid_routes(options):
-    points = instances((5, 3, 6), 3)
+    points = tight_instances((5, 3, 6), 3)
     result = decode(pointer(), CVRP, collate(points), DecodeOptions(**options))
     assert all(CVRP.is_valid(p, s) for p, s in zip(points, result.sequences, strict=True))
 
 
 def test_multistart_on_eight_views_is_the_best_of_multistart_on_each_image():
-    points = instances((5, 4, 6), 4)
+    points = tight_instances((5, 4, 6), 4)
     model = pointer(1)
     shortest = DecodeOptions(multistart=1, pick="shortest")
     best = [math.inf] * len(points)
@@ -159,7 +142,7 @@ def test_multistart_on_eight_views_is_the_best_of_multistart_on_each_image():
 
 
 def test_eight_view_search_scores_its_answer_by_the_mean_of_the_eight_views():
-    points = instances((6, 4), 5)
+    points = tight_instances((6, 4), 5)
     model = pointer(2)
     found = decode(model, CVRP, collate(points), DecodeOptions(search_views=8))
     for b, p in enumerate(points):
