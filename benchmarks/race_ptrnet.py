@@ -15,6 +15,9 @@ Recipes (:data:`RECIPES`; each a list of phases, each phase a run directory of i
 * ``ptrnet``: ``ptrnet-sup`` until ``switch`` CPU minutes, then ``ptrnet-pomo`` from its
   weights.
 
+Every phase trains in float32, as the peers do: on a CPU with native bf16 (AMX), bf16 autocast
+makes the attention kernels' backward about ten times slower (benchmarks/bench_precision.py).
+
 Validation is off in effect (8 generated instances, every 10^6 steps): the race scores the
 weights at its marks itself. A mark writes the weights (``Trainer.checkpoint_now``) and the
 resumable ``last`` of the phase, so that a longer invocation continues from that very step.
@@ -45,7 +48,7 @@ def phase_options(phase: str, size: int, overrides: dict | None = None) -> dict:
     run changes batch, device and precision)."""
     base = SUPERVISED if phase == "sup" else {**POMO, "batch_size": POMO_BATCH.get(size, 32)}
     fixed = dict(task="tsp", sizes=str(size), steps=10**7, val_count=8, val_every=10**6,
-                 log_every=50, threads=1, workers=0, device="cpu")  # fmt: skip
+                 log_every=50, threads=1, workers=0, device="cpu", precision="fp32")  # fmt: skip
     return {**fixed, **base, **(overrides or {})}
 
 

@@ -243,6 +243,61 @@ def test_amp_plan(name, device_type, bf16_native, plan):
     assert (got.precision, got.grad_scaler) == plan
 
 
+@pytest.mark.parametrize(
+    ("name", "device_type", "bf16_native", "plan"),
+    [
+        ("auto", "cpu", True, "fp32"),  # CPU attention kernels are slower in bf16
+        ("auto", "cpu", False, "fp32"),
+        ("auto", "cuda", True, "bf16"),  # GPUs keep bf16 for attention models
+        ("auto", "cuda", False, "fp16"),
+        ("bf16", "cpu", True, "bf16"),  # an explicit choice is kept
+    ],
+)
+def test_amp_plan_for_a_model_with_attention_layers(name, device_type, bf16_native, plan):
+    assert precision.amp_plan(name, device_type, bf16_native, attention=True).precision == plan
+
+
+def test_has_attention_finds_the_transformer_encoder():
+    lstm = build_model(ModelConfig(hidden=16))
+    light = build_model(
+        ModelConfig(hidden=16, encoder="transformer", heads=2, encoder_layers=1, decoder="light")
+    )
+    assert not precision.has_attention(lstm)
+    assert precision.has_attention(light)
+    assert precision.has_attention(torch.nn.Sequential(light))  # as a wrapper holds it
+
+
+class _Probe(torch.nn.Module):
+    """A linear layer that records the dtype of its output, with or without attention."""
+
+    def __init__(self, attention: bool) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+        self.attn = torch.nn.MultiheadAttention(4, 1) if attention else None
+        self.dtypes: list[torch.dtype] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.linear(x)
+        self.dtypes.append(y.dtype)
+        return y.float().sum()
+
+
+@pytest.mark.parametrize(("attention", "dtype"), [(False, torch.bfloat16), (True, torch.float32)])
+def test_auto_training_step_on_a_bf16_cpu_keeps_attention_models_in_fp32(
+    monkeypatch, attention, dtype
+):
+    from types import SimpleNamespace
+
+    from ptrnet.training.steps import optimizer_step
+
+    monkeypatch.setattr(precision, "native_bf16", lambda device: True)
+    model = _Probe(attention)
+    cfg = SimpleNamespace(precision="auto", clip_norm=1.0, learning_rate=lambda step: 1e-3)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+    optimizer_step(model, optimizer, cfg, 0, lambda: (model(torch.ones(2, 4)), None))
+    assert model.dtypes == [dtype]
+
+
 def test_fp16_off_cuda_and_unknown_precisions_are_refused():
     with pytest.raises(ValueError, match="fp16 needs a CUDA device"):
         precision.amp_plan("fp16", "cpu", True)

@@ -357,8 +357,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add(
         "--precision",
         choices=PRECISIONS,
-        help="auto: bf16 autocast where the hardware has native bf16, else fp16 with loss "
-        f"scaling on CUDA and fp32 on the CPU (default: {DEFAULT['precision']})",
+        help="auto: bf16 autocast where the hardware has native bf16 (on a CPU: LSTM models "
+        "only; attention is faster in fp32 there), else fp16 with loss scaling on CUDA and "
+        f"fp32 on the CPU (default: {DEFAULT['precision']})",
     )
     add(
         "--device",

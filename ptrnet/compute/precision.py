@@ -15,7 +15,11 @@ without bf16, fp16 autocast with a gradient scaler; else fp32.
 * ``auto``: ``bf16`` on a device with native bf16 matrix arithmetic -- a CUDA GPU that reports
   bf16 support, or a CPU with the ``avx512_bf16`` or ``amx_bf16`` instruction set extension
   (bf16 on other CPUs is emulated and slower than fp32) --, ``fp16`` on a CUDA GPU without bf16,
-  and ``fp32`` everywhere else. :func:`amp_plan` is that rule as a pure function.
+  and ``fp32`` everywhere else. One exception: on a CPU, a model with attention layers (the
+  Transformer encoder, hence the light, route and heavy decoders) trains in ``fp32``, because
+  torch's CPU attention kernels are slower in bf16 than in fp32 (their backward about ten
+  times; a whole step 1.4-2.5 times, benchmarks/bench_precision.py), while the LSTM models
+  train 1.4-1.6 times faster in bf16. :func:`amp_plan` is that rule as a pure function.
 
 benchmarks/bench_time_to_quality.py compares the decoded quality of both under one training
 budget (docs/speed.md). Importing this module does not import torch (the CLI reads
@@ -73,9 +77,12 @@ class AmpPlan:
     grad_scaler: bool
 
 
-def amp_plan(precision: str, device_type: str, bf16_native: bool) -> AmpPlan:
+def amp_plan(
+    precision: str, device_type: str, bf16_native: bool, attention: bool = False
+) -> AmpPlan:
     """The :class:`AmpPlan` for ``precision`` on a device of type ``device_type`` (``cpu``,
-    ``cuda``, ...) that does (``bf16_native``) or does not compute bf16 natively.
+    ``cuda``, ...) that does (``bf16_native``) or does not compute bf16 natively, for a model
+    with (``attention``) or without attention layers.
 
     Raises:
         ValueError: ``precision`` is not one of :data:`PRECISIONS`, or ``fp16`` off CUDA.
@@ -88,13 +95,24 @@ def amp_plan(precision: str, device_type: str, bf16_native: bool) -> AmpPlan:
         raise ValueError(f"precision fp16 needs a CUDA device, not {device_type}; use bf16 or fp32")
     if precision == "auto":
         fallback = "fp16" if device_type == "cuda" else "fp32"
-        precision = "bf16" if bf16_native else fallback
+        slower = attention and device_type == "cpu"  # CPU attention kernels: slower in bf16
+        precision = "bf16" if bf16_native and not slower else fallback
     return AmpPlan(precision, precision == "fp16")
 
 
-def resolve_precision(precision: str, device: torch.device | str = "cpu") -> str:
+def has_attention(model: torch.nn.Module) -> bool:
+    """Whether ``model`` (or the module a DDP wrapper holds) has attention layers: what
+    :func:`amp_plan` calls ``attention``."""
+    import torch
+
+    return any(isinstance(m, torch.nn.MultiheadAttention) for m in model.modules())
+
+
+def resolve_precision(
+    precision: str, device: torch.device | str = "cpu", attention: bool = False
+) -> str:
     """``fp32``, ``bf16`` or ``fp16``: ``precision`` itself, or for ``auto`` the choice for
-    ``device`` (:func:`amp_plan`).
+    ``device`` and a model with or without ``attention`` layers (:func:`amp_plan`).
 
     Raises:
         ValueError: ``precision`` is not one of :data:`PRECISIONS`, or ``fp16`` off CUDA.
@@ -103,18 +121,21 @@ def resolve_precision(precision: str, device: torch.device | str = "cpu") -> str
 
     device = torch.device(device)
     native = precision == "auto" and native_bf16(device)
-    return amp_plan(precision, device.type, native).precision
+    return amp_plan(precision, device.type, native, attention).precision
 
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
 
 
 @contextlib.contextmanager
-def autocast(precision: str, device: torch.device | str = "cpu") -> Iterator[None]:
-    """Run the enclosed forward pass in ``precision`` (``auto`` is resolved for ``device``)."""
+def autocast(
+    precision: str, device: torch.device | str = "cpu", attention: bool = False
+) -> Iterator[None]:
+    """Run the enclosed forward pass in ``precision`` (``auto`` is resolved for ``device`` and a
+    model with or without ``attention`` layers)."""
     import torch
 
-    name = DTYPES.get(resolve_precision(precision, device))
+    name = DTYPES.get(resolve_precision(precision, device, attention))
     dtype = None if name is None else getattr(torch, name)
     with torch.autocast(torch.device(device).type, dtype=dtype, enabled=dtype is not None):
         yield

@@ -167,7 +167,8 @@ class TrainConfig:
         device: ``auto`` (a CUDA GPU if torch sees one, else the CPU), ``cpu``, ``cuda`` or
             ``cuda:N`` (:mod:`ptrnet.compute.devices`).
         precision: ``auto``, ``fp32`` or ``bf16`` (:mod:`ptrnet.compute.precision`); ``auto`` = bf16
-            autocast where the device computes bf16 natively.
+            autocast where the device computes bf16 natively, except for a model with attention
+            layers on a CPU (fp32: faster there).
     """
 
     task: str

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ptrnet.compute.precision import autocast
+from ptrnet.compute.precision import autocast, has_attention
 from ptrnet.datasets.batching import IGNORE_INDEX, Batch, collate
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task, get_task
@@ -71,7 +71,8 @@ def optimizer_step(
     if cfg.precision == "fp32":
         loss, logged = loss_of()
     else:
-        with autocast(cfg.precision, next(model.parameters()).device):
+        device = next(model.parameters()).device
+        with autocast(cfg.precision, device, has_attention(model)):
             loss, logged = loss_of()
     if scaler is None:
         (loss * weight).backward()
