@@ -24,7 +24,7 @@ environment, see there), and ptrnet's recipes ``ptrnet``, ``ptrnet-sup``, ``ptrn
 Held-out sets: the first ``--count`` (200) instances of docs/results.md's test files (``ptrnet
 generate tsp -n N --seed 22 --stream N``: exact references at n = 20, fast-tsp's near_exact
 at 50), made once under ``OUT/heldout/``. Each scored mark appends ``minute, cpu_s, steps, gap,
-count`` to ``LOGS/METHOD-nSIZE.csv`` (gap: the mean per-instance gap, percent; ``--logs``,
+count, cpu`` to ``LOGS/METHOD-nSIZE.csv`` (gap: the mean per-instance gap, percent; ``--logs``,
 default ``--out``: the small files to keep, apart from the run directories' weights).
 """
 
@@ -99,6 +99,7 @@ def score(args: argparse.Namespace, run_dir: Path, test_file: Path) -> list[dict
     log = Path(args.logs) / f"{run_dir.name}.csv"
     scored = {r["minute"] for r in race_log.read_log(log)}
     test, added = load_test(str(test_file)), []
+    cpu = race_log.read_state(run_dir).get("cpu", "")
     for mark in race_log.read_marks(run_dir):
         if mark["minute"] in scored:
             continue
@@ -107,7 +108,7 @@ def score(args: argparse.Namespace, run_dir: Path, test_file: Path) -> list[dict
             if sorted(int(i) for i in tour) != list(range(len(points))):
                 raise SystemExit(f"bench_training_race: {mark['weights']}: not a tour: {tour}")
         gaps = 100 * (test.lengths(tours) / test.refs - 1)
-        row = dict(mark, gap=round(float(np.mean(gaps)), 4), count=len(tours))
+        row = dict(mark, gap=round(float(np.mean(gaps)), 4), count=len(tours), cpu=cpu)
         race_log.append_log(log, row)
         scored.add(mark["minute"])
         added.append(row)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 DEFAULT_MARKS = (5.0, 10.0, 20.0, 30.0, 60.0, 90.0, 120.0, 180.0)  # CPU minutes
 TABLE_MARKS = (10.0, 30.0, 90.0, 180.0)  # the issue's columns
-COLUMNS = ("minute", "cpu_s", "steps", "gap", "count")
+COLUMNS = ("minute", "cpu_s", "steps", "gap", "count", "cpu")  # cpu: lscpu's model name
 STATE, MARKS = "state.json", "marks.jsonl"
 
 
@@ -113,19 +113,35 @@ def read_marks(run_dir: Path) -> list[dict]:
 
 
 def read_log(path: Path) -> list[dict]:
-    """A method's CSV log as dicts of floats (``count`` and ``steps`` as ints), ``[]``
-    without it."""
+    """A method's CSV log as dicts of floats (``count`` and ``steps`` as ints, ``cpu`` as
+    text), ``[]`` without it."""
     if not Path(path).exists():
         return []
     with open(path, newline="") as stream:
         rows = list(csv.DictReader(stream))
-    ints = ("steps", "count")
-    return [{k: int(float(v)) if k in ints else float(v) for k, v in r.items()} for r in rows]
+    return [{k: _cell(k, v) for k, v in r.items()} for r in rows]
+
+
+def _cell(column: str, text: str) -> float | int | str:
+    """One CSV cell of :func:`read_log` in its type."""
+    if column == "cpu":
+        return text
+    return int(float(text)) if column in ("steps", "count") else float(text)
 
 
 def append_log(path: Path, row: dict) -> None:
-    """Append ``row`` (the keys of :data:`COLUMNS`) to the CSV log, its header first if new."""
+    """Append ``row`` (the keys of :data:`COLUMNS`) to the CSV log, its header first if new.
+
+    Raises:
+        ValueError: an existing log whose header is not :data:`COLUMNS` (written by another
+            version of the race: its rows would not line up).
+    """
     new = not Path(path).exists()
+    if not new:
+        with open(path, newline="") as stream:
+            header = tuple(next(csv.reader(stream), []))
+        if header != COLUMNS:
+            raise ValueError(f"{path}: header {','.join(header)}, expected {','.join(COLUMNS)}")
     with open(path, "a", newline="") as stream:
         writer = csv.DictWriter(stream, fieldnames=COLUMNS)
         if new:
@@ -166,14 +182,19 @@ def minute_reaching(rows: Sequence[dict], gap: float) -> float | None:
 def table(logs: dict[tuple[str, int], list[dict]], marks: Sequence[float] = TABLE_MARKS) -> str:
     """Markdown: one line per (size, method), the greedy gap and steps at each mark."""
     heads = " | ".join(f"{m:g} min" for m in marks)
-    lines = [f"| n | method | {heads} |", "|---|---|" + "---:|" * len(marks)]
+    lines = [f"| n | method | CPU | {heads} |", "|---|---|---|" + "---:|" * len(marks)]
     for (method, size), rows in sorted(logs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         cells = []
         for m in marks:
             row = next((r for r in rows if abs(r["minute"] - m) < 1 / 60), None)
             cells.append(f"{row['gap']:.2f}% ({row['steps']:,})" if row else "")
-        lines.append(f"| {size} | {method} | " + " | ".join(cells) + " |")
+        lines.append(f"| {size} | {method} | {cpus(rows)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def cpus(rows: Sequence[dict]) -> str:
+    """The CPU models a log's rows were measured on, joined: ``'AMD EPYC'``."""
+    return " + ".join(sorted({r.get("cpu", "") or "?" for r in rows}))
 
 
 def is_ours(method: str) -> bool:
@@ -199,6 +220,8 @@ def versus(ours: Sequence[dict], peer: Sequence[dict]) -> str:
     """The verdict of :func:`verdicts` for one pair of logs."""
     if not ours or not peer:
         return "no scored marks"
+    if cpus(ours) != cpus(peer):
+        return f"not comparable: measured on {cpus(ours)} against {cpus(peer)}"
     common = sorted({r["minute"] for r in ours} & {r["minute"] for r in peer})
     below = [m for m in common if gap_at(ours, m) < gap_at(peer, m)]
     last = max(peer, key=lambda r: r["minute"])
@@ -233,7 +256,8 @@ def plot(logs: dict[tuple[str, int], list[dict]], path: Path) -> None:
         ax.set_yscale("log")
         ax.set_xlabel("CPU minutes of training, one thread (log)")
         ax.set_ylabel("greedy gap to the references, % (log)")
-        ax.set_title(f"TSP n = {size}")
+        measured = [r for (_, s), rows in logs.items() if s == size for r in rows]
+        ax.set_title(f"TSP n = {size} ({cpus(measured)}, one thread)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     fig.tight_layout()

@@ -79,11 +79,21 @@ def test_state_and_logs_round_trip(tmp_path):
     assert race_log.read_state(tmp_path / "nothing") == {}
     log = tmp_path / "kool-n20.csv"
     assert race_log.read_log(log) == []
-    race_log.append_log(log, dict(minute=10, cpu_s=601.5, steps=300, gap=5.25, count=200, x=1))
-    race_log.append_log(log, dict(minute=30, cpu_s=1800.2, steps=900, gap=2.5, count=200))
+    race_log.append_log(log, dict(minute=10, cpu_s=601.5, steps=300, gap=5.25, count=200, x=1,
+                                  cpu="AMD EPYC"))  # fmt: skip
+    race_log.append_log(log, dict(minute=30, cpu_s=1800.2, steps=900, gap=2.5, count=200,
+                                  cpu="AMD EPYC"))  # fmt: skip
     rows = race_log.read_log(log)
-    assert rows[1] == dict(minute=30.0, cpu_s=1800.2, steps=900, gap=2.5, count=200)
-    assert log.read_text().splitlines()[0] == "minute,cpu_s,steps,gap,count"
+    assert rows[1] == dict(minute=30.0, cpu_s=1800.2, steps=900, gap=2.5, count=200, cpu="AMD EPYC")
+    assert log.read_text().splitlines()[0] == "minute,cpu_s,steps,gap,count,cpu"
+
+
+def test_a_log_of_another_layout_is_refused_not_appended_to(tmp_path):
+    log = tmp_path / "kool-n20.csv"
+    log.write_text("minute,cpu_s,steps,gap,count\n10,601.5,300,5.25,200\n")
+    with pytest.raises(ValueError, match="kool-n20.csv: header minute,cpu_s,steps,gap,count,"):
+        race_log.append_log(log, dict(minute=30, cpu_s=1800, steps=9, gap=2, count=200, cpu="x"))
+    assert log.read_text().count("\n") == 2
 
 
 def test_log_names_round_trip():
@@ -96,10 +106,11 @@ def test_log_names_round_trip():
     assert race_log.mark_name(0.25) < race_log.mark_name(1) < race_log.mark_name(180)
 
 
-def rows(*points):
+def rows(*points, cpu="AMD EPYC"):
     """Fake log rows from (minute, gap) pairs."""
     return [
-        dict(minute=m, cpu_s=60 * m + 3, steps=int(10 * m), gap=g, count=200) for m, g in points
+        dict(minute=m, cpu_s=60 * m + 3, steps=int(10 * m), gap=g, count=200, cpu=cpu)
+        for m, g in points
     ]
 
 
@@ -113,10 +124,11 @@ FAKE = {
 
 def test_the_table_has_a_line_per_size_and_method_and_blanks_where_none():
     text = race_log.table(FAKE).splitlines()
-    assert text[0] == "| n | method | 10 min | 30 min | 90 min | 180 min |"
-    assert "| 20 | kool | 8.00% (100) | 4.00% (300) | 2.00% (900) | 1.20% (1,800) |" in text
-    assert "| 20 | rl4co | 2.00% (100) | 1.50% (300) |  |  |" in text
-    assert text[-1] == "| 50 | ptrnet-sup | 6.00% (100) |  |  |  |"
+    assert text[0] == "| n | method | CPU | 10 min | 30 min | 90 min | 180 min |"
+    kool = "| 20 | kool | AMD EPYC | 8.00% (100) | 4.00% (300) | 2.00% (900) | 1.20% (1,800) |"
+    assert kool in text
+    assert "| 20 | rl4co | AMD EPYC | 2.00% (100) | 1.50% (300) |  |  |" in text
+    assert text[-1] == "| 50 | ptrnet-sup | AMD EPYC | 6.00% (100) |  |  |  |"
 
 
 def test_verdicts_count_the_marks_below_and_time_the_peer_s_final_gap():
@@ -128,6 +140,13 @@ def test_verdicts_count_the_marks_below_and_time_the_peer_s_final_gap():
         "(at 30 min) reached at 30 min (1.00x)",
     ]
     assert race_log.minute_reaching(FAKE["kool", 20], 0.1) is None
+
+
+def test_a_verdict_between_logs_of_two_cpus_is_withheld():
+    elsewhere = {**FAKE, ("kool", 20): rows((10, 8.0), cpu="Intel Xeon")}
+    assert "n = 20, ptrnet vs kool: not comparable: measured on AMD EPYC against Intel Xeon" in (
+        race_log.verdicts(elsewhere)
+    )
     assert race_log.versus(FAKE["kool", 20], FAKE["ptrnet", 20]).endswith(
         "0.30% (at 180 min) not reached"
     )
@@ -199,7 +218,10 @@ def test_report_prints_the_table_and_verdicts_and_draws_the_plot(tmp_path, capsy
             race_log.append_log(tmp_path / f"{race_log.log_name(method, size)}.csv", row)
     main(["--report", "--logs", str(tmp_path), "--plot", str(tmp_path / "race.png")])
     out = capsys.readouterr().out
-    assert "| 20 | ptrnet | 3.00% (100) | 1.00% (300) | 0.50% (900) | 0.30% (1,800) |" in out
+    assert (
+        "| 20 | ptrnet | AMD EPYC | 3.00% (100) | 1.00% (300) | 0.50% (900) | 0.30% (1,800) |"
+        in out
+    )
     assert "- n = 20, ptrnet vs kool: below at 4 of 4 common marks" in out
     assert (tmp_path / "race.png").stat().st_size > 1000
 
