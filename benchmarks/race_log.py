@@ -241,7 +241,9 @@ def plot(logs: dict[tuple[str, int], list[dict]], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
+    plain = matplotlib.ticker.FuncFormatter(_tick)
     sizes = sorted({s for _, s in logs})
     fig, axes = plt.subplots(1, len(sizes), figsize=(6 * len(sizes), 4.5), squeeze=False)
     for ax, size in zip(axes[0], sizes, strict=True):
@@ -254,6 +256,9 @@ def plot(logs: dict[tuple[str, int], list[dict]], path: Path) -> None:
             ax.plot(minutes, [r["gap"] for r in rows], style, label=method)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(plain)
+            axis.set_minor_formatter(plain)
         ax.set_xlabel("CPU minutes of training, one thread (log)")
         ax.set_ylabel("greedy gap to the references, % (log)")
         measured = [r for (_, s), rows in logs.items() if s == size for r in rows]
@@ -263,3 +268,10 @@ def plot(logs: dict[tuple[str, int], list[dict]], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _tick(value: float, _position=None) -> str:
+    """A log axis's tick label: plain numbers at 1, 2, 3 and 5 times a power of ten (``5``,
+    ``20``, not ``5 x 10^0``), none between them."""
+    mantissa = f"{value:.0e}"[0]
+    return f"{value:g}" if mantissa in "1235" else ""

@@ -235,3 +235,8 @@ def test_a_run_continued_with_other_settings_is_refused(tmp_path):
     assert check_same_run(tmp_path / "run", parse_args([*argv, "--minutes", "90"])) == state
     with pytest.raises(SystemExit, match="was started with"):
         check_same_run(tmp_path / "run", parse_args([*argv, "--switch", "5"]))
+
+
+def test_the_plot_labels_log_ticks_at_one_two_three_and_five_only():
+    assert [race_log._tick(v) for v in (5, 20, 30, 100, 0.5)] == ["5", "20", "30", "100", "0.5"]
+    assert race_log._tick(7) == race_log._tick(90) == ""
