@@ -140,6 +140,10 @@ def test_verdicts_count_the_marks_below_and_time_the_peer_s_final_gap():
         "(at 30 min) reached at 30 min (1.00x)",
     ]
     assert race_log.minute_reaching(FAKE["kool", 20], 0.1) is None
+    assert race_log.versus(FAKE["kool", 20], FAKE["ptrnet", 20]).endswith(
+        "0.30% (at 180 min) not reached"
+    )
+    assert race_log.versus([], FAKE["kool", 20]) == "no scored marks"
 
 
 def test_a_verdict_between_logs_of_two_cpus_is_withheld():
@@ -147,10 +151,6 @@ def test_a_verdict_between_logs_of_two_cpus_is_withheld():
     assert "n = 20, ptrnet vs kool: not comparable: measured on AMD EPYC against Intel Xeon" in (
         race_log.verdicts(elsewhere)
     )
-    assert race_log.versus(FAKE["kool", 20], FAKE["ptrnet", 20]).endswith(
-        "0.30% (at 180 min) not reached"
-    )
-    assert race_log.versus([], FAKE["kool", 20]) == "no scored marks"
 
 
 def test_the_plot_is_drawn_from_fake_logs(tmp_path):
