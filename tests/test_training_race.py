@@ -131,6 +131,13 @@ def test_the_table_has_a_line_per_size_and_method_and_blanks_where_none():
     assert text[-1] == "| 50 | ptrnet-sup | AMD EPYC | 6.00% (100) |  |  |  |"
 
 
+def test_a_cell_whose_weights_were_saved_late_says_when():
+    on_time, late = rows((20, 10.68))[0], dict(rows((20, 15.82))[0], cpu_s=1684.2, steps=197)
+    assert race_log.cell(on_time) == "10.68% (200)"
+    assert race_log.cell(late) == "15.82% (197; saved at 28.1 min)"
+    assert "saved at 28.1 min" in race_log.table({("rl4co", 50): [late]}, marks=[20])
+
+
 def test_verdicts_count_the_marks_below_and_time_the_peer_s_final_gap():
     lines = race_log.verdicts(FAKE)
     assert lines == [
@@ -240,3 +247,4 @@ def test_a_run_continued_with_other_settings_is_refused(tmp_path):
 def test_the_plot_labels_log_ticks_at_one_two_three_and_five_only():
     assert [race_log._tick(v) for v in (5, 20, 30, 100, 0.5)] == ["5", "20", "30", "100", "0.5"]
     assert race_log._tick(7) == race_log._tick(90) == ""
+    assert race_log._tick(8, digits="12358") == "8" and race_log._tick(8) == ""
