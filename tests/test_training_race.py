@@ -244,7 +244,7 @@ def test_a_run_continued_with_other_settings_is_refused(tmp_path):
         check_same_run(tmp_path / "run", parse_args([*argv, "--switch", "5"]))
 
 
-def test_the_plot_labels_log_ticks_at_one_two_three_and_five_only():
+def test_the_plot_labels_log_ticks_at_one_two_three_and_five_and_the_gap_axis_at_eight():
     assert [race_log._tick(v) for v in (5, 20, 30, 100, 0.5)] == ["5", "20", "30", "100", "0.5"]
     assert race_log._tick(7) == race_log._tick(90) == ""
     assert race_log._tick(8, digits="12358") == "8" and race_log._tick(8) == ""
