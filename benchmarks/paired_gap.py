@@ -1,14 +1,18 @@
-"""Two TSP models' greedy gaps on the same instances, and their paired difference.
+"""Two TSP (or CVRP) models' greedy gaps on the same instances, and their paired difference.
 
-For each test file (reference tours in the paper's format): each model's greedy tour of every
-instance (task masks, no window), its gap above the reference, the mean gap of each model, and
+For each test file (reference tours, or with ``--task cvrp`` reference routes, in the paper's
+format): each model's greedy answer to every instance (task masks, no window), its length's
+gap above the reference's, the mean gap of each model, and
 the mean per-instance difference A - B with its standard error. Pairing removes the spread
 between instances, so a difference of a tenth of a point is visible on 1,000 instances where
 two separate means would hide it: the measurement behind the bundled TSP folder's size routes
-(ptrnet/bundled/tsp/heavy10-30/COMMAND.md). One line per file on stdout.
+(ptrnet/bundled/tsp/heavy10-30/COMMAND.md) and the CVRP folder's
+(ptrnet/bundled/cvrp/COMMAND.md). One line per file on stdout.
 
     python benchmarks/paired_gap.py ptrnet/bundled/tsp/heavy10-30/best.safetensors \\
         ptrnet/bundled/tsp/heavy20-100/best.safetensors val42_50.txt val42_55.txt
+    python benchmarks/paired_gap.py --task cvrp ptrnet/bundled/cvrp/best.safetensors \
+        ptrnet/bundled/cvrp/n50/best.safetensors cvrp25.txt cvrp30.txt
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import load_model
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.paper_format import read_examples
-from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import get_task
 
 
@@ -47,9 +50,12 @@ class Paired:
         )
 
 
-def greedy_gaps(model: torch.nn.Module, examples: list, chunk: int = 100) -> np.ndarray:
-    """(count,) gap of the model's greedy tour above each example's reference tour."""
-    task = get_task("tsp")
+def greedy_gaps(
+    model: torch.nn.Module, examples: list, task_name: str = "tsp", chunk: int = 100
+) -> np.ndarray:
+    """(count,) gap of the model's greedy answer above each example's reference, both
+    measured by the task's cost (TSP: the closed tour's length; CVRP: the length driven)."""
+    task = get_task(task_name)
     gaps = []
     for start in range(0, len(examples), chunk):
         part = examples[start : start + chunk]
@@ -57,8 +63,8 @@ def greedy_gaps(model: torch.nn.Module, examples: list, chunk: int = 100) -> np.
             batch = collate([e.points for e in part])
             tours = decode(model, task, batch, DecodeOptions()).sequences
         for example, tour in zip(part, tours, strict=True):
-            reference = tour_length(example.points, example.seq)
-            gaps.append(tour_length(example.points, tour) / reference - 1)
+            reference = task.sequence_cost(example.points, example.seq)
+            gaps.append(task.sequence_cost(example.points, tour) / reference - 1)
     return np.array(gaps)
 
 
@@ -73,16 +79,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model_a", help="checkpoint or run directory of model A")
     parser.add_argument("model_b", help="checkpoint or run directory of model B")
-    parser.add_argument("tests", nargs="+", help="TSP files with reference tours")
+    parser.add_argument("tests", nargs="+", help="files with reference answers")
+    parser.add_argument(
+        "--task", choices=("tsp", "cvrp"), default="tsp", help="the models' task (default tsp)"
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    task = get_task("tsp")
+    task = get_task(args.task)
     try:
-        model_a, model_b = (load_model(p, "tsp").model.eval() for p in (args.model_a, args.model_b))
+        models = (load_model(p, args.task).model.eval() for p in (args.model_a, args.model_b))
+        model_a, model_b = models
         for path in args.tests:
             examples = read_examples(path, task)
-            result = paired(greedy_gaps(model_a, examples), greedy_gaps(model_b, examples))
+            gaps_a, gaps_b = (greedy_gaps(m, examples, args.task) for m in (model_a, model_b))
+            result = paired(gaps_a, gaps_b)
             print(result.line(path), flush=True)
     except (InputError, UsageError, OSError) as err:
         print(f"paired_gap: error: {err}", file=sys.stderr)

@@ -11,8 +11,10 @@ import ptrnet
 from benchmarks.paired_gap import main, paired
 from ptrnet.inference import bundled_model_dir
 from ptrnet.io.paper_format import write_examples
+from ptrnet.solvers.cvrp import sample_instance
 from ptrnet.solvers.tsp import tour_length
 from ptrnet.tasks import get_task
+from ptrnet.tasks.cvrp import instance_rows
 
 HEAVY = Path(bundled_model_dir("tsp"), "heavy10-30", "best.safetensors")
 OTHER = Path(bundled_model_dir("tsp"), "heavy20-100", "best.safetensors")
@@ -65,3 +67,31 @@ def test_a_file_without_reference_tours_is_a_one_line_error(tmp_path, capsys):
     assert main([str(HEAVY), str(HEAVY), str(path)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"paired_gap: error: {path}:1: ") and err.count("\n") == 1
+
+
+def test_with_task_cvrp_the_gaps_are_each_models_route_lengths_against_the_exact_ones(
+    tmp_path, capsys
+):
+    """The CVRP folder's two models (the measurement behind its size route): each printed gap
+    is the mean of the model's greedy route lengths (the API's answers) over the exact ones."""
+    cvrp = get_task("cvrp")
+    rng = np.random.default_rng(3)
+    points = [instance_rows(*sample_instance(rng, 8)) for _ in range(5)]
+    optima = [cvrp.solve(p, "exact") for p in points]
+    path = tmp_path / "cvrp8.txt"
+    write_examples(path, zip(points, optima, strict=True))
+    models = [
+        Path(bundled_model_dir("cvrp"), *parts)
+        for parts in (["best.safetensors"], ["n50", "best.safetensors"])
+    ]
+    assert main(["--task", "cvrp", *map(str, models), str(path)]) == 0
+    out = capsys.readouterr().out
+    printed = [float(out.split(f" {m} ")[1].split("%")[0]) for m in ("A", "B")]
+    for model, shown in zip(models, printed, strict=True):
+        solver = ptrnet.load(str(model), task="cvrp")
+        gaps = [
+            cvrp.sequence_cost(p, solver.solve(p).sequence) / cvrp.sequence_cost(p, best) - 1
+            for p, best in zip(points, optima, strict=True)
+        ]
+        assert min(gaps) >= -1e-9  # none beats the optimum
+        assert shown == pytest.approx(100 * np.mean(gaps), abs=0.006)  # printed to 0.01%

@@ -173,3 +173,16 @@ def test_the_bundled_delaunay_folder_routes_n_5_and_n_10_to_their_own_models():
     assert ten.path.endswith("delaunay/n10/best.safetensors")
     assert (ten.config.model.encoder, ten.config.train.sizes) == ("transformer", "10")
     assert nine is loaded and loaded.config.train.sizes == "5-10"
+
+
+def test_the_bundled_cvrp_folder_routes_30_customers_and_more_to_its_n50_model():
+    """The shipped manifest: rows 31-1,000 (30 customers and more, the depot counted) to the
+    model fine-tuned on 50 customers, fewer to the folder's own n = 20 model."""
+    folder = inference.bundled_model_dir("cvrp")
+    routes = [(str(s), p, w) for s, p, w, _ in read_size_routes(folder)]
+    assert routes == [("31-1000", f"{folder}/n50", 0)]
+    loaded = load_model(None, "cvrp")
+    thirty, fifty_one = loaded.for_size(30), loaded.for_size(51)
+    assert thirty is loaded and loaded.config.train.sizes == "20"
+    assert fifty_one.path.endswith("cvrp/n50/best.safetensors")
+    assert (fifty_one.config.model.decoder, fifty_one.config.train.sizes) == ("route", "50")
