@@ -2,16 +2,16 @@
 
 For each test file (reference tours, or with ``--task cvrp`` reference routes, in the paper's
 format): each model's greedy answer to every instance (task masks, no window), its length's
-gap above the reference's, the mean gap of each model, and
-the mean per-instance difference A - B with its standard error. Pairing removes the spread
-between instances, so a difference of a tenth of a point is visible on 1,000 instances where
-two separate means would hide it: the measurement behind the bundled TSP folder's size routes
-(ptrnet/bundled/tsp/heavy10-30/COMMAND.md) and the CVRP folder's
-(ptrnet/bundled/cvrp/COMMAND.md). One line per file on stdout.
+gap above the reference's, the mean gap of each model, and the mean per-instance difference
+A - B with its standard error. Pairing removes the spread between instances, so a difference
+of a tenth of a point is visible on 1,000 instances where two separate means would hide it:
+the measurement behind the size routes of the bundled TSP folder
+(ptrnet/bundled/tsp/heavy10-30/COMMAND.md) and CVRP folder (ptrnet/bundled/cvrp/COMMAND.md).
+One line per file on stdout.
 
     python benchmarks/paired_gap.py ptrnet/bundled/tsp/heavy10-30/best.safetensors \\
         ptrnet/bundled/tsp/heavy20-100/best.safetensors val42_50.txt val42_55.txt
-    python benchmarks/paired_gap.py --task cvrp ptrnet/bundled/cvrp/best.safetensors \
+    python benchmarks/paired_gap.py --task cvrp ptrnet/bundled/cvrp/best.safetensors \\
         ptrnet/bundled/cvrp/n50/best.safetensors cvrp25.txt cvrp30.txt
 """
 
