@@ -30,7 +30,7 @@ from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import load_model
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.paper_format import read_examples
-from ptrnet.tasks import get_task
+from ptrnet.tasks import Task, get_task
 
 
 @dataclass(frozen=True)
@@ -51,11 +51,12 @@ class Paired:
 
 
 def greedy_gaps(
-    model: torch.nn.Module, examples: list, task_name: str = "tsp", chunk: int = 100
+    model: torch.nn.Module, examples: list, task: Task | None = None, chunk: int = 100
 ) -> np.ndarray:
     """(count,) gap of the model's greedy answer above each example's reference, both
-    measured by the task's cost (TSP: the closed tour's length; CVRP: the length driven)."""
-    task = get_task(task_name)
+    measured by the task's cost (default TSP: the closed tour's length; CVRP: the length
+    driven)."""
+    task = get_task("tsp") if task is None else task
     gaps = []
     for start in range(0, len(examples), chunk):
         part = examples[start : start + chunk]
@@ -88,12 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     task = get_task(args.task)
     try:
-        models = (load_model(p, args.task).model.eval() for p in (args.model_a, args.model_b))
-        model_a, model_b = models
+        models = [load_model(p, args.task).model.eval() for p in (args.model_a, args.model_b)]
         for path in args.tests:
             examples = read_examples(path, task)
-            gaps_a, gaps_b = (greedy_gaps(m, examples, args.task) for m in (model_a, model_b))
-            result = paired(gaps_a, gaps_b)
+            result = paired(*(greedy_gaps(m, examples, task) for m in models))
             print(result.line(path), flush=True)
     except (InputError, UsageError, OSError) as err:
         print(f"paired_gap: error: {err}", file=sys.stderr)

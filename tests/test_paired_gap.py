@@ -20,6 +20,11 @@ HEAVY = Path(bundled_model_dir("tsp"), "heavy10-30", "best.safetensors")
 OTHER = Path(bundled_model_dir("tsp"), "heavy20-100", "best.safetensors")
 
 
+def printed_gaps(out: str) -> list[float]:
+    """The mean gaps of A and B, in percent, as ``main`` printed them on one line."""
+    return [float(out.split(f" {m} ")[1].split("%")[0]) for m in ("A", "B")]
+
+
 def test_paired_takes_the_mean_and_standard_error_of_the_differences():
     result = paired(np.array([0.01, 0.02, 0.03]), np.array([0.00, 0.02, 0.01]))
     assert (result.count, result.gap_a, result.gap_b) == (3, pytest.approx(0.02), 0.01)
@@ -49,8 +54,7 @@ def test_one_model_against_itself_differs_by_nothing(exact_file, capsys):
 def test_the_gaps_are_each_models_greedy_tours_against_the_exact_ones(exact_file, capsys):
     path, points, tours = exact_file
     assert main([str(HEAVY), str(OTHER), str(path)]) == 0
-    out = capsys.readouterr().out
-    printed = [float(out.split(f" {m} ")[1].split("%")[0]) for m in ("A", "B")]
+    printed = printed_gaps(capsys.readouterr().out)
     for model, shown in zip((HEAVY, OTHER), printed, strict=True):
         solver = ptrnet.load(str(model), task="tsp")
         gaps = [
@@ -85,8 +89,7 @@ def test_with_task_cvrp_the_gaps_are_each_models_route_lengths_against_the_exact
         for parts in (["best.safetensors"], ["n50", "best.safetensors"])
     ]
     assert main(["--task", "cvrp", *map(str, models), str(path)]) == 0
-    out = capsys.readouterr().out
-    printed = [float(out.split(f" {m} ")[1].split("%")[0]) for m in ("A", "B")]
+    printed = printed_gaps(capsys.readouterr().out)
     for model, shown in zip(models, printed, strict=True):
         solver = ptrnet.load(str(model), task="cvrp")
         gaps = [
