@@ -2,7 +2,9 @@
 // (POST /api/lesson/copy). Each output word: p_gen, its generate and copy terms, the mixture P(w),
 // the attention over the source (click a word), and the top words of P_vocab and of P(w).
 
-import { post } from "./api.js";
+import { newestOnly } from "./api.js";
+
+const postNewest = newestOnly(); // this panel's requests: only the newest answer is drawn
 
 const $ = (id) => document.getElementById(id);
 let seed = 0;
@@ -83,7 +85,8 @@ async function ask() {
   if (useSentence) body.sentence = $("cp-sentence").value;
   if ($("cp-override").checked) body.p_gen = Number($("cp-pgen").value);
   try {
-    const data = await post("/api/lesson/copy", body);
+    const data = await postNewest("/api/lesson/copy", body);
+    if (!data) return; // overtaken by a later request
     answer = data;
     selected = Math.min(selected, data.steps.length - 1);
     if (!useSentence) $("cp-sentence").value = data.source.slice(0, -1).join(" ");

@@ -4,7 +4,9 @@
 // follow: key = query - L + 1 for layer 2 (the position after the previous occurrence of the
 // query's token), key = query - 1 for layer 1 (the previous token).
 
-import { post } from "./api.js";
+import { newestOnly } from "./api.js";
+
+const postNewest = newestOnly(); // this panel's requests: only the newest answer is drawn
 
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
@@ -120,7 +122,9 @@ function draw() {
 async function ask(tokens) {
   const body = tokens ? { tokens } : { seed };
   try {
-    answer = await post("/api/lesson/induction", body);
+    const data = await postNewest("/api/lesson/induction", body);
+    if (!data) return; // overtaken by a later request
+    answer = data;
     if (!tokens) $("ih-sequence").value = answer.tokens.slice(1, answer.half + 1).join(" ");
     draw();
   } catch (err) {

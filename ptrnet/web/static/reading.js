@@ -4,7 +4,9 @@
 // command line's reader (ptrnet/web/reading.py), and hands the answer (points in the unit square
 // and in the file's units, the map between them, the points' names) to `onRead`.
 
-import { post } from "./api.js";
+import { newestOnly } from "./api.js";
+
+const postNewest = newestOnly(); // this panel's requests: only the newest answer is drawn
 
 const $ = (id) => document.getElementById(id);
 const EDITABLE = new Set(["INPUT", "TEXTAREA", "SELECT"]);
@@ -56,7 +58,8 @@ async function read(text, name = null) {
   }
   if (!text.trim()) return showStatus(`${name || "The pasted text"} is empty.`, true);
   try {
-    const answer = await post("/api/read", body);
+    const answer = await postNewest("/api/read", body);
+    if (!answer) return; // overtaken by a later read
     showStatus(summary(answer));
     options.onRead(answer);
   } catch (err) {

@@ -4,7 +4,9 @@
 // its end probability given the chosen start (bottom half, orange); the predicted span is
 // outlined, and words outside the model's vocabulary are dashed.
 
-import { post } from "./api.js";
+import { newestOnly } from "./api.js";
+
+const postNewest = newestOnly(); // this panel's requests: only the newest answer is drawn
 
 const $ = (id) => document.getElementById(id);
 const START = "31, 119, 180"; // rgb of --model, the start distribution's shade
@@ -42,7 +44,8 @@ function draw(answer) {
 
 async function ask(body) {
   try {
-    const answer = await post("/api/lesson/span", body);
+    const answer = await postNewest("/api/lesson/span", body);
+    if (!answer) return; // overtaken by a later request
     if (!answer.typed) {
       $("sp-passage").value = answer.passage.join(" ");
       $("sp-question").value = answer.question.join(" ");

@@ -1,8 +1,10 @@
 // Lesson panel "a seq2seq cannot say 6": the fixed-vocabulary baseline and the Ptr-Net on the
 // same convex-hull instance (POST /api/lesson/vocabulary).
 
-import { post } from "./api.js";
+import { newestOnly } from "./api.js";
 import { add, percent, render, toPx } from "./board.js";
+
+const postNewest = newestOnly(); // this panel's requests: only the newest answer is drawn
 
 const $ = (id) => document.getElementById(id);
 let seed = 0;
@@ -89,7 +91,8 @@ async function ask() {
   const body = { n: Number($("vc-n").value), seed };
   $("vc-status").textContent = "…";
   try {
-    const data = await post("/api/lesson/vocabulary", body);
+    const data = await postNewest("/api/lesson/vocabulary", body);
+    if (!data) return; // overtaken by a later request
     seed = data.seed;
     drawBoard(data);
     drawTable(data);
