@@ -316,6 +316,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         f"{DEFAULT['baseline']})",
     )
     add(
+        "--learn-opening",
+        action="store_true",
+        default=None,
+        help="reinforce, pomo on cvrp: also train the first customer a single greedy run "
+        "chooses (POMO forces it), on the expected cost over the network's own first choice",
+    )
+    add(
         "--baseline-every",
         type=positive_int,
         metavar="N",

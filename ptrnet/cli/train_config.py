@@ -69,6 +69,7 @@ TRAIN_OPTIONS = (
     "shared_label_steps",
     "baseline",
     "baseline_every",
+    "learn_opening",
     "log_every",
     "keep_every",
     "seed",

@@ -144,6 +144,10 @@ class TrainConfig:
             the batch costs) or ``pomo`` (one sample from every start, their mean; Kwon et al.
             2020).
         baseline_beta: the ``ema`` baseline's decay per step, in [0, 1).
+        learn_opening: with ``pomo`` on a task whose first input keeps its place (CVRP: each
+            run forced to serve its own customer first), also train the network's own first
+            choice, the one a single greedy run makes, on the starts' costs
+            (:func:`ptrnet.training.losses.opening_loss`); POMO alone never trains it.
         baseline_every, baseline_count: the ``rollout`` baseline's test interval in steps and
             held-out set size.
         log_every: steps between CSV rows.
@@ -202,6 +206,7 @@ class TrainConfig:
     shared_label_steps: bool = False
     baseline: str = "samples"
     baseline_beta: float = 0.8
+    learn_opening: bool = False
     baseline_every: int = 100
     baseline_count: int = 256
     log_every: int = DEFAULTS["log_every"]
@@ -230,6 +235,15 @@ class TrainConfig:
         _choice("train_constraints", self.train_constraints, CONSTRAINTS)
         _choice("objective", self.objective, OBJECTIVES)
         _choice("baseline", self.baseline, BASELINES)
+        if self.learn_opening and (
+            self.objective != "reinforce" or self.baseline != "pomo" or task.rotated_starts
+        ):
+            raise ValueError(
+                "learn_opening trains the first choice that the pomo baseline forces on a task "
+                f"whose first input keeps its place (cvrp); this run has objective "
+                f"{quote(self.objective)}, baseline "
+                f"{quote(self.baseline)} on {self.task}"
+            )
         if self.objective == "dagger" and not task.completable:
             able = ", ".join(name for name, other in POINT_TASKS.items() if other.completable)
             raise ValueError(
@@ -259,7 +273,7 @@ class TrainConfig:
         self._check_numbers()
         if (self.steps is None) == (self.epochs is None):
             raise ValueError("set exactly one of steps and epochs")
-        for name in ("bucket", "augment", "shared_label_steps"):
+        for name in ("bucket", "augment", "shared_label_steps", "learn_opening"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {quote(getattr(self, name))}")
 

@@ -26,6 +26,13 @@ One step, for a batch of B instances and K = ``rl_samples``:
    gradient): log p (B, K);
 5. loss = mean((c - b) * log p): its gradient is the policy gradient of the mean cost.
 
+A forced first choice (a routing instance under ``pomo``: run s serves customer s first) adds
+log 1 = 0, so POMO never trains the choice a single greedy run makes at its first step.
+``learn_opening`` trains it too: with every start's cost c_s in hand, the expected cost over
+the network's own first choice pi(s) is known exactly, and the loss gains
+mean over instances of sum_s pi(s) (c_s - b_s) (:func:`opening_loss`), whose gradient is
+that of the expected cost through pi, the later steps' policy gradient unchanged.
+
 The samples are drawn from a generator seeded by ``(seed, step)``, so a resumed run draws the
 same samples as an uninterrupted one.
 """
@@ -39,7 +46,8 @@ from torch import nn
 
 from ptrnet.datasets.batching import IGNORE_INDEX, Batch
 from ptrnet.decoding.decode import decode
-from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
+from ptrnet.decoding.forced_start import ForcedStart
+from ptrnet.decoding.likelihood import masked_sequence_log_likelihood, masked_step_log_likelihoods
 from ptrnet.decoding.multistart import Starts, start_layout, start_readers
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.runs.config import TrainConfig
@@ -187,6 +195,7 @@ def reinforce_loss(
     *,
     scorer: torch.nn.Module | None = None,
     baseline: Baseline | None = None,
+    learn_opening: bool = False,
 ) -> tuple[torch.Tensor, float]:
     """The REINFORCE loss of one batch (module docstring) and the samples' mean cost.
 
@@ -201,6 +210,9 @@ def reinforce_loss(
         scorer: the module the differentiable re-scoring runs through (default ``model``);
             under DistributedDataParallel the wrapped model, so gradients pass its hooks.
         baseline: the cost each sample is compared with; None = leave-one-out.
+        learn_opening: also train the first choice that a multistart baseline forces
+            (:func:`opening_loss`); needs forced starts (a task whose first input keeps its
+            place, a multistart baseline).
     """
     baseline = baseline or Baseline()
     scorer = model if scorer is None else scorer
@@ -217,10 +229,39 @@ def reinforce_loss(
     cost = cost.view(batch.size, samples).float()
     advantage = (cost - baseline.values(cost, batch)).view(-1)  # (B*K,)
     targets = tokens_as_targets(drawn.tokens)
-    logp = masked_sequence_log_likelihood(
-        scorer, task, repeated.points, repeated.lengths, targets, "task"
-    )  # (B*K,), differentiable
-    return (advantage * logp).mean(), float(cost.mean())
+    if not learn_opening:
+        logp = masked_sequence_log_likelihood(
+            scorer, task, repeated.points, repeated.lengths, targets, "task"
+        )  # (B*K,), differentiable
+        return (advantage * logp).mean(), float(cost.mean())
+    if not isinstance(scorer, ForcedStart):
+        raise ValueError(
+            "learn_opening needs forced starts: a multistart baseline on a task "
+            "whose first input keeps its place"
+        )
+    # Scored unforced: step 0 is the network's own first choice, the later steps as forced.
+    steps = masked_step_log_likelihoods(
+        scorer.model, task, repeated.points, repeated.lengths, targets, "task"
+    )  # (B*K, T), differentiable
+    later = (advantage * steps[:, 1:].sum(dim=1)).mean()
+    first = opening_loss(steps[:, 0], advantage, scorer.openings, batch.size)
+    return later + first, float(cost.mean())
+
+
+def opening_loss(
+    first_logp: torch.Tensor, advantage: torch.Tensor, openings: torch.Tensor, instances: int
+) -> torch.Tensor:
+    """The mean over ``instances`` of sum_s pi(s) (c_s - b_s): each of the instance's S runs
+    (instance-major rows) forced to open with ``openings`` (B*S,), pi(s) = exp(``first_logp``)
+    (B*S,) the network's probability of that first choice, ``advantage`` (B*S,) the run's
+    c - b (constant). A start a smaller instance repeats (mixed sizes) counts once: each copy
+    weighs 1 / its repeats. The gradient is exactly that of the expected cost over the first
+    choice, given each start's sampled cost."""
+    pi = first_logp.exp().view(instances, -1)  # (B, S)
+    opened = openings.view(instances, -1)
+    repeats = (opened[:, :, None] == opened[:, None, :]).sum(dim=2)  # (B, S)
+    weighted = pi * advantage.detach().view(instances, -1) / repeats
+    return weighted.sum(dim=1).mean()
 
 
 def sampled_rows(

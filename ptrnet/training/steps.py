@@ -137,6 +137,7 @@ def _point_loss(
             generator,
             scorer=model,
             baseline=baseline,
+            learn_opening=cfg.learn_opening,
         )
     if cfg.objective == "dagger":
         task = get_task(cfg.task)
