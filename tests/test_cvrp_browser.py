@@ -78,3 +78,34 @@ def board_xy(page, x: float, y: float) -> tuple[float, float]:
     box = page.locator("#board").bounding_box()
     scale = box["width"] / 600
     return box["x"] + (30 + 540 * x) * scale, box["y"] + (600 - 30 - 540 * y) * scale
+
+
+def test_customers_read_in_km_are_sent_in_km_and_a_moved_one_keeps_its_demand(browser, server):
+    rows = CVRP.sample_points(np.random.default_rng(5), 5)
+    rows[:, 3] = 12.0
+    rows[:, :2] = rows[:, :2] * 800 + [300, 4000]  # km: x in 300..1100, y in 4000..4800
+    csv = "x,y,demand,capacity\n" + "".join(",".join(f"{v:.6g}" for v in r) + "\n" for r in rows)
+    with opened_page(browser, server) as page:
+        page.select_option("#task", "cvrp")
+        page.click("#read-open")
+        page.fill("#read-text", csv)
+        fed = lambda r: "/api/predict" in r.url and len(r.request.post_data_json["points"]) == 6  # noqa: E731
+        with page.expect_response("**/api/read") as read, page.expect_response(fed) as got:
+            page.click("#read-go")
+        mapping = read.value.json()["mapping"]
+        assert len(mapping["offset"]) == 2  # x and y mapped; demand and capacity kept
+        sent = np.array(got.value.request.post_data_json["points"])
+        np.testing.assert_allclose(sent, rows.round(3), rtol=1e-5)  # the file's rows, in km
+        assert got.value.json()["metrics"]["valid"]
+        page.click("#read-open")  # close the box
+        customer = page.locator("#board circle.point").nth(0).bounding_box()
+        with page.expect_response(fed) as moved:
+            page.mouse.move(customer["x"] + 3, customer["y"] + 3)
+            page.mouse.down()
+            page.mouse.move(customer["x"] + 40, customer["y"] + 20, steps=3)
+            page.mouse.up()
+        after = np.array(moved.value.request.post_data_json["points"])
+        assert moved.value.ok and moved.value.json()["metrics"]["valid"]
+        assert not np.allclose(after[:, :2], sent[:, :2])  # one place moved, in km
+        assert (after[:, 2:] == sent[:, 2:]).all()  # every demand and the capacity kept
+        assert (after[:, :2] > [250, 3950]).all()  # still in km, not the unit square

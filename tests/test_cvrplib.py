@@ -86,10 +86,11 @@ def test_a_missing_file_is_named(tmp_path):
         read_vrp(tmp_path / "missing.vrp")
 
 
-def test_every_reader_takes_a_vrp_file_as_rows_of_its_unit_square_image():
+def test_every_reader_takes_a_vrp_file_as_rows_in_the_files_units():
     """``read_instances`` (what every command reads with) takes ``.vrp`` by its extension or
-    ``--format cvrplib``, for a task whose points are rows (x, y, demand, capacity), and says
-    how the coordinates were mapped; a task of other points is refused in one line."""
+    ``--format cvrplib``, for a task whose points are rows (x, y, demand, capacity), in the
+    file's units (the one map into the unit square comes after, as for any file), and says
+    that its lengths are unrounded; a task of other points is refused in one line."""
     from ptrnet.io.errors import UsageError
     from ptrnet.io.instances import read_instances
     from ptrnet.tasks import get_task
@@ -98,8 +99,10 @@ def test_every_reader_takes_a_vrp_file_as_rows_of_its_unit_square_image():
     path = DATA / "E-n22-k4.vrp"
     (instance,) = read_instances(path, RowsTask())
     expected = read_vrp(path)
-    assert (instance.points == expected.rows()).all()
-    assert "x' = (x - (128, 182)) / 82; lengths times 82 are the file's" in instance.note
+    assert (instance.points == expected.rows(unit=False)).all()  # the file's units: mapped later
+    assert "21 customers, capacity 6000; lengths in the file's units, each edge unrounded" in (
+        instance.note
+    )
     with pytest.raises(UsageError, match="rows \\(x, y, demand, capacity\\); task tsp's points"):
         read_instances(path, get_task("tsp"))
     with pytest.raises(UsageError, match="task tsp's points have 2"):

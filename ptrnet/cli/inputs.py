@@ -155,7 +155,7 @@ def prepare(
     except ValueError as err:
         raise InputError(path, instance.line, str(err)) from None
     plane = task.plane(points)  # the points, or the projection of cities on the sphere
-    mapping = fit_unit_square(plane, task.shape_invariant)
+    mapping = fit_unit_square(plane, task.shape_invariant, task.unit_columns)
     unit = plane if mapping is None else mapping.to_unit(plane)
     return Prepared(
         points,

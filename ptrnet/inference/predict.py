@@ -74,7 +74,9 @@ def predict_outputs(
     """
 
     task = check_task(loaded, task)
-    points_list = [to_unit_square(task.plane(p), task.shape_invariant) for p in points_list]
+    points_list = [
+        to_unit_square(task.plane(p), task.shape_invariant, task.unit_columns) for p in points_list
+    ]
     largest = max((len(p) for p in points_list), default=0)
     if largest > MAX_MODEL_POINTS:
         raise UsageError(f"an instance has {largest} points; models decode n <= {MAX_MODEL_POINTS}")

@@ -29,9 +29,8 @@ Layouts (``FORMATS``; ``auto`` picks by extension, then by content):
   ``EDGE_WEIGHT_TYPE`` ...) followed by ``:`` or a space: a ``.tsp`` file given through a pipe
   or ``<(...)``, whose name says nothing.
 * ``cvrplib`` (``.vrp``): a CVRPLIB file of TYPE CVRP (:mod:`ptrnet.io.cvrplib`), for a task
-  whose points are rows (x, y, demand, capacity): one instance, the depot first, its
-  coordinates' image in the unit square (a note gives the map: lengths are in that square's
-  units, the file's scale times them in its own).
+  whose points are rows (x, y, demand, capacity): one instance, the depot first, in the file's
+  units (a note says that its lengths are unrounded, unlike CVRPLIB's published costs).
 
 Points come back in the input's own units; :mod:`ptrnet.io.unit_square` maps them for a model.
 Every layout applies the same limits (:mod:`ptrnet.io.limits`). An input that can be read only
@@ -324,12 +323,12 @@ def _read_cvrplib(path: str | os.PathLike[str], task: Task) -> list[Instance]:
             f"{task.name}'s points have {task.dim} number(s)"
         )
     instance = read_vrp(path)
-    offset = ", ".join(f"{v:.6g}" for v in instance.offset)
     note = (
-        f"CVRPLIB {instance.name}: coordinates read as their unit-square image, x' = (x - "
-        f"({offset})) / {instance.scale:.6g}; lengths times {instance.scale:.6g} are the file's"
+        f"CVRPLIB {instance.name}: {len(instance.coords) - 1} customers, capacity "
+        f"{instance.capacity}; lengths in the file's units, each edge unrounded (CVRPLIB's "
+        f"published costs round each to an integer)"
     )
-    return [Instance(instance.rows(), None, note=note)]
+    return [Instance(instance.rows(unit=False), None, note=note)]
 
 
 def _read_npy(path: str | os.PathLike[str], task: Task) -> list[Instance]:

@@ -8,9 +8,12 @@ task's answer is invariant under this map (hulls, triangulations, tours and orde
 on shape), so the same sequence is right for both; a length in unit coordinates times ``scale``
 is the length in the input's units, and an area times ``scale ** 2``.
 
-A task whose answer is not invariant under the map (``Task.shape_invariant`` false: knapsack's
-weights are measured against a fixed capacity) passes ``shape_invariant=False``, and its
-instances are never mapped.
+A task whose rows carry more than coordinates maps only their leading ``columns``
+(``Task.unit_columns``: a routing row's x and y, its demand and capacity kept): its answer is
+invariant under that map, the lengths it measures scale by ``scale``. A task whose answer is
+not invariant under any such map (``Task.shape_invariant`` false: knapsack's weights are
+measured against a fixed capacity) passes ``shape_invariant=False``, and its instances are
+never mapped.
 
 Instances already inside the unit square are left alone (:func:`fit_unit_square` returns None),
 so the paper's files decode exactly as before, unless they are far smaller than it: an
@@ -28,27 +31,35 @@ import numpy as np
 
 @dataclass(frozen=True)
 class UnitMap:
-    """``unit = (points - offset) / scale``; ``offset`` (dim,), ``scale`` > 0."""
+    """``unit = (points - offset) / scale`` on a point's leading k = len(``offset``) columns,
+    its others kept (a routing row's demand and capacity); ``offset`` (k,), ``scale`` > 0."""
 
     offset: np.ndarray
     scale: float
 
     @classmethod
-    def fit(cls, points: np.ndarray) -> UnitMap:
-        """The map of ``points`` (n, dim) into [0, 1]^dim keeping the aspect ratio; all points
-        at one place are only moved to the origin (``scale`` 1)."""
-        points = np.asarray(points, dtype=np.float64)
+    def fit(cls, points: np.ndarray, columns: int | None = None) -> UnitMap:
+        """The map of ``points`` (n, dim)' leading ``columns`` (None: all) into [0, 1]^columns
+        keeping the aspect ratio; all points at one place are only moved to the origin
+        (``scale`` 1)."""
+        points = np.asarray(points, dtype=np.float64)[:, :columns]
         offset = points.min(axis=0)
         extent = float((points.max(axis=0) - offset).max())
         return cls(offset, extent if extent > 0 else 1.0)
 
     def to_unit(self, points: np.ndarray) -> np.ndarray:
         """(n, dim) input coordinates -> (n, dim) unit-square coordinates."""
-        return (np.asarray(points, dtype=np.float64) - self.offset) / self.scale
+        out = np.array(points, dtype=np.float64)  # a copy
+        k = len(self.offset)
+        out[..., :k] = (out[..., :k] - self.offset) / self.scale
+        return out
 
     def to_input(self, points: np.ndarray) -> np.ndarray:
         """(n, dim) unit-square coordinates -> (n, dim) coordinates in the input's units."""
-        return np.asarray(points, dtype=np.float64) * self.scale + self.offset
+        out = np.array(points, dtype=np.float64)
+        k = len(self.offset)
+        out[..., :k] = out[..., :k] * self.scale + self.offset
+        return out
 
     def describe(self) -> str:
         """``x' = (x - offset) / scale`` with the values, for a note to the user."""
@@ -68,24 +79,30 @@ MIN_EXTENT = 1e-2
 probability under 1e-14, so test sets decode as given."""
 
 
-def fit_unit_square(points: np.ndarray, shape_invariant: bool = True) -> UnitMap | None:
-    """None if ``points`` are already in the unit square and not tiny in it (largest extent
-    at least :data:`MIN_EXTENT`, or zero: all at one place), or belong to a task that is not
-    ``shape_invariant``; else their :meth:`UnitMap.fit`."""
+def fit_unit_square(
+    points: np.ndarray, shape_invariant: bool = True, columns: int | None = None
+) -> UnitMap | None:
+    """None if ``points``' leading ``columns`` (None: all; ``Task.unit_columns``) are already
+    in the unit square and not tiny in it (largest extent at least :data:`MIN_EXTENT`, or
+    zero: all at one place), or belong to a task that is not ``shape_invariant``; else their
+    :meth:`UnitMap.fit`."""
     if not shape_invariant:
         return None
-    if not inside_unit_square(points):
-        return UnitMap.fit(points)
     points = np.asarray(points, dtype=np.float64)
-    extent = float((points.max(axis=0) - points.min(axis=0)).max()) if points.size else 0.0
-    return UnitMap.fit(points) if 0 < extent < MIN_EXTENT else None
+    plane = points[:, :columns] if points.ndim == 2 else points
+    if not inside_unit_square(plane):
+        return UnitMap.fit(points, columns)
+    extent = float((plane.max(axis=0) - plane.min(axis=0)).max()) if plane.size else 0.0
+    return UnitMap.fit(points, columns) if 0 < extent < MIN_EXTENT else None
 
 
-def to_unit_square(points: np.ndarray, shape_invariant: bool = True) -> np.ndarray:
+def to_unit_square(
+    points: np.ndarray, shape_invariant: bool = True, columns: int | None = None
+) -> np.ndarray:
     """``points`` (n, dim) as a model decodes them: their image under :func:`fit_unit_square`'s
     map, or themselves when it leaves them alone. Every decoding entry
     (:func:`ptrnet.inference.predict`, :func:`ptrnet.viz.trace.decode_trace`) calls this, so
     each front end decodes the same sequence for the same instance. Mapping twice changes
     nothing (an image spans [0, 1] on its longer side)."""
-    mapping = fit_unit_square(points, shape_invariant)
+    mapping = fit_unit_square(points, shape_invariant, columns)
     return np.asarray(points) if mapping is None else mapping.to_unit(points)

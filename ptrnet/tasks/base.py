@@ -136,7 +136,8 @@ class Task(TaskCard, ABC):
     (a rule that reads the tokens emitted so far), ``state_fields`` (per-row state of its
     own that its rule reads, such as the room left in a knapsack), the symmetry flags
     (multi-view decoding, augmentation; both false suit a non-geometric task),
-    ``permutation_output`` (the heavy decoder), ``shape_invariant`` (the unit-square map),
+    ``permutation_output`` (the heavy decoder), ``shape_invariant`` and ``unit_columns``
+    (the unit-square map),
     ``has_cost`` with :meth:`sequence_cost` and optionally a batched :meth:`batch_cost`
     (REINFORCE) and ``objective_cost`` (the ``shortest`` pick),
     :meth:`sample_points` (default: uniform in [0, 1)^dim), :meth:`label_shape_problem`
@@ -208,6 +209,10 @@ class Task(TaskCard, ABC):
     #: whose numbers mean themselves (knapsack's weights against a fixed capacity), decoded as
     #: given.
     shape_invariant: ClassVar[bool] = True
+    #: The leading columns of a row that are its coordinates, the ones the unit-square map
+    #: moves (None: every column): a routing row's x and y (2), its demand and capacity kept,
+    #: so that customers given in kilometres are routed on their image in the unit square.
+    unit_columns: ClassVar[int | None] = None
     #: Whether an instance may state a capacity as one more column, the same on every row:
     #: (n, dim + 1) (knapsack's own capacity; files write it as ``capacity C``).
     capacity_column: ClassVar[bool] = False

@@ -34,19 +34,21 @@ Task card
     :mod:`ptrnet.model.features`); the Ptr-Net with its LSTM decoder (which reads the demand
     of each input it chose, so keeps count of the load itself) or the ``route`` decoder
     (:mod:`ptrnet.model.route`: Kool et al.'s, the load left in its context).
-    Not shape-invariant: the unit-square map scales every column, a demand too, so instances
-    are decoded as given; a CVRPLIB file is read as its unit-square image
-    (:mod:`ptrnet.io.cvrplib`). The square's symmetries (axis flips and swaps,
-    :mod:`ptrnet.tasks.symmetry`) move x and y only, the demand and capacity columns kept, and
-    keep every route, its load and its length: so the views (``average_views`` 2, 4,
-    ``search_views`` 8, ``multistart`` 2, 4, 8) and training augmentation take cvrp, and since
-    a label is written by indices alone, an output means the same routes in every view
-    (``rotation_invariant_labels``, ``reflection_invariant_labels``). An instance outside the
-    unit square (decoded as given) is moved by the same maps about the square's centre: its
-    images keep every length and lie as far outside the square as it does. Multi-start
-    (decoding, and the ``pomo`` training baseline) keeps the depot first (``rotated_starts``
-    false): it reads the instance as given once per customer, each run forced to serve its
-    own customer first (:mod:`ptrnet.decoding.forced_start`).
+    Customers in other units (kilometres, a CVRPLIB file's hundreds) are routed on their image
+    in the unit square: the map moves x and y only (``unit_columns`` 2,
+    :mod:`ptrnet.io.unit_square`), demands and capacity kept, so the routes are the same and a
+    length in the input's units is the image's times the map's scale. The square's symmetries
+    (axis flips and swaps, :mod:`ptrnet.tasks.symmetry`) move x and y only, the demand and
+    capacity columns kept, and keep every route, its load and its length: so the views
+    (``average_views`` 2, 4, ``search_views`` 8, ``multistart`` 2, 4, 8) and training
+    augmentation take cvrp, and since a label is written by indices alone, an output means the
+    same routes in every view (``rotation_invariant_labels``, ``reflection_invariant_labels``).
+    An instance outside the unit square (one the API's low-level decoders take as given) is
+    moved by the same maps about the square's centre: its images keep every length and lie as
+    far outside the square as it does. Multi-start (decoding, and the ``pomo`` training
+    baseline) keeps the depot first (``rotated_starts`` false): it reads the instance as given
+    once per customer, each run forced to serve its own customer first
+    (:mod:`ptrnet.decoding.forced_start`).
 """
 
 from __future__ import annotations
@@ -194,7 +196,7 @@ class CVRPTask(Task):
     has_cost = True
     objective_cost = True
     best_pick = "shortest routes"
-    shape_invariant = False  # the unit-square map would scale the demands too (module docstring)
+    unit_columns = 2  # the unit-square map moves x and y, not the demand and capacity
     square_symmetric = True  # on x and y only: the symmetries keep the other columns
     rotation_invariant_labels = True  # routes are written by indices alone
     reflection_invariant_labels = True

@@ -86,7 +86,7 @@ def decode_trace(
         probs=found.probs,
         allowed=allowed_masks(
             task,
-            to_unit_square(task.plane(points), task.shape_invariant),
+            to_unit_square(task.plane(points), task.shape_invariant, task.unit_columns),
             tokens,
             options.constraints,
         ),

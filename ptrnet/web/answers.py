@@ -102,7 +102,7 @@ def model_image(task: Task, points: np.ndarray) -> tuple[np.ndarray, UnitMap | N
     under :func:`~ptrnet.io.unit_square.fit_unit_square`'s map, with that map (None: the plane
     is inside the unit square already, or the task is not shape-invariant)."""
     plane = task.plane(points)
-    mapping = fit_unit_square(plane, task.shape_invariant)
+    mapping = fit_unit_square(plane, task.shape_invariant, task.unit_columns)
     return (np.asarray(plane) if mapping is None else mapping.to_unit(plane)), mapping
 
 

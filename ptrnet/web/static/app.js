@@ -276,7 +276,8 @@ function place(i, unit) {
     return;
   }
   const { frame } = file;
-  file.coords[i] = frame ? unit.map((v, k) => v * frame.scale + frame.offset[k]) : unit;
+  const xy = frame ? unit.map((v, k) => v * frame.scale + frame.offset[k]) : unit;
+  file.coords[i] = [...xy, ...points[i].slice(unit.length)]; // a routing row's demand kept
 }
 
 function onContextMenu(event) {
