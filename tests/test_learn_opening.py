@@ -13,11 +13,10 @@ import torch
 from ptrnet.cli.main import main
 from ptrnet.datasets.batching import collate
 from ptrnet.decoding.decode import decode
-from ptrnet.decoding.likelihood import masked_sequence_log_likelihood, masked_step_log_likelihoods
+from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
 from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import load_model
-from ptrnet.model import ModelConfig, build_model
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import SizeRange, get_task
 from ptrnet.training.baselines import make_baseline
@@ -29,28 +28,12 @@ from ptrnet.training.losses import (
     sampled_rows,
     tokens_as_targets,
 )
+from tests.test_multistart_forced import pointer
+from tests.test_multistart_forced import tight_instances as instances
 
 torch.set_num_threads(1)
 CVRP = get_task("cvrp")
 SAMPLE = DecodeOptions("sample", constraints="task")
-
-
-def pointer(seed: int = 0) -> torch.nn.Module:
-    """An untrained LSTM Ptr-Net reading the routing features (depot flag, demand share)."""
-    torch.manual_seed(seed)
-    config = ModelConfig(input_dim=4, hidden=16, features="demand", init="default")
-    return build_model(config).eval()
-
-
-def instances(sizes, seed):
-    """Protocol instances with a small capacity (several routes each)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for n in sizes:
-        points = CVRP.sample_points(rng, n)
-        points[:, 3] = 12.0
-        out.append(points)
-    return out
 
 
 def pomo_config(**extra) -> TrainConfig:
@@ -68,8 +51,13 @@ def test_unforced_scoring_gives_the_forced_scores_after_the_first_step_and_a_fir
         forced = masked_sequence_log_likelihood(
             scorer, CVRP, copies.points, copies.lengths, targets
         )
-        steps = masked_step_log_likelihoods(
-            scorer.model, CVRP, copies.points, copies.lengths, targets
+        steps = masked_sequence_log_likelihood(
+            scorer.model,
+            CVRP,
+            copies.points,
+            copies.lengths,
+            targets,
+            per_step=True,
         )  # (8, T)
     torch.testing.assert_close(steps[:, 1:].sum(dim=1), forced)
     first = steps[:, 0].exp()  # pi(customer s) of each run's forced opening
@@ -119,7 +107,7 @@ def test_a_network_learns_from_the_opening_loss_alone_to_open_with_the_cheapest_
     optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
     model.train()
     for _ in range(100):
-        steps = masked_step_log_likelihoods(model, CVRP, *rows, targets)
+        steps = masked_sequence_log_likelihood(model, CVRP, *rows, targets, per_step=True)
         loss = opening_loss(steps[:, 0], advantage, trace.tokens[:, 0], 2)
         optimizer.zero_grad()
         loss.backward()

@@ -23,11 +23,12 @@ def masked_sequence_log_likelihood(
     lengths: torch.Tensor,
     tokens: torch.Tensor,
     constraints: str = "task",
+    per_step: bool = False,
 ) -> torch.Tensor:
     """(R,) float32 log-likelihood of token rows under teacher forcing, each step's softmax
     restricted to what ``constraints`` allows after the row's prefix, as a constrained
-    decoder's; -inf for a row holding a token the mask disallows. Differentiable. The sum
-    over steps of :func:`masked_step_log_likelihoods` (its arguments).
+    decoder's; -inf for a row holding a token the mask disallows. Differentiable. With
+    ``per_step``, (R, T): each step's term, the sum's parts.
 
     Args:
         points: (R, n, dim); lengths: (R,).
@@ -40,19 +41,6 @@ def masked_sequence_log_likelihood(
             they are a batch's padding, not the row's choice.
         constraints: ``none`` or ``task``.
     """
-    return masked_step_log_likelihoods(model, task, points, lengths, tokens, constraints).sum(1)
-
-
-def masked_step_log_likelihoods(
-    model: Network,
-    task: Task,
-    points: torch.Tensor,
-    lengths: torch.Tensor,
-    tokens: torch.Tensor,
-    constraints: str = "task",
-) -> torch.Tensor:
-    """(R, T) float32 log-probability of each step's token, as
-    :func:`masked_sequence_log_likelihood` scores it (0 at a pad or past the step limit)."""
     logits = model(points, lengths, tokens)  # (R, T, V), teacher forced
     real = tokens.clamp(min=0)
     allowed = replay_masks(task, lengths, real, constraints, points)  # (R, T, n+1)
@@ -60,4 +48,5 @@ def masked_step_log_likelihoods(
     picked = logp.gather(2, real[..., None])[..., 0]  # (R, T)
     limits = task.max_steps(lengths.to(tokens.device)) + 1  # (R,)
     past = torch.arange(tokens.shape[1], device=tokens.device)[None, :] >= limits[:, None]
-    return picked.masked_fill((tokens < 0) | past, 0.0)
+    steps = picked.masked_fill((tokens < 0) | past, 0.0)
+    return steps if per_step else steps.sum(dim=1)

@@ -47,7 +47,7 @@ from torch import nn
 from ptrnet.datasets.batching import IGNORE_INDEX, Batch
 from ptrnet.decoding.decode import decode
 from ptrnet.decoding.forced_start import ForcedStart
-from ptrnet.decoding.likelihood import masked_sequence_log_likelihood, masked_step_log_likelihoods
+from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
 from ptrnet.decoding.multistart import Starts, start_layout, start_readers
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.runs.config import TrainConfig
@@ -240,8 +240,14 @@ def reinforce_loss(
             "whose first input keeps its place"
         )
     # Scored unforced: step 0 is the network's own first choice, the later steps as forced.
-    steps = masked_step_log_likelihoods(
-        scorer.model, task, repeated.points, repeated.lengths, targets, "task"
+    steps = masked_sequence_log_likelihood(
+        scorer.model,
+        task,
+        repeated.points,
+        repeated.lengths,
+        targets,
+        "task",
+        per_step=True,
     )  # (B*K, T), differentiable
     later = (advantage * steps[:, 1:].sum(dim=1)).mean()
     first = opening_loss(steps[:, 0], advantage, scorer.openings, batch.size)
