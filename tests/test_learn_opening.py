@@ -22,6 +22,7 @@ from ptrnet.tasks import SizeRange, get_task
 from ptrnet.training.baselines import make_baseline
 from ptrnet.training.loop import build_optimizer, train_step
 from ptrnet.training.losses import (
+    greedy_advantage,
     opening_loss,
     reinforce_loss,
     sample_generator,
@@ -126,13 +127,41 @@ def test_pomo_training_with_the_opening_takes_finite_steps_and_adds_the_opening_
     batch = collate(CVRP.generate(SizeRange(6, 6), 4, seed=5))
     plain, _ = reinforce_loss(model, CVRP, batch, 2, sample_generator(0, 9), baseline=baseline)
     both, _ = reinforce_loss(
-        model, CVRP, batch, 2, sample_generator(0, 9), baseline=baseline, learn_opening=True
+        model, CVRP, batch, 2, sample_generator(0, 9), baseline=baseline, opening="sampled"
     )
     assert torch.isfinite(both) and not torch.isclose(plain, both)
     optimizer = build_optimizer(model, cfg)
     model.train()
     costs = [train_step(model, optimizer, batch, cfg, step, baseline=baseline) for step in range(3)]
     assert all(math.isfinite(c) and c > 0 for c in costs)
+
+
+def test_greedy_opening_costs_are_each_starts_greedy_run_against_the_instances_mean():
+    batch = collate(instances((4, 3), 6))  # 3 customers: start 1 repeated in the fourth row
+    model = pointer(3)
+    sampler, _, copies = sampled_rows(model, model, CVRP, batch, 2, True)
+    advantage = greedy_advantage(model, sampler, CVRP, copies, 2)  # (8,)
+    with torch.no_grad():
+        trace, width = multistart_rows(model, CVRP, batch, "task")  # decode's own multistart
+    for b, points in enumerate(instances((4, 3), 6)):
+        rows = trace.tokens[b * width : (b + 1) * width]
+        cost = [CVRP.sequence_cost(points, seq) for seq in to_sequences(rows)]
+        np.testing.assert_allclose(advantage[b * 4 : b * 4 + 4], np.array(cost) - np.mean(cost),
+                                   rtol=1e-5, atol=1e-6)  # fmt: skip
+    cfg = pomo_config(learn_opening=True, opening_rollouts="greedy")
+    model.train()
+    optimizer = build_optimizer(model, cfg)
+    baseline = make_baseline(cfg, model, CVRP)
+    assert math.isfinite(train_step(model, optimizer, batch, cfg, 0, baseline=baseline))
+
+
+def to_sequences(tokens: torch.Tensor) -> list[np.ndarray]:
+    """Rows of decoded tokens -> 0-based output sequences (up to each row's end token)."""
+    out = []
+    for row in tokens.tolist():
+        row = row[: row.index(0)] if 0 in row else row
+        out.append(np.array(row) - 1)
+    return out
 
 
 @pytest.mark.parametrize(
@@ -147,12 +176,18 @@ def test_learning_the_opening_needs_pomo_reinforce_and_a_first_input_kept_in_pla
     base = dict(task="cvrp", sizes="6", steps=3, objective="reinforce", baseline="pomo")
     with pytest.raises(ValueError, match=f"learn_opening .*{problem}"):
         TrainConfig(**{**base, **extra, "learn_opening": True})
+    with pytest.raises(ValueError, match="opening_rollouts needs learn_opening"):
+        TrainConfig(**base, opening_rollouts="greedy")
+    with pytest.raises(ValueError, match="opening_rollouts"):
+        TrainConfig(**base, learn_opening=True, opening_rollouts="best")
 
 
 def test_ptrnet_train_takes_learn_opening_and_records_it(tmp_path):
     args = ["train", "cvrp", "--dry-run", "-n", "6", "--objective", "reinforce", "--baseline",
             "pomo", "--threads", "1", "-q"]  # fmt: skip
-    assert main([*args, "--learn-opening", "--out", str(tmp_path / "on")]) == 0
-    assert load_model(tmp_path / "on", "cvrp").config.train.learn_opening
+    on = ["--learn-opening", "--opening-rollouts", "greedy", "--out", str(tmp_path / "on")]
+    assert main([*args, *on]) == 0
+    train = load_model(tmp_path / "on", "cvrp").config.train
+    assert train.learn_opening and train.opening_rollouts == "greedy"
     assert main([*args, "--out", str(tmp_path / "off")]) == 0
     assert not load_model(tmp_path / "off", "cvrp").config.train.learn_opening

@@ -70,6 +70,7 @@ from ptrnet.runs.config import (
     DEFAULT_STEPS,
     LABELS,
     OBJECTIVES,
+    OPENINGS,
     OPTIMIZERS,
     TrainConfig,
 )
@@ -321,6 +322,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="reinforce, pomo on cvrp: also train the first customer a single greedy run "
         "chooses (POMO forces it), on the expected cost over the network's own first choice",
+    )
+    add(
+        "--opening-rollouts",
+        choices=OPENINGS,
+        help="with --learn-opening: train the first choice on the sampled runs' costs or on a "
+        f"greedy run's from each start (one more decoding; default: {DEFAULT['opening_rollouts']})",
     )
     add(
         "--baseline-every",

@@ -70,6 +70,7 @@ TRAIN_OPTIONS = (
     "baseline",
     "baseline_every",
     "learn_opening",
+    "opening_rollouts",
     "log_every",
     "keep_every",
     "seed",

@@ -42,6 +42,7 @@ DEFAULT_DECAY = {"sgd": 1.0, "adam": 0.96}
 LABELS = ("solve", "file")
 OBJECTIVES = ("likelihood", "reinforce", "dagger")
 BASELINES = ("samples", "rollout", "ema", "pomo")
+OPENINGS = ("sampled", "greedy")  # whose costs train a forced first choice (learn_opening)
 
 
 def capacity_text(task: Task, capacity: str | float | None) -> str | None:
@@ -148,6 +149,9 @@ class TrainConfig:
             run forced to serve its own customer first), also train the network's own first
             choice, the one a single greedy run makes, on the starts' costs
             (:func:`ptrnet.training.losses.opening_loss`); POMO alone never trains it.
+        opening_rollouts: with ``learn_opening``, whose costs train the first choice: the
+            ``sampled`` runs' or a ``greedy`` run's from each start (one more decoding per
+            step, without gradient; the costs greedy decoding meets, without sampling noise).
         baseline_every, baseline_count: the ``rollout`` baseline's test interval in steps and
             held-out set size.
         log_every: steps between CSV rows.
@@ -207,6 +211,7 @@ class TrainConfig:
     baseline: str = "samples"
     baseline_beta: float = 0.8
     learn_opening: bool = False
+    opening_rollouts: str = "sampled"
     baseline_every: int = 100
     baseline_count: int = 256
     log_every: int = DEFAULTS["log_every"]
@@ -235,6 +240,9 @@ class TrainConfig:
         _choice("train_constraints", self.train_constraints, CONSTRAINTS)
         _choice("objective", self.objective, OBJECTIVES)
         _choice("baseline", self.baseline, BASELINES)
+        _choice("opening_rollouts", self.opening_rollouts, OPENINGS)
+        if self.opening_rollouts != "sampled" and not self.learn_opening:
+            raise ValueError("opening_rollouts needs learn_opening (--learn-opening)")
         if self.learn_opening and (
             self.objective != "reinforce" or self.baseline != "pomo" or task.rotated_starts
         ):

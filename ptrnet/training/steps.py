@@ -137,7 +137,7 @@ def _point_loss(
             generator,
             scorer=model,
             baseline=baseline,
-            learn_opening=cfg.learn_opening,
+            opening=cfg.opening_rollouts if cfg.learn_opening else None,
         )
     if cfg.objective == "dagger":
         task = get_task(cfg.task)
