@@ -116,7 +116,10 @@ def test_unreadable_checkpoints_give_one_line_errors(tmp_path):
         "missing.safetensors": "cannot read checkpoint",
         "garbage.safetensors": "not a ptrnet checkpoint",
         "foreign.safetensors": "not a ptrnet checkpoint",
-        "tampered.safetensors": r"invalid configuration: unknown training config keys: \['sead'\]",
+        "tampered.safetensors": (
+            r"invalid configuration: unknown training config keys: \['sead'\]; "
+            r"did you mean 'seed'\?"
+        ),
     }
     for name, message in expected.items():
         with pytest.raises(CheckpointError, match=message) as err:

@@ -22,7 +22,7 @@ from ptrnet.compute.devices import check_device_name
 from ptrnet.compute.precision import PRECISIONS
 from ptrnet.decoding.options import CONSTRAINTS
 from ptrnet.model.config import PERMUTATION_DECODERS, ModelConfig
-from ptrnet.quoting import quote
+from ptrnet.quoting import did_you_mean, quote
 from ptrnet.runs.shared import (
     DEFAULTS,
     MAX_THREADS,
@@ -419,9 +419,9 @@ def train_from_dict(d: dict[str, Any]) -> TrainConfig:
     """A TrainConfig from a dict; raises ValueError naming unknown keys."""
     known = {f.name for f in fields(TrainConfig)}
     unknown = sorted(map(str, set(d) - known))
-    if unknown:
+    if unknown:  # the first one's nearest known key, not all of them: the error stays one line
         raise ValueError(
-            f"unknown training config keys: {quote(unknown)}; known: {', '.join(sorted(known))}"
+            f"unknown training config keys: {quote(unknown)}{did_you_mean(unknown[0], known)}"
         )
     return TrainConfig(**d)
 
