@@ -18,7 +18,7 @@ from ptrnet.decoding.multistart import multistart_rows
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import load_model
 from ptrnet.runs.config import TrainConfig
-from ptrnet.tasks import SizeRange, get_task
+from ptrnet.tasks import SizeRange, from_tokens, get_task
 from ptrnet.training.baselines import make_baseline
 from ptrnet.training.loop import build_optimizer, train_step
 from ptrnet.training.losses import (
@@ -145,7 +145,7 @@ def test_greedy_opening_costs_are_each_starts_greedy_run_against_the_instances_m
         trace, width = multistart_rows(model, CVRP, batch, "task")  # decode's own multistart
     for b, points in enumerate(instances((4, 3), 6)):
         rows = trace.tokens[b * width : (b + 1) * width]
-        cost = [CVRP.sequence_cost(points, seq) for seq in to_sequences(rows)]
+        cost = [CVRP.sequence_cost(points, from_tokens(row)) for row in rows.numpy()]
         np.testing.assert_allclose(advantage[b * 4 : b * 4 + 4], np.array(cost) - np.mean(cost),
                                    rtol=1e-5, atol=1e-6)  # fmt: skip
     cfg = pomo_config(learn_opening=True, opening_rollouts="greedy")
@@ -153,15 +153,6 @@ def test_greedy_opening_costs_are_each_starts_greedy_run_against_the_instances_m
     optimizer = build_optimizer(model, cfg)
     baseline = make_baseline(cfg, model, CVRP)
     assert math.isfinite(train_step(model, optimizer, batch, cfg, 0, baseline=baseline))
-
-
-def to_sequences(tokens: torch.Tensor) -> list[np.ndarray]:
-    """Rows of decoded tokens -> 0-based output sequences (up to each row's end token)."""
-    out = []
-    for row in tokens.tolist():
-        row = row[: row.index(0)] if 0 in row else row
-        out.append(np.array(row) - 1)
-    return out
 
 
 @pytest.mark.parametrize(

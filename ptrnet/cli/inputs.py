@@ -32,7 +32,7 @@ import numpy as np
 
 from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.instances import Instance, read_instances
-from ptrnet.io.unit_square import UnitMap, fit_unit_square
+from ptrnet.io.unit_square import UnitMap, model_image
 from ptrnet.quoting import quote
 from ptrnet.solvers.distances import Distances
 from ptrnet.solvers.geometry import planar_degeneracy
@@ -154,9 +154,7 @@ def prepare(
         task.check_points(points)
     except ValueError as err:
         raise InputError(path, instance.line, str(err)) from None
-    plane = task.plane(points)  # the points, or the projection of cities on the sphere
-    mapping = fit_unit_square(plane, task.shape_invariant, task.unit_columns)
-    unit = plane if mapping is None else mapping.to_unit(plane)
+    unit, mapping = model_image(task, points)  # of the points, or of the cities' projection
     return Prepared(
         points,
         unit,

@@ -18,7 +18,7 @@ from ptrnet.decoding.search import DecodingError
 from ptrnet.inference.load import LoadedModel, check_task
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
-from ptrnet.io.unit_square import to_unit_square
+from ptrnet.io.unit_square import model_image
 from ptrnet.tasks import Task
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def predict_outputs(
     return_probs: bool = False,
 ) -> list[Decoded]:
     """Decode each instance of ``points_list`` ((n, dim) arrays, in any units) with ``loaded``,
-    once, on the unit-square image (:func:`ptrnet.io.unit_square.to_unit_square`) of its plane
+    once, on the unit-square image (:func:`ptrnet.io.unit_square.model_image`) of its plane
     (:meth:`Task.plane`: itself, or the projection of cities ``task`` measures on the sphere):
     each output with its log-likelihood, and its step distributions with ``return_probs``.
 
@@ -74,9 +74,7 @@ def predict_outputs(
     """
 
     task = check_task(loaded, task)
-    points_list = [
-        to_unit_square(task.plane(p), task.shape_invariant, task.unit_columns) for p in points_list
-    ]
+    points_list = [model_image(task, p)[0] for p in points_list]
     largest = max((len(p) for p in points_list), default=0)
     if largest > MAX_MODEL_POINTS:
         raise UsageError(f"an instance has {largest} points; models decode n <= {MAX_MODEL_POINTS}")

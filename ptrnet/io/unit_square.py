@@ -25,8 +25,12 @@ always mapped (:mod:`ptrnet.io.tsplib`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ptrnet.tasks import Task
 
 
 @dataclass(frozen=True)
@@ -100,9 +104,21 @@ def to_unit_square(
     points: np.ndarray, shape_invariant: bool = True, columns: int | None = None
 ) -> np.ndarray:
     """``points`` (n, dim) as a model decodes them: their image under :func:`fit_unit_square`'s
-    map, or themselves when it leaves them alone. Every decoding entry
-    (:func:`ptrnet.inference.predict`, :func:`ptrnet.viz.trace.decode_trace`) calls this, so
-    each front end decodes the same sequence for the same instance. Mapping twice changes
-    nothing (an image spans [0, 1] on its longer side)."""
+    map, or themselves when it leaves them alone (a task's instance goes through
+    :func:`model_image`, which reads the task's flags). Mapping twice changes nothing (an image
+    spans [0, 1] on its longer side)."""
     mapping = fit_unit_square(points, shape_invariant, columns)
     return np.asarray(points) if mapping is None else mapping.to_unit(points)
+
+
+def model_image(task: Task, points: np.ndarray) -> tuple[np.ndarray, UnitMap | None]:
+    """``points`` (n, dim, in the user's units) as a model of ``task`` reads them: the image
+    of their plane (:meth:`Task.plane`: themselves, or the projection of cities on the sphere)
+    under :func:`fit_unit_square`'s map by the task's own flags (``shape_invariant``,
+    ``unit_columns``), with that map (None: the plane is left as it is). The one place every
+    front end maps a user's instance into the model's frame: ``ptrnet`` commands
+    (:func:`ptrnet.cli.inputs.prepare`), decoding (:func:`ptrnet.inference.predict_outputs`,
+    :func:`ptrnet.viz.trace.decode_trace`) and the page."""
+    plane = task.plane(points)
+    mapping = fit_unit_square(plane, task.shape_invariant, task.unit_columns)
+    return (np.asarray(plane) if mapping is None else mapping.to_unit(plane)), mapping

@@ -297,7 +297,7 @@ class Task(TaskCard, ABC):
 
     def plane(self, points: np.ndarray) -> np.ndarray:
         """``points`` as planar coordinates, what a model reads before the unit-square map
-        (:func:`ptrnet.io.unit_square.to_unit_square`): the points themselves, or, under a
+        (:func:`ptrnet.io.unit_square.model_image`): the points themselves, or, under a
         distance rule that is not planar, its projection (:meth:`Distances.plane`)."""
         if self.distances is None:
             return np.asarray(points)

@@ -48,7 +48,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ptrnet.datasets.batching import IGNORE_INDEX, Batch
-from ptrnet.decoding.decode import decode
+from ptrnet.decoding.decode import DecodeResult, decode
 from ptrnet.decoding.forced_start import ForcedStart
 from ptrnet.decoding.likelihood import masked_sequence_log_likelihood
 from ptrnet.decoding.multistart import Starts, start_layout, start_readers
@@ -56,11 +56,10 @@ from ptrnet.decoding.options import DecodeOptions
 from ptrnet.runs.config import TrainConfig
 from ptrnet.tasks import Stream, Task, get_task
 from ptrnet.tasks.constraints import teacher_forcing_mask
-from ptrnet.training.baselines import Baseline
+from ptrnet.training.baselines import GREEDY_TOURS, Baseline
 
 # REINFORCE samples valid outputs only: the cost is defined on them (TSP tours).
 SAMPLE_TOURS = DecodeOptions(strategy="sample", constraints="task")
-GREEDY_TOURS = DecodeOptions(strategy="greedy", constraints="task")
 
 
 def teacher_forced_loss(
@@ -226,11 +225,7 @@ def reinforce_loss(
         model, scorer, task, batch, samples, baseline.multistart
     )
     samples = repeated.size // batch.size
-    was_training = model.training
-    model.eval()
-    with torch.no_grad():
-        drawn = decode(sampler, task, repeated, SAMPLE_TOURS, generator=generator)
-    model.train(was_training)
+    drawn = drawn_in_eval(model, sampler, task, repeated, SAMPLE_TOURS, generator)
     cost = task.batch_cost(repeated.points, drawn.tokens, repeated.lengths)  # (B*K,)
     cost = cost.view(batch.size, samples).float()
     advantage = (cost - baseline.values(cost, batch)).view(-1)  # (B*K,)
@@ -267,13 +262,27 @@ def greedy_advantage(
 ) -> torch.Tensor:
     """(B*S,) each row's greedy cost (``sampler``, forced to the row's opening, decoding
     greedily) minus the mean over its instance's S rows; no gradient."""
+    drawn = drawn_in_eval(model, sampler, task, rows, GREEDY_TOURS)
+    cost = task.batch_cost(rows.points, drawn.tokens, rows.lengths).float().view(instances, -1)
+    return (cost - cost.mean(dim=1, keepdim=True)).view(-1)
+
+
+def drawn_in_eval(
+    model: torch.nn.Module,
+    sampler: torch.nn.Module,
+    task: Task,
+    rows: Batch,
+    options: DecodeOptions,
+    generator: torch.Generator | None = None,
+) -> DecodeResult:
+    """``decode`` of ``rows`` by ``sampler`` (which reads ``model``) without gradient, with
+    ``model`` in eval mode for the decoding and back in its own mode after."""
     was_training = model.training
     model.eval()
     with torch.no_grad():
-        drawn = decode(sampler, task, rows, GREEDY_TOURS)
+        drawn = decode(sampler, task, rows, options, generator=generator)
     model.train(was_training)
-    cost = task.batch_cost(rows.points, drawn.tokens, rows.lengths).float().view(instances, -1)
-    return (cost - cost.mean(dim=1, keepdim=True)).view(-1)
+    return drawn
 
 
 def opening_loss(
@@ -284,7 +293,7 @@ def opening_loss(
     (B*S,) the network's probability of that first choice, ``advantage`` (B*S,) the run's
     c - b (constant). A start a smaller instance repeats (mixed sizes) counts once: each copy
     weighs 1 / its repeats. The gradient is exactly that of the expected cost over the first
-    choice, given each start's sampled cost."""
+    choice, given each start's cost (a sampled run's or a greedy run's)."""
     pi = first_logp.exp().view(instances, -1)  # (B, S)
     opened = openings.view(instances, -1)
     repeats = (opened[:, :, None] == opened[:, None, :]).sum(dim=2)  # (B, S)

@@ -16,7 +16,7 @@ import torch
 
 from ptrnet.decoding.options import DecodeOptions
 from ptrnet.inference import LoadedModel, check_task, predict_outputs
-from ptrnet.io.unit_square import to_unit_square
+from ptrnet.io.unit_square import model_image
 from ptrnet.tasks import Task, to_tokens
 from ptrnet.tasks.constraints import replay_masks
 
@@ -86,7 +86,7 @@ def decode_trace(
         probs=found.probs,
         allowed=allowed_masks(
             task,
-            to_unit_square(task.plane(points), task.shape_invariant, task.unit_columns),
+            model_image(task, points)[0],
             tokens,
             options.constraints,
         ),

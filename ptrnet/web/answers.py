@@ -7,7 +7,8 @@ The instance arrives in the user's units and under its task's distance rule (cit
 ``(lon, lat)`` degrees for great-circle km): every reference, cost, gap and search is measured
 on it by that rule, and the model decodes it as ``ptrnet predict`` does
 (:func:`ptrnet.inference.predict_outputs`: the unit-square image of :meth:`Task.plane`, mapped
-once there); :func:`model_image` is the same image, for the page to draw and describe.
+once there); :func:`ptrnet.io.unit_square.model_image` is the same image, for the page to
+draw and describe.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ptrnet.inference import LoadedModel
-from ptrnet.io.unit_square import UnitMap, fit_unit_square
+from ptrnet.io.unit_square import model_image
 from ptrnet.searches.plan import SearchPlan
 from ptrnet.searches.run import run_searches
 from ptrnet.tasks import Task
@@ -94,16 +95,6 @@ def trace_json(trace: InstanceTrace) -> dict[str, Any]:
         "probs": np.round(trace.probs.astype(np.float64), 4).tolist(),
         "allowed": trace.allowed.astype(int).tolist(),
     }
-
-
-def model_image(task: Task, points: np.ndarray) -> tuple[np.ndarray, UnitMap | None]:
-    """``points`` (n, dim, in the user's units) as a model of ``task`` reads them: the image
-    of their plane (:meth:`Task.plane`: themselves, or the projection of cities on the sphere)
-    under :func:`~ptrnet.io.unit_square.fit_unit_square`'s map, with that map (None: the plane
-    is inside the unit square already, or the task is not shape-invariant)."""
-    plane = task.plane(points)
-    mapping = fit_unit_square(plane, task.shape_invariant, task.unit_columns)
-    return (np.asarray(plane) if mapping is None else mapping.to_unit(plane)), mapping
 
 
 def length_unit(task: Task) -> str | None:

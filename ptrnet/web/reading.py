@@ -43,11 +43,10 @@ from ptrnet.io.errors import InputError, UsageError
 from ptrnet.io.instances import EXTENSIONS, FORMATS, TSPLIB_START, Instance, read_instances
 from ptrnet.io.limits import MAX_MODEL_POINTS
 from ptrnet.io.text import HeldInput
-from ptrnet.io.unit_square import UnitMap
+from ptrnet.io.unit_square import UnitMap, model_image
 from ptrnet.solvers.distances import Distances
 from ptrnet.solvers.geodesy import EARTH_RADIUS_KM, centre
 from ptrnet.tasks import POINT_TASKS, Task, get_point_task
-from ptrnet.web.answers import model_image
 from ptrnet.web.schemas import MAX_POINTS, Strict
 
 PASTED = "pasted text"  #: the name of a paste in messages
