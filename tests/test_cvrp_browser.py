@@ -109,3 +109,40 @@ def test_customers_read_in_km_are_sent_in_km_and_a_moved_one_keeps_its_demand(br
         assert not np.allclose(after[:, :2], sent[:, :2])  # one place moved, in km
         assert (after[:, 2:] == sent[:, 2:]).all()  # every demand and the capacity kept
         assert (after[:, :2] > [250, 3950]).all()  # still in km, not the unit square
+
+
+def test_customers_read_by_latitude_and_longitude_keep_their_demand_when_one_is_dragged(
+    browser, server
+):
+    rows = CVRP.sample_points(np.random.default_rng(6), 5)
+    rows[:, 3] = 12.0
+    lat, lon = 60 + 5 * rows[:, 1], 10 + 8 * rows[:, 0]  # Scandinavia, degrees
+    table = np.column_stack([lat, lon, rows[:, 2:]])
+    lines = [f"{a:.5f},{o:.5f},{d:g},{c:g}" for a, o, d, c in table]
+    csv = "lat,lon,demand,capacity\n" + "\n".join(lines) + "\n"
+    with opened_page(browser, server) as page:
+        page.select_option("#task", "cvrp")
+        page.click("#read-open")
+        page.fill("#read-text", csv)
+        fed = lambda r: "/api/predict" in r.url and len(r.request.post_data_json["points"]) == 6  # noqa: E731
+        with page.expect_response("**/api/read") as read, page.expect_response(fed) as got:
+            page.click("#read-go")
+        assert read.value.json()["projected"]
+        body = got.value.request.post_data_json
+        assert body["distances"] == "great_circle"  # measured in km on the globe
+        sent = np.array(body["points"])
+        np.testing.assert_allclose(sent[:, :2], np.column_stack([lon, lat]), atol=1e-5)
+        assert got.value.json()["units"] == "km" and got.value.json()["metrics"]["valid"]
+        page.click("#read-open")  # close the box
+        customer = page.locator("#board circle.point").nth(0).bounding_box()
+        with page.expect_response(fed) as moved:
+            page.mouse.move(customer["x"] + 3, customer["y"] + 3)
+            page.mouse.down()
+            page.mouse.move(customer["x"] + 40, customer["y"] + 20, steps=3)
+            page.mouse.up()
+        after = np.array(moved.value.request.post_data_json["points"])
+        assert moved.value.ok and moved.value.json()["metrics"]["valid"]
+        assert moved.value.request.post_data_json["distances"] == "great_circle"
+        assert not np.allclose(after[:, :2], sent[:, :2])  # one place moved, in degrees
+        assert (after[:, 2:] == sent[:, 2:]).all()  # every demand and the capacity kept
+        assert ((after[:, 0] > 5) & (after[:, 0] < 23) & (after[:, 1] > 55)).all()  # degrees

@@ -113,11 +113,12 @@ class Solver:
                 None or ``"none"``: no search.
             iterations: with ``improve``: rounds per answer (an integer >= 1; default 100, as
                 ``--iterations``).
-            geo: tsp: the points are cities as ``(longitude, latitude)`` in degrees (x east,
-                y north): the model reads their azimuthal equidistant projection about the
-                instance's centre, and each ``cost``, the searches and their lengths are
-                great-circle kilometres (:mod:`ptrnet.solvers.geodesy`), as the command line
-                reads a CSV with ``lat`` and ``lon`` columns.
+            geo: tsp and cvrp: the points are cities as ``(longitude, latitude)`` in degrees
+                (x east, y north; a cvrp row's demand and capacity after them): the model
+                reads their azimuthal equidistant projection about the instance's centre, and
+                each ``cost``, the searches and their lengths are great-circle kilometres
+                (:mod:`ptrnet.solvers.geodesy`), as the command line reads a CSV with ``lat``
+                and ``lon`` columns.
             threads: torch threads for this call, an integer from 1 to 4,096 (None: the
                 solver's ``threads``, else the cores other processes leave idle now, as
                 ``ptrnet predict`` chooses them: :func:`ptrnet.training.cpu.decoding_threads`).
@@ -163,8 +164,8 @@ class Solver:
                 has no valid output for (its scores overflow float32): each one line, naming
                 the instance.
             ValueError: also ``threads`` that is not an integer from 1 to 4,096, ``geo`` that
-                is not a bool or is True for a task other than tsp, or with ``geo`` a latitude
-                outside [-90, 90] or longitude outside [-180, 180].
+                is not a bool or is True for a task other than tsp and cvrp, or with ``geo`` a
+                latitude outside [-90, 90] or longitude outside [-180, 180].
             TypeError: an option that is not one of the above (``views``: naming the options
                 that replaced it), or complex points.
         """
@@ -203,7 +204,8 @@ class Solver:
         if not geo:
             return self.task
         if self.task.distances is None:
-            raise ValueError(f"geo=True: task {self.task.name} measures no distances (tsp does)")
+            name = self.task.name
+            raise ValueError(f"geo=True: task {name} measures no distances (tsp and cvrp do)")
         return self.task.with_distances(GREAT_CIRCLE)
 
     def _results(

@@ -4,9 +4,11 @@ A header names the columns: ``lat`` or ``latitude``, and ``lon``, ``lng``, ``lon
 ``longitude``, in any case (:data:`LATITUDE_NAMES`, :data:`LONGITUDE_NAMES`). When the
 coordinate columns are one of each (found by their names, or picked with ``--columns``), the
 points are read as ``(longitude, latitude)`` degrees, x east and y north, whatever the columns'
-order, and checked row by row: latitude in [-90, 90], longitude in [-180, 180]. A TSP instance
-is then measured in great-circle kilometres (:data:`ptrnet.solvers.distances.GREAT_CIRCLE`);
-another planar task reads the same ``(lon, lat)`` as a plane in degrees.
+order, and checked row by row: latitude in [-90, 90], longitude in [-180, 180]. A TSP or CVRP
+instance is then measured in great-circle kilometres
+(:data:`ptrnet.solvers.distances.GREAT_CIRCLE`; a CVRP row's demand and capacity follow its
+coordinates, :func:`ptrnet.io.instances.other_numbers`); another planar task reads the same
+``(lon, lat)`` as a plane in degrees.
 """
 
 from __future__ import annotations

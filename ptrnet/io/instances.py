@@ -69,6 +69,7 @@ from ptrnet.io.point_rows import PointRows
 from ptrnet.io.text import (
     HeldInput,
     hold_input,
+    is_number,
     numbered_lines,
 )
 from ptrnet.io.tsplib import read_tsplib
@@ -262,16 +263,19 @@ def read_csv(
     first = next(rows, None) if header is not None else top
     if first is None:
         raise InputError(path, top[0], "a header row and no points")
-    lon_lat = None
+    lon_lat = None  # the [longitude, latitude] columns of a file of places on the globe
     if columns is None:
-        if header is not None and task.dim == 2 and task.shape_invariant:
+        if header is not None and reads_places(task):
             lon_lat = find_lon_lat(path, top[0], header)
-        picked = lon_lat or numeric_columns(path, task, first)
+        if lon_lat is None:
+            picked = numeric_columns(path, task, first)
+        else:
+            picked = lon_lat + other_numbers(path, task, header, first, lon_lat)
     else:
         picked = named_columns(path, (top[0], header or []), first, columns)
-        if task.dim == 2 and task.shape_invariant:
-            lon_lat = picked_lon_lat(header, picked)
-            picked = lon_lat or picked
+        if reads_places(task):
+            lon_lat = picked_lon_lat(header, picked[:2])
+            picked = picked if lon_lat is None else lon_lat + picked[2:]
     name = name_column(header, first[1], picked)
     every = picked == list(range(len(first[1])))  # every cell a coordinate: rows checked as points
     points = PointRows(path, task)
@@ -294,7 +298,7 @@ def read_csv(
     instance = instance._replace(names=None if name is None else tuple(names))
     notes = [f"{DELIMITER_NAMES[delimiter]}-separated with decimal commas"] if decimal else []
     if lon_lat:
-        check_lon_lat(path, instance.points, lines)
+        check_lon_lat(path, instance.points[:, :2], lines)
         rule = GREAT_CIRCLE if task.distances is not None else None
         what = rule.what if rule else "a plane in degrees (x longitude, y latitude)"
         notes.append(reading_note(header, lon_lat, what))
@@ -303,6 +307,46 @@ def read_csv(
 
 
 DELIMITER_NAMES = {";": "semicolon", "\t": "tab"}
+
+
+def reads_places(task: Task) -> bool:
+    """Whether a CSV header naming latitude and longitude columns gives ``task`` its points'
+    places: a planar task whose rows start with two coordinates (x, y: TSP, the hull, the
+    triangulation; a routing row's x and y ahead of its demand and capacity)."""
+    return (task.coordinate_columns or task.dim) == 2 and task.shape_invariant
+
+
+def other_numbers(
+    path: str | os.PathLike[str],
+    task: Task,
+    header: Sequence[str],
+    first: tuple[int, list[str]],
+    lon_lat: list[int],
+) -> list[int]:
+    """The columns of a row's numbers after its longitude and latitude (a customer's demand and
+    capacity): those the header names by the task's :attr:`~Task.row_fields` (any case) when
+    it names them all, else those holding numbers on the ``first`` data row but ``lon_lat``,
+    in file order; none for a task whose row is the two coordinates alone (a city's other
+    numbers, such as its population, are not read).
+
+    Raises:
+        InputError: more of them than the task's row has room for (naming ``--columns``).
+    """
+    line, cells = first
+    if task.dim == 2:
+        return []
+    names = [cell.strip().lower() for cell in header]
+    if task.row_fields and all(names.count(field) == 1 for field in task.row_fields):
+        return [names.index(field) for field in task.row_fields]
+    rest = [j for j, cell in enumerate(cells) if is_number(cell) and j not in lon_lat]
+    if len(rest) > task.dim - 2:
+        raise InputError(
+            path,
+            line,
+            f"{len(rest) + 2} numbers; a {task.name} point has {task.dim}: pick its columns "
+            "with --columns (header names or 0-based indices, e.g. --columns lon,lat,...)",
+        )
+    return rest
 
 
 def _read_tsplib(path: str | os.PathLike[str], task: Task) -> list[Instance]:

@@ -186,6 +186,20 @@ def distance_matrix(coords: np.ndarray) -> np.ndarray:
     return np.hypot(diff[..., 0], diff[..., 1])
 
 
+def _checked_matrix(dist: np.ndarray, m: int) -> np.ndarray:
+    """``dist`` as (m, m) float64, finite and non-negative.
+
+    Raises:
+        ValueError: another shape, or a negative or non-finite length.
+    """
+    dist = np.asarray(dist, dtype=np.float64)
+    if dist.shape != (m, m):
+        raise ValueError(f"a distance matrix of {m} points is ({m}, {m}), got {dist.shape}")
+    if not np.isfinite(dist).all() or (dist < 0).any():
+        raise ValueError("distances are finite and non-negative")
+    return dist
+
+
 def _single_routes(dist: np.ndarray, demands: np.ndarray, capacity: int) -> dict[int, tuple]:
     """For every set S of customers (a bit mask over 1..n) whose load fits: the shortest route
     depot -> S -> depot as (length, order), by Held-Karp over the sets."""
@@ -221,10 +235,13 @@ def _walk_back(paths: dict[tuple[int, int], tuple[float, int]], mask: int, last:
     return order[::-1]
 
 
-def exact_routes(coords: np.ndarray, demands: np.ndarray, capacity: int) -> list[np.ndarray]:
+def exact_routes(
+    coords: np.ndarray, demands: np.ndarray, capacity: int, dist: np.ndarray | None = None
+) -> list[np.ndarray]:
     """Optimal routes for at most :data:`EXACT_MAX_N` customers, in :func:`canonical_routes`
     form: the shortest route over every set that fits (:func:`_single_routes`), then the best
     partition of all customers into such sets (each set holding the lowest customer left).
+    Lengths are ``dist`` (m, m) when given (great-circle km), else Euclidean on ``coords``.
 
     Raises:
         ValueError: more than EXACT_MAX_N customers.
@@ -234,7 +251,8 @@ def exact_routes(coords: np.ndarray, demands: np.ndarray, capacity: int) -> list
     n = len(coords) - 1
     if n > EXACT_MAX_N:
         raise ValueError(f"the exact CVRP solver takes n <= {EXACT_MAX_N} customers, got {n}")
-    single = _single_routes(distance_matrix(coords), np.asarray(demands), int(capacity))
+    dist = distance_matrix(coords) if dist is None else _checked_matrix(dist, len(coords))
+    single = _single_routes(dist, np.asarray(demands), int(capacity))
     full = (1 << n) - 1
     cover: list[tuple[float, int]] = [(0.0, 0)] + [(math.inf, 0)] * full  # mask -> (cost, part)
     for mask in range(1, full + 1):
@@ -285,9 +303,12 @@ def pyvrp_routes(
     capacity: int,
     iterations: int | None = None,
     seed: int = PYVRP_SEED,
+    dist: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """PyVRP's routes (module docstring) within :func:`pyvrp_budget`, or after ``iterations``
     in all when given (the tests' small budgets), seeded: the same routes on every run.
+    Lengths are ``dist`` (m, m) when given (great-circle km; ``coords`` then only place the
+    points for PyVRP), else Euclidean on ``coords``.
 
     Raises:
         ImportError: PyVRP not installed (it needs Python >= 3.11).
@@ -302,19 +323,23 @@ def pyvrp_routes(
     idle, most = pyvrp_budget(len(coords) - 1)
     most = most if iterations is None else iterations
     stop = MultipleCriteria([MaxIterations(most), NoImprovement(idle)])
-    result = solve(_problem_data(coords, demands, capacity), stop, seed=seed, collect_stats=False)
+    data = _problem_data(coords, demands, capacity, dist)
+    result = solve(data, stop, seed=seed, collect_stats=False)
     if not result.is_feasible():
         raise RuntimeError(f"PyVRP found no feasible routes in {most} iterations")
     routes = [[a.idx + 1 for a in route if a.is_client()] for route in result.best.routes()]
     return canonical_routes([r for r in routes if r])
 
 
-def _problem_data(coords: np.ndarray, demands: np.ndarray, capacity: int):
+def _problem_data(
+    coords: np.ndarray, demands: np.ndarray, capacity: int, dist: np.ndarray | None = None
+):
     """The instance as PyVRP's ProblemData: one depot, n clients, n vehicles of ``capacity``,
-    distances scaled by :func:`_unit` and rounded (durations 0)."""
+    distances (``dist``, else Euclidean on ``coords``) scaled by :func:`_unit` and rounded
+    (durations 0)."""
     from pyvrp import Client, Depot, Location, ProblemData, VehicleType
 
-    dist = distance_matrix(coords)
+    dist = distance_matrix(coords) if dist is None else _checked_matrix(dist, len(coords))
     scaled = np.rint(dist / _unit(dist)).astype(np.int64)
     n = len(coords) - 1
     return ProblemData(

@@ -7,7 +7,9 @@ needs, so that no solver or search knows where the numbers came from:
 * :meth:`Distances.matrix`: the (n, n) distances every reference solver, 2-opt / Or-opt and
   Random Re-Construct step works on (:meth:`Distances.search_matrix`: the same, or a rescaled
   copy where only the order of lengths matters);
-* :meth:`Distances.tour_length`: the length a user reads, in :attr:`Distances.unit`;
+* :meth:`Distances.tour_length`: the length a user reads, in :attr:`Distances.unit`
+  (:meth:`Distances.walk_length`: of a closed walk that comes back to a point, a vehicle's
+  routes through their depot);
 * :meth:`Distances.plane`: planar coordinates a model decodes on (then mapped into the unit
   square as any instance is, :mod:`ptrnet.io.unit_square`);
 * :meth:`Distances.problem`: coordinates the rule cannot take (a latitude of 95).
@@ -24,6 +26,7 @@ published optima they reproduce.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,6 +106,28 @@ class Distances:
         """
         return tour_length(points, tour)
 
+    def walk_length(self, points: np.ndarray, walk: np.ndarray) -> float:
+        """Length in :attr:`unit` of the closed ``walk`` (0-based indices into ``points``, no
+        closing index), from ``walk[k]`` to ``walk[k + 1]`` and the last back to the first;
+        an index may come back, as the depot does between a vehicle's routes. Unchecked."""
+        return _pairwise_walk(_euclidean, points, walk)
+
+
+def _euclidean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Euclidean distances between ``a`` (..., 2) and ``b`` (..., 2), elementwise."""
+    steps = b - a
+    return np.hypot(steps[..., 0], steps[..., 1])
+
+
+def _pairwise_walk(distance, points: np.ndarray, walk: np.ndarray) -> float:
+    """The closed ``walk``'s length under the pairwise rule ``distance`` (correctly rounded
+    sum of its legs), O(len(walk)), no matrix."""
+    points = np.asarray(points, dtype=np.float64)
+    walk = np.asarray(walk, dtype=np.int64)
+    if len(walk) < 2:
+        return 0.0
+    return math.fsum(distance(points[walk], points[np.roll(walk, -1)]).tolist())
+
 
 @dataclass(frozen=True)
 class GreatCircle(Distances):
@@ -135,6 +160,10 @@ class GreatCircle(Distances):
 
     def tour_length(self, points: np.ndarray, tour: np.ndarray) -> float:
         return float(great_circle_edges(points, _open_tour(len(points), tour)).sum())
+
+    def walk_length(self, points: np.ndarray, walk: np.ndarray) -> float:
+        walk = np.asarray(walk, dtype=np.int64)
+        return math.fsum(great_circle_edges(points, walk).tolist()) if len(walk) > 1 else 0.0
 
 
 TSPLIB_PI = 3.141592  # TSPLIB 95's own value of pi for GEO, which its optima were computed with
@@ -199,11 +228,7 @@ def tsplib_att_matrix(coords: np.ndarray) -> np.ndarray:
 def _integer_length(distance, points: np.ndarray, tour: np.ndarray) -> float:
     """The closed ``tour``'s length under the pairwise rule ``distance``: an integral float,
     O(n) (no matrix)."""
-    points = np.asarray(points, dtype=np.float64)
-    tour = _open_tour(len(points), tour)
-    if len(tour) < 2:
-        return 0.0
-    return float(distance(points[tour], points[np.roll(tour, -1)]).sum())
+    return _pairwise_walk(distance, points, _open_tour(len(points), tour))
 
 
 @dataclass(frozen=True)
@@ -230,6 +255,9 @@ class TsplibGeo(GreatCircle):
     def tour_length(self, points: np.ndarray, tour: np.ndarray) -> float:
         return _integer_length(tsplib_geo_distance, points, tour)
 
+    def walk_length(self, points: np.ndarray, walk: np.ndarray) -> float:
+        return _pairwise_walk(tsplib_geo_distance, points, walk)
+
 
 @dataclass(frozen=True)
 class TsplibAtt(Distances):
@@ -247,6 +275,9 @@ class TsplibAtt(Distances):
 
     def tour_length(self, points: np.ndarray, tour: np.ndarray) -> float:
         return _integer_length(tsplib_att_distance, points, tour)
+
+    def walk_length(self, points: np.ndarray, walk: np.ndarray) -> float:
+        return _pairwise_walk(tsplib_att_distance, points, walk)
 
 
 EUCLIDEAN = Distances()

@@ -274,6 +274,11 @@ class Task(TaskCard, ABC):
     #: task's (x, y) ahead of its demand and capacity.
     coordinate_columns: ClassVar[int | None] = None
 
+    #: The names of a row's numbers after its :attr:`coordinate_columns` (a routing row's
+    #: ``demand`` and ``capacity``): a CSV header naming them (in any case) beside latitude and
+    #: longitude columns places them, whatever the columns' order. None: no such numbers.
+    row_fields: ClassVar[tuple[str, ...] | None] = None
+
     #: For a task whose rows carry numbers past x and y (``dim`` > 2): those numbers of a row
     #: added to an empty board, then of one added after it alone (the page's clicks); a column
     #: the two give the same value is one every row shares (a capacity), copied from the first
@@ -298,10 +303,15 @@ class Task(TaskCard, ABC):
     def plane(self, points: np.ndarray) -> np.ndarray:
         """``points`` as planar coordinates, what a model reads before the unit-square map
         (:func:`ptrnet.io.unit_square.model_image`): the points themselves, or, under a
-        distance rule that is not planar, its projection (:meth:`Distances.plane`)."""
+        distance rule that is not planar, its projection (:meth:`Distances.plane`) of the
+        :meth:`coordinates`, the row's other columns kept (a customer's demand)."""
         if self.distances is None:
             return np.asarray(points)
-        return self.distances.plane(points)
+        if self.coordinate_columns is None:
+            return self.distances.plane(points)
+        points = np.asarray(points, dtype=np.float64)
+        places = self.distances.plane(self.coordinates(points))  # (n, 2)
+        return np.concatenate([places, points[:, self.coordinate_columns :]], axis=1)
 
     def coordinates(self, points: np.ndarray) -> np.ndarray:
         """The columns of ``points`` that place them (:attr:`coordinate_columns`): ``points``

@@ -34,6 +34,10 @@ Task card
     :mod:`ptrnet.model.features`); the Ptr-Net with its LSTM decoder (which reads the demand
     of each input it chose, so keeps count of the load itself) or the ``route`` decoder
     (:mod:`ptrnet.model.route`: Kool et al.'s, the load left in its context).
+    Customers by latitude and longitude (a CSV's ``lat`` and ``lon`` columns, rows
+    ``(lon, lat, demand, capacity)``; ``solve(points, geo=True)``): :meth:`CVRPTask.with_distances`
+    measures every length, reference (the solvers given the rule's matrix) and route search in
+    great-circle km, and the model routes the customers' projection (:meth:`Task.plane`).
     Customers in other units (kilometres, a CVRPLIB file's hundreds) are routed on their image
     in the unit square: the map moves x and y only (``unit_columns`` 2,
     :mod:`ptrnet.io.unit_square`), demands and capacity kept, so the routes are the same and a
@@ -72,6 +76,7 @@ from ptrnet.solvers.cvrp import (
     split_routes,
 )
 from ptrnet.solvers.cvrp_search import improve_routes
+from ptrnet.solvers.distances import EUCLIDEAN, Distances
 from ptrnet.solvers.errors import DegenerateInstanceError
 from ptrnet.tasks.base import Reference, Task, check_indices
 from ptrnet.tasks.lengths import length_metrics
@@ -127,9 +132,14 @@ LOAD = (
 )
 
 
-def answer_length(points: np.ndarray, seq: np.ndarray) -> float:
-    """The total length driven by the routes of an answer in the task's form (unchecked)."""
-    return routes_length(np.asarray(points)[:, :2], split_routes(seq))
+def answer_length(points: np.ndarray, seq: np.ndarray, distances: Distances = EUCLIDEAN) -> float:
+    """The total length driven by the routes of an answer in the task's form (unchecked),
+    measured by ``distances`` (Euclidean: each route's legs summed, then the routes)."""
+    coords = np.asarray(points, dtype=np.float64)[:, :2]
+    if distances == EUCLIDEAN:
+        return routes_length(coords, split_routes(seq))
+    walk = np.concatenate([[0], np.asarray(seq, dtype=np.int64)])  # depot, routes via depot
+    return distances.walk_length(coords, walk)
 
 
 def routes_form_problem(n: int, seq: np.ndarray) -> str | None:
@@ -204,8 +214,15 @@ class CVRPTask(Task):
     state_fields = LOAD
     rotated_starts = False  # the depot stays first: multistart forces each customer first instead
     coordinate_columns = 2  # x, y: what lengths are measured on
+    row_fields = ("demand", "capacity")  # after x, y: a CSV header's names for them
     added_rows = ((0.0, 20.0), (5.0, 20.0))  # a depot, then a customer of demand 5, capacity 20
     searches = (ROUTE_SEARCH,)
+
+    def __init__(self, distances: Distances = EUCLIDEAN) -> None:
+        self.distances = distances
+
+    def with_distances(self, distances: Distances) -> CVRPTask:
+        return CVRPTask(distances)
 
     def sample_points(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """A protocol instance of n customers: (n + 1, 4) rows, the depot first."""
@@ -244,6 +261,9 @@ class CVRPTask(Task):
                 f"a cvrp demand is an integer; row {row + 1} has {points[row, 2]:g}"
             )
         check_instance(*instance_parts(points))
+        problem = self.distances.problem(points[:, :2])
+        if problem is not None:
+            raise DegenerateInstanceError(f"{self.distances.name} customers: {problem}")
 
     def solve(self, points: np.ndarray, solver: str | None = None) -> np.ndarray:
         return self.reference(points, solver).sequence
@@ -258,20 +278,30 @@ class CVRPTask(Task):
         """
         solver = self.check_solver(solver)
         self.check_points(points)
-        parts = instance_parts(points)
+        _, demands, capacity = instance_parts(points)
+        coords, dist = self._measured(points)
         n = len(points) - 1
         note = None
         if solver == "exact" or (solver in ("auto", "quick") and n <= EXACT_MAX_N):
-            routes = exact_routes(*parts)
+            routes = exact_routes(coords, demands, capacity, dist)
         elif solver == "quick":
-            routes = pyvrp_routes(*parts, iterations=QUICK_ITERATIONS)
+            routes = pyvrp_routes(coords, demands, capacity, QUICK_ITERATIONS, dist=dist)
             note = (
                 f"PyVRP's routes after at most {QUICK_ITERATIONS} iterations; its full budget "
                 "(ptrnet solve cvrp) may find shorter ones"
             )
         else:
-            routes = pyvrp_routes(*parts)
+            routes = pyvrp_routes(coords, demands, capacity, dist=dist)
         return Reference(join_routes(canonical_routes(routes)), note)
+
+    def _measured(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The solvers' view of ``points``: planar coordinates (the depot's and customers'
+        places, projected under a rule on the sphere) and, under a rule other than Euclidean,
+        the (n + 1, n + 1) lengths the solvers compare (else None: Euclidean on the places)."""
+        places = self.plane(points)[:, :2]
+        if self.distances == EUCLIDEAN:
+            return places, None
+        return places, self.distances.search_matrix(self.coordinates(points))
 
     def reference_is_exact(self, n: int) -> bool:
         """Exact up to :data:`~ptrnet.solvers.cvrp.EXACT_MAX_N` customers (n rows: n - 1)."""
@@ -300,7 +330,9 @@ class CVRPTask(Task):
 
     def sequence_cost(self, points: np.ndarray, seq: np.ndarray) -> float:
         """The total length driven; inf for an output that is not valid routes."""
-        return answer_length(points, seq) if self.is_valid(points, seq) else math.inf
+        if not self.is_valid(points, seq):
+            return math.inf
+        return answer_length(points, seq, self.distances)
 
     def batch_cost(
         self, points: torch.Tensor, tokens: torch.Tensor, lengths: torch.Tensor
@@ -331,4 +363,7 @@ class CVRPTask(Task):
     def dataset_metrics(
         self, points: Sequence[np.ndarray], refs: Sequence[np.ndarray], preds: Sequence[np.ndarray]
     ) -> dict[str, float]:
-        return length_metrics(points, refs, preds, self.is_valid, answer_length)
+        def length(rows: np.ndarray, seq: np.ndarray) -> float:
+            return answer_length(rows, seq, self.distances)
+
+        return length_metrics(points, refs, preds, self.is_valid, length)

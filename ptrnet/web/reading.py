@@ -158,7 +158,7 @@ def read_answer(request: ReadRequest) -> dict[str, Any]:
         "distances": None if rule is None else rule.name,
         "units": None if rule is None else rule.unit,  # of its lengths; None: the file's own
         "projected": rule is not None and rule.projected,  # unit: the cities' projection
-        "projection": projection(rule, first.points),
+        "projection": projection(rule, measured.coordinates(first.points)),
         "line": first.line,
         "instances": len(instances),
         "labelled": first.labelled,
@@ -166,7 +166,8 @@ def read_answer(request: ReadRequest) -> dict[str, Any]:
 
 
 def projection(rule: Distances | None, points: np.ndarray) -> dict[str, Any] | None:
-    """How the board's plane was made from ``points`` under a projecting ``rule`` (None for
+    """How the board's plane was made from ``points`` (n, 2), the file's coordinates (a
+    customer's without its demand), under a projecting ``rule`` (None for
     any other): the azimuthal equidistant projection about ``centre`` (``[lon, lat]`` degrees,
     :func:`ptrnet.solvers.geodesy.centre` of the cities) on a sphere of ``radius_km``, and the
     ``form`` the file writes a place in (:attr:`Distances.form`). ``ptrnet/web/static/geo.js``

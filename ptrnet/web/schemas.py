@@ -231,7 +231,8 @@ class PredictRequest(Strict):
             return
         if task.distances is None:
             raise ValueError(
-                f"distances={self.distances!r}: task {task.name} measures no distances (tsp does)"
+                f"distances={self.distances!r}: task {task.name} measures no distances "
+                "(tsp and cvrp do)"
             )
         self.measured_task().check_points(np.asarray(self.points, dtype=np.float64))
 

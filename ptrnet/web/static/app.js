@@ -266,7 +266,7 @@ function place(i, unit) {
   if (file.projected) {
     const coords = file.projection && unproject(unit, file.frame, file.projection);
     if (coords) {
-      file.coords[i] = coords;
+      file.coords[i] = [...coords, ...points[i].slice(unit.length)]; // a customer's demand kept
       return;
     }
     state.file = null;
