@@ -80,35 +80,48 @@ def board_xy(page, x: float, y: float) -> tuple[float, float]:
     return box["x"] + (30 + 540 * x) * scale, box["y"] + (600 - 30 - 540 * y) * scale
 
 
+def fed(response) -> bool:
+    """The page's request for the 6 rows read (a depot and 5 customers)."""
+    return "/api/predict" in response.url and len(response.request.post_data_json["points"]) == 6
+
+
+def read_then_drag(page, csv: str) -> tuple[dict, dict, dict, dict, dict]:
+    """Paste ``csv`` into the cvrp board's reader, then drag the first customer: the reader's
+    answer, the page's request after the read and its answer, its request after the drag and
+    that answer (JSON bodies)."""
+    page.select_option("#task", "cvrp")
+    page.click("#read-open")
+    page.fill("#read-text", csv)
+    with page.expect_response("**/api/read") as read, page.expect_response(fed) as got:
+        page.click("#read-go")
+    page.click("#read-open")  # close the box
+    customer = page.locator("#board circle.point").nth(0).bounding_box()
+    with page.expect_response(fed) as moved:
+        page.mouse.move(customer["x"] + 3, customer["y"] + 3)
+        page.mouse.down()
+        page.mouse.move(customer["x"] + 40, customer["y"] + 20, steps=3)
+        page.mouse.up()
+    assert moved.value.ok
+    bodies = (read.value.json(), got.value.request.post_data_json, got.value.json())
+    return (*bodies, moved.value.request.post_data_json, moved.value.json())
+
+
 def test_customers_read_in_km_are_sent_in_km_and_a_moved_one_keeps_its_demand(browser, server):
     rows = CVRP.sample_points(np.random.default_rng(5), 5)
     rows[:, 3] = 12.0
     rows[:, :2] = rows[:, :2] * 800 + [300, 4000]  # km: x in 300..1100, y in 4000..4800
     csv = "x,y,demand,capacity\n" + "".join(",".join(f"{v:.6g}" for v in r) + "\n" for r in rows)
     with opened_page(browser, server) as page:
-        page.select_option("#task", "cvrp")
-        page.click("#read-open")
-        page.fill("#read-text", csv)
-        fed = lambda r: "/api/predict" in r.url and len(r.request.post_data_json["points"]) == 6  # noqa: E731
-        with page.expect_response("**/api/read") as read, page.expect_response(fed) as got:
-            page.click("#read-go")
-        mapping = read.value.json()["mapping"]
-        assert len(mapping["offset"]) == 2  # x and y mapped; demand and capacity kept
-        sent = np.array(got.value.request.post_data_json["points"])
-        np.testing.assert_allclose(sent, rows.round(3), rtol=1e-5)  # the file's rows, in km
-        assert got.value.json()["metrics"]["valid"]
-        page.click("#read-open")  # close the box
-        customer = page.locator("#board circle.point").nth(0).bounding_box()
-        with page.expect_response(fed) as moved:
-            page.mouse.move(customer["x"] + 3, customer["y"] + 3)
-            page.mouse.down()
-            page.mouse.move(customer["x"] + 40, customer["y"] + 20, steps=3)
-            page.mouse.up()
-        after = np.array(moved.value.request.post_data_json["points"])
-        assert moved.value.ok and moved.value.json()["metrics"]["valid"]
-        assert not np.allclose(after[:, :2], sent[:, :2])  # one place moved, in km
-        assert (after[:, 2:] == sent[:, 2:]).all()  # every demand and the capacity kept
-        assert (after[:, :2] > [250, 3950]).all()  # still in km, not the unit square
+        read, request, answer, dragged, moved = read_then_drag(page, csv)
+    assert len(read["mapping"]["offset"]) == 2  # x and y mapped; demand and capacity kept
+    sent = np.array(request["points"])
+    np.testing.assert_allclose(sent, rows.round(3), rtol=1e-5)  # the file's rows, in km
+    assert answer["metrics"]["valid"]
+    after = np.array(dragged["points"])
+    assert moved["metrics"]["valid"]
+    assert not np.allclose(after[:, :2], sent[:, :2])  # one place moved, in km
+    assert (after[:, 2:] == sent[:, 2:]).all()  # every demand and the capacity kept
+    assert (after[:, :2] > [250, 3950]).all()  # still in km, not the unit square
 
 
 def test_customers_read_by_latitude_and_longitude_keep_their_demand_when_one_is_dragged(
@@ -119,30 +132,16 @@ def test_customers_read_by_latitude_and_longitude_keep_their_demand_when_one_is_
     lat, lon = 60 + 5 * rows[:, 1], 10 + 8 * rows[:, 0]  # Scandinavia, degrees
     table = np.column_stack([lat, lon, rows[:, 2:]])
     lines = [f"{a:.5f},{o:.5f},{d:g},{c:g}" for a, o, d, c in table]
-    csv = "lat,lon,demand,capacity\n" + "\n".join(lines) + "\n"
+    csv = "lat,lon,demand,capacity\n" + "\n".join(lines)
     with opened_page(browser, server) as page:
-        page.select_option("#task", "cvrp")
-        page.click("#read-open")
-        page.fill("#read-text", csv)
-        fed = lambda r: "/api/predict" in r.url and len(r.request.post_data_json["points"]) == 6  # noqa: E731
-        with page.expect_response("**/api/read") as read, page.expect_response(fed) as got:
-            page.click("#read-go")
-        assert read.value.json()["projected"]
-        body = got.value.request.post_data_json
-        assert body["distances"] == "great_circle"  # measured in km on the globe
-        sent = np.array(body["points"])
-        np.testing.assert_allclose(sent[:, :2], np.column_stack([lon, lat]), atol=1e-5)
-        assert got.value.json()["units"] == "km" and got.value.json()["metrics"]["valid"]
-        page.click("#read-open")  # close the box
-        customer = page.locator("#board circle.point").nth(0).bounding_box()
-        with page.expect_response(fed) as moved:
-            page.mouse.move(customer["x"] + 3, customer["y"] + 3)
-            page.mouse.down()
-            page.mouse.move(customer["x"] + 40, customer["y"] + 20, steps=3)
-            page.mouse.up()
-        after = np.array(moved.value.request.post_data_json["points"])
-        assert moved.value.ok and moved.value.json()["metrics"]["valid"]
-        assert moved.value.request.post_data_json["distances"] == "great_circle"
-        assert not np.allclose(after[:, :2], sent[:, :2])  # one place moved, in degrees
-        assert (after[:, 2:] == sent[:, 2:]).all()  # every demand and the capacity kept
-        assert ((after[:, 0] > 5) & (after[:, 0] < 23) & (after[:, 1] > 55)).all()  # degrees
+        read, request, answer, dragged, moved = read_then_drag(page, csv)
+    assert read["projected"]
+    assert request["distances"] == "great_circle"  # measured in km on the globe
+    sent = np.array(request["points"])
+    np.testing.assert_allclose(sent[:, :2], np.column_stack([lon, lat]), atol=1e-5)
+    assert answer["units"] == "km" and answer["metrics"]["valid"]
+    after = np.array(dragged["points"])
+    assert moved["metrics"]["valid"] and dragged["distances"] == "great_circle"
+    assert not np.allclose(after[:, :2], sent[:, :2])  # one place moved, in degrees
+    assert (after[:, 2:] == sent[:, 2:]).all()  # every demand and the capacity kept
+    assert ((after[:, 0] > 5) & (after[:, 0] < 23) & (after[:, 1] > 55)).all()  # degrees
