@@ -261,7 +261,7 @@ class CVRPTask(Task):
                 f"a cvrp demand is an integer; row {row + 1} has {points[row, 2]:g}"
             )
         check_instance(*instance_parts(points))
-        problem = self.distances.problem(points[:, :2])
+        problem = self.distances.problem(self.coordinates(points))
         if problem is not None:
             raise DegenerateInstanceError(f"{self.distances.name} customers: {problem}")
 
