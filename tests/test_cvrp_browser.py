@@ -85,6 +85,18 @@ def fed(response) -> bool:
     return "/api/predict" in response.url and len(response.request.post_data_json["points"]) == 6
 
 
+def drawn_box(page, point) -> dict:
+    """``point``'s bounding box once the board shows it: the page redraws the board when the
+    answer it asked for arrives, which may be just after the test saw the response, and a
+    point being redrawn has no box for that moment."""
+    for _ in range(100):
+        box = point.bounding_box()
+        if box is not None:
+            return box
+        page.wait_for_timeout(50)
+    raise AssertionError("the board never drew the point")
+
+
 def read_then_drag(page, csv: str) -> tuple[dict, dict, dict, dict, dict]:
     """Paste ``csv`` into the cvrp board's reader, then drag the first customer: the reader's
     answer, the page's request after the read and its answer, its request after the drag and
@@ -95,7 +107,7 @@ def read_then_drag(page, csv: str) -> tuple[dict, dict, dict, dict, dict]:
     with page.expect_response("**/api/read") as read, page.expect_response(fed) as got:
         page.click("#read-go")
     page.click("#read-open")  # close the box
-    customer = page.locator("#board circle.point").nth(0).bounding_box()
+    customer = drawn_box(page, page.locator("#board circle.point").nth(0))
     with page.expect_response(fed) as moved:
         page.mouse.move(customer["x"] + 3, customer["y"] + 3)
         page.mouse.down()
