@@ -286,6 +286,21 @@ def test_score_measures_a_prediction_of_cities_in_great_circle_km(tmp_path, caps
     assert metrics["mean_length"] > 4000  # km, not degrees
 
 
+def test_rrc_reads_cities_as_the_model_does_and_keeps_segments_by_great_circle_km():
+    import torch
+
+    from ptrnet.io.unit_square import model_image
+    from ptrnet.searches.rebuild import _rrc_inputs
+
+    cities = [far_north(seed) for seed in range(2)]  # (7, 2) each, lon, lat
+    units, matrices = _rrc_inputs(cities, GEO_TSP, torch.device("cpu"))
+    for i, city in enumerate(cities):
+        assert np.allclose(units[i].numpy(), model_image(GEO_TSP, city)[0], atol=1e-6)
+        assert np.allclose(matrices[i].numpy(), great_circle_matrix(city))
+    planar, none = _rrc_inputs(cities, None, torch.device("cpu"))
+    assert none is None and not np.allclose(planar.numpy(), units.numpy(), atol=1e-3)
+
+
 def test_predict_searches_rrc_and_or_opt_on_great_circle_km(tmp_path, capsys):
     cities = np.vstack([far_north(seed) for seed in range(3)])  # 21 cities, far north
     path = tmp_path / "north.csv"

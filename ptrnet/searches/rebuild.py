@@ -15,11 +15,10 @@ import torch
 from ptrnet.inference import LoadedModel
 from ptrnet.io.errors import UsageError
 from ptrnet.io.limits import MAX_MODEL_POINTS
-from ptrnet.io.unit_square import to_unit_square
+from ptrnet.io.unit_square import model_image, to_unit_square
 from ptrnet.model.config import PERMUTATION_DECODERS
 from ptrnet.searches.reconstruct import improve_tours
-from ptrnet.solvers.distances import Distances
-from ptrnet.tasks import SizeRange
+from ptrnet.tasks import SizeRange, Task
 from ptrnet.tasks.sequences import closed_from, closed_tour_problem
 
 if TYPE_CHECKING:
@@ -68,11 +67,11 @@ def improve_tours_of(
     iterations: int,
     seed: int = 0,
     batch_size: int = 64,
-    distances: Distances | None = None,
+    task: Task | None = None,
 ) -> list[np.ndarray]:
     """Random Re-Construct (:mod:`ptrnet.searches.reconstruct`) on TSP tours, with the heavy-
-    or light-decoder models of ``loaded`` (:func:`rebuilder_for_size`) on each instance's
-    unit-square image (of its plane under ``distances``).
+    or light-decoder models of ``loaded`` (:func:`rebuilder_for_size`) on each instance as
+    ``task``'s models read it (:func:`ptrnet.io.unit_square.model_image`).
 
     Args:
         points_list: (n, 2) arrays in any units.
@@ -80,8 +79,9 @@ def improve_tours_of(
         iterations: rounds per instance.
         seed: the search's only randomness: the same seed and batch size give the same tours.
         batch_size: instances of one size improved together.
-        distances: the instances' distance rule (:mod:`ptrnet.solvers.distances`), whose
-            lengths decide which rebuilt segment is kept; None: Euclidean on the unit image.
+        task: the measuring task: its images, and its distance rule's lengths
+            (:mod:`ptrnet.solvers.distances`) decide which rebuilt segment is kept; None:
+            Euclidean lengths on the instances' unit-square images.
 
     Returns:
         Closed tours (n + 1 indices) starting at the same city as the given ones, each no
@@ -103,10 +103,10 @@ def improve_tours_of(
             raise ValueError(f"instance {i}: {problem}")
         by_size.setdefault(len(points), []).append(i)
     for size, rows in by_size.items():
-        step = batch_size if distances is None else max(1, min(batch_size, MATRIX_CELLS // size**2))
+        step = batch_size if task is None else max(1, min(batch_size, MATRIX_CELLS // size**2))
         for lo in range(0, len(rows), step):
             chunk = rows[lo : lo + step]
-            units, matrices = _rrc_inputs([points_list[i] for i in chunk], distances, device)
+            units, matrices = _rrc_inputs([points_list[i] for i in chunk], task, device)
             opened = torch.as_tensor(np.stack([out[i][:-1] for i in chunk]))  # (B, n)
             better = improve_tours(
                 model_for, units, opened.to(device), iterations, generator, distances=matrices
@@ -117,16 +117,17 @@ def improve_tours_of(
 
 
 def _rrc_inputs(
-    instances: Sequence[np.ndarray], distances: Distances | None, device: torch.device
+    instances: Sequence[np.ndarray], task: Task | None, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """RRC's view of instances of one size: their planes' unit images (B, n, 2) float32, and
-    under a distance rule its (B, n, n) float64 distances, which a kept segment must shorten
-    (None: the Euclidean lengths of the unit images)."""
-    planes = [p if distances is None else distances.plane(p) for p in instances]
-    units = np.stack([to_unit_square(plane) for plane in planes])
-    if distances is None:
+    """RRC's view of instances of one size: their images as ``task``'s models read them
+    (:func:`model_image`) (B, n, 2) float32, and the task's distance rule's (B, n, n) float64
+    lengths, which a kept segment must shorten (None, for no task or one without a rule: the
+    unit-square images and their Euclidean lengths)."""
+    if task is None or task.distances is None:
+        units = np.stack([to_unit_square(p) for p in instances])
         return torch.as_tensor(units, dtype=torch.float32, device=device), None
-    matrices = np.stack([distances.search_matrix(p) for p in instances])
+    units = np.stack([model_image(task, p)[0] for p in instances])
+    matrices = np.stack([task.distances.search_matrix(task.coordinates(p)) for p in instances])
     return (
         torch.as_tensor(units, dtype=torch.float32, device=device),
         torch.as_tensor(matrices, device=device),

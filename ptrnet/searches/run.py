@@ -18,7 +18,7 @@ from ptrnet.tasks import Task
 from ptrnet.tasks.searches import LocalSearch, Rebuild
 
 #: The runner of each rebuild search a task may declare, by the declaration's name: (the
-#: model, the instances, their answers, rounds, seed, the distance rule) -> answers.
+#: model, the instances, their answers, rounds, seed, the measuring task) -> answers.
 REBUILDS: dict[str, Callable[..., list[np.ndarray]]] = {"rrc": improve_tours_of}
 
 
@@ -51,9 +51,7 @@ def run_searches(
     for search in plan.stages(task):
         if isinstance(search, Rebuild):
             run = REBUILDS[search.name]
-            found = run(
-                loaded, points_list, found, plan.rounds, plan.seed, distances=task.distances
-            )
+            found = run(loaded, points_list, found, plan.rounds, plan.seed, task=task)
         elif isinstance(search, LocalSearch):
             found = local_search(
                 search, points_list, found, task.distances, lengths, task.coordinates
