@@ -286,6 +286,21 @@ def test_score_measures_a_prediction_of_cities_in_great_circle_km(tmp_path, caps
     assert metrics["mean_length"] > 4000  # km, not degrees
 
 
+def test_eval_and_score_tables_name_km_for_cities_and_no_unit_for_a_plane(tmp_path, capsys):
+    path, plane = tmp_path / "cities.csv", tmp_path / "plane.csv"
+    path.write_text(CAPITALS)
+    plane.write_text("x,y\n" + "".join(f"{x},{y}\n" for x, y in lon_lat(CAPITALS)))
+    predicted = tmp_path / "pred.txt"
+    assert main(["predict", "tsp", str(path), "-o", str(predicted), "-q"]) == 0
+    for argv in (["eval", "tsp", str(path)], ["score", "tsp", str(path), str(predicted)]):
+        assert main(argv) == 0
+        (row,) = [r for r in capsys.readouterr().out.splitlines() if r.startswith("mean_length")]
+        assert row.endswith(" km") and float(row.split()[1]) > 4000
+    assert main(["eval", "tsp", str(plane)]) == 0
+    (row,) = [r for r in capsys.readouterr().out.splitlines() if r.startswith("mean_length")]
+    assert row.split()[1:] == [f"{float(row.split()[1]):.4f}"]  # degrees as given, no unit
+
+
 def test_rrc_reads_cities_as_the_model_does_and_keeps_segments_by_great_circle_km():
     import torch
 
