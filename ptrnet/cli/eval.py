@@ -56,7 +56,7 @@ from ptrnet.cli.inputs import (
     report,
 )
 from ptrnet.cli.kinds import add_kind_arguments, finish
-from ptrnet.cli.score import format_table, length_unit
+from ptrnet.cli.score import format_table
 from ptrnet.io.errors import UsageError
 from ptrnet.tasks import POINT_TASKS, Task, get_task
 
@@ -182,7 +182,7 @@ def run(args: argparse.Namespace, task: Task) -> int:
         [Example(inst.points, ref, inst.line) for inst, ref in zip(instances, refs, strict=True)],
         [Example(inst.points, seq, inst.line) for inst, seq in zip(instances, seqs, strict=True)],
     )
-    unit = length_unit(task)
+    unit = task.length_unit
     text = json.dumps(json_safe(metrics)) if args.json else format_table(task.name, metrics, unit)
     report_run(args, loaded, text, len(instances), time.perf_counter() - start)
     report(args, args.data, task, instances, degenerate=False)

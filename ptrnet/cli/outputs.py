@@ -73,18 +73,12 @@ def record(task: Task, answer: Answer) -> dict:
     if answer.names is not None:
         fields["names"] = [answer.names[i] for i in seq.tolist()]
     fields["cost"] = _finite(cost)
-    if (unit := cost_unit(task)) is not None:
+    if (unit := task.length_unit) is not None:
         fields["units"] = unit
     if answer.log_prob is not None:
         fields["log_prob"] = _finite(answer.log_prob)
     fields["valid"] = bool(task.is_valid(answer.points, seq))
     return fields
-
-
-def cost_unit(task: Task) -> str | None:
-    """The unit of the task's ``cost`` where it is not the input's own: its distance rule's
-    (``"km"`` on the sphere), else None."""
-    return None if task.distances is None else task.distances.unit
 
 
 def _finite(value: float) -> float | None:

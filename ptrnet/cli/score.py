@@ -24,7 +24,7 @@ from ptrnet.cli.inputs import (
     references,
 )
 from ptrnet.evaluation.score import FAIL, check_aligned, json_safe, percent, score_examples
-from ptrnet.tasks import Task, get_task
+from ptrnet.tasks import get_task
 
 NAME = "score"
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(json_safe(metrics)))
     else:
-        print(format_table(task.name, metrics, length_unit(task)))
+        print(format_table(task.name, metrics, task.length_unit))
     return 0
 
 
@@ -76,9 +76,9 @@ def format_table(task_name: str, metrics: dict, unit: str | None = None) -> str:
     """Aligned ``name  value`` rows: rates and gaps (``Task.rate_metrics``) in percent to 2
     decimals (``3.20%``, as ``demo`` and ``plot`` show them; ``--json`` keeps fractions),
     lengths to 4 decimals followed by ``unit`` when the lengths have one (``km``: the measuring
-    task's :attr:`Distances.unit`), a length below 0.001 or from 1e15 to 6 significant digits
-    (an instance 1e-200 across has a length, not 0.0000); ``fail`` reads ``FAIL`` when set (more
-    than 1% of the polygons not simple), else ``no``."""
+    task's :attr:`~ptrnet.tasks.base.Task.length_unit`), a length below 0.001 or from 1e15 to 6
+    significant digits (an instance 1e-200 across has a length, not 0.0000); ``fail`` reads
+    ``FAIL`` when set (more than 1% of the polygons not simple), else ``no``."""
     rates = get_task(task_name).rate_metrics
     rows = [("task", task_name)] + [
         (key, _format(value, key in rates) + _unit(key, unit)) for key, value in metrics.items()
@@ -90,12 +90,6 @@ def format_table(task_name: str, metrics: dict, unit: str | None = None) -> str:
 def _unit(key: str, unit: str | None) -> str:
     """`` km`` after a length metric (``mean_length``) measured in km; else nothing."""
     return f" {unit}" if unit and key.endswith("_length") else ""
-
-
-def length_unit(task: Task) -> str | None:
-    """The unit of ``task``'s lengths (``km`` for cities by latitude and longitude), or None:
-    the input's own units."""
-    return task.distances.unit if task.distances is not None else None
 
 
 def _format(value: bool | int | float, rate: bool) -> str:

@@ -300,6 +300,13 @@ class Task(TaskCard, ABC):
         """
         raise ValueError(f"task {self.name} takes no distance rule ({distances.name})")
 
+    @property
+    def length_unit(self) -> str | None:
+        """The unit of the task's lengths and costs where it is not the input's own: its
+        distance rule's (``"km"`` on the sphere), else None (the ``units`` of ``ptrnet
+        predict``'s output and of the page's answer, the unit in ``eval``'s table)."""
+        return None if self.distances is None else self.distances.unit
+
     def plane(self, points: np.ndarray) -> np.ndarray:
         """``points`` as planar coordinates, what a model reads before the unit-square map
         (:func:`ptrnet.io.unit_square.model_image`): the points themselves, or, under a

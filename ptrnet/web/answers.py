@@ -97,12 +97,6 @@ def trace_json(trace: InstanceTrace) -> dict[str, Any]:
     }
 
 
-def length_unit(task: Task) -> str | None:
-    """The unit of ``task``'s lengths where it is not the input's own: its distance rule's
-    (``"km"`` on the sphere), else None (as ``ptrnet predict``'s ``units``)."""
-    return None if task.distances is None else task.distances.unit
-
-
 def reference_cost(task: Task, points: np.ndarray, ref: np.ndarray) -> float | None:
     """The reference's measure (:meth:`Task.answer_cost`: TSP's tour length, by the task's
     distances) for a task whose cost is its objective, else None."""
@@ -167,7 +161,7 @@ def answer(
         "message": f"no model loaded for {task.name}: showing the exact solution only",
         "unit_square": None,
         "distances": None if task.distances is None else task.distances.name,
-        "units": length_unit(task),  # None: the instance's own units
+        "units": task.length_unit,  # None: the instance's own units
         "reference_cost": reference_cost(task, points, ref),
     }
     if loaded is not None:
